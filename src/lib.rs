@@ -1,0 +1,2 @@
+//! privmix: differentially private synthetic data.
+pub mod error;
