@@ -48,11 +48,22 @@ pub enum Error {
 
 impl Error {
     /// Shorthand for [`Error::Parameter`].
-    pub fn param(name: impl Into<String>, value: impl std::fmt::Display, fix: impl Into<String>) -> Self {
-        Error::Parameter { name: name.into(), value: value.to_string(), fix: fix.into() }
+    pub fn param(
+        name: impl Into<String>,
+        value: impl std::fmt::Display,
+        fix: impl Into<String>,
+    ) -> Self {
+        Error::Parameter {
+            name: name.into(),
+            value: value.to_string(),
+            fix: fix.into(),
+        }
     }
     /// Shorthand for [`Error::Io`].
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 }

@@ -1,0 +1,139 @@
+//! Calibration: the smallest noise multiplier whose ε does not exceed a target.
+//!
+//! ε is non-increasing in the noise multiplier z for every bound we use (each RDP term is
+//! non-increasing in z, and the conversions are monotone in RDP). We bracket the target and
+//! bisect in log z, always keeping an upper end z_hi with ε(z_hi) ≤ target, and return that
+//! upper end — so the answer never overshoots. Callers that turn z into a σ re-account the σ
+//! they report (see `mechanisms::cda::calibrate`).
+
+use super::{check_delta, check_epsilon, Conversion, EpsDelta, RdpCurve};
+use crate::error::{Error, Result};
+
+/// Relative width of the final bracket on z.
+pub const Z_REL_TOL: f64 = 1e-9;
+const Z_MIN: f64 = 1e-6;
+const Z_MAX: f64 = 1e8;
+
+/// Result of a calibration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibrated {
+    /// The noise multiplier (std / L2 sensitivity).
+    pub z: f64,
+    /// The guarantee at `z` (ε ≤ target).
+    pub eps: EpsDelta,
+}
+
+/// Smallest z with ε(curve(z), δ) ≤ `target` (up to [`Z_REL_TOL`] relative).
+///
+/// `curve` must be non-increasing in z. Errors if even z = 1e8 cannot meet the target (e.g. the
+/// target is below what δ allows at these orders, or a fixed part of the budget already
+/// exceeds it).
+pub fn smallest_z(
+    target: f64,
+    delta: f64,
+    conversion: Conversion,
+    curve: impl Fn(f64) -> Result<RdpCurve>,
+) -> Result<Calibrated> {
+    check_epsilon(target)?;
+    check_delta(delta)?;
+    let eval = |z: f64| -> Result<EpsDelta> { curve(z)?.epsilon(delta, conversion) };
+    // Bracket.
+    let mut hi = 1.0;
+    let mut e_hi = eval(hi)?;
+    while e_hi.epsilon > target {
+        if hi >= Z_MAX {
+            return Err(Error::param(
+                "epsilon",
+                target,
+                format!(
+                    "this target cannot be reached at δ = {delta} with any amount of noise (ε stays ≥ {:.4} \
+                     at noise multiplier {hi:e}); raise ε or δ",
+                    e_hi.epsilon
+                ),
+            ));
+        }
+        hi *= 4.0;
+        e_hi = eval(hi)?;
+    }
+    let mut lo = hi / 4.0;
+    loop {
+        if lo <= Z_MIN {
+            // Essentially no noise is needed; report the tiny z that meets the target.
+            let e = eval(Z_MIN)?;
+            if e.epsilon <= target {
+                return Ok(Calibrated { z: Z_MIN, eps: e });
+            }
+            lo = Z_MIN;
+            break;
+        }
+        let e = eval(lo)?;
+        if e.epsilon > target {
+            break;
+        }
+        hi = lo;
+        e_hi = e;
+        lo /= 4.0;
+    }
+    // Bisect in log z: ε(lo) > target ≥ ε(hi).
+    while hi / lo - 1.0 > Z_REL_TOL {
+        let mid = (lo * hi).sqrt();
+        let e = eval(mid)?;
+        if e.epsilon <= target {
+            hi = mid;
+            e_hi = e;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Calibrated { z: hi, eps: e_hi })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::default_orders;
+
+    #[test]
+    fn gaussian_calibration_round_trips_and_never_overshoots() {
+        let orders = default_orders();
+        for &target in &[0.3, 1.0, 3.0, 10.0] {
+            let c = smallest_z(target, 1e-5, Conversion::Improved, |z| {
+                RdpCurve::gaussian(z, &orders)
+            })
+            .unwrap();
+            let again = RdpCurve::gaussian(c.z, &orders)
+                .unwrap()
+                .epsilon(1e-5, Conversion::Improved)
+                .unwrap();
+            assert!(again.epsilon <= target, "{} > {target}", again.epsilon);
+            // Tight: a slightly smaller z overshoots.
+            let below = RdpCurve::gaussian(c.z * (1.0 - 1e-6), &orders)
+                .unwrap()
+                .epsilon(1e-5, Conversion::Improved)
+                .unwrap();
+            assert!(below.epsilon > target);
+        }
+    }
+
+    #[test]
+    fn unreachable_target_is_an_error() {
+        let orders: Vec<u32> = (2..=16).collect();
+        let err = smallest_z(0.01, 1e-5, Conversion::Classic, |z| {
+            RdpCurve::gaussian(z, &orders)
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("epsilon = 0.01"), "{err}");
+        assert!(
+            smallest_z(-1.0, 1e-5, Conversion::Classic, |z| RdpCurve::gaussian(
+                z, &orders
+            ))
+            .is_err()
+        );
+        assert!(
+            smallest_z(1.0, 2.0, Conversion::Classic, |z| RdpCurve::gaussian(
+                z, &orders
+            ))
+            .is_err()
+        );
+    }
+}
