@@ -143,6 +143,7 @@ mod tests {
 
     /// ln B(n) at 1,200 digits by the alternating sum, from `tests/reference/make_moments.py`
     /// (mpmath). Columns: n, z, ln B(n).
+    #[allow(clippy::excessive_precision)]
     const EXACT: &[(u32, f64, f64)] = include!("../../tests/reference/moments_table.rs.in");
 
     #[test]
