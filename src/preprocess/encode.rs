@@ -1,0 +1,184 @@
+//! The map between a table's columns and the feature vector, both ways.
+//!
+//! Numeric columns become u = (clamp(x) − offset)/scale; categorical columns become one-hot
+//! segments over their released levels (a value whose level was not released encodes as all
+//! zeros). Decoding maps u back to offset + u·scale, clamps to the column's range, rounds
+//! integer columns, and takes the argmax of each one-hot segment. All of this is
+//! post-processing of the mechanism's output.
+
+use crate::data::{Column, Table};
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// Placeholder written when no level of a categorical column could be released.
+pub const SUPPRESSED: &str = "(suppressed)";
+
+/// How one input column maps into the feature vector.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ColumnCodec {
+    /// The label column: not a feature; written from the class.
+    Label,
+    /// A numeric column occupying one feature.
+    Numeric {
+        /// Offset subtracted before scaling.
+        offset: f64,
+        /// Scale divided by (> 0).
+        scale: f64,
+        /// Clamp range in original units (inputs are clamped before encoding, outputs after
+        /// decoding); may be infinite in `data` mode.
+        lo: f64,
+        /// Upper end of the clamp range.
+        hi: f64,
+        /// Round outputs to integers.
+        integer: bool,
+        /// Feature index.
+        start: usize,
+    },
+    /// A categorical column occupying `levels.len()` features.
+    Categorical {
+        /// The released levels (output values), one feature each.
+        levels: Vec<String>,
+        /// For each input level code, its slot in `levels` (None: not released).
+        #[serde(skip)]
+        slot_of_code: Vec<Option<usize>>,
+        /// First feature index.
+        start: usize,
+    },
+}
+
+/// The feature space of a table: one codec per input column, in the input's order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FeatureSpace {
+    /// Column names in the input's order.
+    pub names: Vec<String>,
+    /// One codec per column.
+    pub codecs: Vec<ColumnCodec>,
+    /// Feature dimension d.
+    pub dim: usize,
+}
+
+impl FeatureSpace {
+    /// Encodes every row of `table` into a row-major n × d matrix (not yet clipped).
+    pub fn encode(&self, table: &Table) -> Result<Vec<f32>> {
+        let n = table.n_rows;
+        let d = self.dim;
+        let cells = n.checked_mul(d).ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
+        let mut out = vec![0f32; cells];
+        for (codec, column) in self.codecs.iter().zip(&table.columns) {
+            match (codec, column) {
+                (ColumnCodec::Label, _) => {}
+                (ColumnCodec::Numeric { offset, scale, lo, hi, start, .. }, Column::Numeric { values, .. }) => {
+                    for (i, &v) in values.iter().enumerate() {
+                        let x = f64::from(v).clamp(*lo, *hi);
+                        out[i * d + start] = ((x - offset) / scale) as f32;
+                    }
+                }
+                (ColumnCodec::Categorical { slot_of_code, start, .. }, Column::Categorical { codes, .. }) => {
+                    for (i, &c) in codes.iter().enumerate() {
+                        if let Some(Some(s)) = slot_of_code.get(c as usize) {
+                            out[i * d + start + s] = 1.0;
+                        }
+                    }
+                }
+                _ => return Err(Error::Data("internal: codec does not match the column type".into())),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Decodes one synthetic feature row into output cells (the label cell gets `label`).
+    pub fn decode_row(&self, row: &[f32], label: &str, out: &mut Vec<String>) {
+        out.clear();
+        for codec in &self.codecs {
+            match codec {
+                ColumnCodec::Label => out.push(label.to_string()),
+                ColumnCodec::Numeric { offset, scale, lo, hi, integer, start } => {
+                    let x = (offset + f64::from(row[*start]) * scale).clamp(*lo, *hi);
+                    out.push(format_number(x, *integer));
+                }
+                ColumnCodec::Categorical { levels, start, .. } => {
+                    if levels.is_empty() {
+                        out.push(SUPPRESSED.to_string());
+                    } else {
+                        let seg = &row[*start..*start + levels.len()];
+                        let mut best = 0;
+                        for (j, &v) in seg.iter().enumerate() {
+                            if v > seg[best] {
+                                best = j;
+                            }
+                        }
+                        out.push(levels[best].clone());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Formats a decoded number: integers without a fraction, others as the shortest f32 text.
+pub fn format_number(x: f64, integer: bool) -> String {
+    if integer {
+        let r = x.round();
+        if r == 0.0 {
+            "0".to_string()
+        } else {
+            format!("{r:.0}")
+        }
+    } else {
+        format!("{}", x as f32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> FeatureSpace {
+        FeatureSpace {
+            names: vec!["age".into(), "y".into(), "color".into()],
+            codecs: vec![
+                ColumnCodec::Numeric { offset: 10.0, scale: 100.0, lo: 10.0, hi: 110.0, integer: true, start: 0 },
+                ColumnCodec::Label,
+                ColumnCodec::Categorical {
+                    levels: vec!["blue".into(), "red".into()],
+                    slot_of_code: vec![Some(0), None, Some(1)],
+                    start: 1,
+                },
+            ],
+            dim: 3,
+        }
+    }
+
+    #[test]
+    fn encode_then_decode_round_trips() {
+        let t = Table {
+            names: vec!["age".into(), "y".into(), "color".into()],
+            columns: vec![
+                Column::Numeric { values: vec![20.0, 500.0], integer: true },
+                Column::Categorical { codes: vec![0, 1], levels: vec!["a".into(), "b".into()] },
+                Column::Categorical { codes: vec![2, 1], levels: vec!["blue".into(), "green".into(), "red".into()] },
+            ],
+            n_rows: 2,
+            rows_dropped: 0,
+            label_index: Some(1),
+            delimiter: b',',
+        };
+        let s = space();
+        let m = s.encode(&t).unwrap();
+        // 500 is clamped to 110 → u = 1; "green" was not released → zeros.
+        assert_eq!(m, vec![0.1, 0.0, 1.0, 1.0, 0.0, 0.0]);
+        let mut out = Vec::new();
+        s.decode_row(&m[0..3], "a", &mut out);
+        assert_eq!(out, vec!["20", "a", "red"]);
+        s.decode_row(&[-3.0, 0.7, 0.2], "b", &mut out);
+        assert_eq!(out, vec!["10", "b", "blue"], "decoding clamps and takes the argmax");
+    }
+
+    #[test]
+    fn number_formatting() {
+        assert_eq!(format_number(2.6, true), "3");
+        assert_eq!(format_number(-0.2, true), "0");
+        assert_eq!(format_number(0.1, false), "0.1");
+    }
+}
