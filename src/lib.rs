@@ -1,2 +1,3 @@
 //! privmix: differentially private synthetic data.
+pub mod data;
 pub mod error;
