@@ -1,5 +1,17 @@
-//! privmix: differentially private synthetic data.
+//! privmix: differentially private synthetic data, made where the data lives.
+//!
+//! The core is pure Rust (no wasm or JS imports):
+//! * [`data`]: CSV input (gzip, BOM, delimiters, missing values, type inference, schema);
+//! * [`preprocess`]: normalization (public / DP / data), one-hot encoding, clipping, decoding;
+//! * [`mechanisms`]: one module per mechanism, each with its proof note — DP-CDA's noise step
+//!   is [`mechanisms::cda::generate`];
+//! * [`accountant`]: RDP curves, subsampling bounds, conversion, calibration;
+//! * [`eval`]: train-on-synthetic, test-on-real models;
+//! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end pipeline the CLI and the
+//!   browser build both call.
 pub mod accountant;
+pub mod data;
 pub mod error;
 pub mod mechanisms;
+pub mod preprocess;
 pub mod rng;

@@ -1,0 +1,1490 @@
+//! The CSV reader.
+//!
+//! The input is read twice (streamed each time, never held in memory as a whole when it
+//! comes from a file):
+//!
+//! 1. header, delimiter, ragged/malformed-row checks, missing-value row drops and type
+//!    inference (or schema checks) for every column;
+//! 2. parsing into typed, exactly-sized storage (`f32` values or `u32` codes).
+//!
+//! Peak memory is therefore about the size of the final table plus the category
+//! dictionaries. Gzip input (magic bytes `1f 8b`) is decompressed on the fly; a UTF-8 BOM
+//! is stripped; CRLF, LF and CR-only line endings are accepted; fields are trimmed.
+//!
+//! Error messages name the place as `row R (line L)`: `R` is the 1-based data row (the
+//! header is row 0; empty lines are not rows) and `L` the physical line where the row
+//! starts, counting CRLF, LF and lone CR as one line break each. The line number is found
+//! by re-reading the input up to the row, only when an error is reported.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
+
+use super::{
+    natural_cmp, Column, ColumnSpec, CsvOptions, MissingPolicy, Table, DEFAULT_SOURCE_NAME,
+};
+use crate::error::{Error, Result};
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+const CHUNK: usize = 1 << 16;
+/// At most this many header names are listed in an error message.
+const MAX_NAMES_LISTED: usize = 40;
+
+/// Reads a CSV table from memory (plain or gzip-compressed bytes).
+///
+/// See the [module documentation](self) and [`CsvOptions`] for what is accepted.
+pub fn read_csv_bytes(bytes: &[u8], opts: &CsvOptions) -> Result<Table> {
+    let src = Source {
+        kind: SourceKind::Bytes(bytes),
+        name: opts.source_name.clone(),
+        max_bytes: opts.max_bytes,
+    };
+    read_table(&src, opts)
+}
+
+/// Reads a CSV table from a file (plain or gzip-compressed), streaming it twice.
+///
+/// If `opts.source_name` is the default (`"input"`) or empty, error messages name the
+/// file by its file name. A file that cannot be opened gives [`Error::Io`] with the path.
+pub fn read_csv_path(path: &Path, opts: &CsvOptions) -> Result<Table> {
+    let name = if opts.source_name.is_empty() || opts.source_name == DEFAULT_SOURCE_NAME {
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string())
+    } else {
+        opts.source_name.clone()
+    };
+    let src = Source {
+        kind: SourceKind::Path(path),
+        name,
+        max_bytes: opts.max_bytes,
+    };
+    read_table(&src, opts)
+}
+
+// ---------------------------------------------------------------------------------------
+// Byte sources
+// ---------------------------------------------------------------------------------------
+
+enum SourceKind<'a> {
+    Bytes(&'a [u8]),
+    Path(&'a Path),
+}
+
+struct Source<'a> {
+    kind: SourceKind<'a>,
+    name: String,
+    max_bytes: u64,
+}
+
+/// Failures of the byte pipeline, carried through `io::Error` so the csv crate passes them on.
+#[derive(Debug)]
+enum Fault {
+    TooLarge,
+    Gzip(String),
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::TooLarge => write!(f, "input larger than the limit"),
+            Fault::Gzip(m) => write!(f, "gzip: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// Counts decompressed bytes and fails once more than `max` have been produced.
+struct Limit<R> {
+    inner: R,
+    seen: u64,
+    max: u64,
+}
+
+impl<R: Read> Read for Limit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.seen += n as u64;
+        if self.seen > self.max {
+            return Err(io::Error::other(Fault::TooLarge));
+        }
+        Ok(n)
+    }
+}
+
+/// Tags errors of the gzip decoder so they can be reported as corrupt data.
+struct GzRead<R>(R);
+
+impl<R: Read> Read for GzRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0
+            .read(buf)
+            .map_err(|e| io::Error::other(Fault::Gzip(e.to_string())))
+    }
+}
+
+/// Quote state of the raw byte stream, mirroring csv-core's default rules: a quote opens a
+/// quoted field only at the start of a field; `""` inside a quoted field is an escaped quote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QState {
+    FieldStart,
+    Unquoted,
+    Quoted,
+    QuoteInQuoted,
+}
+
+/// Passes bytes through while tracking [`QState`], so an unterminated quote can be detected
+/// at the end of the input (the csv crate silently accepts it).
+struct QuoteTrack<R> {
+    inner: R,
+    delim: u8,
+    state: QState,
+    enabled: bool,
+}
+
+impl<R: Read> Read for QuoteTrack<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.enabled {
+            let d = self.delim;
+            let mut s = self.state;
+            for &b in &buf[..n] {
+                let end = b == d || b == b'\n' || b == b'\r';
+                s = match s {
+                    QState::FieldStart | QState::Unquoted if end => QState::FieldStart,
+                    QState::FieldStart if b == b'"' => QState::Quoted,
+                    QState::FieldStart | QState::Unquoted => QState::Unquoted,
+                    QState::Quoted if b == b'"' => QState::QuoteInQuoted,
+                    QState::Quoted => QState::Quoted,
+                    QState::QuoteInQuoted if b == b'"' => QState::Quoted,
+                    QState::QuoteInQuoted if end => QState::FieldStart,
+                    QState::QuoteInQuoted => QState::Unquoted,
+                };
+            }
+            self.state = s;
+        }
+        Ok(n)
+    }
+}
+
+/// Finds the delimiter from the header line: counts `,`, `;` and tab outside quotes up to
+/// the first line break after some content. Returns true once the header line is complete.
+#[derive(Default)]
+struct HeaderScan {
+    in_quotes: bool,
+    started: bool,
+    counts: [usize; 3],
+}
+
+impl HeaderScan {
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if self.in_quotes {
+                if b == b'"' {
+                    self.in_quotes = false;
+                }
+                continue;
+            }
+            match b {
+                b'\r' | b'\n' if self.started => return true,
+                b'\r' | b'\n' => {}
+                b'"' => {
+                    self.in_quotes = true;
+                    self.started = true;
+                }
+                b',' => self.counts[0] += 1,
+                b';' => self.counts[1] += 1,
+                b'\t' => self.counts[2] += 1,
+                _ => {}
+            }
+            if b != b'\r' && b != b'\n' {
+                self.started = true;
+            }
+        }
+        false
+    }
+
+    /// Most frequent candidate; ties prefer `,` then `;` then tab; none found: `,`.
+    fn delimiter(&self) -> u8 {
+        const CANDIDATES: [u8; 3] = [b',', b';', b'\t'];
+        let mut best = 0;
+        for i in 1..3 {
+            if self.counts[i] > self.counts[best] {
+                best = i;
+            }
+        }
+        CANDIDATES[best]
+    }
+}
+
+fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match r.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+impl<'a> Source<'a> {
+    /// Opens the decompressed, size-limited byte stream (BOM not yet stripped).
+    fn open(&self) -> Result<Box<dyn Read + 'a>> {
+        let raw: Box<dyn Read + 'a> = match self.kind {
+            SourceKind::Bytes(b) => {
+                if b.starts_with(&GZIP_MAGIC) {
+                    Box::new(GzRead(MultiGzDecoder::new(b)))
+                } else {
+                    if b.len() as u64 > self.max_bytes {
+                        return Err(self.too_large(Some(b.len() as u64)));
+                    }
+                    Box::new(b)
+                }
+            }
+            SourceKind::Path(p) => {
+                let file = File::open(p).map_err(|e| Error::io(p.display().to_string(), e))?;
+                let mut br = BufReader::with_capacity(CHUNK, file);
+                let gz = br
+                    .fill_buf()
+                    .map_err(|e| self.map_io(e))?
+                    .starts_with(&GZIP_MAGIC);
+                if gz {
+                    Box::new(GzRead(MultiGzDecoder::new(br)))
+                } else {
+                    let len = br.get_ref().metadata().map_err(|e| self.map_io(e))?.len();
+                    if len > self.max_bytes {
+                        return Err(self.too_large(Some(len)));
+                    }
+                    Box::new(br)
+                }
+            }
+        };
+        Ok(Box::new(Limit {
+            inner: raw,
+            seen: 0,
+            max: self.max_bytes,
+        }))
+    }
+
+    /// Opens the stream ready for the csv parser: BOM stripped, delimiter detected.
+    fn open_csv(&self) -> Result<(Box<dyn Read + 'a>, u8)> {
+        let mut r = self.open()?;
+        let mut prefix = Vec::new();
+        let mut chunk = vec![0u8; CHUNK];
+        let mut scan = HeaderScan::default();
+        loop {
+            let n = read_some(&mut r, &mut chunk).map_err(|e| self.map_io(e))?;
+            if n == 0 {
+                break;
+            }
+            prefix.extend_from_slice(&chunk[..n]);
+            if scan.feed(&chunk[..n]) {
+                break;
+            }
+        }
+        if prefix.starts_with(BOM) {
+            prefix.drain(..BOM.len());
+        }
+        Ok((Box::new(Cursor::new(prefix).chain(r)), scan.delimiter()))
+    }
+
+    /// 1-based physical line on which the record starting at `byte` (offset after the BOM)
+    /// begins. Re-reads the input; `None` if that fails.
+    fn line_at(&self, byte: u64) -> Option<u64> {
+        let mut r = self.open().ok()?;
+        let mut buf = vec![0u8; CHUNK];
+        let mut line = 1u64;
+        let mut prev_cr = false;
+        let mut pos = 0u64; // offset after the BOM
+        let mut first = true;
+        loop {
+            let n = read_some(&mut r, &mut buf).ok()?;
+            if n == 0 {
+                return Some(line);
+            }
+            let mut start = 0;
+            if first {
+                first = false;
+                if buf[..n].starts_with(BOM) {
+                    start = BOM.len();
+                }
+            }
+            for &b in &buf[start..n] {
+                // The csv crate reports the position before skipped empty lines, so keep
+                // counting line breaks that directly follow `byte`.
+                if pos >= byte && b != b'\r' && b != b'\n' {
+                    return Some(line);
+                }
+                if b == b'\r' || (b == b'\n' && !prev_cr) {
+                    line += 1;
+                }
+                prev_cr = b == b'\r';
+                pos += 1;
+            }
+        }
+    }
+
+    /// "name: row R (line L)" (or "name: header (line L)" for row 0).
+    fn at(&self, row: usize, byte: Option<u64>) -> String {
+        let line = byte.and_then(|b| self.line_at(b));
+        let what = if row == 0 {
+            "header".to_string()
+        } else {
+            format!("row {row}")
+        };
+        match line {
+            Some(l) => format!("{}: {what} (line {l})", self.name),
+            None => format!("{}: {what}", self.name),
+        }
+    }
+
+    fn row_err(&self, row: usize, byte: Option<u64>, msg: impl fmt::Display) -> Error {
+        Error::Data(format!("{}: {msg}", self.at(row, byte)))
+    }
+
+    fn cell_err(&self, row: usize, byte: Option<u64>, col: &str, msg: impl fmt::Display) -> Error {
+        Error::Data(format!("{}, column '{col}': {msg}", self.at(row, byte)))
+    }
+
+    fn too_large(&self, size: Option<u64>) -> Error {
+        let max = self.max_bytes;
+        let what = match size {
+            Some(s) => format!("the input is {s} bytes ({})", human(s)),
+            None => "the decompressed input is larger than that".to_string(),
+        };
+        Error::Data(format!(
+            "{}: {what}, over the limit of {max} bytes ({}); subsample the rows (e.g. keep a random subset of lines) or raise the size limit",
+            self.name,
+            human(max)
+        ))
+    }
+
+    fn map_io(&self, e: io::Error) -> Error {
+        match e.get_ref().and_then(|inner| inner.downcast_ref::<Fault>()) {
+            Some(Fault::TooLarge) => self.too_large(None),
+            Some(Fault::Gzip(m)) => Error::Data(format!(
+                "{}: the gzip data is corrupt or truncated ({m}); re-compress the file or provide it uncompressed",
+                self.name
+            )),
+            None => match self.kind {
+                SourceKind::Path(p) => Error::io(p.display().to_string(), e),
+                SourceKind::Bytes(_) => Error::io(self.name.clone(), e),
+            },
+        }
+    }
+
+    fn csv_err(&self, e: csv::Error) -> Error {
+        match e.into_kind() {
+            csv::ErrorKind::Io(io) => self.map_io(io),
+            csv::ErrorKind::Utf8 { pos, err } => {
+                let row = pos.as_ref().map(|p| p.record() as usize).unwrap_or(0);
+                self.row_err(
+                    row,
+                    pos.map(|p| p.byte()),
+                    format_args!(
+                        "field {} is not valid UTF-8 text; save the file with UTF-8 encoding",
+                        err.field() + 1
+                    ),
+                )
+            }
+            other => Error::Data(format!("{}: malformed CSV: {other:?}", self.name)),
+        }
+    }
+
+    /// Streams the records (header = index 0) to `f`, with the start byte of each record.
+    /// With `check_quotes`, an unterminated quoted field is reported before its record is
+    /// handed on. Returns the delimiter.
+    fn for_each_record(
+        &self,
+        check_quotes: bool,
+        mut f: impl FnMut(usize, Option<u64>, &csv::StringRecord) -> Result<()>,
+    ) -> Result<u8> {
+        let (input, delim) = self.open_csv()?;
+        let tracked = QuoteTrack {
+            inner: input,
+            delim,
+            state: QState::FieldStart,
+            enabled: check_quotes,
+        };
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .delimiter(delim)
+            .buffer_capacity(CHUNK)
+            .from_reader(tracked);
+        let mut cur = csv::StringRecord::new();
+        let mut next = csv::StringRecord::new();
+        let mut have = rdr.read_record(&mut cur).map_err(|e| self.csv_err(e))?;
+        let mut index = 0usize;
+        while have {
+            let more = rdr.read_record(&mut next).map_err(|e| self.csv_err(e))?;
+            let byte = cur.position().map(|p| p.byte());
+            if !more && check_quotes && rdr.get_ref().state == QState::Quoted {
+                return Err(self.row_err(
+                    index,
+                    byte,
+                    "a quoted field is never closed (unterminated '\"'), so the rest of the file was read as one field; close the quote, and write quotes inside quoted fields as \"\"",
+                ));
+            }
+            f(index, byte, &cur)?;
+            std::mem::swap(&mut cur, &mut next);
+            have = more;
+            index += 1;
+        }
+        Ok(delim)
+    }
+}
+
+fn human(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.2} GiB", b / GIB)
+    } else if b >= MIB {
+        format!("{:.1} MiB", b / MIB)
+    } else {
+        format!("{:.1} KiB", b / 1024.0)
+    }
+}
+
+fn is_missing(v: &str) -> bool {
+    v.is_empty() || v == "NA" || v == "?"
+}
+
+/// A cell's value read as a number.
+enum Num {
+    Finite(f64),
+    NonFinite,
+    OutOfRange,
+    NotNumber,
+}
+
+fn classify(v: &str) -> Num {
+    match v.parse::<f64>() {
+        Err(_) => Num::NotNumber,
+        Ok(x) if x.is_nan() => Num::NonFinite,
+        // "1e400" parses as infinity but was written as a (huge) number.
+        Ok(x) if x.is_infinite() && v.to_ascii_lowercase().contains("inf") => Num::NonFinite,
+        Ok(x) if !(x as f32).is_finite() => Num::OutOfRange,
+        Ok(x) => Num::Finite(x),
+    }
+}
+
+fn msg_non_finite(v: &str) -> String {
+    format!(
+        "value '{v}' is not a finite number; replace it with an empty cell to mark it missing, or declare the column categorical in a schema"
+    )
+}
+
+fn msg_out_of_range(v: &str) -> String {
+    format!(
+        "value '{v}' is outside the 32-bit float range (about ±3.4e38); rescale the column, or declare it categorical in a schema"
+    )
+}
+
+fn list_names(names: &[String]) -> String {
+    let shown: Vec<&str> = names
+        .iter()
+        .take(MAX_NAMES_LISTED)
+        .map(String::as_str)
+        .collect();
+    let mut s = shown.join(", ");
+    if names.len() > MAX_NAMES_LISTED {
+        s.push_str(&format!(", ... ({} columns in all)", names.len()));
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------
+// The two passes
+// ---------------------------------------------------------------------------------------
+
+/// What a kept column becomes.
+#[derive(Debug, Clone)]
+enum Kind {
+    /// Schema says numeric: values are checked as they come.
+    SchemaNumeric { integer: Option<bool> },
+    /// Categorical (label, or schema): `categories` fixes the leading levels.
+    Categorical { categories: Option<Vec<String>> },
+    /// No schema entry: inferred in pass 1.
+    Infer,
+}
+
+/// First problem value of an inferred column, reported only if the column ends up numeric.
+struct Bad {
+    row: usize,
+    byte: Option<u64>,
+    message: String,
+}
+
+struct InferState {
+    numeric: bool,
+    integral: bool,
+    bad: Option<Bad>,
+}
+
+/// The final type of a kept column.
+enum Final {
+    Numeric { integer: bool },
+    Categorical { categories: Option<Vec<String>> },
+}
+
+/// Storage filled in pass 2.
+enum Store {
+    Numeric {
+        values: Vec<f32>,
+        integer: bool,
+    },
+    Categorical {
+        codes: Vec<u32>,
+        map: HashMap<String, u32>,
+        seen: Vec<String>,
+        categories: Option<Vec<String>>,
+    },
+}
+
+fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
+    if let Some(schema) = &opts.schema {
+        schema.validate()?;
+    }
+    // ---- Pass 1 -------------------------------------------------------------------------
+    let mut names: Vec<String> = Vec::new();
+    let mut active: Vec<usize> = Vec::new(); // header field index of each kept column
+    let mut kinds: Vec<Kind> = Vec::new();
+    let mut label_index = None;
+    let mut infer: Vec<InferState> = Vec::new();
+    let mut missing_counts: Vec<usize> = Vec::new();
+    let mut n_records = 0usize;
+    let mut n_kept = 0usize;
+    let mut dropped = 0usize;
+
+    let delimiter = src.for_each_record(true, |row, byte, rec| {
+        if row == 0 {
+            names = rec.iter().map(|s| s.trim().to_string()).collect();
+            let plan = plan_columns(src, &names, opts)?;
+            active = plan.0;
+            kinds = plan.1;
+            label_index = plan.2;
+            infer = Vec::with_capacity(active.len());
+            infer.extend(active.iter().map(|_| InferState { numeric: true, integral: true, bad: None }));
+            missing_counts = vec![0; active.len()];
+            return Ok(());
+        }
+        n_records = row;
+        if rec.len() != names.len() {
+            return Err(src.row_err(
+                row,
+                byte,
+                format_args!(
+                    "found {} fields, expected {} (the header has {} columns); check for an unquoted delimiter inside a value or a missing or extra field",
+                    rec.len(),
+                    names.len(),
+                    names.len()
+                ),
+            ));
+        }
+        let mut first_missing = None;
+        for (k, &f) in active.iter().enumerate() {
+            if is_missing(rec.get(f).unwrap_or("").trim()) {
+                missing_counts[k] += 1;
+                first_missing.get_or_insert(k);
+            }
+        }
+        if let Some(k) = first_missing {
+            if opts.missing == MissingPolicy::Error {
+                let v = rec.get(active[k]).unwrap_or("").trim();
+                return Err(src.cell_err(
+                    row,
+                    byte,
+                    &names[active[k]],
+                    format_args!(
+                        "missing value '{v}'; fill it in, or let rows with missing values be dropped (the default missing-value policy)"
+                    ),
+                ));
+            }
+            dropped += 1;
+            return Ok(());
+        }
+        n_kept += 1;
+        for (k, &f) in active.iter().enumerate() {
+            let v = rec.get(f).unwrap_or("").trim();
+            match &kinds[k] {
+                Kind::Categorical { .. } => {}
+                Kind::SchemaNumeric { integer } => {
+                    let col = &names[f];
+                    match classify(v) {
+                        Num::Finite(x) => {
+                            if *integer == Some(true) && x.fract() != 0.0 {
+                                return Err(src.cell_err(row, byte, col, format_args!(
+                                    "value '{v}' is not an integer, but the schema declares this column \"integer\": true; fix the value or set \"integer\": false"
+                                )));
+                            }
+                        }
+                        Num::NonFinite => return Err(src.cell_err(row, byte, col, msg_non_finite(v))),
+                        Num::OutOfRange => return Err(src.cell_err(row, byte, col, msg_out_of_range(v))),
+                        Num::NotNumber => {
+                            return Err(src.cell_err(row, byte, col, format_args!(
+                                "value '{v}' is not a number, but the schema declares this column numeric; fix the value, leave the cell empty to mark it missing, or declare the column categorical"
+                            )))
+                        }
+                    }
+                }
+                Kind::Infer => {
+                    let st = &mut infer[k];
+                    if !st.numeric {
+                        continue;
+                    }
+                    let problem = match classify(v) {
+                        Num::Finite(x) => {
+                            st.integral &= x.fract() == 0.0;
+                            None
+                        }
+                        Num::NotNumber => {
+                            st.numeric = false;
+                            st.bad = None;
+                            None
+                        }
+                        Num::NonFinite => Some(msg_non_finite(v)),
+                        Num::OutOfRange => Some(msg_out_of_range(v)),
+                    };
+                    if let Some(message) = problem {
+                        if st.bad.is_none() {
+                            st.bad = Some(Bad { row, byte, message });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    })?;
+
+    if names.is_empty() {
+        return Err(Error::Data(format!(
+            "{}: the file is empty; expected a header row and at least one data row",
+            src.name
+        )));
+    }
+    if n_records == 0 {
+        return Err(Error::Data(format!(
+            "{}: the header was found but there are no data rows; expected at least one data row below the header",
+            src.name
+        )));
+    }
+    if n_kept == 0 {
+        let mut worst: Vec<(usize, &str)> = missing_counts
+            .iter()
+            .zip(&active)
+            .filter(|(&c, _)| c > 0)
+            .map(|(&c, &f)| (c, names[f].as_str()))
+            .collect();
+        worst.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        let listed: Vec<String> = worst
+            .iter()
+            .take(5)
+            .map(|(c, n)| format!("'{n}' ({c} rows)"))
+            .collect();
+        return Err(Error::Data(format!(
+            "{}: all {dropped} data rows were dropped because they have a missing value ('', NA or ?); columns with missing values: {}. Fill in the missing values, or exclude such columns with {{\"type\": \"ignore\"}} in a schema",
+            src.name,
+            listed.join(", ")
+        )));
+    }
+
+    let mut finals = Vec::with_capacity(kinds.len());
+    for (k, kind) in kinds.into_iter().enumerate() {
+        finals.push(match kind {
+            Kind::SchemaNumeric { integer } => Final::Numeric {
+                integer: integer.unwrap_or(infer[k].integral),
+            },
+            Kind::Categorical { categories } => Final::Categorical { categories },
+            Kind::Infer => {
+                let st = &mut infer[k];
+                if !st.numeric {
+                    Final::Categorical { categories: None }
+                } else if let Some(bad) = st.bad.take() {
+                    return Err(src.cell_err(bad.row, bad.byte, &names[active[k]], bad.message));
+                } else {
+                    Final::Numeric {
+                        integer: st.integral,
+                    }
+                }
+            }
+        });
+    }
+    drop(infer);
+
+    // ---- Pass 2 -------------------------------------------------------------------------
+    let mut stores: Vec<Store> = finals
+        .into_iter()
+        .map(|f| match f {
+            Final::Numeric { integer } => Store::Numeric {
+                values: Vec::with_capacity(n_kept),
+                integer,
+            },
+            Final::Categorical { categories } => Store::Categorical {
+                codes: Vec::with_capacity(n_kept),
+                map: HashMap::new(),
+                seen: Vec::new(),
+                categories,
+            },
+        })
+        .collect();
+    let changed = || {
+        Error::Data(format!(
+            "{}: the input changed while it was being read (it is read twice); read it again once it is complete",
+            src.name
+        ))
+    };
+    let mut kept2 = 0usize;
+    let mut records2 = 0usize;
+    src.for_each_record(false, |row, _byte, rec| {
+        if row == 0 {
+            let same =
+                rec.len() == names.len() && rec.iter().zip(&names).all(|(a, b)| a.trim() == b);
+            return if same { Ok(()) } else { Err(changed()) };
+        }
+        records2 = row;
+        if rec.len() != names.len() {
+            return Err(changed());
+        }
+        if active
+            .iter()
+            .any(|&f| is_missing(rec.get(f).unwrap_or("").trim()))
+        {
+            return Ok(());
+        }
+        if kept2 >= n_kept {
+            return Err(changed());
+        }
+        kept2 += 1;
+        for (store, &f) in stores.iter_mut().zip(&active) {
+            let v = rec.get(f).unwrap_or("").trim();
+            match store {
+                Store::Numeric { values, .. } => match classify(v) {
+                    Num::Finite(x) => values.push(x as f32),
+                    _ => return Err(changed()),
+                },
+                Store::Categorical {
+                    codes, map, seen, ..
+                } => {
+                    let code = match map.get(v) {
+                        Some(&c) => c,
+                        None => {
+                            let c = u32::try_from(seen.len()).map_err(|_| changed())?;
+                            seen.push(v.to_string());
+                            map.insert(v.to_string(), c);
+                            c
+                        }
+                    };
+                    codes.push(code);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if kept2 != n_kept || records2 != n_records {
+        return Err(changed());
+    }
+
+    let columns = stores.into_iter().map(finish_column).collect();
+    Ok(Table {
+        names: active.iter().map(|&f| names[f].clone()).collect(),
+        columns,
+        n_rows: n_kept,
+        rows_dropped: dropped,
+        label_index,
+        delimiter,
+    })
+}
+
+/// Decides, from the header, which columns are kept and how each is typed.
+/// Returns (header field index per kept column, kind per kept column, label index in the
+/// kept columns).
+fn plan_columns(
+    src: &Source<'_>,
+    names: &[String],
+    opts: &CsvOptions,
+) -> Result<(Vec<usize>, Vec<Kind>, Option<usize>)> {
+    let empty: Vec<String> = names
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.is_empty())
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if !empty.is_empty() {
+        return Err(Error::Data(format!(
+            "{}: the header has empty column names (column {}); give every column a name in the first row",
+            src.name,
+            empty.join(", ")
+        )));
+    }
+    let mut seen = HashSet::new();
+    let mut dups: Vec<&str> = Vec::new();
+    for n in names {
+        if !seen.insert(n.as_str()) && !dups.contains(&n.as_str()) {
+            dups.push(n);
+        }
+    }
+    if !dups.is_empty() {
+        let listed: Vec<String> = dups.iter().map(|d| format!("'{d}'")).collect();
+        return Err(Error::Data(format!(
+            "{}: duplicate column names in the header: {}; rename them so every name is unique",
+            src.name,
+            listed.join(", ")
+        )));
+    }
+    if let Some(label) = &opts.label {
+        if !names.contains(label) {
+            return Err(Error::Data(format!(
+                "{}: label column '{label}' not found; the header has: {} (names are case-sensitive)",
+                src.name,
+                list_names(names)
+            )));
+        }
+    }
+    let schema_cols = opts.schema.as_ref().map(|s| &s.columns);
+    if let Some(cols) = schema_cols {
+        let unknown: Vec<String> = cols
+            .keys()
+            .filter(|k| !names.contains(k))
+            .map(|k| format!("'{k}'"))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Error::Data(format!(
+                "{}: the schema names columns that are not in the header: {}; the header has: {} (names are case-sensitive)",
+                src.name,
+                unknown.join(", "),
+                list_names(names)
+            )));
+        }
+    }
+    let mut active = Vec::new();
+    let mut kinds = Vec::new();
+    let mut label_index = None;
+    for (i, name) in names.iter().enumerate() {
+        let spec = schema_cols.and_then(|c| c.get(name));
+        let is_label = opts.label.as_deref() == Some(name.as_str());
+        let kind = match (spec, is_label) {
+            (Some(ColumnSpec::Ignore), true) => {
+                return Err(Error::Data(format!(
+                    "schema: the label column '{name}' is declared \"ignore\"; remove it from the schema or choose another label"
+                )))
+            }
+            (Some(ColumnSpec::Numeric { .. }), true) => {
+                return Err(Error::Data(format!(
+                    "schema: the label column '{name}' is declared numeric, but labels are categorical; declare it categorical or remove it from the schema"
+                )))
+            }
+            (Some(ColumnSpec::Ignore), false) => continue,
+            (Some(ColumnSpec::Numeric { integer, .. }), false) => Kind::SchemaNumeric { integer: *integer },
+            (Some(ColumnSpec::Categorical { categories }), _) => Kind::Categorical { categories: categories.clone() },
+            (None, true) => Kind::Categorical { categories: None },
+            (None, false) => Kind::Infer,
+        };
+        if is_label {
+            label_index = Some(active.len());
+        }
+        active.push(i);
+        kinds.push(kind);
+    }
+    Ok((active, kinds, label_index))
+}
+
+/// Turns pass-2 storage into a column; sorts categorical levels and remaps the codes.
+fn finish_column(store: Store) -> Column {
+    match store {
+        Store::Numeric { values, integer } => Column::Numeric { values, integer },
+        Store::Categorical {
+            mut codes,
+            map,
+            seen,
+            categories,
+        } => {
+            drop(map);
+            let levels: Vec<String> = match categories {
+                Some(cats) => {
+                    let known: HashSet<&str> = cats.iter().map(String::as_str).collect();
+                    let mut extra: Vec<&String> = seen
+                        .iter()
+                        .filter(|s| !known.contains(s.as_str()))
+                        .collect();
+                    extra.sort_by(|a, b| natural_cmp(a, b));
+                    let mut levels = cats.clone();
+                    levels.extend(extra.into_iter().cloned());
+                    levels
+                }
+                None => {
+                    let mut levels = seen.clone();
+                    levels.sort_by(|a, b| natural_cmp(a, b));
+                    levels
+                }
+            };
+            let position: HashMap<&str, u32> = levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.as_str(), i as u32))
+                .collect();
+            let remap: Vec<u32> = seen
+                .iter()
+                .map(|s| position.get(s.as_str()).copied().unwrap_or(0))
+                .collect();
+            for c in &mut codes {
+                *c = remap.get(*c as usize).copied().unwrap_or(0);
+            }
+            Column::Categorical { codes, levels }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::data::Schema;
+
+    fn read(s: &str) -> Result<Table> {
+        read_csv_bytes(s.as_bytes(), &CsvOptions::default())
+    }
+
+    fn read_with(s: &str, opts: &CsvOptions) -> Result<Table> {
+        read_csv_bytes(s.as_bytes(), opts)
+    }
+
+    fn err(s: &str) -> String {
+        read(s).expect_err("expected an error").to_string()
+    }
+
+    fn with_schema(json: &str) -> CsvOptions {
+        CsvOptions {
+            schema: Some(Schema::from_json(json).unwrap()),
+            ..CsvOptions::default()
+        }
+    }
+
+    fn num<'t>(t: &'t Table, name: &str) -> (&'t [f32], bool) {
+        match &t.columns[t.column_index(name).unwrap()] {
+            Column::Numeric { values, integer } => (values, *integer),
+            other => panic!("{name} is not numeric: {other:?}"),
+        }
+    }
+
+    /// (decoded values, levels)
+    fn cat<'t>(t: &'t Table, name: &str) -> (Vec<&'t str>, &'t [String]) {
+        match &t.columns[t.column_index(name).unwrap()] {
+            Column::Categorical { codes, levels } => (
+                codes.iter().map(|&c| levels[c as usize].as_str()).collect(),
+                levels,
+            ),
+            other => panic!("{name} is not categorical: {other:?}"),
+        }
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn bom_is_stripped() {
+        let t = read("\u{FEFF}a,b\n1,x\n").unwrap();
+        assert_eq!(t.names, ["a", "b"]);
+        assert_eq!(num(&t, "a").0, [1.0]);
+    }
+
+    #[test]
+    fn crlf_line_endings() {
+        let t = read("a,b\r\n1,x\r\n2,y\r\n").unwrap();
+        assert_eq!(t.n_rows, 2);
+        assert_eq!(num(&t, "a").0, [1.0, 2.0]);
+        assert_eq!(cat(&t, "b").0, ["x", "y"]);
+    }
+
+    #[test]
+    fn cr_only_line_endings() {
+        let t = read("a,b\r1,x\r2,y\r").unwrap();
+        assert_eq!(t.n_rows, 2);
+        assert_eq!(num(&t, "a").0, [1.0, 2.0]);
+        assert_eq!(cat(&t, "b").0, ["x", "y"]);
+        // Line numbers count lone CRs too.
+        let e = err("a,b\r1,x\r2\r");
+        assert!(e.contains("row 2 (line 3)"), "{e}");
+    }
+
+    #[test]
+    fn quoted_fields_with_delimiters_quotes_and_newlines() {
+        let t = read("name,note,n\n\"Smith, J\",\"said \"\"hi\"\"\nthen left\",1\nplain,x,2\n")
+            .unwrap();
+        assert_eq!(t.n_rows, 2);
+        assert_eq!(cat(&t, "name").0, ["Smith, J", "plain"]);
+        assert_eq!(cat(&t, "note").0, ["said \"hi\"\nthen left", "x"]);
+        // The quoted newline counts as a line: row 2 starts on line 4.
+        let e = err("a,b\n\"x\ny\",1\nz,NaN\n");
+        assert!(e.contains("row 2 (line 4), column 'b'"), "{e}");
+    }
+
+    #[test]
+    fn fields_are_trimmed() {
+        let t = read("a, b\n 1 , x \n2,  y\n").unwrap();
+        assert_eq!(t.names, ["a", "b"]);
+        assert_eq!(num(&t, "a").0, [1.0, 2.0]);
+        assert_eq!(cat(&t, "b").0, ["x", "y"]);
+    }
+
+    #[test]
+    fn semicolon_and_tab_are_detected() {
+        let t = read("a;b;c\n1,5;x;2\n").unwrap();
+        assert_eq!(t.delimiter, b';');
+        assert_eq!(t.names, ["a", "b", "c"]);
+        assert_eq!(cat(&t, "a").0, ["1,5"]);
+        let t = read("a\tb\n1\t2\n").unwrap();
+        assert_eq!(t.delimiter, b'\t');
+        assert_eq!(num(&t, "b").0, [2.0]);
+        // Delimiters inside quotes do not count.
+        let t = read("\"a,b,c\";d\n1;2\n").unwrap();
+        assert_eq!(t.delimiter, b';');
+        assert_eq!(t.names, ["a,b,c", "d"]);
+        let t = read("a,b\n1,2\n").unwrap();
+        assert_eq!(t.delimiter, b',');
+        // No candidate at all: a single column.
+        let t = read("only\n1\n2\n").unwrap();
+        assert_eq!((t.delimiter, t.n_cols(), t.n_rows), (b',', 1, 2));
+    }
+
+    #[test]
+    fn missing_values_drop_rows_and_are_counted() {
+        let t = read("a,b\n1,x\n,y\nNA,z\n4,?\n5, w \n6,\n").unwrap();
+        assert_eq!(t.n_rows, 2);
+        assert_eq!(t.rows_dropped, 4);
+        assert_eq!(num(&t, "a").0, [1.0, 5.0]);
+        assert_eq!(cat(&t, "b").1, ["w", "x"]);
+        // Dropped rows do not take part in type inference.
+        let t = read("a,b\n1,x\nhello,?\n").unwrap();
+        assert_eq!(num(&t, "a").0, [1.0]);
+    }
+
+    #[test]
+    fn missing_policy_error_names_row_and_column() {
+        let opts = CsvOptions {
+            missing: MissingPolicy::Error,
+            ..CsvOptions::default()
+        };
+        let e = read_with("a,b\n1,x\n2,NA\n", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("input: row 2 (line 3), column 'b': missing value 'NA'"),
+            "{e}"
+        );
+        assert!(read_with("a,b\n1,x\n", &opts).is_ok());
+    }
+
+    #[test]
+    fn type_inference() {
+        let t = read("i,f,c,neg\n1,1.5,a,-3\n2,2,3,1e2\n").unwrap();
+        assert_eq!(num(&t, "i"), (&[1.0f32, 2.0][..], true));
+        assert_eq!(num(&t, "f"), (&[1.5f32, 2.0][..], false));
+        assert_eq!(num(&t, "neg"), (&[-3.0f32, 100.0][..], true));
+        assert_eq!(cat(&t, "c").1, ["3", "a"]);
+        assert_eq!(t.label_index, None);
+    }
+
+    #[test]
+    fn levels_are_in_natural_order() {
+        let t = read("v\n10\n2\nb\na\n1.5\n2\n").unwrap();
+        let (values, levels) = cat(&t, "v");
+        assert_eq!(levels, ["1.5", "2", "10", "a", "b"]);
+        assert_eq!(values, ["10", "2", "b", "a", "1.5", "2"]);
+    }
+
+    #[test]
+    fn non_finite_values_are_errors() {
+        let e = err("x,y\n1,a\nNaN,b\n");
+        assert_eq!(
+            e,
+            "input: row 2 (line 3), column 'x': value 'NaN' is not a finite number; replace it with an empty cell to mark it missing, or declare the column categorical in a schema"
+        );
+        for bad in ["inf", "-Infinity", "+INF", "nan"] {
+            let e = err(&format!("x\n1\n2\n{bad}\n"));
+            assert!(
+                e.contains(&format!("row 3 (line 4), column 'x': value '{bad}'")),
+                "{e}"
+            );
+        }
+        // Not every value is numeric: simply categorical.
+        let t = read("x\nNaN\nfoo\n").unwrap();
+        assert_eq!(cat(&t, "x").1, ["NaN", "foo"]);
+    }
+
+    #[test]
+    fn values_outside_f32_range_are_errors() {
+        let e = err("x\n1\n1e39\n");
+        assert!(
+            e.contains("row 2 (line 3), column 'x': value '1e39'") && e.contains("32-bit"),
+            "{e}"
+        );
+        let e = err("x\n-1e400\n");
+        assert!(e.contains("value '-1e400'") && e.contains("32-bit"), "{e}");
+        assert!(read("x\n3.4e38\n").is_ok());
+    }
+
+    #[test]
+    fn ragged_rows_are_errors() {
+        let e = err("a,b\n1,2\n3\n");
+        assert!(
+            e.contains("row 2 (line 3)") && e.contains("found 1 fields, expected 2"),
+            "{e}"
+        );
+        let e = err("a,b\n1,2,3\n");
+        assert!(
+            e.contains("row 1 (line 2)") && e.contains("found 3 fields, expected 2"),
+            "{e}"
+        );
+        // Empty lines are skipped but counted as lines.
+        let e = err("a,b\n\n\n1,2\n3\n");
+        assert!(e.contains("row 2 (line 5)"), "{e}");
+    }
+
+    #[test]
+    fn unterminated_quote_is_an_error() {
+        let e = err("a,b\n1,\"oops\n2,3\n");
+        assert!(
+            e.contains("row 1 (line 2)") && e.contains("never closed"),
+            "{e}"
+        );
+        let e = err("\"a,b\n1,2\n");
+        assert!(
+            e.contains("header (line 1)") && e.contains("never closed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_an_error() {
+        let e = read_csv_bytes(b"a,b\n1,x\n2,\xff\xfe\n", &CsvOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("row 2 (line 3)") && e.contains("UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn empty_input_is_an_error() {
+        for input in ["", "\u{FEFF}", "\n\n", "\r\n"] {
+            let e = err(input);
+            assert_eq!(
+                e, "input: the file is empty; expected a header row and at least one data row",
+                "{input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn header_only_is_an_error() {
+        let e = err("a,b\n");
+        assert!(e.contains("no data rows"), "{e}");
+    }
+
+    #[test]
+    fn all_rows_dropped_is_an_error() {
+        let e = err("a,b,c\n1,?,1\nNA,,2\n");
+        assert!(e.contains("all 2 data rows were dropped"), "{e}");
+        assert!(e.contains("'b' (2 rows), 'a' (1 rows)"), "{e}");
+    }
+
+    #[test]
+    fn label_column() {
+        let opts = CsvOptions {
+            label: Some("y".into()),
+            ..CsvOptions::default()
+        };
+        let t = read_with("x,y\n1,10\n2,2\n3, 10 \n", &opts).unwrap();
+        assert_eq!(t.label_index, Some(1));
+        let (values, levels) = cat(&t, "y");
+        assert_eq!(levels, ["2", "10"]);
+        assert_eq!(values, ["10", "2", "10"]);
+        // A label column with NaN is fine: it is categorical.
+        assert!(read_with("x,y\n1,NaN\n", &opts).is_ok());
+    }
+
+    #[test]
+    fn label_not_found_is_an_error() {
+        let opts = CsvOptions {
+            label: Some("Y".into()),
+            ..CsvOptions::default()
+        };
+        let e = read_with("a,b,y\n1,2,3\n", &opts).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "input: label column 'Y' not found; the header has: a, b, y (names are case-sensitive)"
+        );
+    }
+
+    #[test]
+    fn duplicate_and_empty_header_names_are_errors() {
+        let e = err("a,b,a,c,b\n1,2,3,4,5\n");
+        assert!(
+            e.contains("duplicate column names in the header: 'a', 'b'"),
+            "{e}"
+        );
+        let e = err("a,,c\n1,2,3\n");
+        assert!(e.contains("empty column names (column 2)"), "{e}");
+    }
+
+    #[test]
+    fn schema_overrides_types_and_ignores_columns() {
+        let opts = with_schema(
+            r#"{"columns": {"zip": {"type": "categorical"}, "id": {"type": "ignore"},
+                "n": {"type": "numeric", "integer": false}}}"#,
+        );
+        let t = read_with("id,zip,n,s\nx1,10,1,a\nx2,9,2,b\n", &opts).unwrap();
+        assert_eq!(t.names, ["zip", "n", "s"]);
+        assert_eq!(cat(&t, "zip").1, ["9", "10"]);
+        assert_eq!(num(&t, "n"), (&[1.0f32, 2.0][..], false));
+        // A missing value in an ignored column does not drop the row.
+        let t = read_with("id,zip,n,s\n?,10,1,a\n", &opts).unwrap();
+        assert_eq!((t.n_rows, t.rows_dropped), (1, 0));
+    }
+
+    #[test]
+    fn schema_with_unknown_column_is_an_error() {
+        let opts =
+            with_schema(r#"{"columns": {"Age": {"type": "numeric"}, "zz": {"type": "ignore"}}}"#);
+        let e = read_with("age,b\n1,2\n", &opts).unwrap_err().to_string();
+        assert!(
+            e.contains("not in the header: 'Age', 'zz'") && e.contains("the header has: age, b"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn schema_numeric_checks_values() {
+        let opts = with_schema(r#"{"columns": {"a": {"type": "numeric"}}}"#);
+        let e = read_with("a,b\n1,x\nabc,y\n", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("row 2 (line 3), column 'a': value 'abc' is not a number"),
+            "{e}"
+        );
+        let opts = with_schema(r#"{"columns": {"a": {"type": "numeric", "integer": true}}}"#);
+        let e = read_with("a\n1\n2.5\n", &opts).unwrap_err().to_string();
+        assert!(
+            e.contains("row 2 (line 3), column 'a': value '2.5' is not an integer"),
+            "{e}"
+        );
+        let opts = with_schema(r#"{"columns": {"y": {"type": "numeric"}}}"#);
+        let opts = CsvOptions {
+            label: Some("y".into()),
+            ..opts
+        };
+        assert!(read_with("y\n1\n", &opts)
+            .unwrap_err()
+            .to_string()
+            .contains("label"));
+    }
+
+    #[test]
+    fn schema_categories_fix_level_order() {
+        let opts = with_schema(
+            r#"{"columns": {"s": {"type": "categorical", "categories": ["M", "F", "X"]}}}"#,
+        );
+        let t = read_with("s\nF\nZ\nM\nA\nF\n", &opts).unwrap();
+        let (values, levels) = cat(&t, "s");
+        assert_eq!(levels, ["M", "F", "X", "A", "Z"]);
+        assert_eq!(values, ["F", "Z", "M", "A", "F"]);
+    }
+
+    #[test]
+    fn gzip_input() {
+        let plain = b"a,b\n1,x\n2,y\n";
+        let t = read_csv_bytes(&gzip(plain), &CsvOptions::default()).unwrap();
+        assert_eq!(num(&t, "a").0, [1.0, 2.0]);
+        // Multi-member gzip (concatenated streams).
+        let mut two = gzip(b"a,b\n1,x\n");
+        two.extend(gzip(b"2,y\n"));
+        let t = read_csv_bytes(&two, &CsvOptions::default()).unwrap();
+        assert_eq!(cat(&t, "b").0, ["x", "y"]);
+        // Truncated gzip.
+        let gz = gzip(&plain.repeat(100));
+        let e = read_csv_bytes(&gz[..gz.len() / 2], &CsvOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gzip"), "{e}");
+    }
+
+    #[test]
+    fn max_bytes_is_enforced() {
+        let data = "a,b\n".to_string() + &"1,2\n".repeat(100);
+        let opts = CsvOptions {
+            max_bytes: 100,
+            ..CsvOptions::default()
+        };
+        let e = read_with(&data, &opts).unwrap_err().to_string();
+        assert!(
+            e.contains("404 bytes") && e.contains("limit of 100 bytes") && e.contains("subsample"),
+            "{e}"
+        );
+        let e = read_csv_bytes(&gzip(data.as_bytes()), &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("limit of 100 bytes") && e.contains("subsample"),
+            "{e}"
+        );
+        let opts = CsvOptions {
+            max_bytes: 404,
+            ..CsvOptions::default()
+        };
+        assert_eq!(read_with(&data, &opts).unwrap().n_rows, 100);
+        assert_eq!(
+            read_csv_bytes(&gzip(data.as_bytes()), &opts)
+                .unwrap()
+                .n_rows,
+            100
+        );
+    }
+
+    #[test]
+    fn path_input_streams_and_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("people.csv");
+        std::fs::write(&path, "age,name\n30,ann\nNaN,bob\n").unwrap();
+        let e = read_csv_path(&path, &CsvOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("people.csv: row 2 (line 3), column 'age': value 'NaN'"),
+            "{e}"
+        );
+        std::fs::write(&path, "age,name\n30,ann\n40,bob\n").unwrap();
+        let t = read_csv_path(&path, &CsvOptions::default()).unwrap();
+        assert_eq!(num(&t, "age").0, [30.0, 40.0]);
+        let gz_path = dir.path().join("people.csv.gz");
+        std::fs::write(&gz_path, gzip(b"age,name\n30,ann\n")).unwrap();
+        assert_eq!(
+            read_csv_path(&gz_path, &CsvOptions::default())
+                .unwrap()
+                .n_rows,
+            1
+        );
+        let opts = CsvOptions {
+            max_bytes: 10,
+            ..CsvOptions::default()
+        };
+        let e = read_csv_path(&path, &opts).unwrap_err().to_string();
+        assert!(e.contains("limit of 10 bytes"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error() {
+        let path = Path::new("/nonexistent/dir/data.csv");
+        match read_csv_path(path, &CsvOptions::default()) {
+            Err(Error::Io { path, .. }) => assert_eq!(path, "/nonexistent/dir/data.csv"),
+            other => panic!("expected Error::Io, got {other:?}"),
+        }
+    }
+
+    // ---- Real data sets ---------------------------------------------------------------
+
+    /// The shared data folder (`PRIVMIX_DATA_DIR` or `/work/shared/data`). These tests are
+    /// skipped, with a note, where it does not exist.
+    fn data_file(rel: &str) -> Option<PathBuf> {
+        let dir = std::env::var_os("PRIVMIX_DATA_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/work/shared/data"));
+        let p = dir.join(rel);
+        if p.exists() {
+            Some(p)
+        } else {
+            eprintln!("skipping: {} not found", p.display());
+            None
+        }
+    }
+
+    #[test]
+    fn real_iris() {
+        let Some(p) = data_file("iris.csv") else {
+            return;
+        };
+        let opts = CsvOptions {
+            label: Some("species".into()),
+            ..CsvOptions::default()
+        };
+        let t = read_csv_path(&p, &opts).unwrap();
+        assert_eq!((t.n_rows, t.n_cols(), t.rows_dropped), (150, 5, 0));
+        assert_eq!(t.label_index, Some(4));
+        assert_eq!(cat(&t, "species").1, ["setosa", "versicolor", "virginica"]);
+        assert!(!num(&t, "sepal_length").1);
+        assert_eq!(num(&t, "sepal_length").0[0], 5.1);
+        // Without a label, species is inferred categorical too.
+        let t = read_csv_path(&p, &CsvOptions::default()).unwrap();
+        assert_eq!(cat(&t, "species").1.len(), 3);
+    }
+
+    #[test]
+    fn real_adult() {
+        let Some(p) = data_file("adult/adult.data") else {
+            return;
+        };
+        let opts = CsvOptions {
+            label: Some("Y".into()),
+            ..CsvOptions::default()
+        };
+        let t = read_csv_path(&p, &opts).unwrap();
+        assert_eq!(t.n_cols(), 15);
+        assert_eq!((t.n_rows, t.rows_dropped), (30162, 32561 - 30162));
+        assert_eq!(t.names[0], "age");
+        assert!(num(&t, "age").1);
+        assert_eq!(num(&t, "age").0[0], 39.0);
+        assert_eq!(cat(&t, "Y").1, ["<=50K", ">50K"]);
+        assert_eq!(cat(&t, "workclass").0[0], "State-gov");
+        assert!(!cat(&t, "workclass").1.iter().any(|l| l == "?"));
+    }
+
+    #[test]
+    fn real_mnist_gzip() {
+        let Some(p) = data_file("mnist-10k.csv.gz") else {
+            return;
+        };
+        let t = read_csv_path(&p, &CsvOptions::default()).unwrap();
+        assert_eq!((t.n_rows, t.n_cols(), t.rows_dropped), (10000, 785, 0));
+        assert!(t
+            .columns
+            .iter()
+            .all(|c| matches!(c, Column::Numeric { integer: true, .. })));
+        assert_eq!(num(&t, "label").0[0], 9.0);
+        // The same through memory, with a label.
+        let bytes = std::fs::read(&p).unwrap();
+        let opts = CsvOptions {
+            label: Some("label".into()),
+            ..CsvOptions::default()
+        };
+        let t = read_csv_bytes(&bytes, &opts).unwrap();
+        assert_eq!(t.label_index, Some(0));
+        let levels: Vec<String> = (0..10).map(|d| d.to_string()).collect();
+        assert_eq!(cat(&t, "label").1, levels);
+    }
+
+    #[test]
+    fn real_digits() {
+        let Some(p) = data_file("digits-8x8.csv") else {
+            return;
+        };
+        let opts = CsvOptions {
+            label: Some("label".into()),
+            ..CsvOptions::default()
+        };
+        let t = read_csv_path(&p, &opts).unwrap();
+        assert_eq!(t.n_cols(), 65);
+        assert!(t.n_rows > 1000);
+        assert_eq!(cat(&t, "label").1.len(), 10);
+    }
+}

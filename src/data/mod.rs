@@ -1,0 +1,143 @@
+//! Tabular input: CSV reading (plain or gzip), type inference and schema overrides.
+//!
+//! The entry points are [`read_csv_path`] (native, streams the file twice) and
+//! [`read_csv_bytes`] (in-memory, used by the browser build). Both return a column-major
+//! [`Table`].
+
+use std::cmp::Ordering;
+
+mod csv;
+mod schema;
+
+pub use self::csv::{read_csv_bytes, read_csv_path};
+pub use self::schema::{ColumnSpec, Schema};
+
+/// Column-major table. `names` and `columns` are aligned and in the input's column order
+/// (columns declared `ignore` in the schema are left out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Column names, trimmed, as in the header.
+    pub names: Vec<String>,
+    /// Column data, aligned with `names`; every column has `n_rows` entries.
+    pub columns: Vec<Column>,
+    /// Rows kept.
+    pub n_rows: usize,
+    /// Rows dropped because they had a missing value (with [`MissingPolicy::DropRow`]).
+    pub rows_dropped: usize,
+    /// Index (into `names`/`columns`) of the label column, if [`CsvOptions::label`] was given.
+    pub label_index: Option<usize>,
+    /// The detected delimiter (`b','`, `b';'` or `b'\t'`).
+    pub delimiter: u8,
+}
+
+impl Table {
+    /// Index of the column named exactly `name` (case-sensitive), if any.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.columns.len()
+    }
+}
+
+/// One column of a [`Table`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    /// Finite numbers stored as f32. `integer` is true when every kept value is integral
+    /// (or as forced by the schema's `integer` key).
+    Numeric {
+        /// One value per kept row.
+        values: Vec<f32>,
+        /// Whether every value is integral.
+        integer: bool,
+    },
+    /// Categorical: `codes[i]` indexes `levels`. Levels are sorted in natural order
+    /// (see [`natural_cmp`]), unless the schema lists the categories: then the levels are
+    /// the schema's categories in the schema's order, followed by any extra values seen in
+    /// the data, sorted naturally.
+    Categorical {
+        /// One code per kept row.
+        codes: Vec<u32>,
+        /// Distinct values (trimmed strings).
+        levels: Vec<String>,
+    },
+}
+
+impl Column {
+    /// Number of entries (rows).
+    pub fn len(&self) -> usize {
+        match self {
+            Column::Numeric { values, .. } => values.len(),
+            Column::Categorical { codes, .. } => codes.len(),
+        }
+    }
+
+    /// Whether the column has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What to do with a row that has a missing value (a trimmed cell equal to ``, `NA` or `?`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissingPolicy {
+    /// Drop the whole row and count it in [`Table::rows_dropped`].
+    #[default]
+    DropRow,
+    /// Fail with an error naming the row and column.
+    Error,
+}
+
+/// Options for [`read_csv_bytes`] and [`read_csv_path`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvOptions {
+    /// Label column name (case-sensitive). Always stored as categorical (trimmed values);
+    /// a row whose label is missing is handled like any other missing value.
+    pub label: Option<String>,
+    /// Optional per-column overrides.
+    pub schema: Option<Schema>,
+    /// Handling of missing values.
+    pub missing: MissingPolicy,
+    /// Maximum (decompressed) input size in bytes; default 2 GiB.
+    pub max_bytes: u64,
+    /// Name used in error messages. [`read_csv_path`] replaces the default `"input"` (or an
+    /// empty name) by the file name.
+    pub source_name: String,
+}
+
+/// Default for [`CsvOptions::max_bytes`]: 2 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// Default for [`CsvOptions::source_name`].
+pub const DEFAULT_SOURCE_NAME: &str = "input";
+
+impl Default for CsvOptions {
+    fn default() -> Self {
+        CsvOptions {
+            label: None,
+            schema: None,
+            missing: MissingPolicy::DropRow,
+            max_bytes: DEFAULT_MAX_BYTES,
+            source_name: DEFAULT_SOURCE_NAME.to_string(),
+        }
+    }
+}
+
+/// Natural order of category levels: values that parse as finite numbers come first, in
+/// numeric order ("2" < "10"); other strings follow in lexicographic (byte) order. Ties
+/// between equal numbers written differently ("1" and "1.0") are broken lexicographically,
+/// so the order is total and deterministic.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let num = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => x
+            .partial_cmp(&y)
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| a.cmp(b)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
