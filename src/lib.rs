@@ -15,3 +15,5 @@ pub mod error;
 pub mod mechanisms;
 pub mod preprocess;
 pub mod rng;
+pub mod receipt;
+pub mod synth;
