@@ -1,2 +1,3 @@
 //! privmix: differentially private synthetic data.
 pub mod error;
+pub mod eval;
