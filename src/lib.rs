@@ -12,8 +12,9 @@
 pub mod accountant;
 pub mod data;
 pub mod error;
+pub mod eval;
 pub mod mechanisms;
 pub mod preprocess;
-pub mod rng;
 pub mod receipt;
+pub mod rng;
 pub mod synth;
