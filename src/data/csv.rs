@@ -37,7 +37,12 @@ const MAX_NAMES_LISTED: usize = 40;
 
 /// Reads a CSV table from memory (plain or gzip-compressed bytes).
 ///
-/// See the [module documentation](self) and [`CsvOptions`] for what is accepted.
+///
+/// Accepted: gzip-compressed or plain input, a UTF-8 BOM, CRLF/LF/CR line endings,
+/// quoted fields, `,`/`;`/tab delimiters (detected from the header), fields trimmed of
+/// surrounding whitespace; missing values are `''`, `NA` and `?`. Error messages locate
+/// problems as `row R (line L)`: `R` is the 1-based data row (header = row 0), `L` the
+/// physical line where that row starts. See [`CsvOptions`] for the options.
 pub fn read_csv_bytes(bytes: &[u8], opts: &CsvOptions) -> Result<Table> {
     let src = Source {
         kind: SourceKind::Bytes(bytes),
@@ -354,11 +359,11 @@ impl<'a> Source<'a> {
     fn too_large(&self, size: Option<u64>) -> Error {
         let max = self.max_bytes;
         let what = match size {
-            Some(s) => format!("the input is {s} bytes ({})", human(s)),
-            None => "the decompressed input is larger than that".to_string(),
+            Some(s) => format!("the input is {s} bytes ({}), over", human(s)),
+            None => "the decompressed input exceeds".to_string(),
         };
         Error::Data(format!(
-            "{}: {what}, over the limit of {max} bytes ({}); subsample the rows (e.g. keep a random subset of lines) or raise the size limit",
+            "{}: {what} the limit of {max} bytes ({}); subsample the rows (e.g. keep a random subset of lines) or raise the size limit",
             self.name,
             human(max)
         ))
