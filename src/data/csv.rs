@@ -898,6 +898,12 @@ fn plan_columns(
         active.push(i);
         kinds.push(kind);
     }
+    if active.is_empty() {
+        return Err(Error::Data(format!(
+            "schema: every column of {} is declared \"ignore\"; keep at least one column",
+            src.name
+        )));
+    }
     Ok((active, kinds, label_index))
 }
 
@@ -1256,6 +1262,14 @@ mod tests {
         // A missing value in an ignored column does not drop the row.
         let t = read_with("id,zip,n,s\n?,10,1,a\n", &opts).unwrap();
         assert_eq!((t.n_rows, t.rows_dropped), (1, 0));
+    }
+
+    #[test]
+    fn schema_ignoring_every_column_is_an_error() {
+        let opts =
+            with_schema(r#"{"columns": {"a": {"type": "ignore"}, "b": {"type": "ignore"}}}"#);
+        let e = read_with("a,b\n1,2\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("every column"), "{e}");
     }
 
     #[test]
