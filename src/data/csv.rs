@@ -1009,6 +1009,15 @@ mod tests {
         let t = read("\u{FEFF}a,b\n1,x\n").unwrap();
         assert_eq!(t.names, ["a", "b"]);
         assert_eq!(num(&t, "a").0, [1.0]);
+        // With another delimiter, in gzip, and with line numbers in errors. (csv-core
+        // also strips a BOM; stripping it first keeps delimiter detection and byte
+        // offsets independent of that.)
+        let gz = gzip("\u{FEFF}a;b\n1;x\n".as_bytes());
+        let t = read_csv_bytes(&gz, &CsvOptions::default()).unwrap();
+        assert_eq!(t.delimiter, b';');
+        assert_eq!(t.names, ["a", "b"]);
+        let e = err("\u{FEFF}a;b\n1;x\nNaN;y\n");
+        assert!(e.contains("row 2 (line 3), column 'a'"), "{e}");
     }
 
     #[test]
