@@ -37,7 +37,12 @@ const MAX_NAMES_LISTED: usize = 40;
 
 /// Reads a CSV table from memory (plain or gzip-compressed bytes).
 ///
-/// See the [module documentation](self) and [`CsvOptions`] for what is accepted.
+///
+/// Accepted: gzip-compressed or plain input, a UTF-8 BOM, CRLF/LF/CR line endings,
+/// quoted fields, `,`/`;`/tab delimiters (detected from the header), fields trimmed of
+/// surrounding whitespace; missing values are `''`, `NA` and `?`. Error messages locate
+/// problems as `row R (line L)`: `R` is the 1-based data row (header = row 0), `L` the
+/// physical line where that row starts. See [`CsvOptions`] for the options.
 pub fn read_csv_bytes(bytes: &[u8], opts: &CsvOptions) -> Result<Table> {
     let src = Source {
         kind: SourceKind::Bytes(bytes),
@@ -354,11 +359,11 @@ impl<'a> Source<'a> {
     fn too_large(&self, size: Option<u64>) -> Error {
         let max = self.max_bytes;
         let what = match size {
-            Some(s) => format!("the input is {s} bytes ({})", human(s)),
-            None => "the decompressed input is larger than that".to_string(),
+            Some(s) => format!("the input is {s} bytes ({}), over", human(s)),
+            None => "the decompressed input exceeds".to_string(),
         };
         Error::Data(format!(
-            "{}: {what}, over the limit of {max} bytes ({}); subsample the rows (e.g. keep a random subset of lines) or raise the size limit",
+            "{}: {what} the limit of {max} bytes ({}); subsample the rows (e.g. keep a random subset of lines) or raise the size limit",
             self.name,
             human(max)
         ))
@@ -893,6 +898,12 @@ fn plan_columns(
         active.push(i);
         kinds.push(kind);
     }
+    if active.is_empty() {
+        return Err(Error::Data(format!(
+            "schema: every column of {} is declared \"ignore\"; keep at least one column",
+            src.name
+        )));
+    }
     Ok((active, kinds, label_index))
 }
 
@@ -998,6 +1009,15 @@ mod tests {
         let t = read("\u{FEFF}a,b\n1,x\n").unwrap();
         assert_eq!(t.names, ["a", "b"]);
         assert_eq!(num(&t, "a").0, [1.0]);
+        // With another delimiter, in gzip, and with line numbers in errors. (csv-core
+        // also strips a BOM; stripping it first keeps delimiter detection and byte
+        // offsets independent of that.)
+        let gz = gzip("\u{FEFF}a;b\n1;x\n".as_bytes());
+        let t = read_csv_bytes(&gz, &CsvOptions::default()).unwrap();
+        assert_eq!(t.delimiter, b';');
+        assert_eq!(t.names, ["a", "b"]);
+        let e = err("\u{FEFF}a;b\n1;x\nNaN;y\n");
+        assert!(e.contains("row 2 (line 3), column 'a'"), "{e}");
     }
 
     #[test]
@@ -1251,6 +1271,14 @@ mod tests {
         // A missing value in an ignored column does not drop the row.
         let t = read_with("id,zip,n,s\n?,10,1,a\n", &opts).unwrap();
         assert_eq!((t.n_rows, t.rows_dropped), (1, 0));
+    }
+
+    #[test]
+    fn schema_ignoring_every_column_is_an_error() {
+        let opts =
+            with_schema(r#"{"columns": {"a": {"type": "ignore"}, "b": {"type": "ignore"}}}"#);
+        let e = read_with("a,b\n1,2\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("every column"), "{e}");
     }
 
     #[test]
