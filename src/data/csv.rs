@@ -1422,19 +1422,15 @@ mod tests {
 
     // ---- Real data sets ---------------------------------------------------------------
 
-    /// The shared data folder (`PRIVMIX_DATA_DIR` or `/work/shared/data`). These tests are
-    /// skipped, with a note, where it does not exist.
+    /// The shared data folder: `PRIVMIX_DATA_DIR`, else `../shared/data` beside the checkout.
+    /// It is part of the project's test fixtures, so a missing file fails the test.
     fn data_file(rel: &str) -> Option<PathBuf> {
         let dir = std::env::var_os("PRIVMIX_DATA_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/work/shared/data"));
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
         let p = dir.join(rel);
-        if p.exists() {
-            Some(p)
-        } else {
-            eprintln!("skipping: {} not found", p.display());
-            None
-        }
+        assert!(p.exists(), "test data {} is missing (set PRIVMIX_DATA_DIR)", p.display());
+        Some(p)
     }
 
     #[test]
