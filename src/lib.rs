@@ -18,3 +18,4 @@ pub mod preprocess;
 pub mod receipt;
 pub mod rng;
 pub mod synth;
+pub mod evaluate;
