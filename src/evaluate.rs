@@ -30,10 +30,16 @@ pub struct EvalReport {
 
 /// Labels of `table` as strings.
 fn label_strings(table: &Table) -> Result<Vec<&str>> {
-    let li = table.label_index.ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+    let li = table
+        .label_index
+        .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
     match &table.columns[li] {
-        Column::Categorical { codes, levels } => Ok(codes.iter().map(|&c| levels[c as usize].as_str()).collect()),
-        Column::Numeric { .. } => Err(Error::Data("internal: label column must be categorical".into())),
+        Column::Categorical { codes, levels } => {
+            Ok(codes.iter().map(|&c| levels[c as usize].as_str()).collect())
+        }
+        Column::Numeric { .. } => Err(Error::Data(
+            "internal: label column must be categorical".into(),
+        )),
     }
 }
 
@@ -47,11 +53,22 @@ pub fn evaluate_tables(train: &Table, test: &Table, model: Model) -> Result<Eval
         )));
     }
     // The seed is irrelevant: `data` mode draws no randomness.
-    let (space, _) = fit_feature_space(train, None, NormalizeMode::Data, None, &mut ReleaseRng::seeded(0))?;
+    let (space, _) = fit_feature_space(
+        train,
+        None,
+        NormalizeMode::Data,
+        None,
+        &mut ReleaseRng::seeded(0),
+    )?;
     let x_train = space.encode(train)?;
     // Re-map the test table's categorical codes onto the training levels.
     let mut test_space = space.clone();
-    for ((codec, tc), name) in test_space.codecs.iter_mut().zip(&test.columns).zip(&test.names) {
+    for ((codec, tc), name) in test_space
+        .codecs
+        .iter_mut()
+        .zip(&test.columns)
+        .zip(&test.names)
+    {
         match (codec, tc) {
             (ColumnCodec::Categorical { levels, slot_of_code, .. }, Column::Categorical { levels: test_levels, .. }) => {
                 *slot_of_code = test_levels.iter().map(|l| levels.iter().position(|r| r == l)).collect();
@@ -78,8 +95,10 @@ pub fn evaluate_tables(train: &Table, test: &Table, model: Model) -> Result<Eval
     let y_train: Vec<u32> = label_strings(train)?.into_iter().map(&mut index).collect();
     let y_test: Vec<u32> = label_strings(test)?.into_iter().map(&mut index).collect();
     let d = space.dim;
-    let xtr = ArrayView2::from_shape((train.n_rows, d), &x_train).map_err(|e| Error::Data(e.to_string()))?;
-    let xte = ArrayView2::from_shape((test.n_rows, d), &x_test).map_err(|e| Error::Data(e.to_string()))?;
+    let xtr = ArrayView2::from_shape((train.n_rows, d), &x_train)
+        .map_err(|e| Error::Data(e.to_string()))?;
+    let xte = ArrayView2::from_shape((test.n_rows, d), &x_test)
+        .map_err(|e| Error::Data(e.to_string()))?;
     let accuracy = train_and_score(model, xtr, &y_train, xte, &y_test, classes.len())?;
     Ok(EvalReport {
         accuracy,

@@ -15,7 +15,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
-#[command(name = "privmix", version, about = "Differentially private synthetic data (DP-CDA) with a verified RDP accountant")]
+#[command(
+    name = "privmix",
+    version,
+    about = "Differentially private synthetic data (DP-CDA) with a verified RDP accountant"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -182,13 +186,25 @@ struct EvaluateArgs {
 }
 
 fn parse_orders(spec: &Option<String>) -> Result<Vec<u32>> {
-    let Some(s) = spec else { return Ok(privmix::accountant::default_orders()) };
+    let Some(s) = spec else {
+        return Ok(privmix::accountant::default_orders());
+    };
     let mut out = Vec::new();
     for tok in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let bad = || Error::param("orders", tok, "use integers ≥ 2 separated by commas, or a range like 2..256");
+        let bad = || {
+            Error::param(
+                "orders",
+                tok,
+                "use integers ≥ 2 separated by commas, or a range like 2..256",
+            )
+        };
         if let Some((a, b)) = tok.split_once("..") {
             let a: u32 = a.trim().parse().map_err(|_| bad())?;
-            let b: u32 = b.trim().trim_start_matches('=').parse().map_err(|_| bad())?;
+            let b: u32 = b
+                .trim()
+                .trim_start_matches('=')
+                .parse()
+                .map_err(|_| bad())?;
             if a > b {
                 return Err(bad());
             }
@@ -205,7 +221,11 @@ fn check_mechanism(m: &str) -> Result<()> {
     if m == "cda" {
         Ok(())
     } else {
-        Err(Error::param("mechanism", m, "this version implements 'cda' (DP-CDA) only"))
+        Err(Error::param(
+            "mechanism",
+            m,
+            "this version implements 'cda' (DP-CDA) only",
+        ))
     }
 }
 
@@ -217,9 +237,18 @@ fn run_rdp(a: RdpArgs) -> Result<()> {
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     if !(a.noise_multiplier > 0.0) {
-        return Err(Error::param("noise-multiplier", a.noise_multiplier, "must be a positive number"));
+        return Err(Error::param(
+            "noise-multiplier",
+            a.noise_multiplier,
+            "must be a positive number",
+        ));
     }
-    let c = RdpCurve::subsampled_gaussian(a.sampling_rate, a.noise_multiplier, &orders, preset.bound())?;
+    let c = RdpCurve::subsampled_gaussian(
+        a.sampling_rate,
+        a.noise_multiplier,
+        &orders,
+        preset.bound(),
+    )?;
     let v = json!({"orders": c.orders, "rdp": c.rdp, "preset": preset.name(),
                    "sampling_rate": a.sampling_rate, "noise_multiplier": a.noise_multiplier});
     if a.common.json {
@@ -237,9 +266,20 @@ fn run_account(a: AccountArgs) -> Result<()> {
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let m = &a.mech;
-    let p = CdaPrivacy { pool: m.pool, mix: m.mix, clip: m.clip, sigma_x: a.sigma_x, sigma_y: m.sigma_y, samples: m.samples };
+    let p = CdaPrivacy {
+        pool: m.pool,
+        mix: m.mix,
+        clip: m.clip,
+        sigma_x: a.sigma_x,
+        sigma_y: m.sigma_y,
+        samples: m.samples,
+    };
     let e = p.epsilon(m.delta, &orders, preset, None)?;
-    let other = if preset == Preset::Default { Preset::Paper } else { Preset::Default };
+    let other = if preset == Preset::Default {
+        Preset::Paper
+    } else {
+        Preset::Default
+    };
     let e_other = p.epsilon(m.delta, &orders, other, None)?;
     let v = json!({
         "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
@@ -250,7 +290,13 @@ fn run_account(a: AccountArgs) -> Result<()> {
     if a.common.json {
         print_json(&v);
     } else {
-        println!("ε = {:.6} at δ = {} (order {}, preset {})", e.epsilon, m.delta, e.order, preset.name());
+        println!(
+            "ε = {:.6} at δ = {} (order {}, preset {})",
+            e.epsilon,
+            m.delta,
+            e.order,
+            preset.name()
+        );
     }
     Ok(())
 }
@@ -260,7 +306,9 @@ fn run_calibrate(a: CalibrateArgs) -> Result<()> {
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let m = &a.mech;
-    let c = calibrate_sigma_x(m.pool, m.mix, m.clip, m.sigma_y, m.samples, m.delta, a.epsilon, &orders, preset, None)?;
+    let c = calibrate_sigma_x(
+        m.pool, m.mix, m.clip, m.sigma_y, m.samples, m.delta, a.epsilon, &orders, preset, None,
+    )?;
     let v = json!({
         "sigma_x": c.sigma_x, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
         "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(), "mechanism": "cda",
@@ -269,7 +317,14 @@ fn run_calibrate(a: CalibrateArgs) -> Result<()> {
     if a.common.json {
         print_json(&v);
     } else {
-        println!("σx = {:.9} gives ε = {:.6} ≤ {} at δ = {} (preset {})", c.sigma_x, c.epsilon, a.epsilon, m.delta, preset.name());
+        println!(
+            "σx = {:.9} gives ε = {:.6} ≤ {} at δ = {} (preset {})",
+            c.sigma_x,
+            c.epsilon,
+            a.epsilon,
+            m.delta,
+            preset.name()
+        );
     }
     Ok(())
 }
@@ -282,12 +337,22 @@ struct Staged {
 
 impl Staged {
     fn new() -> Self {
-        Staged { pairs: Vec::new(), committed: false }
+        Staged {
+            pairs: Vec::new(),
+            committed: false,
+        }
     }
     fn file(&mut self, target: &Path) -> Result<(PathBuf, std::fs::File)> {
-        let name = target.file_name().ok_or_else(|| Error::param("output", target.display(), "give a file name"))?;
-        let tmp = target.with_file_name(format!(".{}.privmix-{}.tmp", name.to_string_lossy(), std::process::id()));
-        let f = std::fs::File::create(&tmp).map_err(|e| Error::io(target.display().to_string(), e))?;
+        let name = target
+            .file_name()
+            .ok_or_else(|| Error::param("output", target.display(), "give a file name"))?;
+        let tmp = target.with_file_name(format!(
+            ".{}.privmix-{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let f =
+            std::fs::File::create(&tmp).map_err(|e| Error::io(target.display().to_string(), e))?;
         self.pairs.push((tmp.clone(), target.to_path_buf()));
         Ok((tmp, f))
     }
@@ -323,10 +388,18 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     let orders = parse_orders(&a.common.orders)?;
     let normalize: NormalizeMode = a.normalize.parse()?;
     if same_file(&a.input, &a.output) || same_file(&a.input, &a.receipt) {
-        return Err(Error::param("output", a.output.display(), "the output must not overwrite the input"));
+        return Err(Error::param(
+            "output",
+            a.output.display(),
+            "the output must not overwrite the input",
+        ));
     }
     if a.output == a.receipt {
-        return Err(Error::param("receipt", a.receipt.display(), "the receipt and the output must be different files"));
+        return Err(Error::param(
+            "receipt",
+            a.receipt.display(),
+            "the receipt and the output must be different files",
+        ));
     }
     let opts = SynthOptions {
         epsilon: a.epsilon,
@@ -352,10 +425,17 @@ fn run_synth(a: SynthArgs) -> Result<()> {
         )?),
         None => None,
     };
-    let csv_opts = CsvOptions { label: Some(a.label.clone()), schema: schema.clone(), ..CsvOptions::default() };
+    let csv_opts = CsvOptions {
+        label: Some(a.label.clone()),
+        schema: schema.clone(),
+        ..CsvOptions::default()
+    };
     let table = read_csv_path(&a.input, &csv_opts)?;
     if table.rows_dropped > 0 {
-        eprintln!("privmix: dropped {} row(s) with missing values ('', NA or ?)", table.rows_dropped);
+        eprintln!(
+            "privmix: dropped {} row(s) with missing values ('', NA or ?)",
+            table.rows_dropped
+        );
     }
     let mut rng = match a.seed {
         Some(s) => {
@@ -367,7 +447,9 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();
-    let writer = std::cell::RefCell::new(csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, out_file)));
+    let writer = std::cell::RefCell::new(csv::Writer::from_writer(
+        std::io::BufWriter::with_capacity(1 << 20, out_file),
+    ));
     let csv_err = |e: csv::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
     let receipt = synthesize(
         &table,
@@ -379,11 +461,18 @@ fn run_synth(a: SynthArgs) -> Result<()> {
         |_| {},
     )?;
     drop(table);
-    let mut inner = writer.into_inner().into_inner().map_err(|e| Error::Data(format!("{out_name}: cannot write: {e}")))?;
+    let mut inner = writer
+        .into_inner()
+        .into_inner()
+        .map_err(|e| Error::Data(format!("{out_name}: cannot write: {e}")))?;
     inner.flush().map_err(|e| Error::io(out_name.clone(), e))?;
-    inner.get_ref().sync_all().map_err(|e| Error::io(out_name.clone(), e))?;
+    inner
+        .get_ref()
+        .sync_all()
+        .map_err(|e| Error::io(out_name.clone(), e))?;
     let (_, mut rf) = staged.file(&a.receipt)?;
-    rf.write_all(receipt.to_json().as_bytes()).map_err(|e| Error::io(a.receipt.display().to_string(), e))?;
+    rf.write_all(receipt.to_json().as_bytes())
+        .map_err(|e| Error::io(a.receipt.display().to_string(), e))?;
     staged.commit()?;
     let summary = json!({
         "epsilon": receipt.epsilon, "delta": receipt.delta, "order": receipt.accountant.order,
@@ -408,14 +497,20 @@ fn run_synth(a: SynthArgs) -> Result<()> {
 
 fn run_evaluate(a: EvaluateArgs) -> Result<()> {
     let model: Model = a.model.parse()?;
-    let opts = CsvOptions { label: Some(a.label.clone()), ..CsvOptions::default() };
+    let opts = CsvOptions {
+        label: Some(a.label.clone()),
+        ..CsvOptions::default()
+    };
     let train = read_csv_path(&a.train, &opts)?;
     let test = read_csv_path(&a.test, &opts)?;
     let r = evaluate_tables(&train, &test, model)?;
     if a.json {
         print_json(&serde_json::to_value(&r).expect("serializes"));
     } else {
-        println!("accuracy = {:.4} ({} on {} training rows, {} test rows)", r.accuracy, r.model, r.train_rows, r.test_rows);
+        println!(
+            "accuracy = {:.4} ({} on {} training rows, {} test rows)",
+            r.accuracy, r.model, r.train_rows, r.test_rows
+        );
     }
     Ok(())
 }

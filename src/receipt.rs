@@ -171,12 +171,21 @@ impl Receipt {
 /// Helper: the name of a preset's bound and conversion.
 pub fn preset_parts(p: Preset) -> (&'static str, &'static str) {
     match p {
-        Preset::Default => ("WBK 2019 Theorem 27 (strengthened, sampling without replacement)", "improved (Balle et al. 2020, Prop. 12)"),
-        Preset::Paper => ("WBK 2019 Theorem 9 as in the DP-CDA paper (index typo fixed)", "classic (Mironov 2017)"),
+        Preset::Default => (
+            "WBK 2019 Theorem 27 (strengthened, sampling without replacement)",
+            "improved (Balle et al. 2020, Prop. 12)",
+        ),
+        Preset::Paper => (
+            "WBK 2019 Theorem 9 as in the DP-CDA paper (index typo fixed)",
+            "classic (Mironov 2017)",
+        ),
     }
 }
 
 /// Helper to make a component.
 pub fn component(name: &str, c: &RdpCurve) -> RdpComponent {
-    RdpComponent { name: name.to_string(), rdp: c.rdp.clone() }
+    RdpComponent {
+        name: name.to_string(),
+        rdp: c.rdp.clone(),
+    }
 }

@@ -12,8 +12,8 @@ use crate::preprocess::clip::clip_rows;
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, NormalizeMode};
 use crate::receipt::{
-    component, preset_parts, AccountantReport, CdaParameters, DataReport, EpsByPreset, Guarantee, Randomness, Receipt,
-    BUILD_ID, VERSION,
+    component, preset_parts, AccountantReport, CdaParameters, DataReport, EpsByPreset, Guarantee,
+    Randomness, Receipt, BUILD_ID, VERSION,
 };
 use crate::rng::ReleaseRng;
 
@@ -82,27 +82,51 @@ pub fn synthesize(
     }
     if let Some(s) = opts.sigma_x {
         if !(s > 0.0 && s.is_finite()) {
-            return Err(Error::param("sigma-x", s, "the noise standard deviation must be a positive finite number"));
+            return Err(Error::param(
+                "sigma-x",
+                s,
+                "the noise standard deviation must be a positive finite number",
+            ));
         }
     }
     if opts.epsilon.is_none() && opts.sigma_x.is_none() {
-        return Err(Error::param("epsilon", "(none)", "give a target --epsilon (or an explicit --sigma-x)"));
+        return Err(Error::param(
+            "epsilon",
+            "(none)",
+            "give a target --epsilon (or an explicit --sigma-x)",
+        ));
     }
     if opts.mix < 1 {
-        return Err(Error::param("mix", opts.mix, "the mix order l must be at least 1 (the paper's best is l = 4)"));
+        return Err(Error::param(
+            "mix",
+            opts.mix,
+            "the mix order l must be at least 1 (the paper's best is l = 4)",
+        ));
     }
     if !(opts.clip > 0.0 && opts.clip.is_finite()) {
-        return Err(Error::param("clip", opts.clip, "the clip norm c must be a positive finite number, e.g. 1"));
+        return Err(Error::param(
+            "clip",
+            opts.clip,
+            "the clip norm c must be a positive finite number, e.g. 1",
+        ));
     }
     if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
-        return Err(Error::param("normalize-share", opts.normalize_share, "the share of ε for normalization must lie in (0, 1), e.g. 0.1"));
+        return Err(Error::param(
+            "normalize-share",
+            opts.normalize_share,
+            "the share of ε for normalization must lie in (0, 1), e.g. 0.1",
+        ));
     }
     let label_index = table
         .label_index
         .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
     let (codes, class_labels) = match &table.columns[label_index] {
         Column::Categorical { codes, levels } => (codes, levels.clone()),
-        Column::Numeric { .. } => return Err(Error::Data("internal: the label column must be categorical".into())),
+        Column::Numeric { .. } => {
+            return Err(Error::Data(
+                "internal: the label column must be categorical".into(),
+            ))
+        }
     };
     let k = class_labels.len();
     let mut classes: Vec<Vec<u32>> = vec![Vec::new(); k];
@@ -127,24 +151,40 @@ pub fn synthesize(
     // ---- budget split and normalization -----------------------------------------------
     let (m_num, m_cat) = dp_columns(table, schema);
     let dp_norm = opts.normalize == NormalizeMode::Dp && m_num + m_cat > 0;
-    let delta_cat = if dp_norm && m_cat > 0 { opts.delta * DELTA_CATEGORY_SHARE } else { 0.0 };
+    let delta_cat = if dp_norm && m_cat > 0 {
+        opts.delta * DELTA_CATEGORY_SHARE
+    } else {
+        0.0
+    };
     let delta_rdp = opts.delta - delta_cat;
     let orders = &opts.orders;
     let (norm_curve, budget) = if dp_norm {
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target --epsilon to size its share; give --epsilon, or --normalize public with a schema")
         })?;
-        let cal = smallest_z(eps * opts.normalize_share, delta_rdp, opts.preset.conversion(), |z| RdpCurve::gaussian(z, orders))?;
+        let cal = smallest_z(
+            eps * opts.normalize_share,
+            delta_rdp,
+            opts.preset.conversion(),
+            |z| RdpCurve::gaussian(z, orders),
+        )?;
         (
             RdpCurve::gaussian(cal.z, orders)?,
-            Some(DpHistogramBudget { noise_multiplier: cal.z, delta_categories: delta_cat }),
+            Some(DpHistogramBudget {
+                noise_multiplier: cal.z,
+                delta_categories: delta_cat,
+            }),
         )
     } else {
         (RdpCurve::zero(orders), None)
     };
-    let (space, norm_report) = fit_feature_space(table, schema, opts.normalize, budget.as_ref(), rng)?;
+    let (space, norm_report) =
+        fit_feature_space(table, schema, opts.normalize, budget.as_ref(), rng)?;
     if space.dim == 0 {
-        return Err(Error::Data("there are no feature columns besides the label; add at least one feature column".into()));
+        return Err(Error::Data(
+            "there are no feature columns besides the label; add at least one feature column"
+                .into(),
+        ));
     }
     let mut features = space.encode(table)?;
     let rows_clipped = clip_rows(&mut features, space.dim, opts.clip)?;
@@ -189,17 +229,34 @@ pub fn synthesize(
             ));
         }
     }
-    let other = if opts.preset == Preset::Default { Preset::Paper } else { Preset::Default };
-    let eps_other = privacy.epsilon(delta_rdp, orders, other, Some(&norm_curve))?.epsilon;
-    let by_preset = if opts.preset == Preset::Default {
-        EpsByPreset { default: guarantee.epsilon, paper: eps_other }
+    let other = if opts.preset == Preset::Default {
+        Preset::Paper
     } else {
-        EpsByPreset { default: eps_other, paper: guarantee.epsilon }
+        Preset::Default
+    };
+    let eps_other = privacy
+        .epsilon(delta_rdp, orders, other, Some(&norm_curve))?
+        .epsilon;
+    let by_preset = if opts.preset == Preset::Default {
+        EpsByPreset {
+            default: guarantee.epsilon,
+            paper: eps_other,
+        }
+    } else {
+        EpsByPreset {
+            default: eps_other,
+            paper: guarantee.epsilon,
+        }
     };
 
     // ---- generate, decode, emit --------------------------------------------------------
     header(&space.names)?;
-    let cfg = CdaConfig { mix: opts.mix, sigma_x, sigma_y: opts.sigma_y, per_class: vec![per_class; k] };
+    let cfg = CdaConfig {
+        mix: opts.mix,
+        sigma_x,
+        sigma_y: opts.sigma_y,
+        per_class: vec![per_class; k],
+    };
     let mut cells = Vec::with_capacity(space.names.len());
     cda::generate(
         &features,

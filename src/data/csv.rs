@@ -1429,7 +1429,11 @@ mod tests {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
         let p = dir.join(rel);
-        assert!(p.exists(), "test data {} is missing (set PRIVMIX_DATA_DIR)", p.display());
+        assert!(
+            p.exists(),
+            "test data {} is missing (set PRIVMIX_DATA_DIR)",
+            p.display()
+        );
         Some(p)
     }
 

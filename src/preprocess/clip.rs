@@ -7,14 +7,22 @@ use crate::error::{Error, Result};
 /// rows were scaled down.
 pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
     if !(c > 0.0 && c.is_finite()) {
-        return Err(Error::param("clip", c, "the clip norm c must be a positive finite number, e.g. 1"));
+        return Err(Error::param(
+            "clip",
+            c,
+            "the clip norm c must be a positive finite number, e.g. 1",
+        ));
     }
     if d == 0 {
         return Ok(0);
     }
     let mut clipped = 0;
     for row in features.chunks_exact_mut(d) {
-        let norm = row.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+        let norm = row
+            .iter()
+            .map(|&x| f64::from(x) * f64::from(x))
+            .sum::<f64>()
+            .sqrt();
         if norm > c {
             // Scale in f64 and shave one f32 ulp so the stored f32 row is ≤ c after rounding.
             let s = c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
@@ -40,13 +48,23 @@ mod tests {
             let n = rng.gen_range(1..20);
             let scale: f64 = 10f64.powf(rng.gen_range(-3.0..4.0));
             let c: f64 = 10f64.powf(rng.gen_range(-2.0..2.0));
-            let mut f: Vec<f32> = (0..n * d).map(|_| (rng.gen_range(-1.0..1.0) * scale) as f32).collect();
+            let mut f: Vec<f32> = (0..n * d)
+                .map(|_| (rng.gen_range(-1.0..1.0) * scale) as f32)
+                .collect();
             let before = f.clone();
             clip_rows(&mut f, d, c).unwrap();
             for (row, orig) in f.chunks(d).zip(before.chunks(d)) {
-                let norm: f64 = row.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+                let norm: f64 = row
+                    .iter()
+                    .map(|&x| f64::from(x).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
                 assert!(norm <= c, "norm {norm} > c {c}");
-                let on: f64 = orig.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+                let on: f64 = orig
+                    .iter()
+                    .map(|&x| f64::from(x).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
                 if on <= c {
                     assert_eq!(row, orig, "rows within the ball are untouched");
                 }
@@ -57,7 +75,10 @@ mod tests {
     #[test]
     fn bad_clip_is_rejected() {
         let mut f = vec![1.0f32];
-        assert!(clip_rows(&mut f, 1, 0.0).unwrap_err().to_string().contains("clip = 0"));
+        assert!(clip_rows(&mut f, 1, 0.0)
+            .unwrap_err()
+            .to_string()
+            .contains("clip = 0"));
         assert!(clip_rows(&mut f, 1, f64::NAN).is_err());
     }
 }

@@ -63,25 +63,48 @@ impl FeatureSpace {
     pub fn encode(&self, table: &Table) -> Result<Vec<f32>> {
         let n = table.n_rows;
         let d = self.dim;
-        let cells = n.checked_mul(d).ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
+        let cells = n
+            .checked_mul(d)
+            .ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
         let mut out = vec![0f32; cells];
         for (codec, column) in self.codecs.iter().zip(&table.columns) {
             match (codec, column) {
                 (ColumnCodec::Label, _) => {}
-                (ColumnCodec::Numeric { offset, scale, lo, hi, start, .. }, Column::Numeric { values, .. }) => {
+                (
+                    ColumnCodec::Numeric {
+                        offset,
+                        scale,
+                        lo,
+                        hi,
+                        start,
+                        ..
+                    },
+                    Column::Numeric { values, .. },
+                ) => {
                     for (i, &v) in values.iter().enumerate() {
                         let x = f64::from(v).clamp(*lo, *hi);
                         out[i * d + start] = ((x - offset) / scale) as f32;
                     }
                 }
-                (ColumnCodec::Categorical { slot_of_code, start, .. }, Column::Categorical { codes, .. }) => {
+                (
+                    ColumnCodec::Categorical {
+                        slot_of_code,
+                        start,
+                        ..
+                    },
+                    Column::Categorical { codes, .. },
+                ) => {
                     for (i, &c) in codes.iter().enumerate() {
                         if let Some(Some(s)) = slot_of_code.get(c as usize) {
                             out[i * d + start + s] = 1.0;
                         }
                     }
                 }
-                _ => return Err(Error::Data("internal: codec does not match the column type".into())),
+                _ => {
+                    return Err(Error::Data(
+                        "internal: codec does not match the column type".into(),
+                    ))
+                }
             }
         }
         Ok(out)
@@ -93,7 +116,14 @@ impl FeatureSpace {
         for codec in &self.codecs {
             match codec {
                 ColumnCodec::Label => out.push(label.to_string()),
-                ColumnCodec::Numeric { offset, scale, lo, hi, integer, start } => {
+                ColumnCodec::Numeric {
+                    offset,
+                    scale,
+                    lo,
+                    hi,
+                    integer,
+                    start,
+                } => {
                     let x = (offset + f64::from(row[*start]) * scale).clamp(*lo, *hi);
                     out.push(format_number(x, *integer));
                 }
@@ -138,7 +168,14 @@ mod tests {
         FeatureSpace {
             names: vec!["age".into(), "y".into(), "color".into()],
             codecs: vec![
-                ColumnCodec::Numeric { offset: 10.0, scale: 100.0, lo: 10.0, hi: 110.0, integer: true, start: 0 },
+                ColumnCodec::Numeric {
+                    offset: 10.0,
+                    scale: 100.0,
+                    lo: 10.0,
+                    hi: 110.0,
+                    integer: true,
+                    start: 0,
+                },
                 ColumnCodec::Label,
                 ColumnCodec::Categorical {
                     levels: vec!["blue".into(), "red".into()],
@@ -155,9 +192,18 @@ mod tests {
         let t = Table {
             names: vec!["age".into(), "y".into(), "color".into()],
             columns: vec![
-                Column::Numeric { values: vec![20.0, 500.0], integer: true },
-                Column::Categorical { codes: vec![0, 1], levels: vec!["a".into(), "b".into()] },
-                Column::Categorical { codes: vec![2, 1], levels: vec!["blue".into(), "green".into(), "red".into()] },
+                Column::Numeric {
+                    values: vec![20.0, 500.0],
+                    integer: true,
+                },
+                Column::Categorical {
+                    codes: vec![0, 1],
+                    levels: vec!["a".into(), "b".into()],
+                },
+                Column::Categorical {
+                    codes: vec![2, 1],
+                    levels: vec!["blue".into(), "green".into(), "red".into()],
+                },
             ],
             n_rows: 2,
             rows_dropped: 0,
@@ -172,7 +218,11 @@ mod tests {
         s.decode_row(&m[0..3], "a", &mut out);
         assert_eq!(out, vec!["20", "a", "red"]);
         s.decode_row(&[-3.0, 0.7, 0.2], "b", &mut out);
-        assert_eq!(out, vec!["10", "b", "blue"], "decoding clamps and takes the argmax");
+        assert_eq!(
+            out,
+            vec!["10", "b", "blue"],
+            "decoding clamps and takes the argmax"
+        );
     }
 
     #[test]

@@ -44,7 +44,11 @@ impl std::str::FromStr for NormalizeMode {
             "public" => Ok(NormalizeMode::Public),
             "dp" => Ok(NormalizeMode::Dp),
             "data" => Ok(NormalizeMode::Data),
-            other => Err(Error::param("normalize", other, "use 'dp' (default), 'public' (bounds from --schema) or 'data'")),
+            other => Err(Error::param(
+                "normalize",
+                other,
+                "use 'dp' (default), 'public' (bounds from --schema) or 'data'",
+            )),
         }
     }
 }
@@ -121,13 +125,25 @@ pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
         let spec = schema.and_then(|s| s.columns.get(name));
         match col {
             Column::Numeric { .. } => {
-                let public = matches!(spec, Some(ColumnSpec::Numeric { min: Some(_), max: Some(_), integer: Some(_) }));
+                let public = matches!(
+                    spec,
+                    Some(ColumnSpec::Numeric {
+                        min: Some(_),
+                        max: Some(_),
+                        integer: Some(_)
+                    })
+                );
                 if !public {
                     num += 1;
                 }
             }
             Column::Categorical { .. } => {
-                if !matches!(spec, Some(ColumnSpec::Categorical { categories: Some(_) })) {
+                if !matches!(
+                    spec,
+                    Some(ColumnSpec::Categorical {
+                        categories: Some(_)
+                    })
+                ) {
                     cat += 1;
                 }
             }
@@ -167,7 +183,11 @@ fn bin_edges(b: usize) -> (f64, f64) {
         let e = 2f64.powi(MIN_EXP);
         return (-e, e);
     }
-    let (off, sign) = if b > HALF { (b - HALF - 1, 1.0) } else { (HALF - 1 - b, -1.0) };
+    let (off, sign) = if b > HALF {
+        (b - HALF - 1, 1.0)
+    } else {
+        (HALF - 1 - b, -1.0)
+    };
     let exp = (off / SUB) as i32 + MIN_EXP;
     let sub = (off % SUB) as f64;
     let lo = 2f64.powi(exp) * (1.0 + sub / SUB as f64);
@@ -193,9 +213,14 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
 ) -> Result<(FeatureSpace, NormalizationReport)> {
     let (m_num, m_cat) = dp_columns(table, schema);
     let dp_hist = if mode == NormalizeMode::Dp && m_num + m_cat > 0 {
-        let b = budget.ok_or_else(|| Error::Data("internal: dp normalization needs a budget".into()))?;
+        let b = budget
+            .ok_or_else(|| Error::Data("internal: dp normalization needs a budget".into()))?;
         let sens = ((3 * m_num + 2 * m_cat) as f64).sqrt();
-        Some((b, sens, Gaussian::new("normalization noise", b.noise_multiplier * sens)?))
+        Some((
+            b,
+            sens,
+            Gaussian::new("normalization noise", b.noise_multiplier * sens)?,
+        ))
     } else {
         None
     };
@@ -212,7 +237,13 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
         if Some(j) == table.label_index {
             codecs.push(ColumnCodec::Label);
-            reports.push(ColumnReport { name: name.clone(), kind: "label", source: "public (class labels)", range: None, levels_released: None });
+            reports.push(ColumnReport {
+                name: name.clone(),
+                kind: "label",
+                source: "public (class labels)",
+                range: None,
+                levels_released: None,
+            });
             continue;
         }
         let spec = schema.and_then(|s| s.columns.get(name));
@@ -226,9 +257,22 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     (NormalizeMode::Data, _, _) => {
                         let (mean, std, mn, mx) = moments(values);
                         let scale = if std > 0.0 { std } else { 1.0 };
-                        codecs.push(ColumnCodec::Numeric { offset: mean, scale, lo: mn, hi: mx, integer: *integer, start: dim });
+                        codecs.push(ColumnCodec::Numeric {
+                            offset: mean,
+                            scale,
+                            lo: mn,
+                            hi: mx,
+                            integer: *integer,
+                            start: dim,
+                        });
                         dim += 1;
-                        reports.push(ColumnReport { name: name.clone(), kind: "numeric", source: "data", range: Some([mn, mx]), levels_released: None });
+                        reports.push(ColumnReport {
+                            name: name.clone(),
+                            kind: "numeric",
+                            source: "data",
+                            range: Some([mn, mx]),
+                            levels_released: None,
+                        });
                         continue;
                     }
                     (_, Some(mn), Some(mx)) if mode == NormalizeMode::Public || s_int.is_some() => {
@@ -256,13 +300,28 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     }
                 };
                 let (offset, scale) = if hi > lo { (lo, hi - lo) } else { (lo, 1.0) };
-                codecs.push(ColumnCodec::Numeric { offset, scale, lo, hi, integer: int, start: dim });
+                codecs.push(ColumnCodec::Numeric {
+                    offset,
+                    scale,
+                    lo,
+                    hi,
+                    integer: int,
+                    start: dim,
+                });
                 dim += 1;
-                reports.push(ColumnReport { name: name.clone(), kind: "numeric", source, range: Some([lo, hi]), levels_released: None });
+                reports.push(ColumnReport {
+                    name: name.clone(),
+                    kind: "numeric",
+                    source,
+                    range: Some([lo, hi]),
+                    levels_released: None,
+                });
             }
             Column::Categorical { codes, levels } => {
                 let schema_levels = match spec {
-                    Some(ColumnSpec::Categorical { categories: Some(c) }) => Some(c.clone()),
+                    Some(ColumnSpec::Categorical {
+                        categories: Some(c),
+                    }) => Some(c.clone()),
                     _ => None,
                 };
                 let (released, source): (Vec<String>, &'static str) = match (mode, schema_levels) {
@@ -288,7 +347,8 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                         let kept: Vec<String> = levels
                             .iter()
                             .zip(&counts)
-                            .filter_map(|(l, &c)| (c + g.sample(rng) > tau).then(|| l.clone()))
+                            .filter(|&(_, &c)| c + g.sample(rng) > tau)
+                            .map(|(l, _)| l.clone())
                             .collect();
                         if kept.is_empty() {
                             warnings.push(format!(
@@ -299,10 +359,23 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                         (kept, "dp")
                     }
                 };
-                let slot_of_code = levels.iter().map(|l| released.iter().position(|r| r == l)).collect();
+                let slot_of_code = levels
+                    .iter()
+                    .map(|l| released.iter().position(|r| r == l))
+                    .collect();
                 let width = released.len();
-                reports.push(ColumnReport { name: name.clone(), kind: "categorical", source, range: None, levels_released: Some(width) });
-                codecs.push(ColumnCodec::Categorical { levels: released, slot_of_code, start: dim });
+                reports.push(ColumnReport {
+                    name: name.clone(),
+                    kind: "categorical",
+                    source,
+                    range: None,
+                    levels_released: Some(width),
+                });
+                codecs.push(ColumnCodec::Categorical {
+                    levels: released,
+                    slot_of_code,
+                    start: dim,
+                });
                 dim += width;
             }
         }
@@ -322,8 +395,19 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
         delta_categories: if m_cat > 0 { b.delta_categories } else { 0.0 },
     });
     Ok((
-        FeatureSpace { names: table.names.clone(), codecs, dim },
-        NormalizationReport { mode, protected, statement, dp_histogram, columns: reports, warnings },
+        FeatureSpace {
+            names: table.names.clone(),
+            codecs,
+            dim,
+        },
+        NormalizationReport {
+            mode,
+            protected,
+            statement,
+            dp_histogram,
+            columns: reports,
+            warnings,
+        },
     ))
 }
 
@@ -340,12 +424,21 @@ fn moments(values: &[f32]) -> (f64, f64, f64, f64) {
         mx = mx.max(v);
     }
     let mean = sum / n;
-    let var = values.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / n;
+    let var = values
+        .iter()
+        .map(|&v| (f64::from(v) - mean).powi(2))
+        .sum::<f64>()
+        / n;
     (mean, var.sqrt(), mn, mx)
 }
 
 /// DP range and integrality of one numeric column from its noisy grid histogram.
-fn dp_range<R: Rng + ?Sized>(values: &[f32], g: &Gaussian, t: f64, rng: &mut R) -> (f64, f64, bool, Option<String>) {
+fn dp_range<R: Rng + ?Sized>(
+    values: &[f32],
+    g: &Gaussian,
+    t: f64,
+    rng: &mut R,
+) -> (f64, f64, bool, Option<String>) {
     let mut counts = vec![0f64; GRID_BINS];
     let mut non_integral = 0f64;
     for &v in values {
@@ -357,32 +450,37 @@ fn dp_range<R: Rng + ?Sized>(values: &[f32], g: &Gaussian, t: f64, rng: &mut R) 
     let tau = g.sigma() * t;
     let mut first = None;
     let mut last = None;
-    let mut best = (f64::NEG_INFINITY, HALF);
     for (b, c) in counts.iter().enumerate() {
         let noisy = c + g.sample(rng);
         if noisy > tau {
             first.get_or_insert(b);
             last = Some(b);
         }
-        if noisy > best.0 {
-            best = (noisy, b);
-        }
     }
     let integral = non_integral + g.sample(rng) <= tau;
-    let (b0, b1, warn) = match (first, last) {
-        (Some(a), Some(b)) => (a, b, None),
-        _ => (
-            best.1,
-            best.1,
-            Some("too few rows for the normalization budget to find its range reliably; give min/max in a schema".to_string()),
-        ),
+    let (b0, b1) = match (first, last) {
+        (Some(a), Some(b)) => (a, b),
+        // Nothing stands out of the noise: the data cannot tell us its range at this budget.
+        // Fall back to the data-independent range [0, 1] rather than a noise-picked bin.
+        _ => {
+            return (
+                0.0,
+                1.0,
+                integral,
+                Some(
+                    "too few rows for the normalization budget to estimate its range; used the default range [0, 1]. \
+                     Give min/max in a --schema, raise --normalize-share, or use more rows"
+                        .to_string(),
+                ),
+            )
+        }
     };
     let lo = bin_edges(b0).0;
     let hi = bin_edges(b1).1;
     if b0 == HALF && b1 == HALF {
-        return (0.0, 0.0, integral, warn);
+        return (0.0, 0.0, integral, None);
     }
-    (lo, hi, integral, warn)
+    (lo, hi, integral, None)
 }
 
 #[cfg(test)]
@@ -392,12 +490,16 @@ mod tests {
 
     #[test]
     fn grid_bins_contain_their_values() {
-        for &x in &[0.0f32, 1e-9, 3e-6, 0.3, 1.0, 1.3, 7.9, 255.0, 256.0, 1e6, 3e38, -0.3, -255.0, -1e20] {
+        for &x in &[
+            0.0f32, 1e-9, 3e-6, 0.3, 1.0, 1.3, 7.9, 255.0, 256.0, 1e6, 3e38, -0.3, -255.0, -1e20,
+        ] {
             let (lo, hi) = bin_edges(bin_of(x));
             let x = f64::from(x);
             assert!(lo <= x && x <= hi, "{x} not in [{lo}, {hi}]");
         }
-        assert!(bin_of(-3e38) < bin_of(-1.0) && bin_of(-1.0) < bin_of(0.0) && bin_of(0.0) < bin_of(1.0));
+        assert!(
+            bin_of(-3e38) < bin_of(-1.0) && bin_of(-1.0) < bin_of(0.0) && bin_of(0.0) < bin_of(1.0)
+        );
         assert_eq!(GRID_BINS, 1185);
     }
 
@@ -406,9 +508,18 @@ mod tests {
         Table {
             names: vec!["x".into(), "c".into(), "y".into()],
             columns: vec![
-                Column::Numeric { integer: values.iter().all(|v| v.fract() == 0.0), values },
-                Column::Categorical { codes: cats, levels: levels.into_iter().map(String::from).collect() },
-                Column::Categorical { codes: vec![0; n], levels: vec!["a".into()] },
+                Column::Numeric {
+                    integer: values.iter().all(|v| v.fract() == 0.0),
+                    values,
+                },
+                Column::Categorical {
+                    codes: cats,
+                    levels: levels.into_iter().map(String::from).collect(),
+                },
+                Column::Categorical {
+                    codes: vec![0; n],
+                    levels: vec!["a".into()],
+                },
             ],
             n_rows: n,
             rows_dropped: 0,
@@ -424,10 +535,22 @@ mod tests {
         let mut cats = vec![0u32; 20000];
         cats[7] = 1;
         let t = table(values, cats, vec!["common", "unique"]);
-        let b = DpHistogramBudget { noise_multiplier: 2.0, delta_categories: 1e-6 };
-        let (fs, rep) = fit_feature_space(&t, None, NormalizeMode::Dp, Some(&b), &mut ReleaseRng::seeded(1)).unwrap();
+        let b = DpHistogramBudget {
+            noise_multiplier: 2.0,
+            delta_categories: 1e-6,
+        };
+        let (fs, rep) = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
         match &fs.codecs[0] {
-            ColumnCodec::Numeric { lo, hi, integer, .. } => {
+            ColumnCodec::Numeric {
+                lo, hi, integer, ..
+            } => {
                 assert!(*lo <= 0.0 && *lo > -1e-5, "lo {lo}");
                 assert_eq!(*hi, 256.0);
                 assert!(*integer);
@@ -435,7 +558,9 @@ mod tests {
             c => panic!("{c:?}"),
         }
         match &fs.codecs[1] {
-            ColumnCodec::Categorical { levels, .. } => assert_eq!(levels, &vec!["common".to_string()]),
+            ColumnCodec::Categorical { levels, .. } => {
+                assert_eq!(levels, &vec!["common".to_string()])
+            }
             c => panic!("{c:?}"),
         }
         assert!(rep.protected);
@@ -447,7 +572,14 @@ mod tests {
     #[test]
     fn data_mode_is_the_papers_z_score_and_says_unprotected() {
         let t = table(vec![1.0, 3.0, 5.0, 7.0], vec![0, 1, 0, 1], vec!["p", "q"]);
-        let (fs, rep) = fit_feature_space(&t, None, NormalizeMode::Data, None, &mut ReleaseRng::seeded(1)).unwrap();
+        let (fs, rep) = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Data,
+            None,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
         match &fs.codecs[0] {
             ColumnCodec::Numeric { offset, scale, .. } => {
                 assert_eq!(*offset, 4.0);
@@ -461,21 +593,45 @@ mod tests {
     #[test]
     fn constant_column_is_left_unscaled() {
         let t = table(vec![0.0; 8], vec![0; 8], vec!["p"]);
-        let (fs, _) = fit_feature_space(&t, None, NormalizeMode::Data, None, &mut ReleaseRng::seeded(1)).unwrap();
+        let (fs, _) = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Data,
+            None,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
         assert!(matches!(fs.codecs[0], ColumnCodec::Numeric { scale, .. } if scale == 1.0));
     }
 
     #[test]
     fn public_mode_requires_schema_bounds_and_names_the_column() {
         let t = table(vec![1.0, 2.0], vec![0, 0], vec!["p"]);
-        let e = fit_feature_space(&t, None, NormalizeMode::Public, None, &mut ReleaseRng::seeded(1)).unwrap_err().to_string();
+        let e = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Public,
+            None,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("column 'x'") && e.contains("schema"), "{e}");
         let schema = Schema::from_json(
             r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10}, "c": {"type": "categorical", "categories": ["p", "z"]}}}"#,
         )
         .unwrap();
-        let (fs, rep) = fit_feature_space(&t, Some(&schema), NormalizeMode::Public, None, &mut ReleaseRng::seeded(1)).unwrap();
-        assert!(matches!(fs.codecs[0], ColumnCodec::Numeric { lo, hi, .. } if lo == 0.0 && hi == 10.0));
+        let (fs, rep) = fit_feature_space(
+            &t,
+            Some(&schema),
+            NormalizeMode::Public,
+            None,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        assert!(
+            matches!(fs.codecs[0], ColumnCodec::Numeric { lo, hi, .. } if lo == 0.0 && hi == 10.0)
+        );
         assert_eq!(fs.dim, 3);
         assert!(rep.protected && rep.dp_histogram.is_none());
     }
@@ -483,6 +639,10 @@ mod tests {
     #[test]
     fn mode_parsing() {
         assert_eq!("dp".parse::<NormalizeMode>().unwrap(), NormalizeMode::Dp);
-        assert!("zscore".parse::<NormalizeMode>().unwrap_err().to_string().contains("normalize = zscore"));
+        assert!("zscore"
+            .parse::<NormalizeMode>()
+            .unwrap_err()
+            .to_string()
+            .contains("normalize = zscore"));
     }
 }
