@@ -236,7 +236,7 @@ fn print_json(v: &serde_json::Value) {
 fn run_rdp(a: RdpArgs) -> Result<()> {
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
-    if !(a.noise_multiplier > 0.0) {
+    if a.noise_multiplier.is_nan() || a.noise_multiplier <= 0.0 {
         return Err(Error::param(
             "noise-multiplier",
             a.noise_multiplier,
