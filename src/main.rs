@@ -53,6 +53,7 @@ struct Common {
 }
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)]
 struct RdpArgs {
     /// Sampling rate q (mix / pool).
     #[arg(long)]
@@ -90,6 +91,7 @@ struct MechArgs {
 }
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)]
 struct AccountArgs {
     #[command(flatten)]
     mech: MechArgs,
@@ -101,6 +103,7 @@ struct AccountArgs {
 }
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)]
 struct CalibrateArgs {
     #[command(flatten)]
     mech: MechArgs,
@@ -112,6 +115,7 @@ struct CalibrateArgs {
 }
 
 #[derive(Args)]
+#[command(allow_negative_numbers = true)]
 struct SynthArgs {
     /// Input CSV (optionally gzip-compressed).
     #[arg(long)]

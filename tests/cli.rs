@@ -1,0 +1,498 @@
+//! The CLI contract, end to end: JSON shapes, synthesis on messy input, seeds, and one test
+//! per bad input (non-zero exit, a message naming the value, and no output left behind).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_privmix"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("privmix runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "failed: {}\n{}",
+        s,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one JSON object on stdout, got: {s}"
+    );
+    serde_json::from_str(lines[0]).expect("valid JSON")
+}
+
+fn shared(rel: &str) -> PathBuf {
+    let p = std::env::var("PRIVMIX_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join(rel);
+    assert!(p.exists(), "test data {} is required", p.display());
+    p
+}
+
+/// A messy CSV: BOM, `;` delimiter, CRLF, quoted fields, missing values, a categorical column.
+const MESSY: &str = "\u{feff}age;\"city, region\";income;grade\r\n\
+34;\"Paris, IDF\";52000.5;A\r\n\
+41;Lyon;NA;B\r\n\
+29;\"Paris, IDF\";48000;A\r\n\
+?;Nice;39000;B\r\n\
+52;Lyon;61000.25;A\r\n\
+47;Nice;58000;B\r\n\
+38;\"Paris, IDF\";45500;A\r\n\
+33;Lyon;47000;B\r\n\
+45;Nice;53000;A\r\n\
+36;Lyon;50500;B\r\n";
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn synth_args<'a>(
+    input: &'a str,
+    out: &'a str,
+    receipt: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut v = vec![
+        "synth",
+        "--input",
+        input,
+        "--label",
+        "grade",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+    ];
+    v.extend_from_slice(extra);
+    v.extend_from_slice(&["--output", out, "--receipt", receipt]);
+    v
+}
+
+#[test]
+fn rdp_json_shape() {
+    let v = json(&run(&[
+        "rdp",
+        "--sampling-rate",
+        "0.01",
+        "--noise-multiplier",
+        "1.0",
+        "--orders",
+        "2,3,8",
+        "--json",
+    ]));
+    assert_eq!(v["orders"], serde_json::json!([2, 3, 8]));
+    let rdp = v["rdp"].as_array().unwrap();
+    assert_eq!(rdp.len(), 3);
+    assert!(rdp.iter().all(|x| x.as_f64().unwrap() > 0.0));
+}
+
+#[test]
+fn account_and_calibrate_round_trip_through_the_cli() {
+    let c = json(&run(&[
+        "calibrate",
+        "--mechanism",
+        "cda",
+        "--pool",
+        "6000",
+        "--mix",
+        "4",
+        "--clip",
+        "1",
+        "--samples",
+        "6000",
+        "--delta",
+        "1e-5",
+        "--epsilon",
+        "2",
+        "--json",
+    ]));
+    let sx = c["sigma_x"].as_f64().unwrap();
+    assert!(c["epsilon"].as_f64().unwrap() <= 2.0);
+    let a = json(&run(&[
+        "account",
+        "--mechanism",
+        "cda",
+        "--pool",
+        "6000",
+        "--mix",
+        "4",
+        "--clip",
+        "1",
+        "--sigma-x",
+        &sx.to_string(),
+        "--samples",
+        "6000",
+        "--delta",
+        "1e-5",
+        "--json",
+    ]));
+    let e = a["epsilon"].as_f64().unwrap();
+    assert!(e <= 2.0 && e > 1.99, "{e}");
+    assert!(a["order"].as_u64().unwrap() >= 2);
+    // Paper preset is looser: more ε for the same σ.
+    let p = json(&run(&[
+        "account",
+        "--mechanism",
+        "cda",
+        "--pool",
+        "6000",
+        "--mix",
+        "4",
+        "--clip",
+        "1",
+        "--sigma-x",
+        &sx.to_string(),
+        "--samples",
+        "6000",
+        "--delta",
+        "1e-5",
+        "--preset",
+        "paper",
+        "--json",
+    ]));
+    assert!(p["epsilon"].as_f64().unwrap() > e);
+}
+
+#[test]
+fn synth_on_messy_csv_with_defaults_keeps_the_promise() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "messy.csv", MESSY);
+    let (out, rec) = (dir.path().join("out.csv"), dir.path().join("r.json"));
+    let o = run(&[
+        "synth",
+        "--input",
+        s(&input),
+        "--label",
+        "grade",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--mix",
+        "2",
+        "--output",
+        s(&out),
+        "--receipt",
+        s(&rec),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("dropped 2 row(s)"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header, vec!["age", "city, region", "income", "grade"]);
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    assert_eq!(
+        rows.len(),
+        8,
+        "T defaults to the 8 kept rows, ⌊8/2⌋ per class"
+    );
+    for r in &rows {
+        assert!(r.iter().all(|c| !c.is_empty() && c != "NaN"), "{r:?}");
+        assert!(r[3] == *"A" || r[3] == *"B");
+        r[0].parse::<i64>().expect("age stays an integer column");
+        r[2].parse::<f64>().unwrap();
+    }
+    let receipt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert!(receipt["epsilon"].as_f64().unwrap() <= 5.0);
+    assert_eq!(receipt["delta"].as_f64().unwrap(), 1e-5);
+    assert_eq!(receipt["normalization"]["mode"], "dp");
+    assert_eq!(receipt["normalization"]["protected"], true);
+    assert_eq!(receipt["data"]["rows_dropped"], 2);
+    assert_eq!(receipt["randomness"]["seeded"], false);
+    assert!(receipt["accountant"]["rdp"].as_array().unwrap().len() == 255);
+    assert!(!receipt["version"].as_str().unwrap().is_empty());
+    // Nothing else is left in the folder.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["messy.csv", "out.csv", "r.json"]);
+}
+
+#[test]
+fn seeded_runs_reproduce_and_unseeded_runs_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let iris = shared("data/iris.csv");
+    let go = |name: &str, seed: Option<&str>| -> (String, serde_json::Value) {
+        let out = dir.path().join(format!("{name}.csv"));
+        let rec = dir.path().join(format!("{name}.json"));
+        let mut args = vec![
+            "synth",
+            "--input",
+            s(&iris),
+            "--label",
+            "species",
+            "--epsilon",
+            "8",
+            "--delta",
+            "1e-5",
+            "--normalize",
+            "data",
+            "--output",
+            s(&out),
+            "--receipt",
+            s(&rec),
+        ];
+        if let Some(sd) = seed {
+            args.extend_from_slice(&["--seed", sd]);
+        }
+        let o = bin().args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            std::fs::read_to_string(&out).unwrap(),
+            serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap(),
+        )
+    };
+    let (a, ra) = go("a", Some("42"));
+    let (b, _) = go("b", Some("42"));
+    let (c, rc) = go("c", None);
+    let (d, _) = go("d", None);
+    assert_eq!(a, b, "same seed, same output");
+    assert_ne!(c, d, "unseeded runs differ");
+    assert_ne!(a, c);
+    assert_eq!(ra["randomness"]["seeded"], true);
+    assert!(ra["randomness"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("seeded, not for release"));
+    assert!(ra["warnings"]
+        .to_string()
+        .contains("seeded, not for release"));
+    assert_eq!(rc["randomness"]["seeded"], false);
+    // --normalize data is loudly unprotected.
+    assert_eq!(ra["normalization"]["protected"], false);
+    assert!(ra["guarantee"]["unprotected"]
+        .to_string()
+        .contains("normalization statistics"));
+}
+
+#[test]
+fn evaluate_prints_accuracy() {
+    let iris = shared("data/iris.csv");
+    for model in ["logreg", "tree"] {
+        let v = json(&run(&[
+            "evaluate",
+            "--train",
+            s(&iris),
+            "--test",
+            s(&iris),
+            "--label",
+            "species",
+            "--model",
+            model,
+            "--json",
+        ]));
+        assert!(v["accuracy"].as_f64().unwrap() > 0.9, "{model}: {v}");
+    }
+}
+
+/// Runs a synth that must fail; checks exit code, that stderr names `needle`, and that the
+/// folder holds nothing but `keep`.
+fn assert_fails_cleanly(dir: &Path, args: &[&str], needle: &str, keep: &[&str]) {
+    let o = run(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "expected failure for {args:?}");
+    assert!(
+        err.contains(needle),
+        "stderr does not name {needle:?}: {err}"
+    );
+    assert!(!err.contains("panicked"), "a panic reached the user: {err}");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(names, want, "output or temporary files were left behind");
+}
+
+#[test]
+fn bad_input_malformed_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", "a,b,grade\n1,2,A\n3,\"4,B\n5,6,A\n");
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &[]),
+        "quote",
+        &["in.csv"],
+    );
+    let ragged = write(dir.path(), "in.csv", "a,b,grade\n1,2,A\n3,4,5,B\n");
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&ragged), s(&out), s(&rec), &[]),
+        "row 2",
+        &["in.csv"],
+    );
+}
+
+#[test]
+fn bad_input_missing_label_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", "a,b,class\n1,2,A\n3,4,B\n");
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &[]),
+        "'grade'",
+        &["in.csv"],
+    );
+}
+
+#[test]
+fn bad_input_class_smaller_than_l() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(
+        dir.path(),
+        "in.csv",
+        "a,b,grade\n1,2,A\n3,4,A\n5,6,A\n7,8,B\n9,1,B\n",
+    );
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &["--mix", "3"]),
+        "class 'B' has only 2 rows",
+        &["in.csv"],
+    );
+}
+
+#[test]
+fn bad_input_epsilon_not_positive() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", MESSY);
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    for eps in ["0", "-1"] {
+        let mut args = vec![
+            "synth",
+            "--input",
+            s(&input),
+            "--label",
+            "grade",
+            "--epsilon",
+            eps,
+            "--delta",
+            "1e-5",
+        ];
+        args.extend_from_slice(&["--output", s(&out), "--receipt", s(&rec)]);
+        assert_fails_cleanly(dir.path(), &args, &format!("epsilon = {eps}"), &["in.csv"]);
+    }
+}
+
+#[test]
+fn bad_input_delta_outside_unit_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", MESSY);
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    for delta in ["0", "1", "1.5", "-0.1"] {
+        let args = [
+            "synth",
+            "--input",
+            s(&input),
+            "--label",
+            "grade",
+            "--epsilon",
+            "1",
+            "--delta",
+            delta,
+            "--output",
+            s(&out),
+            "--receipt",
+            s(&rec),
+        ];
+        assert_fails_cleanly(dir.path(), &args, &format!("delta = {delta}"), &["in.csv"]);
+    }
+}
+
+#[test]
+fn bad_input_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", "");
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &[]),
+        "empty",
+        &["in.csv"],
+    );
+}
+
+#[test]
+fn bad_input_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.csv");
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&missing), s(&out), s(&rec), &[]),
+        "nope.csv",
+        &[],
+    );
+}
+
+#[test]
+fn bad_input_nan_or_inf_in_numeric_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    for bad in ["NaN", "inf", "-Infinity"] {
+        let input = write(
+            dir.path(),
+            "in.csv",
+            &format!("a,b,grade\n1,2,A\n3,{bad},B\n5,6,A\n7,8,B\n"),
+        );
+        assert_fails_cleanly(
+            dir.path(),
+            &synth_args(s(&input), s(&out), s(&rec), &["--mix", "1"]),
+            &format!("'{bad}'"),
+            &["in.csv"],
+        );
+    }
+}
+
+#[test]
+fn bad_input_samples_below_classes_and_bad_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", MESSY);
+    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(
+            s(&input),
+            s(&out),
+            s(&rec),
+            &["--mix", "2", "--samples", "1"],
+        ),
+        "samples = 1",
+        &["in.csv"],
+    );
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &["--mix", "0"]),
+        "mix = 0",
+        &["in.csv"],
+    );
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &["--mix", "2", "--clip", "-1"]),
+        "clip = -1",
+        &["in.csv"],
+    );
+}
