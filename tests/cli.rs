@@ -325,53 +325,37 @@ fn assert_fails_cleanly(dir: &Path, args: &[&str], needle: &str, keep: &[&str]) 
     assert_eq!(names, want, "output or temporary files were left behind");
 }
 
-#[test]
-fn bad_input_malformed_csv() {
+/// Writes `csv` to a fresh folder, runs `synth` with the standard flags plus `extra`, and
+/// checks that it fails cleanly naming `needle`.
+fn expect_synth_error(csv: &str, extra: &[&str], needle: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let input = write(dir.path(), "in.csv", "a,b,grade\n1,2,A\n3,\"4,B\n5,6,A\n");
+    let input = write(dir.path(), "in.csv", csv);
     let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
     assert_fails_cleanly(
         dir.path(),
-        &synth_args(s(&input), s(&out), s(&rec), &[]),
-        "quote",
+        &synth_args(s(&input), s(&out), s(&rec), extra),
+        needle,
         &["in.csv"],
     );
-    let ragged = write(dir.path(), "in.csv", "a,b,grade\n1,2,A\n3,4,5,B\n");
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(s(&ragged), s(&out), s(&rec), &[]),
-        "row 2",
-        &["in.csv"],
-    );
+}
+
+#[test]
+fn bad_input_malformed_csv() {
+    expect_synth_error("a,b,grade\n1,2,A\n3,\"4,B\n5,6,A\n", &[], "quote");
+    expect_synth_error("a,b,grade\n1,2,A\n3,4,5,B\n", &[], "row 2");
 }
 
 #[test]
 fn bad_input_missing_label_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = write(dir.path(), "in.csv", "a,b,class\n1,2,A\n3,4,B\n");
-    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(s(&input), s(&out), s(&rec), &[]),
-        "'grade'",
-        &["in.csv"],
-    );
+    expect_synth_error("a,b,class\n1,2,A\n3,4,B\n", &[], "'grade'");
 }
 
 #[test]
 fn bad_input_class_smaller_than_l() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = write(
-        dir.path(),
-        "in.csv",
+    expect_synth_error(
         "a,b,grade\n1,2,A\n3,4,A\n5,6,A\n7,8,B\n9,1,B\n",
-    );
-    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(s(&input), s(&out), s(&rec), &["--mix", "3"]),
+        &["--mix", "3"],
         "class 'B' has only 2 rows",
-        &["in.csv"],
     );
 }
 
@@ -424,15 +408,7 @@ fn bad_input_delta_outside_unit_interval() {
 
 #[test]
 fn bad_input_empty_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = write(dir.path(), "in.csv", "");
-    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(s(&input), s(&out), s(&rec), &[]),
-        "empty",
-        &["in.csv"],
-    );
+    expect_synth_error("", &[], "empty");
 }
 
 #[test]
@@ -450,49 +426,15 @@ fn bad_input_missing_file() {
 
 #[test]
 fn bad_input_nan_or_inf_in_numeric_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
     for bad in ["NaN", "inf", "-Infinity"] {
-        let input = write(
-            dir.path(),
-            "in.csv",
-            &format!("a,b,grade\n1,2,A\n3,{bad},B\n5,6,A\n7,8,B\n"),
-        );
-        assert_fails_cleanly(
-            dir.path(),
-            &synth_args(s(&input), s(&out), s(&rec), &["--mix", "1"]),
-            &format!("'{bad}'"),
-            &["in.csv"],
-        );
+        let csv = format!("a,b,grade\n1,2,A\n3,{bad},B\n5,6,A\n7,8,B\n");
+        expect_synth_error(&csv, &["--mix", "1"], &format!("'{bad}'"));
     }
 }
 
 #[test]
 fn bad_input_samples_below_classes_and_bad_mix() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = write(dir.path(), "in.csv", MESSY);
-    let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(
-            s(&input),
-            s(&out),
-            s(&rec),
-            &["--mix", "2", "--samples", "1"],
-        ),
-        "samples = 1",
-        &["in.csv"],
-    );
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(s(&input), s(&out), s(&rec), &["--mix", "0"]),
-        "mix = 0",
-        &["in.csv"],
-    );
-    assert_fails_cleanly(
-        dir.path(),
-        &synth_args(s(&input), s(&out), s(&rec), &["--mix", "2", "--clip", "-1"]),
-        "clip = -1",
-        &["in.csv"],
-    );
+    expect_synth_error(MESSY, &["--mix", "2", "--samples", "1"], "samples = 1");
+    expect_synth_error(MESSY, &["--mix", "0"], "mix = 0");
+    expect_synth_error(MESSY, &["--mix", "2", "--clip", "-1"], "clip = -1");
 }
