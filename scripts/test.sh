@@ -25,4 +25,8 @@ echo "== wasm32 build of the library"
 cargo build --target wasm32-unknown-unknown --lib
 
 echo "== cargo test"
-cargo test --all-targets
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --all-targets 2>&1 | tee "$log"
+read -r passed failed < <(awk '/^test result:/ { for (i = 1; i < NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } } END { print p + 0, f + 0 }' "$log")
+echo "tests: ${passed} passed, ${failed} failed"
