@@ -56,6 +56,7 @@ pub fn smallest_z(
         e_hi = eval(hi)?;
     }
     let mut lo = hi / 4.0;
+    let mut e_lo_first = None;
     loop {
         if lo <= Z_MIN {
             // Essentially no noise is needed; report the tiny z that meets the target.
@@ -68,23 +69,70 @@ pub fn smallest_z(
         }
         let e = eval(lo)?;
         if e.epsilon > target {
+            e_lo_first = Some(e);
             break;
         }
         hi = lo;
         e_hi = e;
         lo /= 4.0;
     }
-    // Bisect in log z: ε(lo) > target ≥ ε(hi).
+    // Shrink the bracket in log z with the Illinois variant of regula falsi on
+    // g(x) = ln ε(e^x) − ln target (decreasing), keeping ε(lo) > target ≥ ε(hi). Every few
+    // steps, or when regula falsi stalls, a plain bisection step guarantees progress.
+    let g = |e: f64| e.ln() - target.ln();
+    let mut e_lo = match e_lo_first {
+        Some(e) => e,
+        None => eval(lo)?,
+    };
+    let (mut x_lo, mut x_hi) = (lo.ln(), hi.ln());
+    let (mut g_lo, mut g_hi) = (g(e_lo.epsilon), g(e_hi.epsilon));
+    let mut side = 0i32;
+    let mut step = 0u32;
     while hi / lo - 1.0 > Z_REL_TOL {
-        let mid = (lo * hi).sqrt();
-        let e = eval(mid)?;
-        if e.epsilon <= target {
-            hi = mid;
-            e_hi = e;
+        step += 1;
+        let width = x_hi - x_lo;
+        let mut x = if g_lo.is_finite() && g_hi.is_finite() && g_lo > g_hi && step % 8 != 0 {
+            x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo)
         } else {
-            lo = mid;
+            0.5 * (x_lo + x_hi)
+        };
+        // Stay strictly inside, at least a small fraction of the width from either end.
+        let margin = (width * 1e-3).max(x_hi.abs().max(1.0) * f64::EPSILON * 4.0);
+        x = x.clamp(x_lo + margin, x_hi - margin);
+        if !(x > x_lo && x < x_hi) {
+            break;
+        }
+        let z = x.exp();
+        let e = eval(z)?;
+        let gx = g(e.epsilon);
+        if e.epsilon <= target {
+            (hi, x_hi, g_hi, e_hi) = (z, x, gx, e);
+            if side == 1 {
+                g_lo /= 2.0;
+            }
+            side = 1;
+        } else {
+            (lo, x_lo, g_lo, e_lo) = (z, x, gx, e);
+            if side == -1 {
+                g_hi /= 2.0;
+            }
+            side = -1;
+        }
+        // Close the gap from the feasible side once regula falsi converges from one end.
+        if hi / lo - 1.0 > Z_REL_TOL && side == 1 && x_hi - x_lo < 1e-3 {
+            let probe = hi * (1.0 - Z_REL_TOL * 0.5);
+            if probe > lo {
+                let ep = eval(probe)?;
+                if ep.epsilon > target {
+                    lo = probe;
+                    e_lo = ep;
+                    x_lo = probe.ln();
+                    g_lo = g(ep.epsilon);
+                }
+            }
         }
     }
+    let _ = e_lo;
     Ok(Calibrated { z: hi, eps: e_hi })
 }
 
@@ -113,6 +161,27 @@ mod tests {
                 .unwrap();
             assert!(below.epsilon > target);
         }
+    }
+
+    #[test]
+    fn converges_in_few_accountant_evaluations() {
+        // Calibration cost is dominated by curve evaluations; regula falsi must need far
+        // fewer than bisection to 1e-9 (about 30 after bracketing).
+        let orders = default_orders();
+        let count = std::cell::Cell::new(0);
+        let c = smallest_z(10.0, 1e-5, Conversion::Improved, |z| {
+            count.set(count.get() + 1);
+            Ok(RdpCurve::subsampled_gaussian(
+                4.0 / 6000.0,
+                z,
+                &orders,
+                super::super::WorBound::Theorem27,
+            )?
+            .times(6000))
+        })
+        .unwrap();
+        assert!(c.eps.epsilon <= 10.0 && c.eps.epsilon > 9.9999);
+        assert!(count.get() <= 16, "{} evaluations", count.get());
     }
 
     #[test]

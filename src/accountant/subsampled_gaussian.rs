@@ -31,7 +31,7 @@
 //! rounded up by a relative [`ROUND_UP`] to cover the floating-point error of the evaluation,
 //! so the reported value is never below the exact bound.
 
-use super::moments::{ln_b_even, log_add};
+use super::moments::ln_b_even;
 use crate::error::{Error, Result};
 
 /// Relative upward slack applied to every RDP value (covers f64 evaluation error, which is
@@ -157,12 +157,20 @@ pub fn rdp_curve(q: f64, z: f64, orders: &[u32], bound: WorBound) -> Result<Vec<
         };
     }
     let mut out = Vec::with_capacity(orders.len());
+    let mut terms = Vec::with_capacity(max_order as usize);
     for &alpha in orders {
-        let mut ln_sum = 2.0 * ln_q + lf.ln_choose(alpha, 2) + t2;
+        // Log-sum-exp over j = 2..=α: one exp per term.
+        terms.clear();
+        terms.push(2.0 * ln_q + lf.ln_choose(alpha, 2) + t2);
         for j in 3..=alpha {
-            let term = f64::from(j) * ln_q + lf.ln_choose(alpha, j) + ln_t[j as usize];
-            ln_sum = log_add(ln_sum, term);
+            terms.push(f64::from(j) * ln_q + lf.ln_choose(alpha, j) + ln_t[j as usize]);
         }
+        let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let ln_sum = if m.is_finite() {
+            m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln()
+        } else {
+            m
+        };
         // ln A = ln(1 + e^{ln_sum})
         let ln_a = if ln_sum > 0.0 {
             ln_sum + (-ln_sum).exp().ln_1p()
