@@ -111,11 +111,13 @@ impl FeatureSpace {
     }
 
     /// Decodes one synthetic feature row into output cells (the label cell gets `label`).
+    /// `out` is reused across rows: its strings are overwritten in place, not reallocated.
     pub fn decode_row(&self, row: &[f32], label: &str, out: &mut Vec<String>) {
-        out.clear();
-        for codec in &self.codecs {
+        out.resize_with(self.codecs.len(), String::new);
+        for (codec, cell) in self.codecs.iter().zip(out.iter_mut()) {
+            cell.clear();
             match codec {
-                ColumnCodec::Label => out.push(label.to_string()),
+                ColumnCodec::Label => cell.push_str(label),
                 ColumnCodec::Numeric {
                     offset,
                     scale,
@@ -125,11 +127,11 @@ impl FeatureSpace {
                     start,
                 } => {
                     let x = (offset + f64::from(row[*start]) * scale).clamp(*lo, *hi);
-                    out.push(format_number(x, *integer));
+                    write_number(cell, x, *integer);
                 }
                 ColumnCodec::Categorical { levels, start, .. } => {
                     if levels.is_empty() {
-                        out.push(SUPPRESSED.to_string());
+                        cell.push_str(SUPPRESSED);
                     } else {
                         let seg = &row[*start..*start + levels.len()];
                         let mut best = 0;
@@ -138,7 +140,7 @@ impl FeatureSpace {
                                 best = j;
                             }
                         }
-                        out.push(levels[best].clone());
+                        cell.push_str(&levels[best]);
                     }
                 }
             }
@@ -146,18 +148,27 @@ impl FeatureSpace {
     }
 }
 
-/// Formats a decoded number: integers without a fraction, others as the shortest f32 text.
-pub fn format_number(x: f64, integer: bool) -> String {
+/// Appends a decoded number: integers without a fraction, others as the shortest f32 text.
+pub fn write_number(buf: &mut String, x: f64, integer: bool) {
+    use std::fmt::Write;
     if integer {
         let r = x.round();
-        if r == 0.0 {
-            "0".to_string()
+        if r.abs() < 9.0e15 {
+            // `r as i64` is exact here; "-0" cannot occur.
+            let _ = write!(buf, "{}", r as i64);
         } else {
-            format!("{r:.0}")
+            let _ = write!(buf, "{r:.0}");
         }
     } else {
-        format!("{}", x as f32)
+        let _ = write!(buf, "{}", x as f32);
     }
+}
+
+/// [`write_number`] into a fresh string.
+pub fn format_number(x: f64, integer: bool) -> String {
+    let mut s = String::new();
+    write_number(&mut s, x, integer);
+    s
 }
 
 #[cfg(test)]
