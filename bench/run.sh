@@ -21,7 +21,7 @@ done
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
 OUT="$BENCH/out"
-DATA="${PRIVMIX_DATA:-/work/shared/data}"
+DATA="${PRIVMIX_DATA:-$(cd "$(dirname "$0")/../.." && pwd)/shared/data}"
 mkdir -p "$OUT"
 log() { echo "[bench] $*" >&2; }
 
