@@ -10,6 +10,10 @@ fn main() {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=PRIVMIX_BUILD_ID={id}");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs/heads");
+    // In a git worktree `.git` is a file; watching missing paths would rebuild every time.
+    for p in [".git/HEAD", ".git/refs/heads"] {
+        if std::path::Path::new(p).exists() {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
 }
