@@ -55,44 +55,36 @@ pub fn smallest_z(
         hi *= 4.0;
         e_hi = eval(hi)?;
     }
+    // Walk down until the target is missed: ε(lo) > target ≥ ε(hi).
     let mut lo = hi / 4.0;
-    let mut e_lo_first = None;
-    loop {
-        if lo <= Z_MIN {
-            // Essentially no noise is needed; report the tiny z that meets the target.
-            let e = eval(Z_MIN)?;
-            if e.epsilon <= target {
-                return Ok(Calibrated { z: Z_MIN, eps: e });
-            }
-            lo = Z_MIN;
-            break;
-        }
-        let e = eval(lo)?;
+    let eps_lo = loop {
+        let z = lo.max(Z_MIN);
+        let e = eval(z)?;
         if e.epsilon > target {
-            e_lo_first = Some(e);
-            break;
+            lo = z;
+            break e.epsilon;
         }
-        hi = lo;
+        if z <= Z_MIN {
+            // Essentially no noise is needed; report the tiny z that meets the target.
+            return Ok(Calibrated { z, eps: e });
+        }
+        hi = z;
         e_hi = e;
         lo /= 4.0;
-    }
-    // Shrink the bracket in log z with the Illinois variant of regula falsi on
-    // g(x) = ln ε(e^x) − ln target (decreasing), keeping ε(lo) > target ≥ ε(hi). Every few
-    // steps, or when regula falsi stalls, a plain bisection step guarantees progress.
-    let g = |e: f64| e.ln() - target.ln();
-    let mut e_lo = match e_lo_first {
-        Some(e) => e,
-        None => eval(lo)?,
     };
+    // Shrink the bracket in log z with the Illinois variant of regula falsi on
+    // g(x) = ln ε(e^x) − ln target (decreasing), keeping ε(lo) > target ≥ ε(hi). Every eighth
+    // step is a plain bisection, which guarantees progress if regula falsi stalls.
+    let g = |e: f64| e.ln() - target.ln();
     let (mut x_lo, mut x_hi) = (lo.ln(), hi.ln());
-    let (mut g_lo, mut g_hi) = (g(e_lo.epsilon), g(e_hi.epsilon));
+    let (mut g_lo, mut g_hi) = (g(eps_lo), g(e_hi.epsilon));
     let mut side = 0i32;
     let mut step = 0u32;
     while hi / lo - 1.0 > Z_REL_TOL {
         step += 1;
         let width = x_hi - x_lo;
         let mut x = if g_lo.is_finite() && g_hi.is_finite() && g_lo > g_hi && step % 8 != 0 {
-            x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo)
+            x_hi - g_hi * width / (g_hi - g_lo)
         } else {
             0.5 * (x_lo + x_hi)
         };
@@ -112,7 +104,7 @@ pub fn smallest_z(
             }
             side = 1;
         } else {
-            (lo, x_lo, g_lo, e_lo) = (z, x, gx, e);
+            (lo, x_lo, g_lo) = (z, x, gx);
             if side == -1 {
                 g_hi /= 2.0;
             }
@@ -124,15 +116,11 @@ pub fn smallest_z(
             if probe > lo {
                 let ep = eval(probe)?;
                 if ep.epsilon > target {
-                    lo = probe;
-                    e_lo = ep;
-                    x_lo = probe.ln();
-                    g_lo = g(ep.epsilon);
+                    (lo, x_lo, g_lo) = (probe, probe.ln(), g(ep.epsilon));
                 }
             }
         }
     }
-    let _ = e_lo;
     Ok(Calibrated { z: hi, eps: e_hi })
 }
 
