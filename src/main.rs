@@ -279,11 +279,7 @@ fn run_account(a: AccountArgs) -> Result<()> {
         samples: m.samples,
     };
     let e = p.epsilon(m.delta, &orders, preset, None)?;
-    let other = if preset == Preset::Default {
-        Preset::Paper
-    } else {
-        Preset::Default
-    };
+    let other = preset.other();
     let e_other = p.epsilon(m.delta, &orders, other, None)?;
     let v = json!({
         "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),

@@ -6,9 +6,9 @@ use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
 use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
+use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
 use crate::mechanisms::cda::{self, CdaConfig};
-use crate::preprocess::clip::clip_rows;
+use crate::preprocess::clip::{check_clip, clip_rows};
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, NormalizeMode};
 use crate::receipt::{
@@ -81,13 +81,7 @@ pub fn synthesize(
         check_epsilon(e)?;
     }
     if let Some(s) = opts.sigma_x {
-        if !(s > 0.0 && s.is_finite()) {
-            return Err(Error::param(
-                "sigma-x",
-                s,
-                "the noise standard deviation must be a positive finite number",
-            ));
-        }
+        check_sigma("sigma-x", s)?;
     }
     if opts.epsilon.is_none() && opts.sigma_x.is_none() {
         return Err(Error::param(
@@ -96,20 +90,8 @@ pub fn synthesize(
             "give a target --epsilon (or an explicit --sigma-x)",
         ));
     }
-    if opts.mix < 1 {
-        return Err(Error::param(
-            "mix",
-            opts.mix,
-            "the mix order l must be at least 1 (the paper's best is l = 4)",
-        ));
-    }
-    if !(opts.clip > 0.0 && opts.clip.is_finite()) {
-        return Err(Error::param(
-            "clip",
-            opts.clip,
-            "the clip norm c must be a positive finite number, e.g. 1",
-        ));
-    }
+    check_mix(opts.mix as u64)?;
+    check_clip(opts.clip)?;
     if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
         return Err(Error::param(
             "normalize-share",
@@ -229,13 +211,8 @@ pub fn synthesize(
             ));
         }
     }
-    let other = if opts.preset == Preset::Default {
-        Preset::Paper
-    } else {
-        Preset::Default
-    };
     let eps_other = privacy
-        .epsilon(delta_rdp, orders, other, Some(&norm_curve))?
+        .epsilon(delta_rdp, orders, opts.preset.other(), Some(&norm_curve))?
         .epsilon;
     let by_preset = if opts.preset == Preset::Default {
         EpsByPreset {

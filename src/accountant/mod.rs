@@ -51,6 +51,13 @@ impl Preset {
             Preset::Paper => Conversion::Classic,
         }
     }
+    /// The other preset, for side-by-side reporting.
+    pub fn other(self) -> Preset {
+        match self {
+            Preset::Default => Preset::Paper,
+            Preset::Paper => Preset::Default,
+        }
+    }
     /// Lower-case name as used on the CLI and in receipts.
     pub fn name(self) -> &'static str {
         match self {

@@ -3,16 +3,23 @@
 
 use crate::error::{Error, Result};
 
-/// Clips each of the `features.len() / d` rows to L2 norm ≤ `c`, in place. Returns how many
-/// rows were scaled down.
-pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
-    if !(c > 0.0 && c.is_finite()) {
-        return Err(Error::param(
+/// Checks that the clip norm c is positive and finite.
+pub fn check_clip(c: f64) -> Result<()> {
+    if c > 0.0 && c.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::param(
             "clip",
             c,
             "the clip norm c must be a positive finite number, e.g. 1",
-        ));
+        ))
     }
+}
+
+/// Clips each of the `features.len() / d` rows to L2 norm ≤ `c`, in place. Returns how many
+/// rows were scaled down.
+pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
+    check_clip(c)?;
     if d == 0 {
         return Ok(0);
     }

@@ -10,6 +10,8 @@
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{check_delta, check_epsilon, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
+use crate::mechanisms::gaussian::Gaussian;
+use crate::preprocess::clip::check_clip;
 use serde::Serialize;
 
 /// Parameters that determine DP-CDA's privacy loss.
@@ -29,8 +31,8 @@ pub struct CdaPrivacy {
     pub samples: u64,
 }
 
-/// Validates the structural parameters shared by `account` and `calibrate`.
-pub fn check_structure(pool: u64, mix: u32, clip: f64, samples: u64) -> Result<()> {
+/// Checks that the mix order l is at least 1.
+pub fn check_mix(mix: u64) -> Result<()> {
     if mix < 1 {
         return Err(Error::param(
             "mix",
@@ -38,6 +40,17 @@ pub fn check_structure(pool: u64, mix: u32, clip: f64, samples: u64) -> Result<(
             "the mix order l must be at least 1 (the paper's best is l = 4)",
         ));
     }
+    Ok(())
+}
+
+/// Checks a noise standard deviation (the sampler's own construction check).
+pub fn check_sigma(name: &str, s: f64) -> Result<()> {
+    Gaussian::new(name, s).map(|_| ())
+}
+
+/// Validates the structural parameters shared by `account` and `calibrate`.
+pub fn check_structure(pool: u64, mix: u32, clip: f64, samples: u64) -> Result<()> {
+    check_mix(u64::from(mix))?;
     if pool < u64::from(mix) {
         return Err(Error::param(
             "mix",
@@ -47,13 +60,7 @@ pub fn check_structure(pool: u64, mix: u32, clip: f64, samples: u64) -> Result<(
             ),
         ));
     }
-    if !(clip > 0.0 && clip.is_finite()) {
-        return Err(Error::param(
-            "clip",
-            clip,
-            "the clip norm c must be a positive finite number, e.g. 1",
-        ));
-    }
+    check_clip(clip)?;
     if samples < 1 {
         return Err(Error::param(
             "samples",
@@ -62,18 +69,6 @@ pub fn check_structure(pool: u64, mix: u32, clip: f64, samples: u64) -> Result<(
         ));
     }
     Ok(())
-}
-
-fn check_sigma(name: &str, s: f64) -> Result<()> {
-    if s > 0.0 && s.is_finite() {
-        Ok(())
-    } else {
-        Err(Error::param(
-            name,
-            s,
-            "the noise standard deviation must be a positive finite number",
-        ))
-    }
 }
 
 impl CdaPrivacy {

@@ -57,13 +57,7 @@ pub struct CdaConfig {
 
 /// Validates the class pools against the config: every class needs at least l rows.
 pub fn check_pools(class_sizes: &[usize], class_names: &[String], mix: usize) -> Result<()> {
-    if mix < 1 {
-        return Err(Error::param(
-            "mix",
-            mix,
-            "the mix order l must be at least 1",
-        ));
-    }
+    accounting::check_mix(mix as u64)?;
     for (k, &n) in class_sizes.iter().enumerate() {
         if n == 0 {
             return Err(Error::Data(format!(
