@@ -14,8 +14,12 @@ pub mod data;
 pub mod error;
 pub mod eval;
 pub mod evaluate;
+pub mod math;
 pub mod mechanisms;
+pub mod ops;
 pub mod preprocess;
 pub mod receipt;
 pub mod rng;
 pub mod synth;
+#[cfg(feature = "wasm")]
+pub mod wasm;
