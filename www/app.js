@@ -18,7 +18,26 @@ const state = {
   result: null, // {kind, data: Uint8Array, receipt, ...}
   busy: false,
   urls: [],
+  schema: null, // {json, source}: public bounds (a schema file, a demo's schema, or pixels)
+  fileSchema: null,
 };
+
+const PIXEL_SCHEMA_SOURCE = "pixels";
+
+function setSchema(schema) {
+  state.schema = schema;
+  const publicOpt = $("normalize-select").querySelector('option[value="public"]');
+  publicOpt.disabled = !schema;
+  publicOpt.textContent = schema ? `public: ranges from ${schema.source}` : "public: ranges from a schema (load one below)";
+  $("normalize-select").value = schema ? "public" : "dp";
+  scheduleReadout();
+}
+
+function pixelSchema(columns, label) {
+  const cols = {};
+  for (const c of columns) if (c !== label) cols[c] = { type: "numeric", min: 0, max: 255, integer: true };
+  return { columns: cols };
+}
 
 // ---------------------------------------------------------------- status and messages
 function setStatus(kind, text) {
@@ -76,8 +95,11 @@ async function loadFiles(files) {
   }
 }
 
-async function loadCsv(name, source) {
+async function loadCsv(name, source, demoSchema = null) {
   state.kind = "csv";
+  $("pixels-row").hidden = true;
+  $("pixels-public").checked = false;
+  setSchema(demoSchema ? { json: demoSchema, source: `the ${name} schema (public bounds)` } : state.fileSchema);
   state.name = name;
   state.source = source;
   state.dataset = null;
@@ -102,6 +124,10 @@ async function loadCsv(name, source) {
     sel.value = summary.suggestedLabel ?? summary.columns[summary.columns.length - 1].name;
     sel.hidden = false;
     $("data-info").textContent = `${name}: ${summary.columns.length} columns${summary.imageSide ? `, looks like ${summary.imageSide}×${summary.imageSide} images` : ""}.`;
+    if (summary.imageSide && !demoSchema) {
+      $("pixels-row").hidden = false;
+      $("pixels-public").checked = true;
+    }
     await chooseLabel(sel.value);
   } catch (e) {
     setStatus("error", friendly(e, "Could not read this file"));
@@ -116,6 +142,9 @@ async function chooseLabel(label) {
   try {
     const ds = await pm.loadDataset(state.source, { label });
     state.dataset = ds;
+    if ($("pixels-public").checked && !$("pixels-row").hidden) {
+      setSchema({ json: pixelSchema(ds.columns, label), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
+    }
     const classes = ds.labels.map((l, i) => `${l} (${ds.counts[i]})`);
     const shown = classes.length > 12 ? classes.slice(0, 12).join(", ") + ", …" : classes.join(", ");
     $("class-info").textContent =
@@ -185,6 +214,10 @@ function options() {
   if (state.kind === "csv") {
     o.label = $("label-select").value;
     o.normalize = $("normalize-select").value;
+    if (o.normalize === "public") {
+      if (!state.schema) throw new Error("public normalization needs a schema with bounds: load one, or choose dp");
+      o.schema = state.schema.json;
+    }
   }
   return o;
 }
@@ -213,6 +246,7 @@ async function updateReadout() {
     const o = options();
     const features = state.kind === "csv" ? state.dataset.columns.length - 1 : state.images.width * state.images.height * state.images.channels;
     const dpShare = state.kind === "csv" && o.normalize === "dp" ? 0.1 : 0;
+    if (state.kind === "csv" && o.normalize === "public") delete o.schema;
     const r = await pm.noisePreview({
       classSizes: counts, epsilon: o.epsilon, delta: o.delta, features, mix: o.mix,
       samples: o.samples, clip: o.clip, normalizeShare: dpShare, preset: o.preset,
@@ -325,8 +359,21 @@ function showReceipt(r) {
     `Not protected: ${r.guarantee.unprotected.join("; ")}`,
     `Randomness: ${r.randomness.source}`,
   ];
-  if (r.warnings?.length) lines.push(`Warnings: ${r.warnings.join(" | ")}`);
   $("receipt-summary").textContent = lines.join("\n");
+  if (r.warnings?.length) {
+    const d = document.createElement("details");
+    d.className = "warnings";
+    const sum = document.createElement("summary");
+    sum.textContent = `${r.warnings.length} warning${r.warnings.length > 1 ? "s" : ""} in the receipt`;
+    const ul = document.createElement("ul");
+    for (const w of r.warnings) {
+      const li = document.createElement("li");
+      li.textContent = w;
+      ul.append(li);
+    }
+    d.append(sum, ul);
+    $("receipt-summary").append(d);
+  }
 }
 
 // First `n` lines of a CSV held as bytes (for the preview; the output is round-robin over the
@@ -464,6 +511,24 @@ $("download-receipt").addEventListener("click", () => {
 // ---------------------------------------------------------------- wiring
 $("file-input").addEventListener("change", (e) => loadFiles([...e.target.files]));
 $("label-select").addEventListener("change", (e) => chooseLabel(e.target.value));
+$("pixels-public").addEventListener("change", (e) => {
+  if (e.target.checked && state.dataset) {
+    setSchema({ json: pixelSchema(state.dataset.columns, $("label-select").value), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
+  } else {
+    setSchema(state.fileSchema);
+  }
+});
+$("schema-input").addEventListener("change", async (e) => {
+  const f = e.target.files[0];
+  if (!f) return;
+  try {
+    const json = JSON.parse(await f.text());
+    state.fileSchema = { json, source: f.name };
+    setSchema(state.fileSchema);
+  } catch (err) {
+    setStatus("error", friendly(err, `The schema ${f.name} is not valid JSON`));
+  }
+});
 for (const id of ["epsilon-input", "delta-input", "mix-input", "samples-input", "clip-input"]) {
   $(id).addEventListener("input", scheduleReadout);
 }
@@ -474,7 +539,7 @@ for (const b of document.querySelectorAll("button.demo")) {
   b.addEventListener("click", async () => {
     const d = demos[b.dataset.demo];
     if (!d) return;
-    if (d.kind === "csv") await loadCsv(d.name, d.text);
+    if (d.kind === "csv") await loadCsv(d.name, d.text, d.schema ?? null);
     else await loadImages(d.name, d.bytes());
   });
 }

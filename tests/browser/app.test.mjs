@@ -145,11 +145,11 @@ test("the CSP is served as a header and a meta tag, and blocks a deliberate fetc
     } catch {
       beacon = false;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 500));
     return { fetched, beacon, violations };
   }, `${app.url}leak`);
   assert.equal(out.fetched, "blocked");
-  assert.equal(out.beacon, false);
+  // sendBeacon may report that it queued the beacon; the CSP then refuses to send it.
   assert.ok(out.violations.filter((v) => v.startsWith("connect-src")).length >= 2, JSON.stringify(out.violations));
   assert.deepEqual(networkRequestsAfterLoad().filter((r) => r.url.includes("/leak")), []);
   await page.context().close();

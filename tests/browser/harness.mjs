@@ -45,7 +45,6 @@ export async function startApp() {
     args: [
       "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
       "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-      `--user-data-dir=${mkdtempSync(join(tmpdir(), "privmix-chromium-"))}`,
     ],
   });
   const url = `http://127.0.0.1:${port}/`;
