@@ -419,7 +419,7 @@ pub fn synthesize_with(
         "the number of input rows and the column names and types".to_string(),
     ];
     let pool_min = *cls.sizes.iter().min().unwrap_or(&0);
-    let per_class = if k > 0 { t / k } else { 0 };
+    let per_class = t.checked_div(k).unwrap_or(0);
     let plan = match mechanism {
         Mechanism::Cda => {
             let paper_mode = opts.sigma_y.is_some();
