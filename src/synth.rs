@@ -25,6 +25,7 @@ use crate::receipt::{
     DpMixParameters, EpsByPreset, Guarantee, Parameters, Randomness, Receipt, BUILD_ID, VERSION,
 };
 use crate::rng::ReleaseRng;
+use serde::{Deserialize, Serialize};
 
 /// Options of a synthesis (CLI flags / JS options); which of them a mechanism uses is stated
 /// on [`Mechanism`].
@@ -79,7 +80,12 @@ impl Default for SynthOptions {
 /// | `Cda` | yes | yes (L2) | paper mode label noise |
 /// | `DpMix` | yes | no (features are clamped to [0, 1]) | label noise (global; default σy = σx) |
 /// | `Local`, `Projection` | no | yes (L2) | not allowed |
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// Serialized (for JS options) as `{"mechanism": "cda" | "dpmix" | "local" | "projection", ...}`
+/// with the variant's options beside the tag, e.g. `{"mechanism": "dpmix", "labels": "soft",
+/// "class_wise": false}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "mechanism", rename_all = "lowercase")]
 pub enum Mechanism {
     /// DP-CDA (SPEC §1.1), the default.
     #[default]
@@ -93,7 +99,8 @@ pub enum Mechanism {
 }
 
 /// DPMix's options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DpMixOptions {
     /// Hard (argmax) or soft (probability columns) labels.
     pub labels: LabelOutput,
@@ -111,7 +118,8 @@ impl Default for DpMixOptions {
 }
 
 /// Random projection's options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ProjectionOptions {
     /// Projected dimension k (default [`projection::default_dim`]).
     pub dim: Option<usize>,
@@ -564,7 +572,7 @@ pub fn synthesize_with(
                     label_free_public.clone()
                 } else {
                     vec![
-                        "the set of class labels (from the schema or the data; treated as public) — the number of rows in each class is protected and not reported".into(),
+                        "the set of class labels (read from the data and ASSUMED public: this adjacency does not make a label held by one record public; give the classes in a schema if they are not) — the number of rows in each class is protected and not reported".into(),
                         "the number of input rows and the column names and types".into(),
                     ]
                 },
@@ -877,4 +885,45 @@ pub fn synthesize_with(
         version: VERSION,
         build_id: BUILD_ID,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mechanism_options_from_cli_names_and_json() {
+        assert_eq!("cda".parse::<Mechanism>().unwrap(), Mechanism::Cda);
+        assert_eq!(
+            "projection".parse::<Mechanism>().unwrap(),
+            Mechanism::Projection(ProjectionOptions { dim: None })
+        );
+        assert!("gan"
+            .parse::<Mechanism>()
+            .unwrap_err()
+            .to_string()
+            .contains("mechanism = gan"));
+        let m: Mechanism =
+            serde_json::from_str(r#"{"mechanism": "dpmix", "labels": "soft"}"#).unwrap();
+        assert_eq!(
+            m,
+            Mechanism::DpMix(DpMixOptions {
+                labels: LabelOutput::Soft,
+                class_wise: false
+            })
+        );
+        let p: Mechanism =
+            serde_json::from_str(r#"{"mechanism": "projection", "dim": 8}"#).unwrap();
+        assert_eq!(p, Mechanism::Projection(ProjectionOptions { dim: Some(8) }));
+        let l: Mechanism = serde_json::from_str(r#"{"mechanism": "local"}"#).unwrap();
+        assert_eq!(l.name(), "local-perturbation");
+        assert!(
+            serde_json::from_str::<Mechanism>(r#"{"mechanism": "dpmix", "lables": "soft"}"#)
+                .is_err()
+        );
+        assert_eq!(
+            serde_json::to_string(&Mechanism::Cda).unwrap(),
+            r#"{"mechanism":"cda"}"#
+        );
+    }
 }

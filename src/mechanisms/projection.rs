@@ -1,5 +1,5 @@
 //! Random projection, the DP-CDA paper's second baseline (SPEC §1.5; DPPro, Xu et al. 2017, its
-//! reference [53]), in the form we can account exactly.
+//! reference \[53\]), in the form we can account exactly.
 //!
 //! A d × k matrix P with orthonormal columns is drawn from the release generator (Gaussian
 //! entries, then Gram–Schmidt, so span(P) is a uniformly random k-dimensional subspace),

@@ -22,8 +22,10 @@
 //! private rows, apart from normalization statistics, which are public, DP (accounted) or
 //! declared unprotected by the pipeline ([`crate::synth`]).
 //!
-//! *Adjacency (global variant).* Replace one record, features AND label: n, the column names and
-//! the set of class labels are public; the class counts are not (and are not released).
+//! *Adjacency (global variant).* Replace one record, features AND label: n and the column names
+//! are public; the class counts are not (and are not released). The set of class labels (and so
+//! dy = K) is read from the data and assumed public, which the receipt states; a label held by
+//! a single record is not protected by this adjacency unless the classes come from a schema.
 //!
 //! *Sensitivity.* Every feature coordinate is clamped to [0, 1] before mixing, so two feature
 //! vectors differ by at most √dx in L2; two one-hot labels by at most √2 ≤ √dy (dy ≥ 2; with a
@@ -55,10 +57,10 @@ pub mod accounting;
 use super::gaussian::Gaussian;
 use crate::error::{Error, Result};
 use rand::Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How the noisy label vector is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LabelOutput {
     /// The argmax of the noisy mean one-hot vector (one label column).
