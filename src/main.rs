@@ -7,9 +7,11 @@ use privmix::error::{Error, Result};
 use privmix::eval::Model;
 use privmix::evaluate::evaluate_tables;
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
+use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use privmix::mechanisms::local::{calibrate_local, LocalPrivacy};
 use privmix::preprocess::NormalizeMode;
 use privmix::rng::ReleaseRng;
-use privmix::synth::{synthesize, SynthOptions};
+use privmix::synth::{synthesize_with, DpMixOptions, Mechanism, ProjectionOptions, SynthOptions};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "privmix",
     version,
-    about = "Differentially private synthetic data (DP-CDA) with a verified RDP accountant"
+    about = "Differentially private synthetic data (DP-CDA, DPMix, baselines) with a verified RDP accountant"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -34,7 +36,7 @@ enum Command {
     /// Smallest noise meeting a target ε.
     Calibrate(CalibrateArgs),
     /// Make a DP synthetic CSV and its privacy receipt.
-    Synth(SynthArgs),
+    Synth(Box<SynthArgs>),
     /// Train on one CSV (e.g. synthetic), test on another (real); prints the accuracy.
     Evaluate(EvaluateArgs),
 }
@@ -67,22 +69,33 @@ struct RdpArgs {
 
 #[derive(Args)]
 struct MechArgs {
-    /// Mechanism (only `cda` is available in this version).
+    /// Mechanism: cda (DP-CDA), dpmix, local (local perturbation) or projection (random
+    /// projection; accounted exactly like local).
     #[arg(long, default_value = "cda")]
     mechanism: String,
-    /// Pool size n: the class size used for the sampling rate l/n.
+    /// Pool size n: cda: the class size used for the sampling rate l/n; dpmix: the rows the
+    /// mixes are drawn from; local/projection: the input rows.
     #[arg(long)]
     pool: u64,
-    /// Mix order l.
+    /// Mix order l (cda and dpmix).
     #[arg(long)]
-    mix: u32,
-    /// L2 clip norm c.
+    mix: Option<u32>,
+    /// L2 clip norm c (cda, local, projection; not used by dpmix, whose features lie in [0, 1]).
     #[arg(long, default_value_t = 1.0)]
     clip: f64,
-    /// Label noise σy (paper mode); omit for label-free mode.
+    /// cda: label noise σy (paper mode; omit for label-free mode). dpmix: label noise σy
+    /// (account: required unless --dim-y 0; calibrate: held fixed, or omit to calibrate a
+    /// shared σ = σx = σy).
     #[arg(long)]
     sigma_y: Option<f64>,
-    /// Number of mixes T drawn from the pool.
+    /// dpmix: feature dimension dx (features in [0, 1]^dx).
+    #[arg(long)]
+    dim_x: Option<u64>,
+    /// dpmix: label dimension dy (number of classes; 0 for the class-wise variant, whose
+    /// labels carry no noise).
+    #[arg(long)]
+    dim_y: Option<u64>,
+    /// Number of mixes T drawn from the pool (local/projection: rows released, T ≤ n).
     #[arg(long)]
     samples: u64,
     /// δ.
@@ -123,19 +136,31 @@ struct SynthArgs {
     /// Label column name.
     #[arg(long)]
     label: String,
-    /// Mechanism (only `cda` is available in this version).
+    /// Mechanism: cda (DP-CDA, default), dpmix, local (local perturbation) or projection
+    /// (random projection).
     #[arg(long, default_value = "cda")]
     mechanism: String,
+    /// dpmix: label output, hard (argmax; default) or soft (the label column is replaced by one
+    /// probability column per class, named `P(label=class)`).
+    #[arg(long, default_value = "hard")]
+    labels: String,
+    /// dpmix: mix within each class (labels are the class, no label noise).
+    #[arg(long)]
+    class_wise: bool,
+    /// projection: projected dimension k (default ⌈d/2⌉, at most 64).
+    #[arg(long)]
+    projection_dim: Option<usize>,
     /// Target ε (the noise is calibrated to it).
     #[arg(long)]
     epsilon: Option<f64>,
     /// δ.
     #[arg(long)]
     delta: f64,
-    /// Mix order l.
+    /// Mix order l (cda and dpmix).
     #[arg(long, default_value_t = 4)]
     mix: usize,
-    /// L2 clip norm c, in normalized units.
+    /// L2 clip norm c, in normalized units (cda, local, projection; dpmix clamps features to
+    /// [0, 1] instead).
     #[arg(long, default_value_t = 1.0)]
     clip: f64,
     /// Synthetic rows T (default: as many as the input); each class gets ⌊T/K⌋.
@@ -154,7 +179,8 @@ struct SynthArgs {
     /// Explicit σx instead of calibrating to --epsilon.
     #[arg(long)]
     sigma_x: Option<f64>,
-    /// Label noise σy: paper mode. Omit for label-free mode (default).
+    /// Label noise σy. cda: paper mode (omit for label-free mode, the default). dpmix: held
+    /// fixed while σx is calibrated (omit: one shared σ = σx = σy).
     #[arg(long)]
     sigma_y: Option<f64>,
     /// Fixed seed: for tests only; the receipt then says "seeded, not for release".
@@ -221,16 +247,68 @@ fn parse_orders(spec: &Option<String>) -> Result<Vec<u32>> {
     Ok(out)
 }
 
-fn check_mechanism(m: &str) -> Result<()> {
-    if m == "cda" {
-        Ok(())
-    } else {
-        Err(Error::param(
-            "mechanism",
-            m,
-            "this version implements 'cda' (DP-CDA) only",
-        ))
+fn need_mix(m: &MechArgs) -> Result<u32> {
+    m.mix.ok_or_else(|| {
+        Error::param(
+            "mix",
+            "(none)",
+            format!("--mechanism {} needs the mix order --mix L", m.mechanism),
+        )
+    })
+}
+
+fn need_dims(m: &MechArgs) -> Result<(u64, u64)> {
+    match (m.dim_x, m.dim_y) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        (None, _) => Err(Error::param(
+            "dim-x",
+            "(none)",
+            "--mechanism dpmix needs the feature dimension --dim-x DX",
+        )),
+        (_, None) => Err(Error::param(
+            "dim-y",
+            "(none)",
+            "--mechanism dpmix needs the label dimension --dim-y DY (the number of classes; 0 for the class-wise variant)",
+        )),
     }
+}
+
+/// Rejects flags that the chosen mechanism does not use, so nothing is silently ignored.
+fn reject_unused(m: &MechArgs) -> Result<()> {
+    let dpmix = m.mechanism == "dpmix";
+    if !dpmix {
+        if let Some(x) = m.dim_x {
+            return Err(Error::param(
+                "dim-x",
+                x,
+                "--dim-x applies to --mechanism dpmix only",
+            ));
+        }
+        if let Some(y) = m.dim_y {
+            return Err(Error::param(
+                "dim-y",
+                y,
+                "--dim-y applies to --mechanism dpmix only",
+            ));
+        }
+    }
+    if matches!(m.mechanism.as_str(), "local" | "projection") {
+        if let Some(l) = m.mix {
+            return Err(Error::param(
+                "mix",
+                l,
+                "local perturbation and projection do not mix rows; drop --mix",
+            ));
+        }
+        if let Some(s) = m.sigma_y {
+            return Err(Error::param(
+                "sigma-y",
+                s,
+                "local perturbation and projection add no label noise; drop --sigma-y",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn print_json(v: &serde_json::Value) {
@@ -266,35 +344,89 @@ fn run_rdp(a: RdpArgs) -> Result<()> {
 }
 
 fn run_account(a: AccountArgs) -> Result<()> {
-    check_mechanism(&a.mech.mechanism)?;
+    let mechanism: Mechanism = a.mech.mechanism.parse()?;
+    reject_unused(&a.mech)?;
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let m = &a.mech;
-    let p = CdaPrivacy {
-        pool: m.pool,
-        mix: m.mix,
-        clip: m.clip,
-        sigma_x: a.sigma_x,
-        sigma_y: m.sigma_y,
-        samples: m.samples,
-    };
-    let e = p.epsilon(m.delta, &orders, preset, None)?;
     let other = preset.other();
-    let e_other = p.epsilon(m.delta, &orders, other, None)?;
-    let v = json!({
-        "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
-        "mechanism": "cda", "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
-        "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
-        "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
-    });
+    let v = match mechanism {
+        Mechanism::Cda => {
+            let p = CdaPrivacy {
+                pool: m.pool,
+                mix: need_mix(m)?,
+                clip: m.clip,
+                sigma_x: a.sigma_x,
+                sigma_y: m.sigma_y,
+                samples: m.samples,
+            };
+            let e = p.epsilon(m.delta, &orders, preset, None)?;
+            let e_other = p.epsilon(m.delta, &orders, other, None)?;
+            json!({
+                "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
+                "mechanism": "cda", "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
+                "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
+                "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
+            })
+        }
+        Mechanism::DpMix(_) => {
+            let (dim_x, dim_y) = need_dims(m)?;
+            let sigma_y = match (dim_y, m.sigma_y) {
+                (0, _) => m.sigma_y.unwrap_or(f64::NAN),
+                (_, Some(s)) => s,
+                (_, None) => {
+                    return Err(Error::param(
+                        "sigma-y",
+                        "(none)",
+                        "--mechanism dpmix needs the label noise --sigma-y S (or --dim-y 0 for the class-wise variant)",
+                    ))
+                }
+            };
+            let p = DpMixPrivacy {
+                pool: m.pool,
+                mix: need_mix(m)?,
+                dim_x,
+                dim_y,
+                sigma_x: a.sigma_x,
+                sigma_y,
+                samples: m.samples,
+            };
+            let e = p.epsilon(m.delta, &orders, preset, None)?;
+            let e_other = p.epsilon(m.delta, &orders, other, None)?;
+            json!({
+                "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
+                "mechanism": "dpmix", "sigma_x": a.sigma_x, "sigma_y": (dim_y > 0).then_some(sigma_y),
+                "dim_x": dim_x, "dim_y": dim_y, "delta_squared": p.delta_squared()?,
+                "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
+                "samples": m.samples, "pool": m.pool, "mix": p.mix,
+                "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
+            })
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            let p = LocalPrivacy {
+                rows: m.pool,
+                samples: m.samples,
+                clip: m.clip,
+                sigma: a.sigma_x,
+            };
+            let e = p.epsilon(m.delta, &orders, preset, None)?;
+            let e_other = p.epsilon(m.delta, &orders, other, None)?;
+            json!({
+                "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
+                "mechanism": m.mechanism, "sigma_x": a.sigma_x, "clip": m.clip,
+                "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
+                "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
+            })
+        }
+    };
     if a.common.json {
         print_json(&v);
     } else {
         println!(
             "ε = {:.6} at δ = {} (order {}, preset {})",
-            e.epsilon,
+            v["epsilon"].as_f64().unwrap_or(f64::INFINITY),
             m.delta,
-            e.order,
+            v["order"],
             preset.name()
         );
     }
@@ -302,29 +434,85 @@ fn run_account(a: AccountArgs) -> Result<()> {
 }
 
 fn run_calibrate(a: CalibrateArgs) -> Result<()> {
-    check_mechanism(&a.mech.mechanism)?;
+    let mechanism: Mechanism = a.mech.mechanism.parse()?;
+    reject_unused(&a.mech)?;
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let m = &a.mech;
-    let c = calibrate_sigma_x(
-        m.pool, m.mix, m.clip, m.sigma_y, m.samples, m.delta, a.epsilon, &orders, preset, None,
-    )?;
-    let v = json!({
-        "sigma_x": c.sigma_x, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
-        "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(), "mechanism": "cda",
-        "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
-    });
+    let v = match mechanism {
+        Mechanism::Cda => {
+            let c = calibrate_sigma_x(
+                m.pool,
+                need_mix(m)?,
+                m.clip,
+                m.sigma_y,
+                m.samples,
+                m.delta,
+                a.epsilon,
+                &orders,
+                preset,
+                None,
+            )?;
+            json!({
+                "sigma_x": c.sigma_x, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
+                "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(), "mechanism": "cda",
+                "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
+            })
+        }
+        Mechanism::DpMix(_) => {
+            let (dim_x, dim_y) = need_dims(m)?;
+            let c = calibrate_dpmix(
+                m.pool,
+                need_mix(m)?,
+                dim_x,
+                dim_y,
+                m.sigma_y,
+                m.samples,
+                m.delta,
+                a.epsilon,
+                &orders,
+                preset,
+                None,
+            )?;
+            json!({
+                "sigma_x": c.sigma_x, "sigma_y": (dim_y > 0).then_some(c.sigma_y),
+                "shared_sigma": c.shared, "epsilon": c.epsilon, "order": c.order,
+                "target_epsilon": a.epsilon, "delta": m.delta, "noise_multiplier": c.noise_multiplier,
+                "preset": preset.name(), "mechanism": "dpmix", "dim_x": dim_x, "dim_y": dim_y,
+            })
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            let c = calibrate_local(
+                m.pool, m.samples, m.clip, m.delta, a.epsilon, &orders, preset, None,
+            )?;
+            json!({
+                "sigma_x": c.sigma, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
+                "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(),
+                "mechanism": m.mechanism, "clip": m.clip,
+            })
+        }
+    };
     if a.common.json {
         print_json(&v);
     } else {
         println!(
             "σx = {:.9} gives ε = {:.6} ≤ {} at δ = {} (preset {})",
-            c.sigma_x,
-            c.epsilon,
+            v["sigma_x"].as_f64().unwrap_or(f64::NAN),
+            v["epsilon"].as_f64().unwrap_or(f64::INFINITY),
             a.epsilon,
             m.delta,
             preset.name()
         );
+        if let Some(sy) = v["sigma_y"].as_f64() {
+            println!(
+                "σy = {sy:.9}{}",
+                if v["shared_sigma"] == json!(true) {
+                    " (shared with σx)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     Ok(())
 }
@@ -383,7 +571,43 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 fn run_synth(a: SynthArgs) -> Result<()> {
-    check_mechanism(&a.mechanism)?;
+    let mut mechanism: Mechanism = a.mechanism.parse()?;
+    match &mut mechanism {
+        Mechanism::DpMix(o) => {
+            *o = DpMixOptions {
+                labels: a.labels.parse()?,
+                class_wise: a.class_wise,
+            };
+        }
+        _ if a.labels != "hard" || a.class_wise => {
+            return Err(Error::param(
+                if a.class_wise { "class-wise" } else { "labels" },
+                if a.class_wise {
+                    "true".to_string()
+                } else {
+                    a.labels.clone()
+                },
+                "--labels and --class-wise apply to --mechanism dpmix only",
+            ))
+        }
+        _ => {}
+    }
+    match &mut mechanism {
+        Mechanism::Projection(p) => {
+            *p = ProjectionOptions {
+                dim: a.projection_dim,
+            }
+        }
+        _ => {
+            if let Some(k) = a.projection_dim {
+                return Err(Error::param(
+                    "projection-dim",
+                    k,
+                    "--projection-dim applies to --mechanism projection only",
+                ));
+            }
+        }
+    }
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let normalize: NormalizeMode = a.normalize.parse()?;
@@ -451,10 +675,11 @@ fn run_synth(a: SynthArgs) -> Result<()> {
         std::io::BufWriter::with_capacity(1 << 20, out_file),
     ));
     let csv_err = |e: csv::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
-    let receipt = synthesize(
+    let receipt = synthesize_with(
         &table,
         schema.as_ref(),
         &opts,
+        &mechanism,
         &mut rng,
         |names| writer.borrow_mut().write_record(names).map_err(csv_err),
         |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
@@ -476,7 +701,8 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     staged.commit()?;
     let summary = json!({
         "epsilon": receipt.epsilon, "delta": receipt.delta, "order": receipt.accountant.order,
-        "sigma_x": receipt.parameters.sigma_x, "rows": receipt.parameters.rows_written,
+        "mechanism": receipt.mechanism,
+        "sigma_x": receipt.parameters.sigma_x(), "rows": receipt.parameters.rows_written(),
         "rows_dropped": receipt.data.rows_dropped, "output": a.output, "receipt": a.receipt,
         "seeded": receipt.randomness.seeded,
     });
@@ -485,7 +711,7 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     } else {
         eprintln!(
             "privmix: wrote {} synthetic rows to {} with (ε = {:.4}, δ = {}); receipt in {}",
-            receipt.parameters.rows_written,
+            receipt.parameters.rows_written(),
             a.output.display(),
             receipt.epsilon,
             receipt.delta,
@@ -528,7 +754,7 @@ fn main() {
         Command::Rdp(a) => run_rdp(a),
         Command::Account(a) => run_account(a),
         Command::Calibrate(a) => run_calibrate(a),
-        Command::Synth(a) => run_synth(a),
+        Command::Synth(a) => run_synth(*a),
         Command::Evaluate(a) => run_evaluate(a),
     };
     if let Err(e) = result {
