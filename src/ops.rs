@@ -792,6 +792,14 @@ pub fn inspect_csv(csv: &[u8], max_rows: usize) -> Result<CsvSummary> {
             }
         }
     }
+    // The caller may pass only the head of a large file: drop a trailing partial line.
+    if cut == csv.len() && !csv.ends_with(b"\n") {
+        if let Some(last_nl) = csv.iter().rposition(|&b| b == b'\n') {
+            if csv[..last_nl].contains(&b'\n') {
+                cut = last_nl + 1;
+            }
+        }
+    }
     let truncated = cut < csv.len();
     let table = read_csv_bytes(&csv[..cut], &CsvOptions::default())?;
     let mut columns = Vec::with_capacity(table.n_cols());

@@ -151,6 +151,10 @@ test("inspectCsv guesses the label and detects pixel tables", () => {
   assert.equal(d.suggestedLabel, "label");
   assert.equal(d.imageSide, 8);
   assert.equal(s.imageSide, null);
+  // The page passes only the head of a large file: a cut line at the end is ignored.
+  const head = cjs.inspectCsv(messyCsv(200).slice(0, 1000));
+  assert.equal(head.suggestedLabel, "outcome");
+  assert.ok(head.rowsRead > 5);
 });
 
 test("noisePreview uses only public numbers and never overshoots", () => {
