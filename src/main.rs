@@ -34,7 +34,7 @@ enum Command {
     /// Smallest noise meeting a target ε.
     Calibrate(CalibrateArgs),
     /// Make a DP synthetic CSV (or a ZIP of PNGs from images) and its privacy receipt.
-    Synth(SynthArgs),
+    Synth(Box<SynthArgs>),
     /// Train on one CSV (e.g. synthetic), test on another (real); prints the accuracy.
     Evaluate(EvaluateArgs),
 }
@@ -764,7 +764,7 @@ fn main() {
         Command::Rdp(a) => run_rdp(a),
         Command::Account(a) => run_account(a),
         Command::Calibrate(a) => run_calibrate(a),
-        Command::Synth(a) => run_synth(a),
+        Command::Synth(a) => run_synth(*a),
         Command::Evaluate(a) => run_evaluate(a),
     };
     if let Err(e) = result {
