@@ -2,17 +2,15 @@
 //!
 //! * PNG: every color type and bit depth (palette and low-bit gray are expanded, 16-bit is
 //!   reduced to its high byte, `tRNS` becomes alpha).
-//! * JPEG: baseline and progressive (zune-jpeg), gray and color.
+//! * JPEG: baseline and progressive (jpeg-decoder), 8-bit gray, YCbCr/RGB and CMYK (converted
+//!   naively, (1 − c)(1 − k), as the `image` crate does); 12/16-bit JPEGs are refused.
 //!
 //! Alpha is either composited on white ([`AlphaMode::White`]) or dropped ([`AlphaMode::Drop`]).
 
 use std::io::Cursor;
 
+use jpeg_decoder::PixelFormat;
 use serde::{Deserialize, Serialize};
-use zune_jpeg::zune_core::bytestream::ZCursor;
-use zune_jpeg::zune_core::colorspace::ColorSpace;
-use zune_jpeg::zune_core::options::DecoderOptions;
-use zune_jpeg::JpegDecoder;
 
 use crate::error::{Error, Result};
 
@@ -146,12 +144,12 @@ pub fn header(name: &str, bytes: &[u8]) -> Result<Header> {
         }
         Some(Format::Jpeg) => {
             let mut d = jpeg_decoder(bytes);
-            d.decode_headers().map_err(|e| bad(name, e))?;
+            d.read_info().map_err(|e| bad(name, e))?;
             let info = d.info().ok_or_else(|| bad(name, "no JPEG header"))?;
             Header {
                 width: info.width as usize,
                 height: info.height as usize,
-                gray: info.components == 1,
+                gray: matches!(info.pixel_format, PixelFormat::L8 | PixelFormat::L16),
             }
         }
         None => return Err(not_image(name)),
@@ -160,12 +158,10 @@ pub fn header(name: &str, bytes: &[u8]) -> Result<Header> {
     Ok(h)
 }
 
-fn jpeg_decoder(bytes: &[u8]) -> JpegDecoder<ZCursor<&[u8]>> {
-    let opts = DecoderOptions::default()
-        .set_max_width(MAX_SIDE)
-        .set_max_height(MAX_SIDE)
-        .jpeg_set_out_colorspace(ColorSpace::RGB);
-    JpegDecoder::new_with_options(ZCursor::new(bytes), opts)
+fn jpeg_decoder(bytes: &[u8]) -> jpeg_decoder::Decoder<&[u8]> {
+    let mut d = jpeg_decoder::Decoder::new(bytes);
+    d.set_max_decoding_buffer_size(MAX_PIXELS * 4);
+    d
 }
 
 /// Composites or drops alpha: `src` has `cin` ∈ {1, 2, 3, 4} interleaved channels; the result
@@ -239,19 +235,32 @@ pub fn decode(name: &str, bytes: &[u8], alpha: AlphaMode) -> Result<Decoded> {
         }
         Some(Format::Jpeg) => {
             let mut d = jpeg_decoder(bytes);
-            d.decode_headers().map_err(|e| bad(name, e))?;
+            d.read_info().map_err(|e| bad(name, e))?;
             let info = d.info().ok_or_else(|| bad(name, "no JPEG header"))?;
             let (w, h) = (info.width as usize, info.height as usize);
             check_size(name, w, h)?;
-            let cs = d
-                .output_colorspace()
-                .ok_or_else(|| bad(name, "no JPEG header"))?;
             let data = d.decode().map_err(|e| bad(name, e))?;
-            let cin = cs.num_components();
-            if !(1..=4).contains(&cin) || data.len() != w * h * cin {
-                return Err(bad(name, format!("unexpected output layout {cs:?}")));
+            let (data, channels) = match info.pixel_format {
+                PixelFormat::L8 => (data, 1),
+                PixelFormat::RGB24 => (data, 3),
+                PixelFormat::CMYK32 => (
+                    data.chunks_exact(4)
+                        .flat_map(|p| {
+                            let k = 255 - u32::from(p[3]);
+                            [0, 1, 2].map(|i| ((255 - u32::from(p[i])) * k / 255) as u8)
+                        })
+                        .collect(),
+                    3,
+                ),
+                PixelFormat::L16 => {
+                    return Err(Error::Data(format!(
+                        "{name}: 12/16-bit JPEGs are not supported; re-save it as an 8-bit JPEG or a PNG"
+                    )))
+                }
+            };
+            if data.len() != w * h * channels {
+                return Err(bad(name, "unexpected output size"));
             }
-            let (data, channels) = strip_alpha(&data, cin, alpha);
             Ok(Decoded {
                 width: w,
                 height: h,

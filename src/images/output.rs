@@ -5,25 +5,50 @@ use std::io::{Seek, Write};
 
 use crate::error::{Error, Result};
 
-/// Encodes an 8-bit gray (`channels` = 1) or RGB (3) image as PNG.
+/// Appends one PNG chunk (length, type, data, CRC-32 of type and data).
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let mut crc = flate2::Crc::new();
+    crc.update(kind);
+    crc.update(data);
+    out.extend_from_slice(&crc.sum().to_be_bytes());
+}
+
+/// Encodes an 8-bit gray (`channels` = 1) or RGB (3) image as a non-interlaced PNG (filter
+/// type None on every row, zlib level 6). Written here rather than with the `png` crate's
+/// encoder to keep the wasm build small (the deflate coder is flate2's, already linked).
 pub fn encode_png(width: usize, height: usize, channels: usize, data: &[u8]) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+    use flate2::write::ZlibEncoder;
+    let row = width * channels;
+    if width == 0 || height == 0 || !(channels == 1 || channels == 3) || data.len() != row * height
     {
-        let mut enc = png::Encoder::new(&mut out, width as u32, height as u32);
-        enc.set_color(if channels == 1 {
-            png::ColorType::Grayscale
-        } else {
-            png::ColorType::Rgb
-        });
-        enc.set_depth(png::BitDepth::Eight);
-        let mut w = enc
-            .write_header()
-            .map_err(|e| Error::Data(format!("cannot encode PNG: {e}")))?;
-        w.write_image_data(data)
-            .map_err(|e| Error::Data(format!("cannot encode PNG: {e}")))?;
-        w.finish()
-            .map_err(|e| Error::Data(format!("cannot encode PNG: {e}")))?;
+        return Err(Error::Data(format!(
+            "internal: cannot encode a {width}×{height}×{channels} PNG from {} bytes",
+            data.len()
+        )));
     }
+    let mut z = ZlibEncoder::new(
+        Vec::with_capacity(data.len() / 2 + 64),
+        flate2::Compression::new(6),
+    );
+    let io = |e: std::io::Error| Error::Data(format!("cannot encode PNG: {e}"));
+    for r in data.chunks_exact(row) {
+        z.write_all(&[0]).map_err(io)?;
+        z.write_all(r).map_err(io)?;
+    }
+    let idat = z.finish().map_err(io)?;
+    let mut out = Vec::with_capacity(idat.len() + 64);
+    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    let mut ihdr = Vec::with_capacity(13);
+    ihdr.extend_from_slice(&(width as u32).to_be_bytes());
+    ihdr.extend_from_slice(&(height as u32).to_be_bytes());
+    // bit depth 8; colour type 0 (gray) or 2 (RGB); deflate; adaptive filtering; no interlace
+    ihdr.extend_from_slice(&[8, if channels == 1 { 0 } else { 2 }, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &idat);
+    chunk(&mut out, b"IEND", &[]);
     Ok(out)
 }
 
