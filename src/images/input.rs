@@ -5,8 +5,7 @@
 //! folders named `__MACOSX`, names starting with a dot (at any level), folders, and files whose
 //! extension is not `.png`, `.jpg` or `.jpeg` (any case). Errors name the file and the fix.
 
-use std::io::{Cursor, Read};
-
+use super::zipfile;
 use crate::error::{Error, Result};
 
 /// An image file with its class folder.
@@ -106,57 +105,40 @@ pub fn labelled_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Vec
     Ok(out)
 }
 
-/// Reads every file of a ZIP archive (folders and `__MACOSX`/dot entries skipped) into
-/// (path, bytes), with at most `max_bytes` decompressed bytes in all.
+/// Reads every file of a ZIP archive (folders, `__MACOSX`/dot entries and non-image files
+/// skipped) into (path, bytes), with at most `max_bytes` decompressed bytes in all.
 pub fn read_zip(bytes: &[u8], max_bytes: u64, source: &str) -> Result<Vec<(String, Vec<u8>)>> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| {
-        Error::Data(format!(
-            "{source}: not a readable ZIP archive ({e}); re-create it with a standard zip tool"
-        ))
-    })?;
-    if archive.is_empty() {
+    let archive = zipfile::Archive::new(bytes, source)?;
+    if archive.entries.is_empty() {
         return Err(Error::Data(format!(
             "{source}: the ZIP archive is empty; add class folders with images, laid out as <class>/<image>.png"
         )));
     }
     let mut files = Vec::new();
     let mut total = 0u64;
-    for i in 0..archive.len() {
-        let mut entry = archive.by_index(i).map_err(|e| {
-            Error::Data(format!(
-                "{source}: entry {i} of the ZIP cannot be read ({e}); re-create the archive with a standard zip tool (deflate or stored entries, no encryption)"
-            ))
-        })?;
-        let name = entry.name().to_string();
+    for (i, entry) in archive.entries.iter().enumerate() {
         if entry.is_dir() {
             continue;
         }
-        let parts = components(&name);
+        let parts = components(&entry.name);
         if parts.is_empty() || ignored(&parts) || !is_image_name(parts[parts.len() - 1]) {
             continue;
         }
         let left = max_bytes.saturating_sub(total);
-        let mut buf = Vec::with_capacity(entry.size().min(left) as usize);
-        (&mut entry)
-            .take(left + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| {
-                Error::Data(format!(
-                    "{source}: '{name}' cannot be decompressed ({e}); re-create the archive with a standard zip tool"
-                ))
-            })?;
+        let buf = archive.read(i, left).map_err(|e| match e {
+            Error::Data(m) if m.contains("decompresses to more than") => Error::Data(format!(
+                "{source}: the images decompress to more than {max_bytes} bytes (limit reached at '{}'); use fewer or smaller images",
+                entry.name
+            )),
+            e => e,
+        })?;
         total += buf.len() as u64;
-        if total > max_bytes {
-            return Err(Error::Data(format!(
-                "{source}: the images decompress to more than {max_bytes} bytes (limit reached at '{name}'); use fewer or smaller images"
-            )));
-        }
-        files.push((name, buf));
+        files.push((entry.name.clone(), buf));
     }
     if files.is_empty() {
         return Err(Error::Data(format!(
             "{source}: the ZIP archive holds no PNG or JPEG images ({} entries); lay it out as <class>/<image>.png",
-            archive.len()
+            archive.entries.len()
         )));
     }
     Ok(files)

@@ -27,9 +27,10 @@ pub mod decode;
 pub mod input;
 pub mod output;
 pub mod resize;
+pub mod zipfile;
 
 use std::collections::BTreeMap;
-use std::io::{Cursor, Seek, Write};
+use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
@@ -591,16 +592,10 @@ pub fn synthesize_images(
     rng: &mut ReleaseRng,
     progress: impl FnMut(f64),
 ) -> Result<ImageSynthOutput> {
-    let (cursor, preview_png, receipt, files) = synthesize_images_to(
-        set,
-        opts,
-        rng,
-        Cursor::new(Vec::new()),
-        PREVIEW_PER_CLASS,
-        progress,
-    )?;
+    let (zip, preview_png, receipt, files) =
+        synthesize_images_to(set, opts, rng, Vec::new(), PREVIEW_PER_CLASS, progress)?;
     Ok(ImageSynthOutput {
-        zip: cursor.into_inner(),
+        zip,
         preview_png,
         receipt,
         files,
@@ -615,7 +610,7 @@ pub fn synthesize_images(
 /// `public` nothing is spent on normalization; `data` mode works too and is declared
 /// unprotected in the receipt as usual. Synthetic pixels are rounded and clamped to 0..=255
 /// (post-processing).
-pub fn synthesize_images_to<W: Write + Seek>(
+pub fn synthesize_images_to<W: Write>(
     set: &ImageSet,
     opts: &SynthOptions,
     rng: &mut ReleaseRng,

@@ -1,7 +1,7 @@
 //! Writing images: 8-bit PNG encoding, a ZIP of PNGs in class folders (written entry by
 //! entry, stored uncompressed because PNG data is already compressed), and preview grids.
 
-use std::io::{Seek, Write};
+use std::io::Write;
 
 use crate::error::{Error, Result};
 
@@ -85,39 +85,31 @@ pub fn safe_folder(name: &str) -> String {
     }
 }
 
-/// A ZIP of PNG files, written as it goes.
-pub struct PngZip<W: Write + Seek> {
-    zip: zip::ZipWriter<W>,
-    files: usize,
+/// A ZIP of PNG files, written as it goes (stored entries: PNG data is already compressed).
+pub struct PngZip<W: Write> {
+    zip: super::zipfile::Writer<W>,
 }
 
 fn zip_err(e: impl std::fmt::Display) -> Error {
     Error::Data(format!("cannot write the output ZIP: {e}"))
 }
 
-impl<W: Write + Seek> PngZip<W> {
+impl<W: Write> PngZip<W> {
     /// Starts an archive on `out`.
     pub fn new(out: W) -> Self {
         PngZip {
-            zip: zip::ZipWriter::new(out),
-            files: 0,
+            zip: super::zipfile::Writer::new(out),
         }
     }
 
     /// Adds one file.
     pub fn add(&mut self, path: &str, bytes: &[u8]) -> Result<()> {
-        let opts = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Stored)
-            .large_file(false);
-        self.zip.start_file(path, opts).map_err(zip_err)?;
-        self.zip.write_all(bytes).map_err(zip_err)?;
-        self.files += 1;
-        Ok(())
+        self.zip.add(path, bytes).map_err(zip_err)
     }
 
     /// Files added so far.
     pub fn files(&self) -> usize {
-        self.files
+        self.zip.len()
     }
 
     /// Writes the central directory and returns the sink.
