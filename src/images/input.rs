@@ -71,7 +71,7 @@ pub fn labelled_files(files: Vec<(String, Vec<u8>)>, source: &str) -> Result<Vec
             "{source}: no PNG or JPEG images found ({total} entries, {skipped_other} non-image files); give a ZIP or folder laid out as <class>/<image>.png"
         )));
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     // A folder may not both hold images (be a class) and contain class folders.
     let mut class_dirs: Vec<&str> = out
         .iter()

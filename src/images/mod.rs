@@ -302,7 +302,7 @@ pub fn load_files(
     let shape_from_data = opts.width.is_none() || opts.height.is_none() || opts.channels.is_none();
 
     let mut class_names: Vec<String> = files.iter().map(|f| f.class.clone()).collect();
-    class_names.sort_by(|a, b| natural_cmp(a, b));
+    class_names.sort_unstable_by(|a, b| natural_cmp(a, b));
     class_names.dedup();
     let index: BTreeMap<&str, u32> = class_names
         .iter()
@@ -425,9 +425,11 @@ pub fn load_idx(images: &[u8], labels: &[u8], opts: &ImageOptions) -> Result<Ima
         },
     );
     let channels = opts.channels.unwrap_or(1);
-    let mut levels: Vec<u8> = labels[8..].to_vec();
-    levels.sort_unstable();
-    levels.dedup();
+    let mut seen = [false; 256];
+    for &l in &labels[8..] {
+        seen[l as usize] = true;
+    }
+    let levels: Vec<u8> = (0..=255u8).filter(|&l| seen[l as usize]).collect();
     let class_names: Vec<String> = levels.iter().map(|l| l.to_string()).collect();
     let mut code = [0u32; 256];
     for (i, &l) in levels.iter().enumerate() {
