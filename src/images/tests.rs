@@ -264,7 +264,7 @@ fn near(a: &[u8], b: &[u8], tol: i32) -> bool {
 
 #[test]
 fn jpeg_baseline_and_progressive_decode_near_the_source_colours() {
-    for f in ["rgb_baseline.jpg", "rgb_progressive.jpg"] {
+    for f in ["rgb_baseline.jpg", "rgb_progressive.jpg", "cmyk.jpg"] {
         let b = fixture(f);
         let h = header(f, &b).unwrap();
         assert_eq!((h.width, h.height, h.gray), (16, 16, false), "{f}");
