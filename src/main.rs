@@ -404,9 +404,10 @@ enum InputKind {
     Csv,
     Zip,
     Dir,
+    Image,
 }
 
-/// A directory, a ZIP (by its magic bytes) or else a CSV. Unreadable paths count as CSV so that
+/// A directory, a ZIP or a single image (by their magic bytes), or else a CSV. Unreadable paths count as CSV so that
 /// the CSV reader reports them as before.
 fn input_kind(p: &Path) -> InputKind {
     use std::io::Read;
@@ -415,12 +416,14 @@ fn input_kind(p: &Path) -> InputKind {
         Ok(_) => {}
         Err(_) => return InputKind::Csv,
     }
-    let mut magic = [0u8; 4];
+    let mut magic = [0u8; 8];
     let n = std::fs::File::open(p)
         .and_then(|mut f| f.read(&mut magic))
         .unwrap_or(0);
-    if n == 4 && (&magic == b"PK\x03\x04" || &magic == b"PK\x05\x06") {
+    if n >= 4 && (magic.starts_with(b"PK\x03\x04") || magic.starts_with(b"PK\x05\x06")) {
         InputKind::Zip
+    } else if privmix::images::decode::sniff(&magic[..n]).is_some() {
+        InputKind::Image
     } else {
         InputKind::Csv
     }
@@ -539,6 +542,11 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     };
     match input_kind(&a.input) {
         InputKind::Csv => run_synth_csv(&a, &opts, &mut rng),
+        InputKind::Image => Err(Error::param(
+            "input",
+            a.input.display(),
+            "this is a single image; give a ZIP or a folder of class folders (<class>/<image>.png), or a CSV",
+        )),
         kind => run_synth_images(&a, &opts, &mut rng, kind),
     }
 }
@@ -669,7 +677,7 @@ fn run_synth_images(
             let files = read_image_dir(&a.input, img_opts.max_bytes)?;
             images::load_files(files, &img_opts, &source)?
         }
-        InputKind::Csv => unreachable!("CSV input goes to run_synth_csv"),
+        InputKind::Csv | InputKind::Image => unreachable!("handled in run_synth"),
     };
     for w in &set.warnings {
         eprintln!("privmix: {w}");

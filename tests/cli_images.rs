@@ -309,6 +309,10 @@ fn bad_image_inputs_fail_cleanly_naming_the_problem() {
     fails_cleanly(d, &p, &["--width", "0"], "invalid width = 0");
     fails_cleanly(d, &p, &["--alpha", "black"], "invalid alpha = black");
     fails_cleanly(d, &p, &["--mix", "0"], "mix");
+    // a single image is not a data set
+    let single = d.join("one.png");
+    std::fs::write(&single, gray_png(3, 3, |_, _| 0)).unwrap();
+    fails_cleanly(d, &single, &[], "this is a single image");
     // image options on a CSV, and a CSV without --label
     let csv = d.join("t.csv");
     std::fs::write(&csv, "a,y\n1,x\n2,z\n").unwrap();
