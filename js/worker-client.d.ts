@@ -1,7 +1,7 @@
 import type {
   AccountParams, AccountResult, CalibrateParams, CalibrateResult, RdpParams, RdpResult,
   PreviewParams, PreviewResult, CsvSummary, SynthOptions, Receipt, UtilityReport,
-  ColumnHistogram, ProgressCallback, ImageOptions,
+  ColumnHistogram, ProgressCallback, ImageOptions, ImageSummary,
 } from "../pkg/web/privmix.js";
 
 export type CsvInput = string | Uint8Array | ArrayBuffer | Blob;
@@ -17,6 +17,7 @@ export declare class PrivmixWorker {
   noisePreview(params: PreviewParams): Promise<PreviewResult>;
   inspectCsv(input: CsvInput, maxRows?: number): Promise<CsvSummary>;
   synthesizeCsv(input: CsvInput, options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: string; receipt: Receipt }>;
+  inspectImages(input: CsvInput | ImageFile[], options?: ImageOptions): Promise<ImageSummary>;
   synthesizeImages(input: CsvInput | ImageFile[], options: ImageOptions, onProgress?: ProgressCallback): Promise<{ zip: Uint8Array; preview: Uint8Array; realPreview: Uint8Array; receipt: Receipt }>;
   loadDataset(input: CsvInput, options: { label: string; schema?: object | string }): Promise<{ rows: number; rowsDropped: number; columns: string[]; labels: string[]; counts: number[] }>;
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;

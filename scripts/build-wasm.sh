@@ -21,8 +21,9 @@ cargo build --lib --target wasm32-unknown-unknown --profile wasm-release --featu
 WASM=target/wasm32-unknown-unknown/wasm-release/privmix.wasm
 
 rm -rf pkg/node pkg/web
-wasm-bindgen --target nodejs --out-dir pkg/node "$WASM"
-wasm-bindgen --target web --out-dir pkg/web "$WASM"
+BINDGEN_FLAGS=(--remove-name-section --remove-producers-section)
+wasm-bindgen --target nodejs "${BINDGEN_FLAGS[@]}" --out-dir pkg/node "$WASM"
+wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/web "$WASM"
 
 # binaryen before 117 mistypes the externref table that wasm-bindgen emits for current Rust
 # (Debian 12 ships 108: the module then fails to instantiate), so older ones are skipped.

@@ -12,11 +12,12 @@ use crate::data::{read_csv_bytes, Column, CsvOptions, Schema, Table};
 use crate::error::{Error, Result};
 use crate::eval::Model;
 use crate::evaluate::{evaluate_tables, EvalReport};
+use crate::images::{self, ImageOptions, ImageSet, ImageSetSummary};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, suggest_mix, CdaPrivacy};
 use crate::preprocess::NormalizeMode;
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
-use crate::synth::{synthesize, SynthOptions};
+use crate::synth::{synthesize_with, DpMixOptions, Mechanism, ProjectionOptions, SynthOptions};
 use serde::{Deserialize, Serialize};
 
 fn preset_of(p: &Option<String>) -> Result<Preset> {
@@ -287,9 +288,18 @@ pub struct SynthRequest {
     /// Label column (required for CSV).
     #[serde(default)]
     pub label: Option<String>,
-    /// Only `cda`.
+    /// `cda` (default), `dpmix`, `local` or `projection`.
     #[serde(default)]
     pub mechanism: Option<String>,
+    /// dpmix: `hard` (default) or `soft` labels.
+    #[serde(default)]
+    pub labels: Option<String>,
+    /// dpmix: mix within each class.
+    #[serde(default)]
+    pub class_wise: Option<bool>,
+    /// projection: the projected dimension k.
+    #[serde(default)]
+    pub projection_dim: Option<usize>,
     /// Target ε.
     #[serde(default)]
     pub epsilon: Option<f64>,
@@ -381,10 +391,60 @@ impl SynthRequest {
         })
     }
 
+    /// The mechanism and its options.
+    pub fn mechanism(&self) -> Result<Mechanism> {
+        let mut m: Mechanism = self.mechanism.as_deref().unwrap_or("cda").parse()?;
+        let misplaced = |name: &str, what: &str| {
+            Err(Error::param(
+                name,
+                what,
+                format!("{name} applies to another mechanism; drop it"),
+            ))
+        };
+        match &mut m {
+            Mechanism::DpMix(o) => {
+                *o = DpMixOptions {
+                    labels: match self.labels.as_deref() {
+                        None => o.labels,
+                        Some(l) => l.parse()?,
+                    },
+                    class_wise: self.class_wise.unwrap_or(false),
+                }
+            }
+            _ if self.labels.is_some() => return misplaced("labels", "dpmix"),
+            _ if self.class_wise.is_some() => return misplaced("classWise", "dpmix"),
+            _ => {}
+        }
+        match &mut m {
+            Mechanism::Projection(p) => {
+                *p = ProjectionOptions {
+                    dim: self.projection_dim,
+                }
+            }
+            _ if self.projection_dim.is_some() => return misplaced("projectionDim", "projection"),
+            _ => {}
+        }
+        Ok(m)
+    }
+
     /// The core options, resolving `mix: "auto"` from the table's class sizes (public
     /// information under the adjacency) and the privacy target.
     pub fn synth_options(&self, table: &Table) -> Result<SynthOptions> {
-        check_mechanism(&self.mechanism)?;
+        let sizes = match (&self.mix, table.label_index) {
+            (Some(MixChoice::Named(_)), Some(_)) => class_counts(table)?,
+            _ => Vec::new(),
+        };
+        self.synth_options_for(&sizes, table.n_rows, table.n_cols().saturating_sub(1))
+    }
+
+    /// [`Self::synth_options`] from the public shape of the data: class sizes (needed only
+    /// for `mix: "auto"`), the row count and the number of feature columns.
+    pub fn synth_options_for(
+        &self,
+        class_sizes: &[usize],
+        n_rows: usize,
+        n_features: usize,
+    ) -> Result<SynthOptions> {
         let d = SynthOptions::default();
         let delta = self.delta.unwrap_or(d.delta);
         check_delta(delta)?;
@@ -411,10 +471,9 @@ impl SynthRequest {
             None => d.mix,
             Some(MixChoice::Fixed(l)) => *l as usize,
             Some(MixChoice::Named(s)) if s == "auto" => {
-                let sizes = class_counts(table)?;
-                let pool = sizes.iter().copied().min().unwrap_or(0) as u64;
-                let t = opts.samples.unwrap_or(table.n_rows) as u64;
-                let k = sizes.len().max(1) as u64;
+                let pool = class_sizes.iter().copied().min().unwrap_or(0) as u64;
+                let t = opts.samples.unwrap_or(n_rows) as u64;
+                let k = class_sizes.len().max(1) as u64;
                 let eps = opts.epsilon.ok_or_else(|| {
                     Error::param(
                         "mix",
@@ -422,7 +481,6 @@ impl SynthRequest {
                         "an automatic mix order needs a target epsilon",
                     )
                 })?;
-                let dim = table.n_cols().saturating_sub(1) as u64;
                 let eps = if opts.normalize == NormalizeMode::Dp {
                     eps * (1.0 - opts.normalize_share)
                 } else {
@@ -431,7 +489,7 @@ impl SynthRequest {
                 suggest_mix(
                     pool,
                     t / k,
-                    dim,
+                    n_features as u64,
                     delta,
                     eps,
                     opts.clip,
@@ -478,6 +536,7 @@ pub fn synthesize_table_csv(
     progress: impl FnMut(f64),
 ) -> Result<(Vec<u8>, Receipt)> {
     let opts = req.synth_options(table)?;
+    let mechanism = req.mechanism()?;
     let schema = req.schema()?;
     let out = std::cell::RefCell::new(csv::Writer::from_writer(Vec::with_capacity(
         table
@@ -487,10 +546,11 @@ pub fn synthesize_table_csv(
             .min(1 << 30),
     )));
     let csv_err = |e: csv::Error| Error::Data(format!("cannot write the output: {e}"));
-    let receipt = synthesize(
+    let receipt = synthesize_with(
         table,
         schema.as_ref(),
         &opts,
+        &mechanism,
         rng,
         |names| out.borrow_mut().write_record(names).map_err(csv_err),
         |cells| out.borrow_mut().write_record(cells).map_err(csv_err),
@@ -982,5 +1042,115 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         epsilon_mixing: c.epsilon,
         samples_per_class: per_class,
         curve,
+    })
+}
+
+/// Image input from JS: a ZIP, or (relative path, bytes) pairs from a folder pick.
+pub enum ImageInput {
+    /// A ZIP of class folders.
+    Zip(Vec<u8>),
+    /// Files whose paths end in `<class>/<name>.png|jpg`.
+    Files(Vec<(String, Vec<u8>)>),
+}
+
+/// Splits an options object into the image keys ([`ImageOptions`]) and the synthesis keys.
+pub fn image_request(value: serde_json::Value) -> Result<(ImageOptions, SynthRequest)> {
+    let serde_json::Value::Object(mut all) = value else {
+        return Err(Error::param(
+            "options",
+            value,
+            "pass an options object, e.g. {epsilon: 5}",
+        ));
+    };
+    let mut img = serde_json::Map::new();
+    for key in [
+        "width", "height", "channels", "alpha", "maxSide", "maxBytes",
+    ] {
+        if let Some(v) = all.remove(key) {
+            img.insert(key.to_string(), v);
+        }
+    }
+    let bad = |e: serde_json::Error| {
+        Error::param("options", e.to_string(), "check the option names and types")
+    };
+    let image: ImageOptions =
+        serde_json::from_value(serde_json::Value::Object(img)).map_err(bad)?;
+    let synth: SynthRequest =
+        serde_json::from_value(serde_json::Value::Object(all)).map_err(bad)?;
+    if synth.label.is_some() {
+        return Err(Error::param(
+            "label",
+            synth.label.clone().unwrap_or_default(),
+            "images take their class from the folder name; drop label",
+        ));
+    }
+    Ok((image, synth))
+}
+
+/// Reads an image set.
+pub fn load_images(input: ImageInput, opts: &ImageOptions) -> Result<ImageSet> {
+    match input {
+        ImageInput::Zip(bytes) => images::load_zip(&bytes, opts, "the ZIP"),
+        ImageInput::Files(files) => images::load_files(files, opts, "the chosen files"),
+    }
+}
+
+/// `inspectImages`: what the page shows after loading images.
+pub fn inspect_images(input: ImageInput, opts: &ImageOptions) -> Result<ImageSetSummary> {
+    Ok(load_images(input, opts)?.summary())
+}
+
+/// The result of [`synthesize_images`].
+pub struct ImagesResult {
+    /// ZIP of PNGs in class folders.
+    pub zip: Vec<u8>,
+    /// Preview grid of synthetic images.
+    pub preview: Vec<u8>,
+    /// The same grid of real images (for the data owner's eyes only).
+    pub real_preview: Vec<u8>,
+    /// The receipt.
+    pub receipt: Receipt,
+}
+
+/// `synthesizeImages`: DP-CDA on images (the pixel range 0..255 is public).
+pub fn synthesize_images(
+    input: ImageInput,
+    image: &ImageOptions,
+    req: &SynthRequest,
+    progress: impl FnMut(f64),
+) -> Result<ImagesResult> {
+    check_delta(req.delta.unwrap_or(1e-5))?;
+    if let Some(e) = req.epsilon {
+        check_epsilon(e)?;
+    }
+    if !matches!(req.mechanism()?, Mechanism::Cda) {
+        return Err(Error::param(
+            "mechanism",
+            req.mechanism.clone().unwrap_or_default(),
+            "images support the cda mechanism (DP-CDA) only",
+        ));
+    }
+    if req.schema.is_some() {
+        return Err(Error::param(
+            "schema",
+            "(given)",
+            "images use the public pixel range 0..255; drop schema",
+        ));
+    }
+    let set = load_images(input, image)?;
+    let summary = set.summary();
+    let opts = req.synth_options_for(
+        &summary.class_counts,
+        summary.images,
+        set.width * set.height * set.channels,
+    )?;
+    let mut rng = rng_for(req.seed)?;
+    let real_preview = images::preview_grid(&set, images::PREVIEW_PER_CLASS)?;
+    let out = images::synthesize_images(&set, &opts, &mut rng, progress)?;
+    Ok(ImagesResult {
+        zip: out.zip,
+        preview: out.preview_png,
+        real_preview,
+        receipt: out.receipt,
     })
 }

@@ -7,7 +7,7 @@
 
 use crate::data::{read_csv_bytes, Table};
 use crate::error::Error;
-use crate::ops::{self, MechanismRequest, PreviewRequest, RdpRequest, SynthRequest};
+use crate::ops::{self, ImageInput, MechanismRequest, PreviewRequest, RdpRequest, SynthRequest};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -117,12 +117,22 @@ export interface ColumnHistogram {
   name: string; kind: "numeric" | "categorical"; bins: string[]; real: number[]; synthetic: number[];
 }
 export type ProgressCallback = (fraction: number) => void;
+/** Image input: a ZIP of class folders, or files whose paths end in `<class>/<name>.png|jpg`. */
+export type ImageInput = Uint8Array | ArrayBuffer | { name: string; data: Uint8Array }[];
+export interface ImageSummary {
+  images: number; width: number; height: number; channels: number;
+  classNames: string[]; classCounts: number[]; shapeFromData: boolean; warnings: string[];
+}
 /** Options of synthesizeImages: the synthesis options plus the image shape. */
 export interface ImageOptions extends SynthOptions {
-  /** Output width and height in pixels (default: the input's most common size, at most 64). */
+  /** Output width and height in pixels (default: the input's most common size, longer side at most 32). */
   width?: number; height?: number;
-  /** 1 (grayscale, default) or 3 (RGB). */
+  /** 1 (grayscale) or 3 (RGB); default: 1 when every file is grayscale. */
   channels?: 1 | 3;
+  /** Alpha: composite on white (default) or drop. */
+  alpha?: "white" | "drop";
+  /** Cap on the longer side of a shape taken from the data (default 32). */
+  maxSide?: number;
 }
 "#;
 
@@ -381,4 +391,75 @@ impl Dataset {
         let s = read_csv_bytes(&bytes, &opts).map_err(js_err)?;
         to_js(&ops::histograms(&self.table, &s).map_err(js_err)?)
     }
+}
+
+fn image_input(v: &JsValue) -> Result<ImageInput, JsError> {
+    if js_sys::Array::is_array(v) {
+        let arr = js_sys::Array::from(v);
+        let mut files = Vec::with_capacity(arr.length() as usize);
+        for item in arr.iter() {
+            let name = js_sys::Reflect::get(&item, &JsValue::from_str("name"))
+                .ok()
+                .and_then(|n| n.as_string())
+                .ok_or_else(|| {
+                    JsError::new(
+                        "synthesizeImages: each file needs a name (its path, e.g. digits/3/a.png)",
+                    )
+                })?;
+            let data = js_sys::Reflect::get(&item, &JsValue::from_str("data"))
+                .map_err(|_| JsError::new("synthesizeImages: each file needs data"))?;
+            files.push((name, bytes_of(&data, "image file data")?));
+        }
+        Ok(ImageInput::Files(files))
+    } else {
+        Ok(ImageInput::Zip(bytes_of(v, "image input")?))
+    }
+}
+
+fn image_options(v: JsValue) -> Result<(crate::images::ImageOptions, SynthRequest), JsError> {
+    let value: serde_json::Value = if v.is_undefined() || v.is_null() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("options: {e}")))?
+    };
+    ops::image_request(value).map_err(js_err)
+}
+
+/// Classes, counts and the output shape of a ZIP or a list of image files.
+#[wasm_bindgen(js_name = inspectImages, unchecked_return_type = "ImageSummary")]
+pub fn inspect_images(
+    #[wasm_bindgen(unchecked_param_type = "ImageInput")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ImageOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let (image, _) = image_options(options)?;
+    to_js(&ops::inspect_images(image_input(&input)?, &image).map_err(js_err)?)
+}
+
+/// DP synthetic images: `{zip, preview, realPreview, receipt}` (a ZIP of PNGs in class
+/// folders, preview grids as PNG bytes).
+#[wasm_bindgen(
+    js_name = synthesizeImages,
+    unchecked_return_type = "{ zip: Uint8Array; preview: Uint8Array; realPreview: Uint8Array; receipt: Receipt }"
+)]
+pub fn synthesize_images(
+    #[wasm_bindgen(unchecked_param_type = "ImageInput")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ImageOptions")] options: JsValue,
+    #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
+    on_progress: Option<js_sys::Function>,
+) -> Result<JsValue, JsError> {
+    let (image, req) = image_options(options)?;
+    let r = ops::synthesize_images(image_input(&input)?, &image, &req, progress(on_progress))
+        .map_err(js_err)?;
+    object(&[
+        ("zip", js_sys::Uint8Array::from(r.zip.as_slice()).into()),
+        (
+            "preview",
+            js_sys::Uint8Array::from(r.preview.as_slice()).into(),
+        ),
+        (
+            "realPreview",
+            js_sys::Uint8Array::from(r.real_preview.as_slice()).into(),
+        ),
+        ("receipt", to_js(&r.receipt)?),
+    ])
 }

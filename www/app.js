@@ -57,6 +57,7 @@ function setBusy(busy) {
   $("utility-button").disabled = busy || !(state.kind === "csv" && state.dataset);
   for (const b of document.querySelectorAll("button.demo")) b.disabled = busy;
   $("file-input").disabled = busy;
+  $("folder-input").disabled = busy;
 }
 
 function readyToRun() {
@@ -175,7 +176,7 @@ async function loadImages(name, source) {
   try {
     const info = await pm.inspectImages(source, imageOptions());
     state.images = info;
-    const classes = info.classes.map((c, i) => `${c} (${info.counts[i]})`);
+    const classes = info.classNames.map((c, i) => `${c} (${info.classCounts[i]})`);
     $("data-info").textContent = `${name}: ${info.images} images, resized to ${info.width}×${info.height} ${info.channels === 3 ? "RGB" : "grayscale"}.`;
     $("class-info").textContent = `Classes from the folder names: ${classes.join(", ")}.`;
     $("samples-input").placeholder = `same as input (${info.images})`;
@@ -235,7 +236,7 @@ function scheduleReadout() {
 
 async function updateReadout() {
   const el = $("noise-readout");
-  const counts = state.kind === "csv" ? state.dataset?.counts : state.images?.counts;
+  const counts = state.kind === "csv" ? state.dataset?.counts : state.images?.classCounts;
   if (!counts) {
     el.textContent = "Load data to see the noise.";
     drawCurve(null);
@@ -510,6 +511,9 @@ $("download-receipt").addEventListener("click", () => {
 
 // ---------------------------------------------------------------- wiring
 $("file-input").addEventListener("change", (e) => loadFiles([...e.target.files]));
+$("folder-input").addEventListener("change", (e) =>
+  loadImages(e.target.files[0]?.webkitRelativePath.split("/")[0] || "images", [...e.target.files].filter((f) => IMAGE_RE.test(f.name))),
+);
 $("label-select").addEventListener("change", (e) => chooseLabel(e.target.value));
 $("pixels-public").addEventListener("change", (e) => {
   if (e.target.checked && state.dataset) {

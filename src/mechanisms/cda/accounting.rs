@@ -204,7 +204,7 @@ pub fn calibrate_sigma_x(
 }
 
 /// Mix orders `--mix auto` chooses from.
-pub const AUTO_MIX_CANDIDATES: [u32; 8] = [1, 2, 3, 4, 6, 8, 12, 16];
+pub const AUTO_MIX_CANDIDATES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
 /// The automatic mix order (`--mix auto`): among [`AUTO_MIX_CANDIDATES`] that fit the pool,
 /// the l minimizing the worst-case expected squared distance of a synthetic row from its
