@@ -80,9 +80,23 @@ function clearResult() {
 // ---------------------------------------------------------------- loading data
 const IMAGE_RE = /\.(png|jpe?g)$/i;
 
+// wasm32 memory tops out at 4 GiB, and the table, the output and the input share it.
+const MAX_CSV_BYTES = 1024 * 1024 * 1024;
+const MAX_IMAGE_BYTES = 1024 * 1024 * 1024;
+
 async function loadFiles(files) {
   if (!files.length) return;
   clearResult();
+  const total = files.reduce((s, f) => s + f.size, 0);
+  const isCsv = files.length === 1 && !/\.(zip|png|jpe?g)$/i.test(files[0].name);
+  if (total > (isCsv ? MAX_CSV_BYTES : MAX_IMAGE_BYTES)) {
+    setStatus("error", `This input is ${(total / 2 ** 30).toFixed(2)} GiB; the browser app reads up to 1 GiB. Use the privmix command line for larger files, or split the data.`);
+    return;
+  }
+  if (total === 0) {
+    setStatus("error", `${files[0].name} is empty: choose a file with a header row and data rows.`);
+    return;
+  }
   const first = files[0];
   const base = first.name.replace(/\.(csv|tsv|txt|gz|zip|png|jpe?g)$/gi, "") || "data";
   if (files.length === 1 && /\.zip$/i.test(first.name)) {
