@@ -324,6 +324,37 @@ pub fn synthesize_with(
     mut row: impl FnMut(&[String]) -> Result<()>,
     mut progress: impl FnMut(f64),
 ) -> Result<Receipt> {
+    // One copy of the pipeline for every caller (the CLI, the wasm API, images): the sinks
+    // are called once per row, so dynamic dispatch costs nothing measurable and keeps the
+    // shipped wasm small.
+    let mut header = Some(header);
+    let mut header_once = |names: &[String]| match header.take() {
+        Some(h) => h(names),
+        None => Err(Error::Data("internal: the header was written twice".into())),
+    };
+    synthesize_dyn(
+        table,
+        schema,
+        opts,
+        mechanism,
+        rng,
+        &mut header_once,
+        &mut row,
+        &mut progress,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn synthesize_dyn(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+    header: &mut dyn FnMut(&[String]) -> Result<()>,
+    row: &mut dyn FnMut(&[String]) -> Result<()>,
+    mut progress: &mut dyn FnMut(f64),
+) -> Result<Receipt> {
     // ---- checks ------------------------------------------------------------------------
     check_delta(opts.delta)?;
     if let Some(e) = opts.epsilon {
