@@ -7,3 +7,4 @@
 
 pub mod cda;
 pub mod gaussian;
+pub mod gmm;
