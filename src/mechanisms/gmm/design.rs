@@ -175,11 +175,15 @@ pub fn optimize(
         // block A: per-class split given ε0
         let b = budget(eps0);
         for (k, c) in classes.iter().enumerate() {
-            frac[k] = golden(1e-6, 1.0 - 1e-6, |f| class_cost(c, d, f * b, (1.0 - f) * b, delta_m));
+            frac[k] = golden(1e-6, 1.0 - 1e-6, |f| {
+                class_cost(c, d, f * b, (1.0 - f) * b, delta_m)
+            });
         }
         // block B: ε0 given the split fractions
         let fr = frac.clone();
-        eps0 = golden(1e-6 * epsilon, epsilon * (1.0 - 1e-6), |e| objective(e, &fr));
+        eps0 = golden(1e-6 * epsilon, epsilon * (1.0 - 1e-6), |e| {
+            objective(e, &fr)
+        });
         let new = objective(eps0, &frac);
         let change = (obj - new).abs();
         obj = new;
@@ -267,6 +271,10 @@ mod tests {
                 .zip(&w)
                 .map(|(c, wk)| wk * class_cost(c, 3, b / 2.0, b / 2.0, 5e-6))
                 .sum::<f64>();
-        assert!(des.objective <= start + 1e-12, "{} > {start}", des.objective);
+        assert!(
+            des.objective <= start + 1e-12,
+            "{} > {start}",
+            des.objective
+        );
     }
 }

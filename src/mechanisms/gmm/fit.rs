@@ -130,14 +130,24 @@ mod tests {
         let names = vec!["small".to_string(), "flat".to_string()];
         let rows: Vec<Vec<f64>> = (0..10).map(|i| vec![i as f64, (i * i) as f64]).collect();
         let labels = vec![0, 0, 0, 1, 1, 1, 1, 1, 1, 1];
-        let e = fit_classes(&rows, &labels, &names, 2).unwrap_err().to_string();
+        let e = fit_classes(&rows, &labels, &names, 2)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'small'") && e.contains("3 row(s)"), "{e}");
         // class 'flat' has a constant second feature
         let rows: Vec<Vec<f64>> = (0..12)
-            .map(|i| if i < 6 { vec![i as f64, (i * i % 5) as f64] } else { vec![i as f64, 1.0] })
+            .map(|i| {
+                if i < 6 {
+                    vec![i as f64, (i * i % 5) as f64]
+                } else {
+                    vec![i as f64, 1.0]
+                }
+            })
             .collect();
         let labels: Vec<usize> = (0..12).map(|i| usize::from(i >= 6)).collect();
-        let e = fit_classes(&rows, &labels, &names, 2).unwrap_err().to_string();
+        let e = fit_classes(&rows, &labels, &names, 2)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("'flat'") && e.contains("singular"), "{e}");
     }
 }

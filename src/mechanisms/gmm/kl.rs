@@ -104,7 +104,10 @@ mod tests {
         }
         let mean = sum / n as f64;
         let se = ((sumsq / n as f64 - mean * mean) / n as f64).sqrt();
-        assert!((exact - mean).abs() < 6.0 * se, "exact {exact}, MC {mean} ± {se}");
+        assert!(
+            (exact - mean).abs() < 6.0 * se,
+            "exact {exact}, MC {mean} ± {se}"
+        );
         assert!(exact > 0.05, "the example must not be trivial: {exact}");
     }
 

@@ -148,7 +148,11 @@ impl FromStr for Adjacency {
         match s {
             "record" => Ok(Adjacency::Record),
             "label" => Ok(Adjacency::Label),
-            _ => Err(Error::param("adjacency", s, "use record (default) or label")),
+            _ => Err(Error::param(
+                "adjacency",
+                s,
+                "use record (default) or label",
+            )),
         }
     }
 }
@@ -213,7 +217,9 @@ impl GmmData {
         let (codes, classes) = match &table.columns[li] {
             Column::Categorical { codes, levels } => (codes, levels.clone()),
             Column::Numeric { .. } => {
-                return Err(Error::Data("internal: the label column must be categorical".into()))
+                return Err(Error::Data(
+                    "internal: the label column must be categorical".into(),
+                ))
             }
         };
         let mut features = Vec::new();
@@ -227,13 +233,11 @@ impl GmmData {
                     features.push(table.names[i].clone());
                     cols.push(values);
                 }
-                Column::Categorical { .. } => {
-                    return Err(Error::Data(format!(
-                        "column '{}' is categorical, but a Gaussian mixture needs numeric features: \
+                Column::Categorical { .. } => return Err(Error::Data(format!(
+                    "column '{}' is categorical, but a Gaussian mixture needs numeric features: \
                          drop the column, or declare it numeric in a schema if it holds numbers",
-                        table.names[i]
-                    )))
-                }
+                    table.names[i]
+                ))),
             }
         }
         let rows = (0..table.n_rows)
@@ -254,7 +258,9 @@ impl GmmData {
     /// reported KL refers to the input exactly as written.
     pub fn with_exact_values(mut self, cells: Vec<Vec<f64>>) -> Result<GmmData> {
         if cells.len() != self.rows.len() || cells.iter().any(|r| r.len() != self.features.len()) {
-            return Err(Error::Data("internal: exact values do not match the table".into()));
+            return Err(Error::Data(
+                "internal: exact values do not match the table".into(),
+            ));
         }
         for (a, b) in cells.iter().zip(&self.rows) {
             for (x, y) in a.iter().zip(b) {
@@ -267,6 +273,64 @@ impl GmmData {
         }
         self.rows = cells;
         Ok(self)
+    }
+
+    /// Exact f64 values of the feature cells of the CSV `bytes` (plain or gzip) that
+    /// [`GmmData::from_table`] read as f32, in the same row order: rows with a missing value
+    /// ('', NA or ?) in any column are skipped as the reader does. Use with
+    /// [`GmmData::with_exact_values`], which checks that every value agrees with the table.
+    pub fn exact_values_from_csv(&self, bytes: &[u8], delimiter: u8) -> Result<Vec<Vec<f64>>> {
+        use std::io::Read;
+        let owned;
+        let mut b = bytes;
+        if b.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(b)
+                .read_to_end(&mut out)
+                .map_err(|e| Error::Data(format!("gzip: {e}")))?;
+            owned = out;
+            b = &owned;
+        }
+        if b.starts_with(b"\xEF\xBB\xBF") {
+            b = &b[3..];
+        }
+        let mut rdr = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(b);
+        let header: Vec<String> = rdr
+            .headers()
+            .map_err(|e| Error::Data(format!("csv: {e}")))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let idx: Vec<usize> = self
+            .features
+            .iter()
+            .map(|f| {
+                header
+                    .iter()
+                    .position(|h| h == f)
+                    .ok_or_else(|| Error::Data(format!("csv: no column '{f}'")))
+            })
+            .collect::<Result<_>>()?;
+        let mut rows = Vec::with_capacity(self.rows.len());
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| Error::Data(format!("csv: {e}")))?;
+            if rec.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            if rec.len() < header.len() || rec.iter().any(|c| matches!(c.trim(), "" | "NA" | "?")) {
+                continue;
+            }
+            let row: Vec<f64> = idx
+                .iter()
+                .map(|&i| rec[i].trim().parse::<f64>().unwrap_or(f64::NAN))
+                .collect();
+            rows.push(row);
+        }
+        Ok(rows)
     }
 
     /// Number of features d.
@@ -603,7 +667,10 @@ pub fn release_gmm_data(
             if !(max_norm > 0.0 && max_norm.is_finite()) {
                 return Err(Error::Data("every row is zero; nothing to model".into()));
             }
-            (max_norm, "data: the largest row norm (NOT protected)".to_string())
+            (
+                max_norm,
+                "data: the largest row norm (NOT protected)".to_string(),
+            )
         }
     };
     let z: Vec<Vec<f64>> = data
@@ -615,9 +682,8 @@ pub fn release_gmm_data(
             r.iter().map(|x| x * f).collect()
         })
         .collect();
-    let fits = fit_classes(&z, &data.labels, &data.classes, d).map_err(|e| {
-        Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}"))
-    })?;
+    let fits = fit_classes(&z, &data.labels, &data.classes, d)
+        .map_err(|e| Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}")))?;
     let counts: Vec<usize> = fits.iter().map(|f| f.count).collect();
     let pi: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
 
@@ -676,7 +742,10 @@ pub fn release_gmm_data(
                 weights::Branch::NoisyCounts => "noisy counts".into(),
                 weights::Branch::Uniform => "uniform (λ smoothing)".into(),
             };
-            w_rel = cnt.iter().map(|&c| c as f64 / n as f64).collect::<Vec<f64>>();
+            w_rel = cnt
+                .iter()
+                .map(|&c| c as f64 / n as f64)
+                .collect::<Vec<f64>>();
             mu_rel = means;
             cov_rel = covs;
             let per_class_max = (0..k)
@@ -771,7 +840,11 @@ pub fn release_gmm_data(
                 .collect();
             eps_total = 3.0 * e3;
             delta_total = 3.0 * d3;
-            let kind = if laplace { "Laplace" } else { "Gaussian (analytic calibration)" };
+            let kind = if laplace {
+                "Laplace"
+            } else {
+                "Gaussian (analytic calibration)"
+            };
             let mean_how = if opts.noise == Noise::ColoredGaussian {
                 match opts.adjacency {
                     Adjacency::Record => "isotropic Gaussian (the MSE-optimal colored noise under a norm bound), per class ε/6, δ/6".to_string(),
@@ -838,24 +911,32 @@ pub fn release_gmm_data(
         features: data.features.clone(),
         label: data.label.clone(),
     };
-    model.validate().map_err(|e| Error::Data(format!("internal: released {e}")))?;
+    model
+        .validate()
+        .map_err(|e| Error::Data(format!("internal: released {e}")))?;
     let kl = model_kl(&model, &reference);
     let mut public_information = vec![
         "the number of rows N".to_string(),
         "the set of class labels and feature names".to_string(),
     ];
     if opts.adjacency == Adjacency::Label {
-        public_information.push("all feature values (only labels are private under label adjacency)".into());
+        public_information
+            .push("all feature values (only labels are private under label adjacency)".into());
     }
     let mut unprotected = vec![
         "the noise design (budget split, Γ_k, γ_k) and the noise scales are computed from the non-private fit (class counts, covariances; under label adjacency the points), as in the paper; the guarantee holds for the design held fixed".to_string(),
         "the reported kl (computed from the non-private model; for the data owner only)".to_string(),
     ];
     if opts.noise == Noise::Optimized {
-        unprotected.insert(0, "covariances Σ̃_k: Wishart support gap (see warnings)".into());
+        unprotected.insert(
+            0,
+            "covariances Σ̃_k: Wishart support gap (see warnings)".into(),
+        );
     }
     if opts.bound.is_none() && opts.adjacency == Adjacency::Record {
-        unprotected.push(format!("the bound B = {bound} (largest row norm of the data)"));
+        unprotected.push(format!(
+            "the bound B = {bound} (largest row norm of the data)"
+        ));
     }
     if data.rows_dropped > 0 {
         unprotected.push("rows_dropped (count of rows with missing values)".into());
@@ -956,9 +1037,15 @@ fn unit_mean_constraint(
                 .zip(labels)
                 .map(|(x, &y)| {
                     if y == c {
-                        x.iter().zip(&f.mean).map(|(a, m)| (a - m) / (nk - 1.0)).collect()
+                        x.iter()
+                            .zip(&f.mean)
+                            .map(|(a, m)| (a - m) / (nk - 1.0))
+                            .collect()
                     } else {
-                        x.iter().zip(&f.mean).map(|(a, m)| (m - a) / (nk + 1.0)).collect()
+                        x.iter()
+                            .zip(&f.mean)
+                            .map(|(a, m)| (m - a) / (nk + 1.0))
+                            .collect()
                     }
                 })
                 .collect();
@@ -1203,7 +1290,12 @@ mod tests {
         let n_a = cls.iter().filter(|&&c| c == 0).count() as f64;
         // binomial sd = sqrt(1e5·0.25·0.75) ≈ 137; 6 sd
         assert!((n_a - 25_000.0).abs() < 6.0 * 137.0);
-        let a: Vec<&Vec<f64>> = rows.iter().zip(&cls).filter(|(_, &c)| c == 0).map(|(r, _)| r).collect();
+        let a: Vec<&Vec<f64>> = rows
+            .iter()
+            .zip(&cls)
+            .filter(|(_, &c)| c == 0)
+            .map(|(r, _)| r)
+            .collect();
         let m1 = a.iter().map(|r| r[1]).sum::<f64>() / a.len() as f64;
         let cov01 = a.iter().map(|r| r[0] * r[1]).sum::<f64>() / a.len() as f64;
         assert!(m1.abs() < 6.0 * (2.0f64 / a.len() as f64).sqrt());
@@ -1220,16 +1312,38 @@ mod tests {
     fn bad_inputs_are_named_errors() {
         let mut rng = ReleaseRng::seeded(1);
         let data = synthetic_paper_data(3, 2, 300, &mut rng);
-        let e = |o: GmmOptions| release_gmm_data(&data, &o, &mut ReleaseRng::seeded(1)).unwrap_err().to_string();
-        assert!(e(GmmOptions { epsilon: 0.0, ..Default::default() }).contains("epsilon"));
-        assert!(e(GmmOptions { delta: 1.0, ..Default::default() }).contains("delta"));
-        assert!(e(GmmOptions { bound: Some(-1.0), ..Default::default() }).contains("bound"));
-        assert!(e(GmmOptions { lambda: 1.0, ..Default::default() }).contains("lambda"));
+        let e = |o: GmmOptions| {
+            release_gmm_data(&data, &o, &mut ReleaseRng::seeded(1))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e(GmmOptions {
+            epsilon: 0.0,
+            ..Default::default()
+        })
+        .contains("epsilon"));
+        assert!(e(GmmOptions {
+            delta: 1.0,
+            ..Default::default()
+        })
+        .contains("delta"));
+        assert!(e(GmmOptions {
+            bound: Some(-1.0),
+            ..Default::default()
+        })
+        .contains("bound"));
+        assert!(e(GmmOptions {
+            lambda: 1.0,
+            ..Default::default()
+        })
+        .contains("lambda"));
         // d too large for N
         let mut wide = data.clone();
         wide.rows = wide.rows.iter().take(5).map(|r| r.clone()).collect();
         wide.labels.truncate(5);
-        let msg = release_gmm_data(&wide, &GmmOptions::default(), &mut rng).unwrap_err().to_string();
+        let msg = release_gmm_data(&wide, &GmmOptions::default(), &mut rng)
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("at least"), "{msg}");
         // a model that is not valid
         let mut m = reference_model(&data).unwrap();

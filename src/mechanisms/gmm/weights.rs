@@ -75,7 +75,9 @@ pub fn project_counts(y: &[f64], n: usize) -> Vec<usize> {
     order.sort_by(|&a, &b| {
         let fa = proj[a] - proj[a].floor();
         let fb = proj[b] - proj[b].floor();
-        fb.partial_cmp(&fa).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+        fb.partial_cmp(&fa)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
     });
     let mut i = 0;
     while left > 0 {
@@ -186,7 +188,9 @@ mod tests {
         let mut rng = ReleaseRng::seeded(8);
         let eps0 = 0.8;
         let reps = 400_000;
-        let zs: Vec<i64> = (0..reps).map(|_| two_sided_geometric(eps0, &mut rng)).collect();
+        let zs: Vec<i64> = (0..reps)
+            .map(|_| two_sided_geometric(eps0, &mut rng))
+            .collect();
         let var = zs.iter().map(|&z| (z * z) as f64).sum::<f64>() / reps as f64;
         let want = count_noise_variance(eps0);
         assert!((var / want - 1.0).abs() < 0.03, "var {var} want {want}");

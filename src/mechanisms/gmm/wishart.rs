@@ -11,7 +11,12 @@ use rand::Rng;
 use rand_distr::{Distribution, Gamma, StandardNormal};
 
 /// One draw from Wishart_d(I/γ, n). Needs γ > 0 finite and n ≥ d (integer degrees of freedom).
-pub fn sample_wishart<R: Rng + ?Sized>(d: usize, dof: usize, gamma: f64, rng: &mut R) -> Result<Mat> {
+pub fn sample_wishart<R: Rng + ?Sized>(
+    d: usize,
+    dof: usize,
+    gamma: f64,
+    rng: &mut R,
+) -> Result<Mat> {
     if !(gamma > 0.0 && gamma.is_finite()) {
         return Err(Error::param(
             "gamma",
