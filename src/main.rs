@@ -683,6 +683,13 @@ fn run_gmm(a: GmmArgs) -> Result<()> {
     };
     privmix::accountant::check_epsilon(epsilon)?;
     privmix::accountant::check_delta(delta)?;
+    if a.samples == Some(0) {
+        return Err(Error::param(
+            "samples",
+            0,
+            "sample at least 1 row, or leave out --samples",
+        ));
+    }
     match (a.samples, &a.output) {
         (Some(_), None) => {
             return Err(Error::param(
@@ -804,6 +811,9 @@ fn run_gmm_sample(a: GmmSampleArgs) -> Result<()> {
             a.output.display(),
             "the output must not overwrite the model",
         ));
+    }
+    if a.samples == 0 {
+        return Err(Error::param("samples", 0, "sample at least 1 row"));
     }
     let mut rng = rng_for(a.seed)?;
     let mut staged = Staged::new();

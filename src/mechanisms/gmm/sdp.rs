@@ -218,7 +218,13 @@ mod tests {
             x.as_array()
                 .unwrap()
                 .iter()
-                .map(|r| r.as_array().unwrap().iter().map(|z| z.as_f64().unwrap()).collect())
+                .map(|r| {
+                    r.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|z| z.as_f64().unwrap())
+                        .collect()
+                })
                 .collect()
         };
         for inst in insts {
@@ -227,9 +233,21 @@ mod tests {
             let opt = inst["optimum"].as_f64().unwrap();
             let s = solve_min_trace(&c, &vs, 1e-6, 200_000).unwrap();
             assert!(s.relative_gap <= 1e-6, "gap {}", s.relative_gap);
-            assert!(s.dual <= opt * (1.0 + 1e-7), "dual {} > optimum {opt}", s.dual);
-            assert!(s.primal >= opt * (1.0 - 1e-7), "primal {} < optimum {opt}", s.primal);
-            assert!((s.primal - opt).abs() <= 2e-6 * opt, "{} vs {opt}", s.primal);
+            assert!(
+                s.dual <= opt * (1.0 + 1e-7),
+                "dual {} > optimum {opt}",
+                s.dual
+            );
+            assert!(
+                s.primal >= opt * (1.0 - 1e-7),
+                "primal {} < optimum {opt}",
+                s.primal
+            );
+            assert!(
+                (s.primal - opt).abs() <= 2e-6 * opt,
+                "{} vs {opt}",
+                s.primal
+            );
             let inv = spd_inverse(&s.x).unwrap();
             for v in &vs {
                 let q: f64 = (0..c.n)
@@ -245,7 +263,9 @@ mod tests {
         let c = Mat::eye(2, 1.0);
         // all vectors on a line: the optimum is singular
         let vs = vec![vec![1.0, 1.0], vec![-2.0, -2.0]];
-        let e = solve_min_trace(&c, &vs, 1e-6, 1000).unwrap_err().to_string();
+        let e = solve_min_trace(&c, &vs, 1e-6, 1000)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("span"), "{e}");
         let bad = Mat::from_rows(&[vec![1.0, 2.0], vec![2.0, 1.0]]);
         assert!(solve_min_trace(&bad, &[vec![1.0, 0.0], vec![0.0, 1.0]], 1e-6, 1000).is_err());

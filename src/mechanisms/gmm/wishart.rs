@@ -3,7 +3,7 @@
 //! If A is lower triangular with A_ii = sqrt(χ²_{n−i}) (i = 0..d−1, 0-based) and A_ij ~ N(0, 1)
 //! below the diagonal, all independent, then A Aᵀ ~ Wishart_d(I, n) (Bartlett 1933), and
 //! A Aᵀ / γ ~ Wishart_d(I/γ, n). χ²_k is drawn as 2·Gamma(k/2, 1) (rand_distr's Marsaglia–Tsang).
-//! E[W] = n·I/γ.
+//! `E[W] = n·I/γ`.
 
 use super::linalg::Mat;
 use crate::error::{Error, Result};
