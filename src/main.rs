@@ -204,7 +204,8 @@ struct GmmArgs {
     /// it, B is the data's largest row norm, which the receipt declares unprotected.
     #[arg(long)]
     bound: Option<f64>,
-    /// Project to K principal components first (not available in this version).
+    /// Project to K principal components first; the basis comes from the data and is declared
+    /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
     #[arg(long)]
     pca: Option<usize>,
     /// Smoothing λ of the weight mapping.
@@ -624,12 +625,8 @@ fn write_samples(
     let name = path.display().to_string();
     let err = |e: csv::Error| Error::Data(format!("{name}: cannot write: {e}"));
     let mut w = csv::Writer::from_writer(std::io::BufWriter::new(f));
-    let d = model.means[0].len();
-    let mut header: Vec<String> = if model.features.len() == d {
-        model.features.clone()
-    } else {
-        (0..d).map(|j| format!("x{j}")).collect()
-    };
+    let mut header = model.output_features();
+    let d = header.len();
     header.push(if model.label.is_empty() {
         "label".into()
     } else {
@@ -665,13 +662,6 @@ fn run_gmm(a: GmmArgs) -> Result<()> {
             "gmm needs --input, --label, --epsilon, --delta, --model-out and --receipt".into(),
         ));
     };
-    if let Some(k) = a.pca {
-        return Err(Error::param(
-            "pca",
-            k,
-            "PCA before the release is not available in this version; reduce the columns beforehand",
-        ));
-    }
     let opts = GmmOptions {
         epsilon,
         delta,
@@ -679,6 +669,7 @@ fn run_gmm(a: GmmArgs) -> Result<()> {
         adjacency: a.adjacency.parse()?,
         bound: a.bound,
         lambda: a.lambda,
+        pca: a.pca,
         ..GmmOptions::default()
     };
     privmix::accountant::check_epsilon(epsilon)?;

@@ -367,7 +367,7 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
     call(&small, &["--noise", "magic"], "invalid noise = magic");
     call(&small, &["--adjacency", "row"], "invalid adjacency = row");
     call(&small, &["--bound", "-2"], "invalid bound = -2");
-    call(&small, &["--pca", "2"], "invalid pca = 2");
+    call(&small, &["--pca", "3"], "invalid pca = 3");
     call(&small, &["--samples", "10"], "invalid output");
     call(&small, &["--lambda", "1.5"], "invalid lambda = 1.5");
     let mut a = args(&small);
@@ -443,4 +443,43 @@ fn iris_release_with_a_public_bound() {
     assert!(v["kl"].as_f64().unwrap() > 0.0);
     assert_eq!(v["classes"], 3);
     assert_eq!(v["features"], 4);
+    // with --pca 2: the model is 2-dimensional with its projection; sampling gives the 4 columns
+    let o = dir.path().join("o.csv");
+    let v = json(&run(&[
+        "gmm",
+        "--input",
+        s(&iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--pca",
+        "2",
+        "--model-out",
+        s(&m),
+        "--receipt",
+        s(&r),
+        "--samples",
+        "30",
+        "--output",
+        s(&o),
+        "--seed",
+        "3",
+        "--json",
+    ]));
+    assert_eq!(v["features"], 2);
+    let text = std::fs::read_to_string(&o).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "sepal_length,sepal_width,petal_length,petal_width,species"
+    );
+    assert_eq!(text.lines().count(), 31);
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    assert_eq!(
+        model["projection"]["components"].as_array().unwrap().len(),
+        2
+    );
 }

@@ -179,6 +179,9 @@ pub struct GmmOptions {
     pub lambda: f64,
     /// Stopping threshold of Algorithm 1 (default 1e−3).
     pub tolerance: f64,
+    /// Project to this many principal components first (the basis is computed from the data
+    /// and declared unprotected); None: no projection.
+    pub pca: Option<usize>,
 }
 
 impl Default for GmmOptions {
@@ -191,6 +194,7 @@ impl Default for GmmOptions {
             bound: None,
             lambda: 1e-3,
             tolerance: 1e-3,
+            pca: None,
         }
     }
 }
@@ -364,6 +368,21 @@ pub struct GmmModel {
     /// Label column name of sampled rows.
     #[serde(default)]
     pub label: String,
+    /// With `--pca`: the means and covariances are in principal-component coordinates
+    /// z = components·(x − center), and sampled rows are mapped back to x = center + componentsᵀ z.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<Projection>,
+}
+
+/// A PCA projection (computed from the non-private data: declared unprotected).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Projection {
+    /// Mean of the input rows.
+    pub center: Vec<f64>,
+    /// K orthonormal rows of length d (leading eigenvectors of the pooled covariance).
+    pub components: Vec<Vec<f64>>,
+    /// The input's feature names (columns of sampled rows).
+    pub features: Vec<String>,
 }
 
 impl GmmModel {
@@ -418,7 +437,39 @@ impl GmmModel {
                 )));
             }
         }
+        if let Some(p) = &self.projection {
+            let dd = p.center.len();
+            if p.components.len() != d
+                || p.components.iter().any(|r| r.len() != dd)
+                || p.features.len() != dd
+                || p.center
+                    .iter()
+                    .chain(p.components.iter().flatten())
+                    .any(|x| !x.is_finite())
+            {
+                return Err(Error::Data(format!(
+                    "model: the projection must have {d} finite components of the center's length, and one feature name per input column"
+                )));
+            }
+        }
         Ok(())
+    }
+
+    /// Column names of sampled rows (input features when the model has a projection).
+    pub fn output_features(&self) -> Vec<String> {
+        let names = match &self.projection {
+            Some(p) => p.features.clone(),
+            None => self.features.clone(),
+        };
+        let d = match &self.projection {
+            Some(p) => p.center.len(),
+            None => self.means.first().map_or(0, |m| m.len()),
+        };
+        if names.len() == d {
+            names
+        } else {
+            (0..d).map(|j| format!("x{j}")).collect()
+        }
     }
 
     fn cov_mats(&self) -> Vec<Mat> {
@@ -450,7 +501,103 @@ pub fn reference_model(data: &GmmData) -> Result<GmmModel> {
         covariances: fits.iter().map(|f| f.cov.to_rows()).collect(),
         features: data.features.clone(),
         label: data.label.clone(),
+        projection: None,
     })
+}
+
+/// Largest input dimension accepted with `pca` (the eigen-decomposition is O(d³)).
+pub const MAX_PCA_INPUT_DIM: usize = 1024;
+
+/// Projects `data` onto its `k` leading principal components (pooled covariance of all
+/// rows, eigen-decomposed by Jacobi). The basis is a function of the non-private data.
+pub fn pca_project(data: &GmmData, k: usize) -> Result<(GmmData, Projection)> {
+    let d = data.dim();
+    if k == 0 || k > d {
+        return Err(Error::param(
+            "pca",
+            k,
+            format!("the number of components must be between 1 and the number of features ({d})"),
+        ));
+    }
+    if d > MAX_PCA_INPUT_DIM {
+        return Err(Error::param(
+            "pca",
+            k,
+            format!("PCA accepts at most {MAX_PCA_INPUT_DIM} input features (got {d})"),
+        ));
+    }
+    let n = data.rows.len();
+    if n < 2 {
+        return Err(Error::Data("PCA needs at least 2 rows".into()));
+    }
+    let mut center = vec![0.0; d];
+    for r in &data.rows {
+        for j in 0..d {
+            center[j] += r[j] / n as f64;
+        }
+    }
+    let mut cov = Mat::zeros(d);
+    for r in &data.rows {
+        for i in 0..d {
+            let di = r[i] - center[i];
+            if di == 0.0 {
+                continue;
+            }
+            for j in 0..=i {
+                cov.a[i * d + j] += di * (r[j] - center[j]);
+            }
+        }
+    }
+    for i in 0..d {
+        for j in 0..=i {
+            let v = cov.get(i, j) / (n - 1) as f64;
+            cov.set(i, j, v);
+            cov.set(j, i, v);
+        }
+    }
+    let (lam, v) = sym_eigen(&cov);
+    let mut order: Vec<usize> = (0..d).collect();
+    order.sort_by(|&a, &b| {
+        lam[b]
+            .partial_cmp(&lam[a])
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let components: Vec<Vec<f64>> = order[..k]
+        .iter()
+        .map(|&c| (0..d).map(|i| v.get(i, c)).collect())
+        .collect();
+    let rows = data
+        .rows
+        .iter()
+        .map(|r| {
+            components
+                .iter()
+                .map(|comp| {
+                    comp.iter()
+                        .zip(r)
+                        .zip(&center)
+                        .map(|((a, x), m)| a * (x - m))
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+    let projected = GmmData {
+        features: (1..=k).map(|j| format!("pc{j}")).collect(),
+        label: data.label.clone(),
+        classes: data.classes.clone(),
+        rows,
+        labels: data.labels.clone(),
+        rows_dropped: data.rows_dropped,
+    };
+    Ok((
+        projected,
+        Projection {
+            center,
+            components,
+            features: data.features.clone(),
+        },
+    ))
 }
 
 /// How a group of released numbers is protected.
@@ -527,6 +674,8 @@ pub struct GmmParameters {
     pub wishart_dof: usize,
     /// Which branch of the weight mapping was drawn ("noisy counts" or "uniform (λ)").
     pub weights_branch: String,
+    /// Principal components kept (`--pca`), if any.
+    pub pca: Option<usize>,
 }
 
 /// Facts about the input.
@@ -639,6 +788,24 @@ pub fn release_gmm_data(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     check_options(opts)?;
+    if let Some(k) = opts.pca {
+        let (projected, projection) = pca_project(data, k)?;
+        let inner = GmmOptions {
+            pca: None,
+            ..opts.clone()
+        };
+        let mut r = release_gmm_data(&projected, &inner, rng)?;
+        r.model.projection = Some(projection);
+        r.model.validate()?;
+        r.receipt.parameters.pca = Some(k);
+        r.receipt.guarantee.unprotected.insert(
+            0,
+            format!(
+                "the PCA projection (center and {k} components) in the model, computed from the non-private data; the means, covariances and kl are in its coordinates, and --bound applies to them"
+            ),
+        );
+        return Ok(r);
+    }
     let d = data.dim();
     if d == 0 {
         return Err(Error::Data(
@@ -916,6 +1083,7 @@ pub fn release_gmm_data(
             .collect(),
         features: data.features.clone(),
         label: data.label.clone(),
+        projection: None,
     };
     model
         .validate()
@@ -977,6 +1145,7 @@ pub fn release_gmm_data(
             sdp: sdp_certs,
             wishart_dof,
             weights_branch,
+            pca: None,
         },
         data: GmmDataReport {
             rows_used: n,
@@ -1083,7 +1252,8 @@ fn add_gaussian(mean: &[f64], cov: &Mat, rng: &mut ReleaseRng) -> Result<Vec<f64
 }
 
 /// Samples `t` labelled rows from a (validated) model: each row's class is drawn from the
-/// weights, its features from that class's Gaussian. Post-processing of a release.
+/// weights, its features from that class's Gaussian (mapped back to the input's features when
+/// the model has a PCA projection). Post-processing of a release.
 /// Returns (class index per row, rows).
 pub fn sample<R: Rng + ?Sized>(
     model: &GmmModel,
@@ -1113,7 +1283,18 @@ pub fn sample<R: Rng + ?Sized>(
             .map(|i| model.means[k][i] + (0..=i).map(|j| ls[k].get(i, j) * zs[j]).sum::<f64>())
             .collect();
         classes.push(k);
-        rows.push(x);
+        rows.push(match &model.projection {
+            Some(p) => {
+                let mut y = p.center.clone();
+                for (zj, comp) in x.iter().zip(&p.components) {
+                    for (yi, ci) in y.iter_mut().zip(comp) {
+                        *yi += zj * ci;
+                    }
+                }
+                y
+            }
+            None => x,
+        });
     }
     Ok((classes, rows))
 }
@@ -1290,6 +1471,7 @@ mod tests {
             ],
             features: vec!["x".into(), "y".into()],
             label: "l".into(),
+            projection: None,
         };
         let mut rng = ReleaseRng::seeded(4);
         let (cls, rows) = sample(&model, 100_000, &mut rng).unwrap();
@@ -1312,6 +1494,46 @@ mod tests {
         let grid = marginal_grid(&model, 0, 5).unwrap();
         assert_eq!(grid.len(), 5);
         assert!(grid[0] <= -4.0 && grid[4] >= 10.0 + 4.0 * 0.5f64.sqrt());
+    }
+
+    /// PCA finds a known axis (data spread along (1, 1, 0)/√2), the release lives in the
+    /// projected coordinates and sampling maps back to the input's columns.
+    #[test]
+    fn pca_projection_round_trip() {
+        let mut rng = ReleaseRng::seeded(21);
+        let mut data = synthetic_paper_data(2, 3, 400, &mut rng);
+        for r in data.rows.iter_mut() {
+            let t: f64 = rng.sample::<f64, _>(StandardNormal) * 50.0;
+            r[0] += t;
+            r[1] += t;
+        }
+        let (_, p) = pca_project(&data, 1).unwrap();
+        let c = &p.components[0];
+        let s = std::f64::consts::FRAC_1_SQRT_2;
+        assert!(
+            (c[0].abs() - s).abs() < 0.02 && (c[1].abs() - s).abs() < 0.02 && c[2].abs() < 0.02,
+            "{c:?}"
+        );
+        let opts = GmmOptions {
+            pca: Some(2),
+            ..GmmOptions::default()
+        };
+        let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
+        assert_eq!(r.model.means[0].len(), 2);
+        assert_eq!(r.receipt.parameters.pca, Some(2));
+        assert!(r.receipt.guarantee.unprotected[0].contains("PCA"));
+        let (_, rows) = sample(&r.model, 10, &mut rng).unwrap();
+        assert!(rows.iter().all(|x| x.len() == 3));
+        assert_eq!(r.model.output_features(), vec!["x0", "x1", "x2"]);
+        assert!(release_gmm_data(
+            &data,
+            &GmmOptions {
+                pca: Some(4),
+                ..Default::default()
+            },
+            &mut rng
+        )
+        .is_err());
     }
 
     #[test]
