@@ -1323,6 +1323,39 @@ pub fn marginal_densities(model: &GmmModel, feature: usize, grid: &[f64]) -> Res
         .collect())
 }
 
+/// One feature's marginal curves (for the browser's Fig. 7/9 plot).
+#[derive(Debug, Clone, Serialize)]
+pub struct MarginalCurves {
+    /// Feature name.
+    pub feature: String,
+    /// Grid (feature units).
+    pub grid: Vec<f64>,
+    /// `density[k][g]`: class k's marginal density at `grid[g]`, classes in model order.
+    pub density: Vec<Vec<f64>>,
+}
+
+/// Every feature's marginal densities per class on a `points`-point grid (see
+/// [`marginal_grid`]); in the model's coordinates (principal components with `--pca`).
+pub fn all_marginals(model: &GmmModel, points: usize) -> Result<Vec<MarginalCurves>> {
+    model.validate()?;
+    let d = model.means[0].len();
+    (0..d)
+        .map(|j| {
+            let grid = marginal_grid(model, j, points)?;
+            let density = marginal_densities(model, j, &grid)?;
+            Ok(MarginalCurves {
+                feature: model
+                    .features
+                    .get(j)
+                    .cloned()
+                    .unwrap_or_else(|| format!("x{j}")),
+                grid,
+                density,
+            })
+        })
+        .collect()
+}
+
 /// An evenly spaced grid of `points` values covering every class's μ ± 4σ of `feature`.
 pub fn marginal_grid(model: &GmmModel, feature: usize, points: usize) -> Result<Vec<f64>> {
     model.validate()?;
@@ -1491,6 +1524,21 @@ mod tests {
         let dens = marginal_densities(&model, 0, &[0.0, 10.0]).unwrap();
         assert!((dens[0][0] - 1.0 / (2.0 * std::f64::consts::PI).sqrt()).abs() < 1e-12);
         assert!((dens[1][1] - 1.0 / (std::f64::consts::PI).sqrt()).abs() < 1e-12);
+        let all = all_marginals(&model, 7).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].feature, "y");
+        assert_eq!(all[1].density.len(), 2);
+        // a density integrates to ≈ 1 over μ ± 4σ (trapezoid on a fine grid)
+        let fine = all_marginals(&model, 2001).unwrap();
+        for k in 0..2 {
+            let g = &fine[0].grid;
+            let area: f64 = (1..g.len())
+                .map(|i| {
+                    0.5 * (fine[0].density[k][i] + fine[0].density[k][i - 1]) * (g[i] - g[i - 1])
+                })
+                .sum();
+            assert!(area > 0.999 && area < 1.0001, "{area}");
+        }
         let grid = marginal_grid(&model, 0, 5).unwrap();
         assert_eq!(grid.len(), 5);
         assert!(grid[0] <= -4.0 && grid[4] >= 10.0 + 4.0 * 0.5f64.sqrt());
