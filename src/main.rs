@@ -208,6 +208,10 @@ struct GmmArgs {
     /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
     #[arg(long)]
     pca: Option<usize>,
+    /// Covariance noise of `optimized`: wishart (SPEC §1.4; its receipt declares the
+    /// covariances unprotected, see the README) or gaussian (a valid (ε, δ) guarantee).
+    #[arg(long, default_value = "wishart")]
+    covariance_noise: String,
     /// Smoothing λ of the weight mapping.
     #[arg(long, default_value_t = 1e-3)]
     lambda: f64,
@@ -670,6 +674,7 @@ fn run_gmm(a: GmmArgs) -> Result<()> {
         bound: a.bound,
         lambda: a.lambda,
         pca: a.pca,
+        covariance_noise: a.covariance_noise.parse()?,
         ..GmmOptions::default()
     };
     privmix::accountant::check_epsilon(epsilon)?;

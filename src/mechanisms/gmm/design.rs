@@ -66,8 +66,25 @@ pub struct ClassDesignInput {
     pub cov_eigs: Vec<f64>,
     /// ½ tr(Σ_k⁻¹ X_k(1)): the mean KL at r = 1.
     pub mean_kl_unit: f64,
-    /// ε_W per unit of γ: the Wishart step costs ε_W = `wishart_rate`·γ.
-    pub wishart_rate: f64,
+    /// How the covariance's share of the budget buys noise.
+    pub cov_cost: CovCost,
+}
+
+/// The covariance mechanism's price.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CovCost {
+    /// Wishart_d(I/γ, d + 1): ε_W = `rate`·γ.
+    Wishart {
+        /// ε per unit of γ.
+        rate: f64,
+    },
+    /// Gaussian noise on the upper triangle: σ = `sensitivity`/r(ε, `delta`).
+    Gaussian {
+        /// Worst-case L2 (Frobenius) sensitivity of the class covariance.
+        sensitivity: f64,
+        /// δ of one class's covariance release.
+        delta: f64,
+    },
 }
 
 /// The chosen design.
@@ -79,8 +96,10 @@ pub struct Design {
     pub eps_mean: Vec<f64>,
     /// Per class: ε_W,k (covariance).
     pub eps_cov: Vec<f64>,
-    /// Per class: γ_k.
+    /// Per class: γ_k (Wishart; 0 with Gaussian covariance noise).
     pub gamma: Vec<f64>,
+    /// Per class: σ_k of the Gaussian covariance noise (0 with Wishart).
+    pub sigma_cov: Vec<f64>,
     /// Per class: r(ε_k).
     pub r: Vec<f64>,
     /// Design objective (approximate expected KL) at the solution.
@@ -103,13 +122,45 @@ pub fn wishart_kl(gamma: f64, d: usize, eigs: &[f64]) -> f64 {
         .sum::<f64>()
 }
 
+/// Covariance term for symmetric Gaussian noise of entry std σ followed by eigenvalue
+/// clipping: the Wishart form with a_i = σ·√(d + 1)/λ_i (the noise's spectral scale is about
+/// σ√d; ≈ ¼Σa_i² for small noise, linear for large).
+pub fn gaussian_cov_kl(sigma: f64, d: usize, eigs: &[f64]) -> f64 {
+    if !(sigma.is_finite()) {
+        return f64::INFINITY;
+    }
+    0.5 * eigs
+        .iter()
+        .map(|&l| {
+            let a = sigma * (d as f64 + 1.0).sqrt() / l;
+            a - a.ln_1p()
+        })
+        .sum::<f64>()
+}
+
+/// (γ, σ) bought by `eps_cov` under `cost`.
+pub fn cov_params(cost: CovCost, eps_cov: f64) -> (f64, f64) {
+    match cost {
+        CovCost::Wishart { rate } => (eps_cov / rate, 0.0),
+        CovCost::Gaussian { sensitivity, delta } => (
+            0.0,
+            sensitivity / max_mahalanobis_sensitivity(eps_cov, delta),
+        ),
+    }
+}
+
 fn class_cost(c: &ClassDesignInput, d: usize, eps_mean: f64, eps_cov: f64, delta_m: f64) -> f64 {
     if eps_mean <= 0.0 || eps_cov <= 0.0 {
         return f64::INFINITY;
     }
     let r = max_mahalanobis_sensitivity(eps_mean, delta_m);
-    let gamma = eps_cov / c.wishart_rate;
-    c.mean_kl_unit / (r * r) + wishart_kl(gamma, d, &c.cov_eigs)
+    let cov = match c.cov_cost {
+        CovCost::Wishart { rate } => wishart_kl(eps_cov / rate, d, &c.cov_eigs),
+        CovCost::Gaussian { .. } => {
+            gaussian_cov_kl(cov_params(c.cov_cost, eps_cov).1, d, &c.cov_eigs)
+        }
+    };
+    c.mean_kl_unit / (r * r) + cov
 }
 
 /// Golden-section minimization of f on [lo, hi].
@@ -194,11 +245,13 @@ pub fn optimize(
     let b = budget(eps0);
     let eps_mean: Vec<f64> = frac.iter().map(|f| f * b).collect();
     let eps_cov: Vec<f64> = frac.iter().map(|f| (1.0 - f) * b).collect();
-    let gamma: Vec<f64> = classes
+    let params: Vec<(f64, f64)> = classes
         .iter()
         .zip(&eps_cov)
-        .map(|(c, e)| e / c.wishart_rate)
+        .map(|(c, &e)| cov_params(c.cov_cost, e))
         .collect();
+    let gamma: Vec<f64> = params.iter().map(|p| p.0).collect();
+    let sigma_cov: Vec<f64> = params.iter().map(|p| p.1).collect();
     let r: Vec<f64> = eps_mean
         .iter()
         .map(|&e| max_mahalanobis_sensitivity(e, delta_m))
@@ -208,6 +261,7 @@ pub fn optimize(
         eps_mean,
         eps_cov,
         gamma,
+        sigma_cov,
         r,
         objective: obj,
         iterations,
@@ -253,7 +307,9 @@ mod tests {
                 count: n,
                 cov_eigs: vec![0.01, 0.02, 0.005],
                 mean_kl_unit: 0.5 * 3.0 * (2.0 / (n as f64 - 1.0)).powi(2) / 0.01,
-                wishart_rate: 2.0 / n as f64,
+                cov_cost: CovCost::Wishart {
+                    rate: 2.0 / n as f64,
+                },
             })
             .collect();
         let w = vec![200.0 / 550.0, 300.0 / 550.0, 50.0 / 550.0];
@@ -261,7 +317,7 @@ mod tests {
         for k in 0..3 {
             let tot = des.eps0 + 2.0 * (des.eps_mean[k] + des.eps_cov[k]);
             assert!(tot <= 1.0 && tot > 1.0 - 1e-9, "{tot}");
-            assert!((des.eps_cov[k] - des.gamma[k] * classes[k].wishart_rate).abs() < 1e-12);
+            assert!((des.eps_cov[k] - des.gamma[k] * 2.0 / classes[k].count as f64).abs() < 1e-12);
         }
         // the equal split (ε/3 each) is feasible; the design must not be worse
         let b = (1.0 - 1.0 / 3.0) / 2.0;

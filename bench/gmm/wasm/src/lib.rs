@@ -14,5 +14,7 @@ pub fn release_kl(adjacency: &str, noise: &str, eps: f64, seed: u64) -> f64 {
         adjacency: adjacency.parse().expect("adjacency"),
         ..GmmOptions::default()
     };
-    release_gmm_data(&data, &opts, &mut rng).expect("release").kl
+    release_gmm_data(&data, &opts, &mut rng)
+        .expect("release")
+        .kl
 }
