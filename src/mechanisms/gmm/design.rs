@@ -142,10 +142,16 @@ pub fn gaussian_cov_kl(sigma: f64, d: usize, eigs: &[f64]) -> f64 {
 pub fn cov_params(cost: CovCost, eps_cov: f64) -> (f64, f64) {
     match cost {
         CovCost::Wishart { rate } => (eps_cov / rate, 0.0),
-        CovCost::Gaussian { sensitivity, delta } => (
-            0.0,
-            sensitivity / max_mahalanobis_sensitivity(eps_cov, delta),
-        ),
+        CovCost::Gaussian { sensitivity, delta } => {
+            // A class's covariance moves by ≤ f when a point is added or removed (a label
+            // flip, or a record replaced across classes) and by ≤ 2f when a record is replaced
+            // inside the class: the noise makes the first (ε, δ)-DP and the second
+            // (2ε, 2δ)-DP, which is what the per-class accounting (two class-costs per
+            // neighbour) charges for it.
+            let s1 = sensitivity / max_mahalanobis_sensitivity(eps_cov, delta);
+            let s2 = 2.0 * sensitivity / max_mahalanobis_sensitivity(2.0 * eps_cov, 2.0 * delta);
+            (0.0, s1.max(s2))
+        }
     }
 }
 
@@ -296,6 +302,24 @@ mod tests {
                 assert!(analytic_gaussian_delta(r, eps) <= delta);
                 assert!(r > 0.0);
             }
+        }
+    }
+
+    /// The Gaussian covariance noise covers both neighbour shapes.
+    #[test]
+    fn gaussian_covariance_noise_covers_replacement_inside_a_class() {
+        for &eps in &[0.05, 0.4, 1.5, 4.0] {
+            let f = 0.03;
+            let delta = 2.5e-6;
+            let (_, sigma) = cov_params(
+                CovCost::Gaussian {
+                    sensitivity: f,
+                    delta,
+                },
+                eps,
+            );
+            assert!(analytic_gaussian_delta(f / sigma, eps) <= delta);
+            assert!(analytic_gaussian_delta(2.0 * f / sigma, 2.0 * eps) <= 2.0 * delta);
         }
     }
 

@@ -50,9 +50,11 @@
 //!
 //! **Covariances, valid alternative** (`covariance_noise: Gaussian`, CLI
 //! `--covariance-noise gaussian`): symmetric Gaussian noise on the upper triangle of Σ_k with
-//! σ_k = f_k/r(ε_cov,k, δ/4), where f_k = 1/(N_k − 2) + 4/N_k bounds the Frobenius change of the
-//! unbiased covariance when a point is added or removed (unit ball), then eigenvalues clipped
-//! at σ_k (post-processing). This is a Gaussian mechanism with an (ε, δ) guarantee; the means
+//! σ_k = max(f_k/r(ε_cov,k, δ/4), 2f_k/r(2ε_cov,k, δ/2)), where f_k = 1/(N_k − 2) + 4/N_k bounds
+//! the Frobenius change of the unbiased covariance when a point is added or removed (unit
+//! ball) and 2f_k when a record is replaced inside the class (so that case costs at most two
+//! class-costs, like a change of two classes), then eigenvalues clipped at σ_k
+//! (post-processing). This is a Gaussian mechanism with an (ε, δ) guarantee; the means
 //! then get δ/4 per class instead of δ/2.
 //!
 //! **Weights**: the smoothed randomized mapping of [`weights`] — (ε0, 0)-DP (the paper's
@@ -1003,7 +1005,7 @@ pub fn release_gmm_data(
                 if gaussian_cov {
                     ProtectedItem {
                         what: "covariances Σ̃_k (ε per class; eigenvalues clipped at σ_k)".into(),
-                        how: "Gaussian noise on the upper triangle of the unit-ball covariance, σ_k = f_k/r(ε_cov,k, δ/4), f_k = 1/(N_k − 2) + 4/N_k (worst-case Frobenius sensitivity of adding or removing a point)".into(),
+                        how: "Gaussian noise on the upper triangle of the unit-ball covariance, σ_k = max(f_k/r(ε_cov,k, δ/4), 2f_k/r(2ε_cov,k, δ/2)), f_k = 1/(N_k − 2) + 4/N_k (worst-case Frobenius sensitivity of adding or removing a point; 2f_k for a replacement inside the class)".into(),
                         epsilon: des.eps_cov.iter().cloned().fold(0.0, f64::max),
                         delta: delta_c,
                     }
