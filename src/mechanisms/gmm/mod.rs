@@ -881,7 +881,13 @@ pub fn release_gmm_data(
             }
             (
                 max_norm,
-                "data: the largest row norm (NOT protected)".to_string(),
+                match opts.adjacency {
+                    Adjacency::Record => "data: the largest row norm (NOT protected)".to_string(),
+                    Adjacency::Label => {
+                        "data: the largest row norm (features are public under label adjacency)"
+                            .to_string()
+                    }
+                },
             )
         }
     };
