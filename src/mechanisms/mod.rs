@@ -3,8 +3,20 @@
 //! * [`cda`]: DP-CDA, class-centric mixing (SPEC §1.1) — the noise step is
 //!   [`cda::generate`], its privacy proof note is the [`cda`] module documentation, and its
 //!   accountant is [`cda::accounting`].
+//! * [`dpmix`]: DPMix, mixing over the whole dataset with a dimension-dependent accountant
+//!   (SPEC §1.2), with hard or soft labels and a class-wise variant.
+//! * [`local`] and [`projection`]: the baselines of the DP-CDA tables (SPEC §1.5), local
+//!   perturbation and random projection.
+//! * [`gaussian_steps`]: the accounting shape DPMix and the baselines share (T subsampled
+//!   Gaussian steps, calibrated without overshooting).
 //! * [`gaussian`]: the Gaussian noise sampler every mechanism uses.
+//! * [`gmm`]: DP release of class-conditional Gaussian mixture models (SPEC §1.4), with its
+//!   proof note, the certified SDP, Algorithm 1 and the baselines.
 
 pub mod cda;
+pub mod dpmix;
 pub mod gaussian;
+pub mod gaussian_steps;
 pub mod gmm;
+pub mod local;
+pub mod projection;
