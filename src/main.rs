@@ -41,7 +41,7 @@ enum Command {
     /// Train on one CSV (e.g. synthetic), test on another (real); prints the accuracy.
     Evaluate(EvaluateArgs),
     /// Release a DP Gaussian mixture model (and sample from it); `gmm sample` samples a saved model.
-    Gmm(GmmArgs),
+    Gmm(Box<GmmArgs>),
 }
 
 #[derive(Args)]
@@ -1322,7 +1322,7 @@ fn main() {
         Command::Calibrate(a) => run_calibrate(a),
         Command::Synth(a) => run_synth(*a),
         Command::Evaluate(a) => run_evaluate(a),
-        Command::Gmm(a) => run_gmm(a),
+        Command::Gmm(a) => run_gmm(*a),
     };
     if let Err(e) = result {
         eprintln!("privmix: error: {e}");

@@ -22,6 +22,7 @@
 
 use super::design::{analytic_gaussian_delta, max_mahalanobis_sensitivity};
 use super::linalg::{sym_fn, Mat};
+use crate::math::DetFloat;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 
@@ -105,7 +106,7 @@ impl IidNoise {
             }
             IidNoise::Laplace(b) => {
                 let u: f64 = rng.gen::<f64>() - 0.5;
-                -b * u.signum() * (1.0 - 2.0 * u.abs()).max(f64::MIN_POSITIVE).ln()
+                -b * u.signum() * (1.0 - 2.0 * u.abs()).max(f64::MIN_POSITIVE).dln()
             }
         }
     }
@@ -176,7 +177,7 @@ mod tests {
             assert!(analytic_gaussian_delta(2.0 / s, eps) <= delta);
             // and not absurdly conservative: 1% less noise breaks it, or the classic value holds
             let tighter = analytic_gaussian_delta(2.0 / (s * 0.99), eps);
-            assert!(tighter > delta || s <= 2.0 * (2.0 * (1.25f64 / delta).ln()).sqrt() / eps);
+            assert!(tighter > delta || s <= 2.0 * (2.0 * (1.25f64 / delta).dln()).sqrt() / eps);
         }
         let mut rng = ReleaseRng::seeded(2);
         let n = 200_000;

@@ -18,6 +18,7 @@
 
 use super::linalg::{sym_eigen, Mat};
 use super::weights::expected_weight_kl;
+use crate::math::DetFloat;
 use crate::mechanisms::gaussian::normal_cdf;
 
 /// δ(ε) of a Gaussian mechanism whose sensitivity is `mu` noise standard deviations (Balle &
@@ -28,7 +29,7 @@ pub fn analytic_gaussian_delta(mu: f64, eps: f64) -> f64 {
         return 0.0;
     }
     let a = normal_cdf(mu / 2.0 - eps / mu);
-    let b = eps.exp() * normal_cdf(-mu / 2.0 - eps / mu);
+    let b = eps.dexp() * normal_cdf(-mu / 2.0 - eps / mu);
     let v = a - b + 1e-6 * (a + b);
     if v.is_nan() {
         1.0
@@ -41,7 +42,7 @@ pub fn analytic_gaussian_delta(mu: f64, eps: f64) -> f64 {
 /// (in noise units) is (ε, δ)-DP: the smaller of the SPEC's classic rule
 /// r² = ε²/(2 ln(2/δ)) and the analytic-Gaussian value (which keeps the rule valid for ε > 1).
 pub fn max_mahalanobis_sensitivity(eps: f64, delta: f64) -> f64 {
-    let classic = eps / (2.0 * (2.0 / delta).ln()).sqrt();
+    let classic = eps / (2.0 * (2.0 / delta).dln()).sqrt();
     if analytic_gaussian_delta(classic, eps) <= delta {
         return classic;
     }
@@ -117,7 +118,7 @@ pub fn wishart_kl(gamma: f64, d: usize, eigs: &[f64]) -> f64 {
         .iter()
         .map(|&l| {
             let a = (d as f64 + 1.0) / (gamma * l);
-            a - a.ln_1p()
+            a - a.dln_1p()
         })
         .sum::<f64>()
 }
@@ -133,7 +134,7 @@ pub fn gaussian_cov_kl(sigma: f64, d: usize, eigs: &[f64]) -> f64 {
         .iter()
         .map(|&l| {
             let a = sigma * (d as f64 + 1.0).sqrt() / l;
-            a - a.ln_1p()
+            a - a.dln_1p()
         })
         .sum::<f64>()
 }
@@ -298,7 +299,7 @@ mod tests {
         for &eps in &[0.05, 0.3, 1.0, 2.0, 5.0] {
             for &delta in &[1e-3, 1e-5, 1e-8] {
                 let r = max_mahalanobis_sensitivity(eps, delta);
-                assert!(r <= eps / (2.0 * (2.0f64 / delta).ln()).sqrt() * (1.0 + 1e-15));
+                assert!(r <= eps / (2.0 * (2.0f64 / delta).dln()).sqrt() * (1.0 + 1e-15));
                 assert!(analytic_gaussian_delta(r, eps) <= delta);
                 assert!(r > 0.0);
             }

@@ -2,6 +2,7 @@
 //! KL(p̃ ‖ p) = Σ_k π̃_k [ln(π̃_k/π_k) + KL(N(μ̃_k, Σ̃_k) ‖ N(μ_k, Σ_k))] (SPEC §1.4).
 
 use super::linalg::{cholesky, forward_solve, logdet_chol, spd_inverse, Mat};
+use crate::math::DetFloat;
 
 /// KL(N(m1, s1) ‖ N(m0, s0)) = ½[tr(s0⁻¹ s1) + (m0−m1)ᵀ s0⁻¹ (m0−m1) − d + ln det s0 − ln det s1].
 /// Returns +∞ when either covariance is not positive definite (never NaN).
@@ -45,7 +46,7 @@ pub fn kl_gmm(
         if !(w1[k] > 0.0 && w0[k] > 0.0) {
             return f64::INFINITY;
         }
-        total += w1[k] * ((w1[k] / w0[k]).ln() + kl_gaussian(&m1[k], &s1[k], &m0[k], &s0[k]));
+        total += w1[k] * ((w1[k] / w0[k]).dln() + kl_gaussian(&m1[k], &s1[k], &m0[k], &s0[k]));
     }
     if total.is_nan() {
         f64::INFINITY
@@ -66,7 +67,7 @@ mod tests {
         let diff: Vec<f64> = x.iter().zip(m).map(|(a, b)| a - b).collect();
         let y = forward_solve(&l, &diff);
         let q: f64 = y.iter().map(|v| v * v).sum();
-        -0.5 * (q + logdet_chol(&l) + x.len() as f64 * (2.0 * std::f64::consts::PI).ln())
+        -0.5 * (q + logdet_chol(&l) + x.len() as f64 * (2.0 * std::f64::consts::PI).dln())
     }
 
     /// The closed form against a Monte Carlo estimate E_p̃[ln p̃(x, y) − ln p(x, y)] with
@@ -97,8 +98,8 @@ mod tests {
             let x: Vec<f64> = (0..2)
                 .map(|i| m1[k][i] + (0..=i).map(|j| ls[k].get(i, j) * z[j]).sum::<f64>())
                 .collect();
-            let v = (w1[k].ln() + logpdf(&x, &m1[k], &s1[k]))
-                - (w0[k].ln() + logpdf(&x, &m0[k], &s0[k]));
+            let v = (w1[k].dln() + logpdf(&x, &m1[k], &s1[k]))
+                - (w0[k].dln() + logpdf(&x, &m0[k], &s0[k]));
             sum += v;
             sumsq += v * v;
         }

@@ -85,6 +85,7 @@ pub mod wishart;
 use crate::accountant::{check_delta, check_epsilon};
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use baselines::{analytic_sigma, noisy_psd, project_simplex_floor, sensitivities, IidNoise};
@@ -1027,7 +1028,7 @@ pub fn release_gmm_data(
             let cov_warning = format!(
                 "covariances NOT protected by a worst-case guarantee: Wishart noise with d + 1 = {wishart_dof} degrees of freedom (SPEC §1.4, Jiang et al. 2016) has a data-dependent support {{S ≻ Σ_k}}; \
                  the released Σ̃_k lies outside a neighbouring dataset's support with probability up to ≈ 1 − exp(−ε_W,k) (here up to {:.3}), so the ε_W,k accounted for them is not an (ε, δ)-DP bound",
-                1.0 - (-des.eps_cov.iter().cloned().fold(0.0, f64::max)).exp()
+                1.0 - (-des.eps_cov.iter().cloned().fold(0.0, f64::max)).dexp()
             );
             if !gaussian_cov {
                 warnings.push(cov_warning);
@@ -1405,7 +1406,7 @@ pub fn marginal_densities(model: &GmmModel, feature: usize, grid: &[f64]) -> Res
             let v = model.covariances[k][feature][feature];
             let norm = 1.0 / (2.0 * std::f64::consts::PI * v).sqrt();
             grid.iter()
-                .map(|x| norm * (-(x - m) * (x - m) / (2.0 * v)).exp())
+                .map(|x| norm * (-(x - m) * (x - m) / (2.0 * v)).dexp())
                 .collect()
         })
         .collect())

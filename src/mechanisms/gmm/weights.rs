@@ -15,11 +15,12 @@
 //! A uniform draw from S is a uniform (K − 1)-subset of {1, …, N − 1} (stars and bars): the
 //! gaps between the sorted cut points are the parts.
 
+use crate::math::DetFloat;
 use rand::Rng;
 
 /// Variance of the two-sided geometric noise with P(z) ∝ e^{−ε0|z|/2}: 2p/(1 − p)², p = e^{−ε0/2}.
 pub fn count_noise_variance(eps0: f64) -> f64 {
-    let p = (-eps0 / 2.0).exp();
+    let p = (-eps0 / 2.0).dexp();
     2.0 * p / ((1.0 - p) * (1.0 - p))
 }
 
@@ -40,7 +41,7 @@ fn two_sided_geometric<R: Rng + ?Sized>(eps0: f64, rng: &mut R) -> i64 {
     let geo = |rng: &mut R| -> i64 {
         // P(G = g) = (1 − p) p^g; G = ⌊ln U / ln p⌋ with U ∈ (0, 1]
         let u: f64 = 1.0 - rng.gen::<f64>();
-        let g = (u.ln() / lnp).floor();
+        let g = (u.dln() / lnp).floor();
         if g.is_finite() && g < 1e15 {
             g as i64
         } else {
@@ -196,6 +197,6 @@ mod tests {
         assert!((var / want - 1.0).abs() < 0.03, "var {var} want {want}");
         let p0 = zs.iter().filter(|&&z| z == 0).count() as f64;
         let p1 = zs.iter().filter(|&&z| z == 1).count() as f64;
-        assert!(((p1 / p0) / (-eps0 / 2.0).exp() - 1.0).abs() < 0.05);
+        assert!(((p1 / p0) / (-eps0 / 2.0).dexp() - 1.0).abs() < 0.05);
     }
 }

@@ -2,13 +2,15 @@
 //!
 //! If A is lower triangular with A_ii = sqrt(χ²_{n−i}) (i = 0..d−1, 0-based) and A_ij ~ N(0, 1)
 //! below the diagonal, all independent, then A Aᵀ ~ Wishart_d(I, n) (Bartlett 1933), and
-//! A Aᵀ / γ ~ Wishart_d(I/γ, n). χ²_k is drawn as 2·Gamma(k/2, 1) (rand_distr's Marsaglia–Tsang).
+//! A Aᵀ / γ ~ Wishart_d(I/γ, n). χ²_k is drawn as 2·Gamma(k/2, 1) by Marsaglia–Tsang with the deterministic
+//! `crate::math` logarithm (same bits natively and in wasm for a seeded run).
 //! `E[W] = n·I/γ`.
 
 use super::linalg::Mat;
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 use rand::Rng;
-use rand_distr::{Distribution, Gamma, StandardNormal};
+use rand_distr::StandardNormal;
 
 /// One draw from Wishart_d(I/γ, n). Needs γ > 0 finite and n ≥ d (integer degrees of freedom).
 pub fn sample_wishart<R: Rng + ?Sized>(
@@ -34,8 +36,7 @@ pub fn sample_wishart<R: Rng + ?Sized>(
     let mut a = Mat::zeros(d);
     for i in 0..d {
         let k = (dof - i) as f64;
-        let g = Gamma::new(k / 2.0, 1.0).expect("shape > 0");
-        a.set(i, i, (2.0 * g.sample(rng)).sqrt());
+        a.set(i, i, (2.0 * gamma_sample(k / 2.0, rng)).sqrt());
         for j in 0..i {
             let z: f64 = rng.sample(StandardNormal);
             a.set(i, j, z);
@@ -44,6 +45,30 @@ pub fn sample_wishart<R: Rng + ?Sized>(
     let mut w = a.mul(&a.t()).scale(1.0 / gamma);
     w = w.symmetrize();
     Ok(w)
+}
+
+/// Gamma(shape, 1) by Marsaglia & Tsang (2000): for shape ≥ 1, with d = shape − 1/3 and
+/// c = 1/√(9d), accept d·v, v = (1 + c·x)³, x ~ N(0, 1), when ln u < x²/2 + d − d·v + d·ln v;
+/// for shape < 1, Gamma(shape + 1)·u^{1/shape}.
+pub fn gamma_sample<R: Rng + ?Sized>(shape: f64, rng: &mut R) -> f64 {
+    if shape < 1.0 {
+        let u: f64 = 1.0 - rng.gen::<f64>();
+        return gamma_sample(shape + 1.0, rng) * u.dpowf(1.0 / shape);
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x: f64 = rng.sample(StandardNormal);
+        let v = 1.0 + c * x;
+        if v <= 0.0 {
+            continue;
+        }
+        let v = v * v * v;
+        let u: f64 = 1.0 - rng.gen::<f64>();
+        if u.dln() < 0.5 * x * x + d - d * v + d * v.dln() {
+            return d * v;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -108,7 +133,7 @@ mod tests {
             w00.push(gamma * w.get(0, 0));
             tr.push(gamma * w.trace());
         }
-        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * reps as f64)).sqrt();
+        let crit = ((2.0f64 / 1e-6).dln() / (2.0 * reps as f64)).sqrt();
         for (xs, k) in [(w00, n), (tr, n * d)] {
             let mut xs = xs;
             xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -123,6 +148,26 @@ mod tests {
         }
     }
 
+    /// The Gamma sampler's shape < 1 branch: 2·Gamma(1/2) ~ χ²_1, KS at α = 1e-6.
+    #[test]
+    fn ks_gamma_small_shape() {
+        let reps = 20_000;
+        let mut rng = ReleaseRng::seeded(77);
+        let mut xs: Vec<f64> = (0..reps)
+            .map(|_| 2.0 * gamma_sample(0.5, &mut rng))
+            .collect();
+        xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * reps as f64)).sqrt();
+        let mut dmax = 0.0f64;
+        for (i, &x) in xs.iter().enumerate() {
+            let f = chi2_cdf(x, 1);
+            dmax = dmax
+                .max((f - i as f64 / reps as f64).abs())
+                .max(((i + 1) as f64 / reps as f64 - f).abs());
+        }
+        assert!(dmax < crit, "KS D = {dmax} ≥ {crit}");
+    }
+
     /// χ² CDF for integer k by the closed forms of the regularized lower incomplete gamma
     /// (even k: Poisson sum; odd k: erf plus a finite series), independent of the sampler.
     fn chi2_cdf(x: f64, k: usize) -> f64 {
@@ -135,13 +180,13 @@ mod tests {
                 term *= h / j as f64;
                 s += term;
             }
-            1.0 - (-h).exp() * s
+            1.0 - (-h).dexp() * s
         } else {
             // P(1/2, h) = erf(√h); P(a+1, h) = P(a, h) − h^a e^{−h}/Γ(a+1)
             let mut p = erf(h.sqrt());
             let mut a = 0.5f64;
             // h^a e^{-h} / Γ(a+1), starting at a = 1/2: Γ(3/2) = √π/2
-            let mut t = h.sqrt() * (-h).exp() / (std::f64::consts::PI.sqrt() / 2.0);
+            let mut t = h.sqrt() * (-h).dexp() / (std::f64::consts::PI.sqrt() / 2.0);
             for _ in 0..(k - 1) / 2 {
                 p -= t;
                 a += 1.0;
@@ -172,7 +217,7 @@ mod tests {
             // asymptotic: erfc x ≈ e^{−x²}/(x√π) (1 − 1/(2x²) + 3/(4x⁴) − 15/(8x⁶))
             let x2 = x * x;
             let s = 1.0 - 1.0 / (2.0 * x2) + 3.0 / (4.0 * x2 * x2) - 15.0 / (8.0 * x2 * x2 * x2);
-            1.0 - (-x2).exp() / (x * std::f64::consts::PI.sqrt()) * s
+            1.0 - (-x2).dexp() / (x * std::f64::consts::PI.sqrt()) * s
         }
     }
 }
