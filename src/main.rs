@@ -8,6 +8,7 @@ use privmix::eval::Model;
 use privmix::evaluate::evaluate_tables;
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
 use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use privmix::mechanisms::gmm::{self, Adjacency, GmmData, GmmModel, GmmOptions};
 use privmix::mechanisms::local::{calibrate_local, LocalPrivacy};
 use privmix::preprocess::NormalizeMode;
 use privmix::rng::ReleaseRng;
@@ -39,6 +40,8 @@ enum Command {
     Synth(Box<SynthArgs>),
     /// Train on one CSV (e.g. synthetic), test on another (real); prints the accuracy.
     Evaluate(EvaluateArgs),
+    /// Release a DP Gaussian mixture model (and sample from it); `gmm sample` samples a saved model.
+    Gmm(Box<GmmArgs>),
 }
 
 #[derive(Args)]
@@ -211,6 +214,94 @@ struct SynthArgs {
     receipt: PathBuf,
     #[command(flatten)]
     common: Common,
+}
+
+#[derive(Args)]
+#[command(
+    allow_negative_numbers = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+struct GmmArgs {
+    #[command(subcommand)]
+    sub: Option<GmmSub>,
+    /// Input CSV (optionally gzip-compressed); every column but the label must be numeric.
+    #[arg(long, required = true)]
+    input: Option<PathBuf>,
+    /// Label column name.
+    #[arg(long, required = true)]
+    label: Option<String>,
+    /// Target ε.
+    #[arg(long, required = true)]
+    epsilon: Option<f64>,
+    /// δ.
+    #[arg(long, required = true)]
+    delta: Option<f64>,
+    /// optimized (Algorithm 1), iid-gaussian, iid-laplace or colored-gaussian.
+    #[arg(long, default_value = "optimized")]
+    noise: String,
+    /// record (default: replace one record, ‖x‖ ≤ B) or label (the paper's; local sensitivity).
+    #[arg(long, default_value = "record")]
+    adjacency: String,
+    /// Public bound B on each row's L2 norm (input units); rows above it are clipped. Without
+    /// it, B is the data's largest row norm, which the receipt declares unprotected.
+    #[arg(long)]
+    bound: Option<f64>,
+    /// Project to K principal components first; the basis comes from the data and is declared
+    /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
+    #[arg(long)]
+    pca: Option<usize>,
+    /// Covariance noise of `optimized`: wishart (SPEC §1.4; its receipt declares the
+    /// covariances unprotected, see the README) or gaussian (a valid (ε, δ) guarantee).
+    #[arg(long, default_value = "wishart")]
+    covariance_noise: String,
+    /// Smoothing λ of the weight mapping.
+    #[arg(long, default_value_t = 1e-3)]
+    lambda: f64,
+    /// Released model JSON.
+    #[arg(long, required = true)]
+    model_out: Option<PathBuf>,
+    /// Synthetic rows to sample from the released model (needs --output).
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Synthetic CSV (with --samples).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Privacy receipt JSON.
+    #[arg(long, required = true)]
+    receipt: Option<PathBuf>,
+    /// Fixed seed: for tests only; the receipt then says "seeded, not for release".
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand)]
+enum GmmSub {
+    /// Sample rows from a saved model (post-processing: no privacy cost).
+    Sample(GmmSampleArgs),
+}
+
+#[derive(Args)]
+#[command(allow_negative_numbers = true)]
+struct GmmSampleArgs {
+    /// Model JSON written by `privmix gmm`.
+    #[arg(long)]
+    model: PathBuf,
+    /// Rows to sample.
+    #[arg(long)]
+    samples: usize,
+    /// Output CSV.
+    #[arg(long)]
+    output: PathBuf,
+    /// Fixed seed (tests only).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -995,6 +1086,223 @@ fn run_evaluate(a: EvaluateArgs) -> Result<()> {
     Ok(())
 }
 
+fn rng_for(seed: Option<u64>) -> Result<ReleaseRng> {
+    match seed {
+        Some(s) => {
+            eprintln!("privmix: --seed {s}: seeded, not for release");
+            Ok(ReleaseRng::seeded(s))
+        }
+        None => ReleaseRng::from_entropy(),
+    }
+}
+
+/// Writes sampled rows as CSV: the model's feature columns, then the label column.
+fn write_samples(
+    staged: &mut Staged,
+    path: &Path,
+    model: &GmmModel,
+    samples: usize,
+    rng: &mut ReleaseRng,
+) -> Result<usize> {
+    let (classes, rows) = gmm::sample(model, samples, rng)?;
+    let (_, f) = staged.file(path)?;
+    let name = path.display().to_string();
+    let err = |e: csv::Error| Error::Data(format!("{name}: cannot write: {e}"));
+    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(f));
+    let mut header = model.output_features();
+    let d = header.len();
+    header.push(if model.label.is_empty() {
+        "label".into()
+    } else {
+        model.label.clone()
+    });
+    w.write_record(&header).map_err(err)?;
+    let mut cells: Vec<String> = Vec::with_capacity(d + 1);
+    for (c, r) in classes.iter().zip(&rows) {
+        cells.clear();
+        cells.extend(r.iter().map(|x| format!("{x}")));
+        cells.push(model.classes[*c].clone());
+        w.write_record(&cells).map_err(err)?;
+    }
+    let inner = w
+        .into_inner()
+        .map_err(|e| Error::Data(format!("{name}: cannot write: {e}")))?;
+    let f = inner
+        .into_inner()
+        .map_err(|e| Error::Data(format!("{name}: cannot write: {e}")))?;
+    f.sync_all().map_err(|e| Error::io(name.clone(), e))?;
+    Ok(rows.len())
+}
+
+fn run_gmm(a: GmmArgs) -> Result<()> {
+    if let Some(GmmSub::Sample(s)) = a.sub {
+        return run_gmm_sample(s);
+    }
+    // clap enforces the required flags when no subcommand is given
+    let (Some(input), Some(label), Some(epsilon), Some(delta), Some(model_out), Some(receipt)) =
+        (a.input, a.label, a.epsilon, a.delta, a.model_out, a.receipt)
+    else {
+        return Err(Error::Data(
+            "gmm needs --input, --label, --epsilon, --delta, --model-out and --receipt".into(),
+        ));
+    };
+    let opts = GmmOptions {
+        epsilon,
+        delta,
+        noise: a.noise.parse()?,
+        adjacency: a.adjacency.parse()?,
+        bound: a.bound,
+        lambda: a.lambda,
+        pca: a.pca,
+        covariance_noise: a.covariance_noise.parse()?,
+        ..GmmOptions::default()
+    };
+    privmix::accountant::check_epsilon(epsilon)?;
+    privmix::accountant::check_delta(delta)?;
+    if a.samples == Some(0) {
+        return Err(Error::param(
+            "samples",
+            0,
+            "sample at least 1 row, or leave out --samples",
+        ));
+    }
+    match (a.samples, &a.output) {
+        (Some(_), None) => {
+            return Err(Error::param(
+                "output",
+                "(none)",
+                "--samples needs --output FILE.csv for the sampled rows",
+            ))
+        }
+        (None, Some(o)) => {
+            return Err(Error::param(
+                "samples",
+                "(none)",
+                format!("--output {} needs --samples T", o.display()),
+            ))
+        }
+        _ => {}
+    }
+    let mut outs = vec![&model_out, &receipt];
+    if let Some(o) = &a.output {
+        outs.push(o);
+    }
+    for (i, o) in outs.iter().enumerate() {
+        if same_file(&input, o) {
+            return Err(Error::param(
+                "output",
+                o.display(),
+                "the outputs must not overwrite the input",
+            ));
+        }
+        if outs[..i].contains(o) {
+            return Err(Error::param(
+                "output",
+                o.display(),
+                "--model-out, --receipt and --output must be different files",
+            ));
+        }
+    }
+    let csv_opts = CsvOptions {
+        label: Some(label.clone()),
+        ..CsvOptions::default()
+    };
+    let table = read_csv_path(&input, &csv_opts)?;
+    if table.rows_dropped > 0 {
+        eprintln!(
+            "privmix: dropped {} row(s) with missing values ('', NA or ?)",
+            table.rows_dropped
+        );
+    }
+    let mut data = GmmData::from_table(&table)?;
+    // exact f64 values of the cells (the table stores f32), so that `kl` refers to the input
+    // exactly as written
+    let bytes = std::fs::read(&input).map_err(|e| Error::io(input.display().to_string(), e))?;
+    match data
+        .exact_values_from_csv(&bytes, table.delimiter)
+        .and_then(|v| data.clone().with_exact_values(v))
+    {
+        Ok(d) => data = d,
+        Err(e) => eprintln!("privmix: warning: using the f32 values of the input ({e})"),
+    }
+    drop(bytes);
+    drop(table);
+    let mut rng = rng_for(a.seed)?;
+    let release = gmm::release_gmm_data(&data, &opts, &mut rng)?;
+    let mut staged = Staged::new();
+    let (_, mut mf) = staged.file(&model_out)?;
+    mf.write_all(
+        serde_json::to_string_pretty(&release.model)
+            .expect("model serializes")
+            .as_bytes(),
+    )
+    .and_then(|_| mf.sync_all())
+    .map_err(|e| Error::io(model_out.display().to_string(), e))?;
+    let mut rows = 0;
+    if let (Some(t), Some(o)) = (a.samples, &a.output) {
+        rows = write_samples(&mut staged, o, &release.model, t, &mut rng)?;
+    }
+    let (_, mut rf) = staged.file(&receipt)?;
+    rf.write_all(release.receipt.to_json().as_bytes())
+        .and_then(|_| rf.sync_all())
+        .map_err(|e| Error::io(receipt.display().to_string(), e))?;
+    staged.commit()?;
+    if a.json {
+        print_json(&json!({
+            "kl": release.kl, "epsilon": release.epsilon, "delta": release.delta,
+            "noise": opts.noise.name(),
+            "adjacency": match opts.adjacency { Adjacency::Record => "record", Adjacency::Label => "label" },
+            "classes": release.model.classes.len(), "features": release.model.means[0].len(),
+            "rows": rows, "model": model_out, "receipt": receipt, "output": a.output,
+            "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
+        }));
+    } else {
+        eprintln!(
+            "privmix: released a {}-class GMM with (ε = {:.4}, δ = {}) to {}; KL to the non-private fit = {:.6}; receipt in {}",
+            release.model.classes.len(),
+            release.epsilon,
+            release.delta,
+            model_out.display(),
+            release.kl,
+            receipt.display()
+        );
+        for w in &release.receipt.warnings {
+            eprintln!("privmix: warning: {w}");
+        }
+    }
+    Ok(())
+}
+
+fn run_gmm_sample(a: GmmSampleArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.model)
+        .map_err(|e| Error::io(a.model.display().to_string(), e))?;
+    let model: GmmModel = serde_json::from_str(&text)
+        .map_err(|e| Error::Data(format!("{}: not a GMM model JSON: {e}", a.model.display())))?;
+    model
+        .validate()
+        .map_err(|e| Error::Data(format!("{}: {e}", a.model.display())))?;
+    if same_file(&a.model, &a.output) {
+        return Err(Error::param(
+            "output",
+            a.output.display(),
+            "the output must not overwrite the model",
+        ));
+    }
+    if a.samples == 0 {
+        return Err(Error::param("samples", 0, "sample at least 1 row"));
+    }
+    let mut rng = rng_for(a.seed)?;
+    let mut staged = Staged::new();
+    let rows = write_samples(&mut staged, &a.output, &model, a.samples, &mut rng)?;
+    staged.commit()?;
+    if a.json {
+        print_json(&json!({"rows": rows, "output": a.output, "model": a.model}));
+    } else {
+        eprintln!("privmix: wrote {rows} rows to {}", a.output.display());
+    }
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let json = match &cli.command {
@@ -1003,6 +1311,10 @@ fn main() {
         Command::Calibrate(a) => a.common.json,
         Command::Synth(a) => a.common.json,
         Command::Evaluate(a) => a.json,
+        Command::Gmm(a) => match &a.sub {
+            Some(GmmSub::Sample(s)) => s.json,
+            None => a.json,
+        },
     };
     let result = match cli.command {
         Command::Rdp(a) => run_rdp(a),
@@ -1010,6 +1322,7 @@ fn main() {
         Command::Calibrate(a) => run_calibrate(a),
         Command::Synth(a) => run_synth(*a),
         Command::Evaluate(a) => run_evaluate(a),
+        Command::Gmm(a) => run_gmm(*a),
     };
     if let Err(e) = result {
         eprintln!("privmix: error: {e}");

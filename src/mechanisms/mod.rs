@@ -10,10 +10,13 @@
 //! * [`gaussian_steps`]: the accounting shape DPMix and the baselines share (T subsampled
 //!   Gaussian steps, calibrated without overshooting).
 //! * [`gaussian`]: the Gaussian noise sampler every mechanism uses.
+//! * [`gmm`]: DP release of class-conditional Gaussian mixture models (SPEC §1.4), with its
+//!   proof note, the certified SDP, Algorithm 1 and the baselines.
 
 pub mod cda;
 pub mod dpmix;
 pub mod gaussian;
 pub mod gaussian_steps;
+pub mod gmm;
 pub mod local;
 pub mod projection;

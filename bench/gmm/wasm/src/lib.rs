@@ -1,0 +1,20 @@
+//! One GMM release on §V-A data (K = 5, d = 3, N = 1000) drawn with `seed`; returns the KL.
+use privmix::mechanisms::gmm::{release_gmm_data, synthetic_paper_data, GmmOptions};
+use privmix::rng::ReleaseRng;
+use wasm_bindgen::prelude::*;
+
+/// Releases with `noise` ("optimized", …) under `adjacency` ("record"/"label") at ε.
+#[wasm_bindgen]
+pub fn release_kl(adjacency: &str, noise: &str, eps: f64, seed: u64) -> f64 {
+    let mut rng = ReleaseRng::seeded(seed);
+    let data = synthetic_paper_data(5, 3, 1000, &mut rng);
+    let opts = GmmOptions {
+        epsilon: eps,
+        noise: noise.parse().expect("noise"),
+        adjacency: adjacency.parse().expect("adjacency"),
+        ..GmmOptions::default()
+    };
+    release_gmm_data(&data, &opts, &mut rng)
+        .expect("release")
+        .kl
+}

@@ -1,0 +1,485 @@
+//! `privmix gmm` and `privmix gmm sample`, end to end: the JSON contract, the model and
+//! receipt files, an independent KL computation from the files, sampling, seeds, and one
+//! test per bad input (non-zero exit, a message naming the problem, no output left behind).
+#![allow(clippy::needless_range_loop)]
+
+use privmix::mechanisms::gmm::synthetic_paper_data;
+use privmix::rng::ReleaseRng;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_privmix"))
+        .args(args)
+        .output()
+        .expect("privmix runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "failed: {s}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one JSON object, got: {s}");
+    serde_json::from_str(lines[0]).expect("valid JSON")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// §V-A-style data (K = 5, d = 3, N = 1000) written at full precision.
+fn paper_csv(dir: &Path, seed: u64) -> PathBuf {
+    let data = synthetic_paper_data(5, 3, 1000, &mut ReleaseRng::seeded(seed));
+    let mut text = String::from("x0,x1,class,x2\n");
+    for (r, &c) in data.rows.iter().zip(&data.labels) {
+        text.push_str(&format!("{},{},k{c},{}\n", r[0], r[1], r[2]));
+    }
+    let p = dir.join("data.csv");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Reads the CSV back (independently of privmix) as (rows in x0,x1,x2 order, labels).
+fn read_back(p: &Path) -> (Vec<[f64; 3]>, Vec<String>) {
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut rows = Vec::new();
+    let mut labels = Vec::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        rows.push([
+            f[0].parse().unwrap(),
+            f[1].parse().unwrap(),
+            f[3].parse().unwrap(),
+        ]);
+        labels.push(f[2].to_string());
+    }
+    (rows, labels)
+}
+
+type M3 = [[f64; 3]; 3];
+
+fn det3(m: &M3) -> f64 {
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+}
+
+fn inv3(m: &M3) -> M3 {
+    let d = det3(m);
+    let mut r = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            let (a, b) = ((j + 1) % 3, (j + 2) % 3);
+            let (c, e) = ((i + 1) % 3, (i + 2) % 3);
+            r[i][j] = (m[a][c] * m[b][e] - m[a][e] * m[b][c]) / d;
+        }
+    }
+    r
+}
+
+/// Independent KL(released ‖ eq. 2 fit) for d = 3 via cofactor inverses and determinants.
+fn independent_kl(model: &serde_json::Value, rows: &[[f64; 3]], labels: &[String]) -> f64 {
+    let classes: Vec<String> = model["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    let n = rows.len() as f64;
+    let mut total = 0.0;
+    for (k, c) in classes.iter().enumerate() {
+        let xs: Vec<&[f64; 3]> = rows
+            .iter()
+            .zip(labels)
+            .filter(|(_, l)| *l == c)
+            .map(|(r, _)| r)
+            .collect();
+        let nk = xs.len() as f64;
+        let mut mu = [0.0; 3];
+        for x in &xs {
+            for j in 0..3 {
+                mu[j] += x[j] / nk;
+            }
+        }
+        let mut s0 = [[0.0; 3]; 3];
+        for x in &xs {
+            for i in 0..3 {
+                for j in 0..3 {
+                    s0[i][j] += (x[i] - mu[i]) * (x[j] - mu[j]) / (nk - 1.0);
+                }
+            }
+        }
+        let w1 = model["weights"][k].as_f64().unwrap();
+        let m1: Vec<f64> = (0..3)
+            .map(|j| model["means"][k][j].as_f64().unwrap())
+            .collect();
+        let mut s1 = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                s1[i][j] = model["covariances"][k][i][j].as_f64().unwrap();
+            }
+        }
+        let inv0 = inv3(&s0);
+        let mut tr = 0.0;
+        let mut maha = 0.0;
+        for i in 0..3 {
+            for j in 0..3 {
+                tr += inv0[i][j] * s1[j][i];
+                maha += (mu[i] - m1[i]) * inv0[i][j] * (mu[j] - m1[j]);
+            }
+        }
+        let kl = 0.5 * (tr + maha - 3.0 + det3(&s0).ln() - det3(&s1).ln());
+        total += w1 * ((w1 / (nk / n)).ln() + kl);
+    }
+    total
+}
+
+#[test]
+fn release_json_contract_files_and_independent_kl() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = paper_csv(dir.path(), 3);
+    let (rows, labels) = read_back(&csv);
+    for (adjacency, noise) in [
+        ("record", "optimized"),
+        ("label", "optimized"),
+        ("record", "iid-laplace"),
+        ("label", "colored-gaussian"),
+    ] {
+        let m = dir.path().join("m.json");
+        let r = dir.path().join("r.json");
+        let o = dir.path().join("o.csv");
+        let v = json(&run(&[
+            "gmm",
+            "--input",
+            s(&csv),
+            "--label",
+            "class",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--noise",
+            noise,
+            "--adjacency",
+            adjacency,
+            "--model-out",
+            s(&m),
+            "--samples",
+            "50",
+            "--output",
+            s(&o),
+            "--receipt",
+            s(&r),
+            "--seed",
+            "9",
+            "--json",
+        ]));
+        let kl = v["kl"].as_f64().unwrap();
+        assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
+        assert_eq!(v["rows"], 50);
+        let model: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+        for key in ["classes", "weights", "means", "covariances"] {
+            assert!(model[key].is_array(), "model lacks {key}");
+        }
+        assert_eq!(model["classes"].as_array().unwrap().len(), 5);
+        let want = independent_kl(&model, &rows, &labels);
+        assert!(
+            (kl - want).abs() <= 1e-6 * want.max(1.0),
+            "kl {kl} vs independent {want}"
+        );
+        let receipt: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+        assert!(receipt["epsilon"].as_f64().unwrap() <= 1.0);
+        let warned = receipt["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == "local sensitivity: not a worst-case DP guarantee");
+        assert_eq!(warned, adjacency == "label");
+        assert!(receipt["randomness"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("seeded, not for release"));
+        let out = std::fs::read_to_string(&o).unwrap();
+        let mut lines = out.lines();
+        assert_eq!(lines.next().unwrap(), "x0,x1,x2,class");
+        assert_eq!(lines.count(), 50);
+    }
+}
+
+#[test]
+fn sample_subcommand_and_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = paper_csv(dir.path(), 4);
+    let release = |m: &Path, r: &Path| {
+        json(&run(&[
+            "gmm",
+            "--input",
+            s(&csv),
+            "--label",
+            "class",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--bound",
+            "40",
+            "--model-out",
+            s(m),
+            "--receipt",
+            s(r),
+            "--seed",
+            "1",
+            "--json",
+        ]))
+    };
+    let (m1, r1, m2, r2) = (
+        dir.path().join("m1.json"),
+        dir.path().join("r1.json"),
+        dir.path().join("m2.json"),
+        dir.path().join("r2.json"),
+    );
+    release(&m1, &r1);
+    release(&m2, &r2);
+    assert_eq!(std::fs::read(&m1).unwrap(), std::fs::read(&m2).unwrap());
+    let o = dir.path().join("s.csv");
+    let v = json(&run(&[
+        "gmm",
+        "sample",
+        "--model",
+        s(&m1),
+        "--samples",
+        "200",
+        "--output",
+        s(&o),
+        "--json",
+    ]));
+    assert_eq!(v["rows"], 200);
+    let text = std::fs::read_to_string(&o).unwrap();
+    assert_eq!(text.lines().count(), 201);
+    let classes = ["k0", "k1", "k2", "k3", "k4"];
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 4);
+        assert!(f[..3].iter().all(|x| x.parse::<f64>().unwrap().is_finite()));
+        assert!(classes.contains(&f[3]));
+    }
+    let receipt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&r1).unwrap()).unwrap();
+    assert_eq!(receipt["parameters"]["bound"], 40.0);
+}
+
+/// Runs a failing command and checks the exit code, that the message names `needle`, and
+/// that none of `outputs` exists afterwards.
+fn fails(args: &[&str], needle: &str, outputs: &[&Path]) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "should fail: {args:?}");
+    assert!(err.contains(needle), "message lacks {needle:?}: {err}");
+    for p in outputs {
+        assert!(!p.exists(), "{} left behind", p.display());
+    }
+}
+
+#[test]
+fn bad_inputs_fail_with_named_errors_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.json");
+    let r = dir.path().join("r.json");
+    let o = dir.path().join("o.csv");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let args = |input: &Path| -> Vec<String> {
+        [
+            "gmm",
+            "--input",
+            s(input),
+            "--label",
+            "y",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--model-out",
+            s(&m),
+            "--receipt",
+            s(&r),
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let call = |input: &Path, extra: &[&str], needle: &str| {
+        let mut a = args(input);
+        a.extend(extra.iter().map(|x| x.to_string()));
+        let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+        fails(&refs, needle, &[&m, &r, &o]);
+    };
+    // a class with fewer than d + 2 rows
+    let mut t = String::from("a,b,y\n");
+    for i in 0..20 {
+        t.push_str(&format!("{},{},big\n", i, (i * 7) % 5));
+    }
+    t.push_str("1,2,tiny\n3,1,tiny\n");
+    let small = write("small.csv", &t);
+    call(&small, &[], "class 'tiny' has 2 row(s)");
+    // a singular covariance (second feature constant within a class)
+    let mut t = String::from("a,b,y\n");
+    for i in 0..20 {
+        t.push_str(&format!("{},{},p\n", i, (i * 7) % 5));
+        t.push_str(&format!("{},3,q\n", i));
+    }
+    let flat = write("flat.csv", &t);
+    call(&flat, &[], "class 'q': its covariance is singular");
+    // d too large for N
+    let mut t = String::from("a,b,c,d,e,f,y\n");
+    for i in 0..6 {
+        t.push_str(&format!(
+            "{i},{},{},{},{},{},u\n",
+            i * i,
+            i % 3,
+            i + 7,
+            i * 3 % 4,
+            i % 2
+        ));
+    }
+    let wide = write("wide.csv", &t);
+    call(&wide, &[], "too few for 6 features");
+    // categorical feature
+    let mut t = String::from("a,b,y\n");
+    for i in 0..20 {
+        t.push_str(&format!(
+            "{i},{},u\n",
+            if i % 2 == 0 { "red" } else { "blue" }
+        ));
+    }
+    let cat = write("cat.csv", &t);
+    call(&cat, &[], "column 'b' is categorical");
+    // parameters
+    call(&small, &["--noise", "magic"], "invalid noise = magic");
+    call(&small, &["--adjacency", "row"], "invalid adjacency = row");
+    call(&small, &["--bound", "-2"], "invalid bound = -2");
+    call(&small, &["--pca", "3"], "invalid pca = 3");
+    call(&small, &["--samples", "10"], "invalid output");
+    call(&small, &["--lambda", "1.5"], "invalid lambda = 1.5");
+    let mut a = args(&small);
+    a[6] = "0".into(); // --epsilon 0
+    let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    fails(&refs, "invalid epsilon = 0", &[&m, &r]);
+    // sampling an invalid model
+    let bad = write(
+        "bad.json",
+        r#"{"classes":["a"],"weights":[1.0],"means":[[0.0,0.0]],"covariances":[[[1.0,2.0],[2.0,1.0]]]}"#,
+    );
+    fails(
+        &[
+            "gmm",
+            "sample",
+            "--model",
+            s(&bad),
+            "--samples",
+            "5",
+            "--output",
+            s(&o),
+        ],
+        "positive definite",
+        &[&o],
+    );
+    let notjson = write("x.json", "hello");
+    fails(
+        &[
+            "gmm",
+            "sample",
+            "--model",
+            s(&notjson),
+            "--samples",
+            "5",
+            "--output",
+            s(&o),
+        ],
+        "not a GMM model JSON",
+        &[&o],
+    );
+}
+
+#[test]
+fn iris_release_with_a_public_bound() {
+    let iris = std::env::var("PRIVMIX_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join("data/iris.csv");
+    assert!(iris.exists(), "test data {} is required", iris.display());
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.json");
+    let r = dir.path().join("r.json");
+    let v = json(&run(&[
+        "gmm",
+        "--input",
+        s(&iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--bound",
+        "15",
+        "--model-out",
+        s(&m),
+        "--receipt",
+        s(&r),
+        "--seed",
+        "3",
+        "--json",
+    ]));
+    assert!(v["kl"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["classes"], 3);
+    assert_eq!(v["features"], 4);
+    // with --pca 2: the model is 2-dimensional with its projection; sampling gives the 4 columns
+    let o = dir.path().join("o.csv");
+    let v = json(&run(&[
+        "gmm",
+        "--input",
+        s(&iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--pca",
+        "2",
+        "--model-out",
+        s(&m),
+        "--receipt",
+        s(&r),
+        "--samples",
+        "30",
+        "--output",
+        s(&o),
+        "--seed",
+        "3",
+        "--json",
+    ]));
+    assert_eq!(v["features"], 2);
+    let text = std::fs::read_to_string(&o).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "sepal_length,sepal_width,petal_length,petal_width,species"
+    );
+    assert_eq!(text.lines().count(), 31);
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    assert_eq!(
+        model["projection"]["components"].as_array().unwrap().len(),
+        2
+    );
+}
