@@ -251,9 +251,10 @@ struct GmmArgs {
     /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
     #[arg(long)]
     pca: Option<usize>,
-    /// Covariance noise of `optimized`: wishart (SPEC §1.4; its receipt declares the
-    /// covariances unprotected, see the README) or gaussian (a valid (ε, δ) guarantee).
-    #[arg(long, default_value = "wishart")]
+    /// Covariance noise of `optimized`: gaussian (default; a valid (ε, δ) guarantee) or
+    /// wishart (SPEC §1.4 and the paper; its support depends on the data, so its receipt
+    /// declares the covariances NOT protected by a worst-case guarantee, see the README).
+    #[arg(long, default_value = "gaussian")]
     covariance_noise: String,
     /// Smoothing λ of the weight mapping.
     #[arg(long, default_value_t = 1e-3)]

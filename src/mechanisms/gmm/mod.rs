@@ -192,7 +192,8 @@ pub struct GmmOptions {
     /// Project to this many principal components first (the basis is computed from the data
     /// and declared unprotected); None: no projection.
     pub pca: Option<usize>,
-    /// Covariance noise of `optimized` (default: the SPEC's Wishart).
+    /// Covariance noise of `optimized` (default: Gaussian, which has a valid guarantee; the
+    /// SPEC's Wishart is available and declared unprotected, see [`CovarianceNoise`]).
     pub covariance_noise: CovarianceNoise,
 }
 
@@ -232,7 +233,7 @@ impl Default for GmmOptions {
             lambda: 1e-3,
             tolerance: 1e-3,
             pca: None,
-            covariance_noise: CovarianceNoise::Wishart,
+            covariance_noise: CovarianceNoise::Gaussian,
         }
     }
 }
