@@ -7,6 +7,8 @@
 //!   is [`mechanisms::cda::generate`];
 //! * [`accountant`]: RDP curves, subsampling bounds, conversion, calibration;
 //! * [`eval`]: train-on-synthetic, test-on-real models;
+//! * [`federated`]: federated DP-CDA (CAPE and conventional), simulated or across real
+//!   parties with no server;
 //! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end pipeline the CLI and the
 //!   browser build both call.
 pub mod accountant;
@@ -14,6 +16,7 @@ pub mod data;
 pub mod error;
 pub mod eval;
 pub mod evaluate;
+pub mod federated;
 pub mod mechanisms;
 pub mod preprocess;
 pub mod receipt;
