@@ -1664,3 +1664,414 @@ pub fn aggregate(
         build_id: BUILD_ID.into(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{read_csv_bytes, CsvOptions};
+    use crate::mechanisms::federated::pairwise;
+    use crate::mechanisms::gaussian::normal_cdf;
+
+    /// A table whose feature is the constant 0 with public bounds [−1000, 1000] (so every mix
+    /// is exactly 0.5 in normalized units and the released value is pure noise × 2000).
+    fn constant_table(n_per_class: usize) -> (Table, Schema) {
+        let mut text = String::from("x,y\n");
+        for i in 0..2 * n_per_class {
+            text.push_str(&format!("0,{}\n", if i % 2 == 0 { "a" } else { "b" }));
+        }
+        let schema = Schema::from_json(
+            r#"{"columns": {"x": {"type": "numeric", "min": -1000, "max": 1000, "integer": false}}}"#,
+        )
+        .unwrap();
+        let t = read_csv_bytes(
+            text.as_bytes(),
+            &CsvOptions {
+                label: Some("y".into()),
+                schema: Some(schema.clone()),
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        (t, schema)
+    }
+
+    fn opts(variant: Variant, t: usize) -> FedOptions {
+        FedOptions {
+            variant,
+            epsilon: 8.0,
+            delta: 1e-5,
+            mix: 20,
+            clip: Some(1.0),
+            samples: Some(t),
+            normalize: NormalizeMode::Public,
+            ..FedOptions::default()
+        }
+    }
+
+    fn ks_normal(xs: &mut [f64], sigma: f64) -> f64 {
+        xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let n = xs.len() as f64;
+        let mut d: f64 = 0.0;
+        for (i, &x) in xs.iter().enumerate() {
+            let f = normal_cdf(x / sigma);
+            d = d
+                .max((f - i as f64 / n).abs())
+                .max(((i + 1) as f64 / n - f).abs());
+        }
+        d
+    }
+    /// KS critical value at α = 1e-6.
+    fn crit(n: usize) -> f64 {
+        (-(0.5e-6f64).ln() / (2.0 * n as f64)).sqrt()
+    }
+
+    fn sim_values(variant: Variant, seed: u64) -> (Vec<f64>, FedReceipt) {
+        let (t, schema) = constant_table(2000);
+        let mut out = Vec::new();
+        let r = simulate(
+            &t,
+            Some(&schema),
+            &opts(variant, 2000),
+            5,
+            Partition::Iid,
+            &mut ReleaseRng::seeded(seed),
+            |h| {
+                assert_eq!(h, ["x", "y"]);
+                Ok(())
+            },
+            |c| {
+                out.push(c[0].parse::<f64>().unwrap());
+                Ok(())
+            },
+        )
+        .unwrap();
+        (out, r)
+    }
+
+    #[test]
+    fn simulated_aggregate_noise_has_the_derived_variance() {
+        for variant in [Variant::Cape, Variant::Conventional] {
+            let (mut xs, r) = sim_values(variant, 3);
+            assert_eq!(xs.len(), 2000);
+            // Released value = 2000·(mean of S messages − 0.5): std 2000·τ_g/√S, the e's
+            // cancel (otherwise the spread would be ≥ 2000·τ_e/√S·… and KS would reject).
+            let sd = 2000.0 * r.parameters.tau_release;
+            let tg = r.per_party[0].tau_g;
+            assert!((r.parameters.tau_release - tg / 5f64.sqrt()).abs() < 1e-12);
+            let m = xs.iter().sum::<f64>() / xs.len() as f64;
+            let v = (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt();
+            let d = ks_normal(&mut xs, sd);
+            assert!(
+                d < crit(2000),
+                "{variant:?}: KS {d} mean {m} sd {v} want {sd} tau_e {} first {:?}",
+                r.parameters.tau_e,
+                &xs[..3]
+            );
+            // And a variance including the uncancelled τ_e is rejected by the same test.
+            if variant == Variant::Cape {
+                let wrong = 2000.0 * ((tg * tg + r.parameters.tau_e.powi(2)) / 5.0).sqrt();
+                assert!(ks_normal(&mut xs, wrong) > crit(2000));
+            }
+            assert!(r.epsilon <= 8.0 && r.meets_target);
+            assert!(r.views.client.epsilon <= r.epsilon && r.views.aggregate.epsilon <= r.epsilon);
+            assert_eq!(r.views.client.sampling_rate, 20.0 / 400.0);
+        }
+    }
+
+    #[test]
+    fn simulation_receipt_matches_hand_derived_views() {
+        let (_, r) = sim_values(Variant::Cape, 5);
+        let orders = crate::accountant::default_orders();
+        // Pool: 2000 rows per class dealt to 5 parties = 400; p = 20/400; T_k = 1000; Δ = 0.1.
+        let acc = Accounting {
+            sampling_rate: 20.0 / 400.0,
+            compositions: 1000,
+            delta_rdp: 1e-5,
+            orders: &orders,
+            preset: Preset::Default,
+            extra: None,
+        };
+        let tg = r.per_party[0].tau_g;
+        let te = r.parameters.tau_e;
+        assert!((r.parameters.sensitivity - 0.1).abs() < 1e-15);
+        let za = (tg * tg + te * te).sqrt() / 0.1;
+        let zb = (5.0 * tg * tg).sqrt() / 0.1;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        assert!(close(
+            r.views.client.epsilon,
+            acc.epsilon(za, Preset::Default).unwrap().epsilon
+        ));
+        assert!(close(
+            r.views.aggregate.epsilon,
+            acc.epsilon(zb, Preset::Default).unwrap().epsilon
+        ));
+        assert!((r.views.aggregate.sensitivity - 0.02).abs() < 1e-15);
+        // τ_e is the no-subsampling calibration: the Gaussian alone at z = τ_e/Δ meets ε.
+        let e = RdpCurve::gaussian(te / 0.1, &orders)
+            .unwrap()
+            .times(1000)
+            .epsilon(1e-5, Preset::Default.conversion())
+            .unwrap();
+        assert!(e.epsilon <= 8.0 && e.epsilon > 7.99, "{}", e.epsilon);
+        // The paper's claim: p = lK/N = 40/4000, σ = τ_g, T = 2000 compositions, paper preset.
+        assert!((r.views.paper_claim.sampling_rate - 0.01).abs() < 1e-15);
+        let pc = RdpCurve::subsampled_gaussian(0.01, tg / 0.1, &orders, Preset::Paper.bound())
+            .unwrap()
+            .times(2000)
+            .epsilon(1e-5, Preset::Paper.conversion())
+            .unwrap();
+        assert!(close(r.views.paper_claim.epsilon, pc.epsilon));
+        let json = r.to_json();
+        for key in [
+            "\"client\"",
+            "\"aggregate\"",
+            "\"paper_claim\"",
+            "\"sampling_rate\"",
+        ] {
+            assert!(json.contains(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn skewed_partition_and_too_many_clients() {
+        let (t, schema) = constant_table(40);
+        let mut o = opts(Variant::Cape, 20);
+        o.mix = 10;
+        let r = simulate(
+            &t,
+            Some(&schema),
+            &o,
+            2,
+            Partition::Skewed,
+            &mut ReleaseRng::seeded(1),
+            |_| Ok(()),
+            |_| Ok(()),
+        )
+        .unwrap();
+        // Class a (index 0): 20 at party 1 plus 10 each dealt → 30 / 10; class b: 10 / 30.
+        assert_eq!(r.per_party[0].class_counts, vec![30, 10]);
+        assert_eq!(r.per_party[1].class_counts, vec![10, 30]);
+        let e = simulate(
+            &t,
+            Some(&schema),
+            &o,
+            30,
+            Partition::Iid,
+            &mut ReleaseRng::seeded(1),
+            |_| Ok(()),
+            |_| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("clients = 30") && e.contains("fewer than l = 10"),
+            "{e}"
+        );
+    }
+
+    struct Party {
+        key: SecretKeyFile,
+        public: PublicKeyFile,
+    }
+
+    fn parties(n: u32, seed: u64) -> Vec<Party> {
+        let mut rng = ReleaseRng::seeded(seed);
+        (1..=n)
+            .map(|i| {
+                let (key, public) = pairwise::keygen(i, &mut rng);
+                Party { key, public }
+            })
+            .collect()
+    }
+
+    fn contribute_all(
+        ps: &[Party],
+        o: &FedOptions,
+        t: &Table,
+        schema: &Schema,
+    ) -> Vec<Contribution> {
+        ps.iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let peers: Vec<PublicKeyFile> = ps
+                    .iter()
+                    .filter(|q| q.key.party != p.key.party)
+                    .map(|q| q.public.clone())
+                    .collect();
+                contribute(
+                    t,
+                    Some(schema),
+                    &p.key,
+                    &peers,
+                    o,
+                    &mut ReleaseRng::seeded(100 + i as u64),
+                )
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn run(cs: &[Contribution]) -> Result<(Vec<f64>, FedReceipt)> {
+        let mut out = Vec::new();
+        let r = aggregate(
+            cs,
+            |_| Ok(()),
+            |c| {
+                out.push(c[0].parse::<f64>().unwrap());
+                Ok(())
+            },
+        )?;
+        Ok((out, r))
+    }
+
+    #[test]
+    fn pairwise_noise_cancels_to_floating_point_precision() {
+        let ps = parties(4, 7);
+        let coords = vec!["n:x".to_string(), "c:z=u".to_string()];
+        let mut sum = vec![0f64; 2 * 500];
+        let mut sq = 0.0;
+        for p in &ps {
+            let peers: Vec<PublicKeyFile> = ps
+                .iter()
+                .filter(|q| q.key.party != p.key.party)
+                .map(|q| q.public.clone())
+                .collect();
+            let e = pairwise_noise(&p.key, &peers, b"ctx", &coords, 500, 3.0).unwrap();
+            sq += e.iter().map(|v| v * v).sum::<f64>();
+            for (s, v) in sum.iter_mut().zip(&e) {
+                *s += v;
+            }
+        }
+        let max = sum.iter().fold(0f64, |m, v| m.max(v.abs()));
+        assert!(max < 1e-13 * 3.0 * 4.0, "{max}");
+        // Not trivially zero: per-party variance ≈ τ_e² = 9 (4000 draws, ±15%).
+        let var = sq / 4000.0;
+        assert!((var - 9.0).abs() < 1.35, "{var}");
+    }
+
+    #[test]
+    fn multi_party_aggregate_cancels_and_accounts() {
+        let (t, schema) = constant_table(1000);
+        let o = FedOptions {
+            pool: Some(1000),
+            ..opts(Variant::Cape, 2000)
+        };
+        let ps = parties(3, 1);
+        let cs = contribute_all(&ps, &o, &t, &schema);
+        let (mut xs, r) = run(&cs).unwrap();
+        assert_eq!(xs.len(), 2000);
+        assert!(r.residual_noise.is_empty(), "{:?}", r.residual_noise);
+        assert!(r.meets_target && r.epsilon <= 8.0);
+        let sd = 2000.0 * r.parameters.tau_release;
+        let d = ks_normal(&mut xs, sd);
+        assert!(d < crit(2000), "KS {d} sd {sd}");
+        assert!((r.parameters.tau_release - cs[0].accounting.tau_g / 3f64.sqrt()).abs() < 1e-12);
+        // A missing party: reported, noisier, views over the two present.
+        let (mut xs2, r2) = run(&cs[..2]).unwrap();
+        assert_eq!(r2.parameters.parties_missing, vec![3]);
+        assert!(r2.warnings.iter().any(|w| w.contains("did not contribute")));
+        let res = &r2.residual_noise[0];
+        // Residual = −e_3/2 in normalized units × 2000: std 2000·τ_e/2.
+        assert!(
+            (res.std - 2000.0 * cs[0].accounting.tau_e / 2.0).abs() < 1e-6 * res.std,
+            "{}",
+            res.std
+        );
+        let spread = (xs2.iter().map(|v| v * v).sum::<f64>() / xs2.len() as f64).sqrt();
+        assert!(spread > 2.0 * sd, "{spread} vs {sd}");
+        assert!(ks_normal(&mut xs2, sd) > crit(2000));
+        assert!((r2.views.aggregate.sensitivity - 0.05).abs() < 1e-15);
+    }
+
+    #[test]
+    fn tampered_mismatched_and_duplicate_contributions_are_rejected() {
+        let (t, schema) = constant_table(50);
+        let o = opts(Variant::Cape, 40);
+        let o = FedOptions { mix: 5, ..o };
+        let ps = parties(3, 2);
+        let cs = contribute_all(&ps, &o, &t, &schema);
+        // Round trip through JSON keeps integrity.
+        let back = Contribution::from_json(&cs[0].to_json(), "c1").unwrap();
+        assert_eq!(back, cs[0]);
+        // A changed value: integrity fails.
+        let mut bad = cs[1].clone();
+        let mut bytes = B64.decode(&bad.values).unwrap();
+        bytes[0] ^= 1;
+        bad.values = B64.encode(bytes);
+        let e = run(&[cs[0].clone(), bad]).unwrap_err().to_string();
+        assert!(
+            e.contains("integrity check failed") && e.contains("party 2"),
+            "{e}"
+        );
+        // Edited parameters with a recomputed integrity: the digest no longer matches.
+        let mut bad = cs[1].clone();
+        bad.agreed.epsilon = 40.0;
+        bad.integrity = bad.compute_integrity();
+        let e = run(&[cs[0].clone(), bad]).unwrap_err().to_string();
+        assert!(e.contains("digest does not match"), "{e}");
+        // An honest party run with other parameters: named field.
+        let o2 = FedOptions {
+            epsilon: 5.0,
+            ..o.clone()
+        };
+        let other = contribute_all(&ps, &o2, &t, &schema);
+        let e = run(&[cs[0].clone(), other[1].clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("disagrees") && e.contains("'epsilon'") && e.contains("8.0 vs 5.0"),
+            "{e}"
+        );
+        // Different T.
+        let o3 = FedOptions {
+            samples: Some(60),
+            ..o.clone()
+        };
+        let other = contribute_all(&ps, &o3, &t, &schema);
+        let e = run(&[cs[0].clone(), other[2].clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'samples'"), "{e}");
+        // Twice the same party.
+        let e = run(&[cs[0].clone(), cs[0].clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("twice"), "{e}");
+        assert!(run(&[]).is_err());
+        // Own key among peers.
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &[ps[0].public.clone()],
+            &o,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("peers"), "{e}");
+        // T is required.
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &[ps[1].public.clone()],
+            &FedOptions { samples: None, ..o },
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("samples"), "{e}");
+    }
+
+    #[test]
+    fn snapping_rounds_outward_to_powers_of_two() {
+        assert_eq!(snap(200.0, true), 256.0);
+        assert_eq!(snap(256.0, true), 256.0);
+        assert_eq!(snap(3.0, false), 2.0);
+        assert_eq!(snap(-3.0, false), -4.0);
+        assert_eq!(snap(-3.0, true), -2.0);
+        assert_eq!(snap(1e-9, false), 0.0);
+        assert_eq!(snap(0.3, true), 0.5);
+    }
+}
