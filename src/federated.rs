@@ -1023,7 +1023,7 @@ pub fn pairwise_noise(
             .collect::<Result<Vec<_>>>()?;
         let mut ps = PairStreams::new(streams, tau_e, s)?;
         for v in &mut out[j * rows..(j + 1) * rows] {
-            *v = ps.next();
+            *v = ps.draw();
         }
     }
     Ok(out)

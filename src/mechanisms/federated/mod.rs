@@ -434,6 +434,7 @@ pub fn paper_claim(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::accountant::default_orders;

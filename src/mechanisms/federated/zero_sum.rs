@@ -59,7 +59,7 @@ impl PairStreams {
     }
 
     /// This party's next e value: Σ_pairs sign·r.
-    pub fn next(&mut self) -> f64 {
+    pub fn draw(&mut self) -> f64 {
         let mut e = 0.0;
         for (sign, st) in self.streams.iter_mut() {
             let z: f64 = st.sample(rand_distr::StandardNormal);
@@ -142,7 +142,7 @@ mod tests {
         let n = 20000;
         let mut marg = Vec::with_capacity(n);
         for _ in 0..n {
-            let e: Vec<f64> = parties.iter_mut().map(|p| p.next()).collect();
+            let e: Vec<f64> = parties.iter_mut().map(|p| p.draw()).collect();
             let sum: f64 = e.iter().sum();
             assert!(sum.abs() < 1e-13, "{sum}");
             marg.push(e[0]);
