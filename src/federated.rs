@@ -1029,7 +1029,9 @@ pub fn pairwise_noise(
     Ok(out)
 }
 
-/// Makes this party's contribution from its own `table` (label column set).
+/// Makes this party's contribution from its own `table` (label column set). The caller must
+/// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
+/// refused for a context it already contributed to.
 pub fn contribute(
     table: &Table,
     schema: Option<&Schema>,
@@ -1053,7 +1055,15 @@ pub fn contribute(
             "every party must use the same T; give --samples T",
         )
     })?;
-    // Parties.
+    // Parties. This party's own public key among the peers is ignored (lists are often shared
+    // verbatim by all parties).
+    let own = key.public();
+    let peers: Vec<PublicKeyFile> = peers
+        .iter()
+        .filter(|p| !(p.party == own.party && p.x25519.trim() == own.x25519.trim()))
+        .cloned()
+        .collect();
+    let peers = &peers[..];
     let mut parties: Vec<(u32, String)> = vec![(key.party, key.x25519.trim().to_string())];
     for p in peers {
         if parties.iter().any(|(id, _)| *id == p.party) {
@@ -1126,6 +1136,13 @@ pub fn contribute(
         parties,
     };
     let context = agreed.digest();
+    if key.used_contexts.contains(&context) {
+        return Err(Error::param(
+            "key",
+            format!("of party {}", key.party),
+            "this key already contributed to a run with exactly these parameters; its correlated noise would repeat. Make fresh keys (keygen) or agree on a new --session",
+        ));
+    }
 
     let mut norm = normalize(table, schema, opts, rng)?;
     snap_dp_ranges(&mut norm.space, &norm.report);
@@ -1238,6 +1255,26 @@ pub fn contribute(
     };
     c.integrity = c.compute_integrity();
     Ok(c)
+}
+
+/// [`aggregate`] collecting the output: (header, rows, receipt).
+pub fn aggregate_rows(
+    contributions: &[Contribution],
+) -> Result<(Vec<String>, Vec<Vec<String>>, FedReceipt)> {
+    let mut header = Vec::new();
+    let mut rows = Vec::new();
+    let receipt = aggregate(
+        contributions,
+        |h| {
+            header = h.to_vec();
+            Ok(())
+        },
+        |r| {
+            rows.push(r.to_vec());
+            Ok(())
+        },
+    )?;
+    Ok((header, rows, receipt))
 }
 
 /// Names the first agreed field on which `b` differs from `a`.
@@ -1960,6 +1997,25 @@ mod tests {
         let cs = contribute_all(&ps, &o, &t, &schema);
         let (mut xs, r) = run(&cs).unwrap();
         assert_eq!(xs.len(), 2000);
+        let (h, rows, r_again) = aggregate_rows(&cs).unwrap();
+        assert_eq!(h, ["x", "y"]);
+        assert_eq!(rows.len(), 2000);
+        assert_eq!(r_again.epsilon, r.epsilon);
+        // A key that already contributed to this context is refused.
+        let mut used = ps[0].key.clone();
+        used.used_contexts.push(cs[0].context.clone());
+        let peers: Vec<PublicKeyFile> = ps[1..].iter().map(|q| q.public.clone()).collect();
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &used,
+            &peers,
+            &o,
+            &mut ReleaseRng::seeded(9),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("already contributed"), "{e}");
         assert!(r.residual_noise.is_empty(), "{:?}", r.residual_noise);
         assert!(r.meets_target && r.epsilon <= 8.0);
         let sd = 2000.0 * r.parameters.tau_release;
@@ -2038,7 +2094,19 @@ mod tests {
             .to_string();
         assert!(e.contains("twice"), "{e}");
         assert!(run(&[]).is_err());
-        // Own key among peers.
+        // Own key among the peers is ignored: same contribution context as without it.
+        let all: Vec<PublicKeyFile> = ps.iter().map(|q| q.public.clone()).collect();
+        let c = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &all,
+            &o,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        assert_eq!(c.context, cs[0].context);
+        // Alone (only own key): not a federation.
         let e = contribute(
             &t,
             Some(&schema),
@@ -2049,7 +2117,20 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("peers"), "{e}");
+        assert!(e.contains("clients = 1"), "{e}");
+        // Another key claiming this party's id.
+        let (_, imp) = pairwise::keygen(1, &mut ReleaseRng::seeded(77));
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &[imp],
+            &o,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("same party id"), "{e}");
         // T is required.
         let e = contribute(
             &t,

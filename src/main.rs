@@ -900,13 +900,6 @@ fn run_fed_contribute(a: FedContributeArgs) -> Result<()> {
     opts.session = a.session.clone();
     let mut rng = rng_for(a.params.seed)?;
     let c = contribute(&table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
-    if key.used_contexts.contains(&c.context) {
-        return Err(Error::param(
-            "key",
-            a.key.display(),
-            "this key already contributed to a run with exactly these parameters; its correlated noise would repeat. Make fresh keys (keygen) or agree on a new --session",
-        ));
-    }
     key.used_contexts.push(c.context.clone());
     let mut staged = Staged::new();
     let (_, mut f) = staged.file(&a.output)?;
