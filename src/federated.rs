@@ -246,10 +246,20 @@ fn snap(x: f64, up: bool) -> f64 {
     x.signum() * 2f64.powf(e)
 }
 
-/// Rounds every DP-estimated numeric range outward to powers of two (post-processing), so
-/// that parties with similar data end up with the same ranges.
-fn snap_dp_ranges(space: &mut FeatureSpace, report: &crate::preprocess::NormalizationReport) {
-    for (codec, col) in space.codecs.iter_mut().zip(&report.columns) {
+/// Rounds every DP-estimated numeric range outward to powers of two and to include 0
+/// (post-processing), so that parties with similar data end up with the same ranges. A column whose range DP could
+/// not see (the data-independent fallback [0, 1]), or of which it saw only the bin around 0,
+/// borrows the widest range estimated for the party's other numeric columns (still
+/// post-processing of DP outputs): for images, where all pixels share a range and most pixels
+/// are mostly 0, this keeps the parties' spaces equal so the correlated noise cancels.
+/// Returns a warning per borrowed range.
+fn snap_dp_ranges(
+    space: &mut FeatureSpace,
+    report: &crate::preprocess::NormalizationReport,
+) -> Vec<String> {
+    let mut fallback = Vec::new();
+    let mut wide: Option<(f64, f64)> = None;
+    for (i, (codec, col)) in space.codecs.iter_mut().zip(&report.columns).enumerate() {
         if let ColumnCodec::Numeric {
             offset,
             scale,
@@ -261,14 +271,50 @@ fn snap_dp_ranges(space: &mut FeatureSpace, report: &crate::preprocess::Normaliz
             if col.source != "dp" {
                 continue;
             }
-            let l = snap(*lo, false);
-            let h = snap(*hi, true);
+            if *lo == 0.0 && *hi == 1.0 {
+                fallback.push(i);
+                continue;
+            }
+            // Outward to powers of two, and to include 0 (at most a factor 2 in scale): the
+            // coarser the grid, the likelier parties agree.
+            let l = snap(*lo, false).min(0.0);
+            let h = snap(*hi, true).max(0.0);
+            if h <= l {
+                // Only the bin around 0 was seen: a (mostly) zero column whose other values
+                // DP could not see; it borrows too.
+                fallback.push(i);
+                continue;
+            }
             *lo = l;
             *hi = h;
             *offset = l;
             *scale = if h > l { h - l } else { 1.0 };
+            wide = Some(wide.map_or((l, h), |(a, b)| (a.min(l), b.max(h))));
         }
     }
+    let mut warnings = Vec::new();
+    if let Some((l, h)) = wide.filter(|(l, h)| h > l) {
+        for i in fallback {
+            if let ColumnCodec::Numeric {
+                offset,
+                scale,
+                lo,
+                hi,
+                ..
+            } = &mut space.codecs[i]
+            {
+                *lo = l;
+                *hi = h;
+                *offset = l;
+                *scale = h - l;
+                warnings.push(format!(
+                    "column '{}': DP saw too little of its range at this party; it uses the widest range estimated for the other numeric columns, [{l}, {h}]",
+                    space.names[i]
+                ));
+            }
+        }
+    }
+    warnings
 }
 
 // ---- receipts ------------------------------------------------------------------------
@@ -1145,7 +1191,8 @@ pub fn contribute(
     }
 
     let mut norm = normalize(table, schema, opts, rng)?;
-    snap_dp_ranges(&mut norm.space, &norm.report);
+    let borrowed = snap_dp_ranges(&mut norm.space, &norm.report);
+    norm.report.warnings.extend(borrowed);
     let d = norm.space.dim;
     let mut features = norm.space.encode(table)?;
     clip_rows(&mut features, d, clip)?;
@@ -2143,6 +2190,73 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("samples"), "{e}");
+    }
+
+    #[test]
+    fn dp_ranges_are_snapped_and_blind_columns_borrow_the_widest() {
+        use crate::preprocess::normalize::ColumnReport;
+        let num = |lo: f64, hi: f64| ColumnCodec::Numeric {
+            offset: lo,
+            scale: hi - lo,
+            lo,
+            hi,
+            integer: true,
+            start: 0,
+        };
+        let rep = |name: &str, source: &'static str| ColumnReport {
+            name: name.into(),
+            kind: "numeric",
+            source,
+            range: None,
+            levels_released: None,
+        };
+        let mut space = FeatureSpace {
+            names: vec!["a".into(), "b".into(), "c".into(), "d".into(), "e".into()],
+            codecs: vec![
+                num(-2f64.powi(-20), 240.0),          // → [0, 256]
+                num(128.0, 256.0),                    // → [0, 256]
+                num(0.0, 1.0),                        // DP fallback → borrows
+                num(-2f64.powi(-20), 2f64.powi(-20)), // only the zero bin → borrows
+                num(3.0, 7.0),                        // schema: untouched
+            ],
+            dim: 5,
+        };
+        let report = crate::preprocess::NormalizationReport {
+            mode: NormalizeMode::Dp,
+            protected: true,
+            statement: String::new(),
+            dp_histogram: None,
+            columns: vec![
+                rep("a", "dp"),
+                rep("b", "dp"),
+                rep("c", "dp"),
+                rep("d", "dp"),
+                rep("e", "schema"),
+            ],
+            warnings: vec![],
+        };
+        let w = snap_dp_ranges(&mut space, &report);
+        assert_eq!(w.len(), 2);
+        assert!(w[0].contains("'c'") && w[1].contains("'d'"));
+        for i in 0..4 {
+            match &space.codecs[i] {
+                ColumnCodec::Numeric {
+                    lo,
+                    hi,
+                    offset,
+                    scale,
+                    ..
+                } => {
+                    assert_eq!(
+                        (*lo, *hi, *offset, *scale),
+                        (0.0, 256.0, 0.0, 256.0),
+                        "column {i}"
+                    );
+                }
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(space.codecs[4], num(3.0, 7.0));
     }
 
     #[test]
