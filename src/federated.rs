@@ -553,13 +553,27 @@ fn account_parties(
             epsilon_aggregate: v.aggregate.epsilon,
             epsilon_aggregator: v.aggregator.epsilon,
         });
-        let e = v.aggregator.epsilon;
+        // The joint view dominates the others (they are its post-processings); the max is
+        // taken anyway so the headline is never below any reported view.
+        let e = v
+            .aggregator
+            .epsilon
+            .max(v.client.epsilon)
+            .max(v.aggregate.epsilon);
         if worst.as_ref().map_or(true, |(w, _)| e > *w) {
             worst = Some((e, v));
         }
     }
     let (_, v) = worst.ok_or_else(|| Error::Data("no party to account".into()))?;
     Ok((v, reports))
+}
+
+/// The guarantee: the aggregator's joint view (never below views (a) and (b)).
+fn headline(v: &Views) -> f64 {
+    v.aggregator
+        .epsilon
+        .max(v.client.epsilon)
+        .max(v.aggregate.epsilon)
 }
 
 // ---- simulation ----------------------------------------------------------------------
@@ -757,7 +771,7 @@ pub fn simulate(
     if rng.seed().is_some() {
         warnings.push("seeded, not for release: this run used a fixed --seed".into());
     }
-    let epsilon = views.aggregator.epsilon;
+    let epsilon = headline(&views);
     let (bound, conversion) = preset_parts(opts.preset);
     Ok(FedReceipt {
         epsilon,
@@ -1653,7 +1667,7 @@ pub fn aggregate(
         agreed.delta,
         &agreed.orders,
     )?;
-    let epsilon = views.aggregator.epsilon;
+    let epsilon = headline(&views);
     let mut warnings = Vec::new();
     if !missing.is_empty() {
         warnings.push(format!(
@@ -2072,6 +2086,11 @@ mod tests {
         // A missing party: reported, noisier, views over the two present.
         let (mut xs2, r2) = run(&cs[..2]).unwrap();
         assert_eq!(r2.parameters.parties_missing, vec![3]);
+        // The release is a post-processing of the joint view: its ε (with the uncancelled e
+        // counted as noise) is no larger, and the headline is the joint view.
+        assert!(r2.views.aggregate.epsilon <= r2.views.aggregator.epsilon * (1.0 + 1e-9));
+        assert!(r2.views.client.epsilon <= r2.views.aggregator.epsilon * (1.0 + 1e-9));
+        assert_eq!(r2.epsilon, r2.views.aggregator.epsilon);
         assert!(r2.warnings.iter().any(|w| w.contains("did not contribute")));
         let res = &r2.residual_noise[0];
         // Residual = −e_3/2 in normalized units × 2000: std 2000·τ_e/2.

@@ -134,9 +134,19 @@ pub fn z_client(delta_l2: f64, tau_g: f64, tau_e: f64) -> f64 {
 }
 
 /// Noise multiplier of view (b): the released average over the parties present, whose
-/// independent noise stds are `tau_gs`.
-pub fn z_aggregate(delta_l2: f64, tau_gs: &[f64]) -> f64 {
-    tau_gs.iter().map(|t| t * t).sum::<f64>().sqrt() / delta_l2
+/// independent noise stds are `tau_gs`, in a federation of `s_total` parties with correlated
+/// level `tau_e` (0 for conventional). With every party present the e_s cancel; with |P| < S
+/// present, Σ_P e_s is left, with variance a·|P|(S − |P|)/S (a = τ_e²·S/(S−1)), so the release
+/// noise has variance (Σ_P τ_g² + a|P|(S−|P|)/S)/|P|² on sensitivity Δ/|P|.
+pub fn z_aggregate(delta_l2: f64, tau_gs: &[f64], tau_e: f64, s_total: usize) -> f64 {
+    let p = tau_gs.len() as f64;
+    let s = s_total as f64;
+    let resid = if s_total > 1 && tau_gs.len() < s_total {
+        tau_e * tau_e * s / (s - 1.0) * p * (s - p) / s
+    } else {
+        0.0
+    };
+    (tau_gs.iter().map(|t| t * t).sum::<f64>() + resid).sqrt() / delta_l2
 }
 
 /// Noise multiplier of the aggregator's joint view of the messages of the parties present
@@ -346,7 +356,7 @@ pub fn views(
         Variant::Conventional => ("g_s (τ_s = √S·τ_pool)", "(1/S) Σ_s g_s"),
     };
     let za = z_client(delta_l2, tg, te);
-    let zb = z_aggregate(delta_l2, tau_gs);
+    let zb = z_aggregate(delta_l2, tau_gs, te, s_total);
     let zj = z_aggregator(delta_l2, tau_gs, te, s_total, who);
     let zc = z_collusion(delta_l2, tg);
     Ok(Views {
@@ -360,7 +370,11 @@ pub fn views(
         aggregate: view(
             acc,
             "(b) the released aggregate (average over the parties present)",
-            agg_noise,
+            if tau_gs.len() < s_total && variant == Variant::Cape {
+                "(1/|P|) Σ_P (g_s + e_s): the missing parties' e do not cancel"
+            } else {
+                agg_noise
+            },
             delta_l2 / present,
             zb,
         )?,
@@ -447,7 +461,12 @@ mod tests {
         assert!((z_client(d, 0.3, 0.4) - 1.0).abs() < 1e-12);
         // Aggregate of S = 4 parties with τ_g = 0.3: noise 0.3/2 = 0.15 on sensitivity 0.5/4:
         // z = 0.15/0.125 = 1.2 = √(4·0.09)/0.5.
-        assert!((z_aggregate(d, &[0.3; 4]) - 1.2).abs() < 1e-12);
+        assert!((z_aggregate(d, &[0.3; 4], 0.4, 4) - 1.2).abs() < 1e-12);
+        // One of 4 parties missing: Σ of 3 e's has variance a·3·1/4 = τ_e²·4/3·3/4 = τ_e².
+        let zm = z_aggregate(d, &[0.3; 3], 0.4, 4);
+        assert!((zm - (3.0 * 0.09 + 0.16f64).sqrt() / 0.5).abs() < 1e-12);
+        // …and it is never more informative than the joint view it is computed from.
+        assert!(zm >= z_aggregator(d, &[0.3; 3], 0.4, 4, 0));
         // Joint view, homogeneous: 1/z² = Δ²(S x + a)/(S x (x + a)), x = τ_g², a = τ_e² S/(S−1).
         let (s, x, te): (f64, f64, f64) = (4.0, 0.09, 0.4);
         let a = te * te * s / (s - 1.0);
@@ -485,7 +504,7 @@ mod tests {
         let brute = 1.0 / (d * m[2][n + 2].sqrt());
         assert!((got - brute).abs() < 1e-9, "{got} vs {brute}");
         // Joint ≥ both views in information: z_joint ≤ z_client and ≤ z_aggregate.
-        assert!(got <= z_client(d, 0.3, 0.4) && got <= z_aggregate(d, &[0.3; 4]));
+        assert!(got <= z_client(d, 0.3, 0.4) && got <= z_aggregate(d, &[0.3; 4], 0.4, 4));
         // Conventional (τ_e = 0): joint = client = τ_s/Δ.
         assert!((z_aggregator(d, &[0.3, 0.6], 0.0, 2, 0) - 0.6).abs() < 1e-12);
         assert!((z_collusion(d, 0.3) - 0.6).abs() < 1e-12);
