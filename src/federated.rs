@@ -2058,6 +2058,32 @@ mod tests {
         let cs = contribute_all(&ps, &o, &t, &schema);
         let (mut xs, r) = run(&cs).unwrap();
         assert_eq!(xs.len(), 2000);
+        // One party's message alone: 0.5 + e_s + g_s, marginal N(0.5, τ_e² + τ_g²) (KS, α = 1e-6).
+        let a = &cs[0].accounting;
+        let mut m: Vec<f64> = cs[0]
+            .decode_values()
+            .iter()
+            .map(|&v| f64::from(v) - 0.5)
+            .collect();
+        let d1 = ks_normal(&mut m, (a.tau_e * a.tau_e + a.tau_g * a.tau_g).sqrt());
+        assert!(d1 < crit(m.len()), "message KS {d1}");
+        assert!(ks_normal(&mut m, a.tau_g) > crit(m.len()));
+        // Conventional: 0.5 + g_s, marginal N(0.5, τ_s²).
+        let oc = FedOptions {
+            variant: Variant::Conventional,
+            session: Some("c".into()),
+            ..o.clone()
+        };
+        let cc = contribute_all(&ps, &oc, &t, &schema);
+        let ac = &cc[1].accounting;
+        assert_eq!(ac.tau_e, 0.0);
+        let mut g: Vec<f64> = cc[1]
+            .decode_values()
+            .iter()
+            .map(|&v| f64::from(v) - 0.5)
+            .collect();
+        let d2 = ks_normal(&mut g, ac.tau_g);
+        assert!(d2 < crit(g.len()), "conventional message KS {d2}");
         let (h, rows, r_again) = aggregate_rows(&cs).unwrap();
         assert_eq!(h, ["x", "y"]);
         assert_eq!(rows.len(), 2000);
