@@ -74,8 +74,10 @@ pub struct FedOptions {
     pub preset: Preset,
     /// RDP orders.
     pub orders: Vec<u32>,
-    /// Multi-party: an agreed lower bound on every party's smallest class (so that all parties
-    /// calibrate the same noise). None: each party uses its own smallest class.
+    /// Multi-party: an agreed lower bound on every party's smallest class. With it every party
+    /// calibrates CAPE's independent noise for the same floor and relies on the others' noise;
+    /// without it (None) each party uses its own smallest class and relies on no one else's
+    /// noise (safe, but no gain over conventional).
     pub pool: Option<usize>,
     /// Multi-party: an agreed session label, bound into the pairwise streams.
     pub session: Option<String>,
@@ -1233,7 +1235,23 @@ pub fn contribute(
         )?,
         Variant::Conventional => 0.0,
     };
-    let tau_g = calibrate_tau_g(opts.variant, clients, delta_l2, tau_e, &acc, opts.epsilon)?;
+    // Without an agreed pool floor a party cannot know how much independent noise the others
+    // add (theirs depends on their own class sizes), so it relies on none: its g_s alone meets
+    // ε in the aggregator's joint view (Σ ⪰ τ_{g,s}² u_s u_sᵀ, so the others' noise only
+    // helps). With `--pool`, every party calibrates for the same floor and they rely on each
+    // other, which is what makes CAPE's release less noisy.
+    let tau_g = if opts.pool.is_some() {
+        calibrate_tau_g(opts.variant, clients, delta_l2, tau_e, &acc, opts.epsilon)?
+    } else {
+        calibrate_tau_g(
+            Variant::Conventional,
+            clients,
+            delta_l2,
+            0.0,
+            &acc,
+            opts.epsilon,
+        )?
+    };
 
     // Mixes plus independent noise, row-major.
     let g = Gaussian::new("tau-g", tau_g)?;
@@ -1677,9 +1695,12 @@ pub fn aggregate(
     }
     if epsilon > agreed.epsilon {
         warnings.push(format!(
-            "the target ε = {} is NOT met for every party's records (ε = {epsilon:.4}): the parties' pools differ, so some used less independent noise than others needed; agree on --pool to calibrate everyone alike",
+            "the target ε = {} is NOT met (ε = {epsilon:.4}); a contribution was not made by this version's calibration",
             agreed.epsilon
         ));
+    }
+    if variant == Variant::Cape && agreed.pool.is_none() {
+        warnings.push("no agreed --pool: each party's independent noise alone protects its records (it cannot rely on the others' noise without knowing their class sizes), so the release is as noisy as the conventional scheme's; agree on --pool N (at most every party's smallest class) to get CAPE's gain".into());
     }
     if !residual.is_empty() && missing.is_empty() {
         warnings.push("some correlated noise did not cancel (residual_noise): it is data-independent, so privacy does not suffer, but the output is noisier there; give every party the same --schema with bounds to make it exact".into());

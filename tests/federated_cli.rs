@@ -202,6 +202,15 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
     }
     assert_eq!(r["per_party"].as_array().unwrap().len(), 3);
     assert_eq!(r["epsilon"], r["views"]["aggregator"]["epsilon"]);
+    // No agreed pool: every party relies on its own noise only, so the target holds even
+    // though the parties' class sizes differ.
+    assert_eq!(r["meets_target"], true);
+    assert!(r["epsilon"].as_f64().unwrap() <= 5.0);
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("--pool")));
     // Each party's key now records the run: contributing again with the same key and
     // parameters is refused (the correlated noise would repeat).
     fails(
