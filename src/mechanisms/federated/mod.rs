@@ -64,9 +64,16 @@
 //! it only matters where it does not cancel (a missing party), which adds data-independent
 //! noise to the release and costs no privacy.
 //!
-//! *Missing parties.* The aggregator then sees fewer messages and the release has fewer g
-//! terms: views are recomputed over the parties present (sensitivity Δ/|P|), and the
-//! uncancelled e terms are extra data-independent noise, reported in the receipt.
+//! *Missing parties.* The aggregator then sees fewer messages: the joint view is recomputed
+//! over the parties present (the block of a(I − 11ᵀ/S) they span), and view (b) becomes the
+//! average over the |P| present, sensitivity Δ/|P|, whose noise (1/|P|)Σ_P (g_s + e_s) now
+//! includes Σ_P e_s (variance a·|P|(S − |P|)/S): noisier, never less private.
+//!
+//! *Whose noise a party may rely on.* A record of party s is protected in the joint view by
+//! g_s alone whatever the others add: Σ − τ_{g,s}² u_s u_sᵀ = diag(others' τ_g²) + a(I − 11ᵀ/S)
+//! ⪰ 0, so u_sᵀΣ⁻¹u_s ≤ 1/τ_{g,s}². Relying on the others' g (CAPE's gain) needs their τ_g,
+//! which depends on their class sizes: parties calibrate alike only for an agreed pool floor
+//! (`--pool`); without one each party calibrates g_s alone ([`crate::federated::contribute`]).
 
 pub mod pairwise;
 pub mod zero_sum;
