@@ -404,7 +404,8 @@ pub struct FedParameters {
     /// Simulation partition scheme.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<Partition>,
-    /// Multi-party: the agreed pool floor, if any.
+    /// The pool floor every party calibrated for: the agreed `--pool` (multi-party), or the
+    /// smallest class over all parties (simulation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_floor: Option<usize>,
 }
@@ -799,7 +800,9 @@ pub fn simulate(
             classes: k,
             feature_dim: d,
             partition: Some(partition),
-            pool_floor: None,
+            // The simulator knows every party's classes: all parties are calibrated for the
+            // smallest class over all of them, as if they had agreed on it with `--pool`.
+            pool_floor: Some(pool),
         },
         views: ReceiptViews {
             client: views.client,
