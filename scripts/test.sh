@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of privmix on a fresh machine: installs what it needs (the wasm32 target),
-# then formatting, lints, docs, the native test suite, and the wasm32 build of the library.
+# The Rust half of the test suite (`npm test` runs it first, then the wasm, Node and browser
+# tests): installs the wasm32 target, then formatting, lints, docs, the wasm32 build of the
+# library and the native test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +22,9 @@ cargo clippy --all-targets -- -D warnings
 echo "== cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
 
-echo "== wasm32 build of the library"
+echo "== wasm32 build of the library, and clippy on the bindings (feature wasm)"
 cargo build --target wasm32-unknown-unknown --lib
+cargo clippy --target wasm32-unknown-unknown --lib --features wasm -- -D warnings
 
 echo "== cargo test"
 log=$(mktemp)

@@ -6,6 +6,7 @@
 //! * [`mechanisms`]: one module per mechanism, each with its proof note — DP-CDA's noise step
 //!   is [`mechanisms::cda::generate`];
 //! * [`accountant`]: RDP curves, subsampling bounds, conversion, calibration;
+//! * [`images`]: PNG/JPEG/ZIP/IDX input, resizing, image synthesis to a ZIP of PNGs, previews;
 //! * [`eval`]: train-on-synthetic, test-on-real models;
 //! * [`federated`]: federated DP-CDA (CAPE and conventional), simulated or across real
 //!   parties with no server;
@@ -17,8 +18,13 @@ pub mod error;
 pub mod eval;
 pub mod evaluate;
 pub mod federated;
+pub mod images;
+pub mod math;
 pub mod mechanisms;
+pub mod ops;
 pub mod preprocess;
 pub mod receipt;
 pub mod rng;
 pub mod synth;
+#[cfg(feature = "wasm")]
+pub mod wasm;

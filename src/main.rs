@@ -9,9 +9,11 @@ use privmix::evaluate::evaluate_tables;
 use privmix::federated::{aggregate, contribute, simulate, Contribution, FedOptions, Partition};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
 use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
+use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use privmix::mechanisms::local::{calibrate_local, LocalPrivacy};
 use privmix::preprocess::NormalizeMode;
 use privmix::rng::ReleaseRng;
-use privmix::synth::{synthesize, SynthOptions};
+use privmix::synth::{synthesize_with, DpMixOptions, Mechanism, ProjectionOptions, SynthOptions};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 #[command(
     name = "privmix",
     version,
-    about = "Differentially private synthetic data (DP-CDA) with a verified RDP accountant"
+    about = "Differentially private synthetic data (DP-CDA, DPMix, baselines) with a verified RDP accountant"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -35,8 +37,8 @@ enum Command {
     Account(AccountArgs),
     /// Smallest noise meeting a target ε.
     Calibrate(CalibrateArgs),
-    /// Make a DP synthetic CSV and its privacy receipt.
-    Synth(SynthArgs),
+    /// Make a DP synthetic CSV (or a ZIP of PNGs from images) and its privacy receipt.
+    Synth(Box<SynthArgs>),
     /// Train on one CSV (e.g. synthetic), test on another (real); prints the accuracy.
     Evaluate(EvaluateArgs),
     /// Federated DP-CDA (CAPE or conventional): simulate, or run keygen → contribute →
@@ -205,22 +207,33 @@ struct RdpArgs {
 
 #[derive(Args)]
 struct MechArgs {
-    /// Mechanism (only `cda` is available in this version).
+    /// Mechanism: cda (DP-CDA), dpmix, local (local perturbation) or projection (random
+    /// projection; accounted exactly like local).
     #[arg(long, default_value = "cda")]
     mechanism: String,
-    /// Pool size n: the class size used for the sampling rate l/n.
+    /// Pool size n: cda: the class size used for the sampling rate l/n; dpmix: the rows the
+    /// mixes are drawn from; local/projection: the input rows.
     #[arg(long)]
     pool: u64,
-    /// Mix order l.
+    /// Mix order l (cda and dpmix).
     #[arg(long)]
-    mix: u32,
-    /// L2 clip norm c.
+    mix: Option<u32>,
+    /// L2 clip norm c (cda, local, projection; not used by dpmix, whose features lie in [0, 1]).
     #[arg(long, default_value_t = 1.0)]
     clip: f64,
-    /// Label noise σy (paper mode); omit for label-free mode.
+    /// cda: label noise σy (paper mode; omit for label-free mode). dpmix: label noise σy
+    /// (account: required unless --dim-y 0; calibrate: held fixed, or omit to calibrate a
+    /// shared σ = σx = σy).
     #[arg(long)]
     sigma_y: Option<f64>,
-    /// Number of mixes T drawn from the pool.
+    /// dpmix: feature dimension dx (features in [0, 1]^dx).
+    #[arg(long)]
+    dim_x: Option<u64>,
+    /// dpmix: label dimension dy (number of classes; 0 for the class-wise variant, whose
+    /// labels carry no noise).
+    #[arg(long)]
+    dim_y: Option<u64>,
+    /// Number of mixes T drawn from the pool (local/projection: rows released, T ≤ n).
     #[arg(long)]
     samples: u64,
     /// δ.
@@ -255,25 +268,38 @@ struct CalibrateArgs {
 #[derive(Args)]
 #[command(allow_negative_numbers = true)]
 struct SynthArgs {
-    /// Input CSV (optionally gzip-compressed).
+    /// Input: a CSV (optionally gzip-compressed), or images: a ZIP of class folders or a
+    /// folder of class folders (`<class>/<image>.png|jpg`).
     #[arg(long)]
     input: PathBuf,
-    /// Label column name.
+    /// Label column name (CSV input; images take their class from the folder name).
     #[arg(long)]
-    label: String,
-    /// Mechanism (only `cda` is available in this version).
+    label: Option<String>,
+    /// Mechanism: cda (DP-CDA, default), dpmix, local (local perturbation) or projection
+    /// (random projection). Images take cda only.
     #[arg(long, default_value = "cda")]
     mechanism: String,
+    /// dpmix: label output, hard (argmax; default) or soft (the label column is replaced by one
+    /// probability column per class, named `P(label=class)`).
+    #[arg(long, default_value = "hard")]
+    labels: String,
+    /// dpmix: mix within each class (labels are the class, no label noise).
+    #[arg(long)]
+    class_wise: bool,
+    /// projection: projected dimension k (default ⌈d/2⌉, at most 64).
+    #[arg(long)]
+    projection_dim: Option<usize>,
     /// Target ε (the noise is calibrated to it).
     #[arg(long)]
     epsilon: Option<f64>,
     /// δ.
     #[arg(long)]
     delta: f64,
-    /// Mix order l.
+    /// Mix order l (cda and dpmix).
     #[arg(long, default_value_t = 4)]
     mix: usize,
-    /// L2 clip norm c, in normalized units.
+    /// L2 clip norm c, in normalized units (cda, local, projection; dpmix clamps features to
+    /// [0, 1] instead).
     #[arg(long, default_value_t = 1.0)]
     clip: f64,
     /// Synthetic rows T (default: as many as the input); each class gets ⌊T/K⌋.
@@ -292,15 +318,32 @@ struct SynthArgs {
     /// Explicit σx instead of calibrating to --epsilon.
     #[arg(long)]
     sigma_x: Option<f64>,
-    /// Label noise σy: paper mode. Omit for label-free mode (default).
+    /// Label noise σy. cda: paper mode (omit for label-free mode, the default). dpmix: held
+    /// fixed while σx is calibrated (omit: one shared σ = σx = σy).
     #[arg(long)]
     sigma_y: Option<f64>,
     /// Fixed seed: for tests only; the receipt then says "seeded, not for release".
     #[arg(long)]
     seed: Option<u64>,
-    /// Output CSV.
+    /// Output: a CSV, or for image input a ZIP of PNGs in class folders.
     #[arg(long)]
     output: PathBuf,
+    /// Images: output width in pixels (default: the most common input size, longer side
+    /// capped at 32).
+    #[arg(long)]
+    width: Option<usize>,
+    /// Images: output height in pixels.
+    #[arg(long)]
+    height: Option<usize>,
+    /// Images: 1 (grayscale) or 3 (RGB) (default: 1 when every input file is grayscale).
+    #[arg(long)]
+    channels: Option<usize>,
+    /// Images: alpha handling, white (composite on white) or drop.
+    #[arg(long, default_value = "white")]
+    alpha: String,
+    /// Images: also write a preview grid PNG of the synthetic images (one row per class).
+    #[arg(long)]
+    preview: Option<PathBuf>,
     /// Privacy receipt JSON.
     #[arg(long)]
     receipt: PathBuf,
@@ -359,16 +402,68 @@ fn parse_orders(spec: &Option<String>) -> Result<Vec<u32>> {
     Ok(out)
 }
 
-fn check_mechanism(m: &str) -> Result<()> {
-    if m == "cda" {
-        Ok(())
-    } else {
-        Err(Error::param(
-            "mechanism",
-            m,
-            "this version implements 'cda' (DP-CDA) only",
-        ))
+fn need_mix(m: &MechArgs) -> Result<u32> {
+    m.mix.ok_or_else(|| {
+        Error::param(
+            "mix",
+            "(none)",
+            format!("--mechanism {} needs the mix order --mix L", m.mechanism),
+        )
+    })
+}
+
+fn need_dims(m: &MechArgs) -> Result<(u64, u64)> {
+    match (m.dim_x, m.dim_y) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        (None, _) => Err(Error::param(
+            "dim-x",
+            "(none)",
+            "--mechanism dpmix needs the feature dimension --dim-x DX",
+        )),
+        (_, None) => Err(Error::param(
+            "dim-y",
+            "(none)",
+            "--mechanism dpmix needs the label dimension --dim-y DY (the number of classes; 0 for the class-wise variant)",
+        )),
     }
+}
+
+/// Rejects flags that the chosen mechanism does not use, so nothing is silently ignored.
+fn reject_unused(m: &MechArgs) -> Result<()> {
+    let dpmix = m.mechanism == "dpmix";
+    if !dpmix {
+        if let Some(x) = m.dim_x {
+            return Err(Error::param(
+                "dim-x",
+                x,
+                "--dim-x applies to --mechanism dpmix only",
+            ));
+        }
+        if let Some(y) = m.dim_y {
+            return Err(Error::param(
+                "dim-y",
+                y,
+                "--dim-y applies to --mechanism dpmix only",
+            ));
+        }
+    }
+    if matches!(m.mechanism.as_str(), "local" | "projection") {
+        if let Some(l) = m.mix {
+            return Err(Error::param(
+                "mix",
+                l,
+                "local perturbation and projection do not mix rows; drop --mix",
+            ));
+        }
+        if let Some(s) = m.sigma_y {
+            return Err(Error::param(
+                "sigma-y",
+                s,
+                "local perturbation and projection add no label noise; drop --sigma-y",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn print_json(v: &serde_json::Value) {
@@ -404,35 +499,89 @@ fn run_rdp(a: RdpArgs) -> Result<()> {
 }
 
 fn run_account(a: AccountArgs) -> Result<()> {
-    check_mechanism(&a.mech.mechanism)?;
+    let mechanism: Mechanism = a.mech.mechanism.parse()?;
+    reject_unused(&a.mech)?;
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let m = &a.mech;
-    let p = CdaPrivacy {
-        pool: m.pool,
-        mix: m.mix,
-        clip: m.clip,
-        sigma_x: a.sigma_x,
-        sigma_y: m.sigma_y,
-        samples: m.samples,
-    };
-    let e = p.epsilon(m.delta, &orders, preset, None)?;
     let other = preset.other();
-    let e_other = p.epsilon(m.delta, &orders, other, None)?;
-    let v = json!({
-        "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
-        "mechanism": "cda", "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
-        "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
-        "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
-    });
+    let v = match mechanism {
+        Mechanism::Cda => {
+            let p = CdaPrivacy {
+                pool: m.pool,
+                mix: need_mix(m)?,
+                clip: m.clip,
+                sigma_x: a.sigma_x,
+                sigma_y: m.sigma_y,
+                samples: m.samples,
+            };
+            let e = p.epsilon(m.delta, &orders, preset, None)?;
+            let e_other = p.epsilon(m.delta, &orders, other, None)?;
+            json!({
+                "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
+                "mechanism": "cda", "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
+                "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
+                "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
+            })
+        }
+        Mechanism::DpMix(_) => {
+            let (dim_x, dim_y) = need_dims(m)?;
+            let sigma_y = match (dim_y, m.sigma_y) {
+                (0, _) => m.sigma_y.unwrap_or(f64::NAN),
+                (_, Some(s)) => s,
+                (_, None) => {
+                    return Err(Error::param(
+                        "sigma-y",
+                        "(none)",
+                        "--mechanism dpmix needs the label noise --sigma-y S (or --dim-y 0 for the class-wise variant)",
+                    ))
+                }
+            };
+            let p = DpMixPrivacy {
+                pool: m.pool,
+                mix: need_mix(m)?,
+                dim_x,
+                dim_y,
+                sigma_x: a.sigma_x,
+                sigma_y,
+                samples: m.samples,
+            };
+            let e = p.epsilon(m.delta, &orders, preset, None)?;
+            let e_other = p.epsilon(m.delta, &orders, other, None)?;
+            json!({
+                "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
+                "mechanism": "dpmix", "sigma_x": a.sigma_x, "sigma_y": (dim_y > 0).then_some(sigma_y),
+                "dim_x": dim_x, "dim_y": dim_y, "delta_squared": p.delta_squared()?,
+                "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
+                "samples": m.samples, "pool": m.pool, "mix": p.mix,
+                "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
+            })
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            let p = LocalPrivacy {
+                rows: m.pool,
+                samples: m.samples,
+                clip: m.clip,
+                sigma: a.sigma_x,
+            };
+            let e = p.epsilon(m.delta, &orders, preset, None)?;
+            let e_other = p.epsilon(m.delta, &orders, other, None)?;
+            json!({
+                "epsilon": e.epsilon, "order": e.order, "delta": m.delta, "preset": preset.name(),
+                "mechanism": m.mechanism, "sigma_x": a.sigma_x, "clip": m.clip,
+                "noise_multiplier": p.noise_multiplier()?, "sampling_rate": p.sampling_rate(),
+                "epsilon_other_preset": {"preset": other.name(), "epsilon": e_other.epsilon, "order": e_other.order},
+            })
+        }
+    };
     if a.common.json {
         print_json(&v);
     } else {
         println!(
             "ε = {:.6} at δ = {} (order {}, preset {})",
-            e.epsilon,
+            v["epsilon"].as_f64().unwrap_or(f64::INFINITY),
             m.delta,
-            e.order,
+            v["order"],
             preset.name()
         );
     }
@@ -440,29 +589,85 @@ fn run_account(a: AccountArgs) -> Result<()> {
 }
 
 fn run_calibrate(a: CalibrateArgs) -> Result<()> {
-    check_mechanism(&a.mech.mechanism)?;
+    let mechanism: Mechanism = a.mech.mechanism.parse()?;
+    reject_unused(&a.mech)?;
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let m = &a.mech;
-    let c = calibrate_sigma_x(
-        m.pool, m.mix, m.clip, m.sigma_y, m.samples, m.delta, a.epsilon, &orders, preset, None,
-    )?;
-    let v = json!({
-        "sigma_x": c.sigma_x, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
-        "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(), "mechanism": "cda",
-        "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
-    });
+    let v = match mechanism {
+        Mechanism::Cda => {
+            let c = calibrate_sigma_x(
+                m.pool,
+                need_mix(m)?,
+                m.clip,
+                m.sigma_y,
+                m.samples,
+                m.delta,
+                a.epsilon,
+                &orders,
+                preset,
+                None,
+            )?;
+            json!({
+                "sigma_x": c.sigma_x, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
+                "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(), "mechanism": "cda",
+                "mode": if m.sigma_y.is_some() { "paper" } else { "label-free" },
+            })
+        }
+        Mechanism::DpMix(_) => {
+            let (dim_x, dim_y) = need_dims(m)?;
+            let c = calibrate_dpmix(
+                m.pool,
+                need_mix(m)?,
+                dim_x,
+                dim_y,
+                m.sigma_y,
+                m.samples,
+                m.delta,
+                a.epsilon,
+                &orders,
+                preset,
+                None,
+            )?;
+            json!({
+                "sigma_x": c.sigma_x, "sigma_y": (dim_y > 0).then_some(c.sigma_y),
+                "shared_sigma": c.shared, "epsilon": c.epsilon, "order": c.order,
+                "target_epsilon": a.epsilon, "delta": m.delta, "noise_multiplier": c.noise_multiplier,
+                "preset": preset.name(), "mechanism": "dpmix", "dim_x": dim_x, "dim_y": dim_y,
+            })
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            let c = calibrate_local(
+                m.pool, m.samples, m.clip, m.delta, a.epsilon, &orders, preset, None,
+            )?;
+            json!({
+                "sigma_x": c.sigma, "epsilon": c.epsilon, "order": c.order, "target_epsilon": a.epsilon,
+                "delta": m.delta, "noise_multiplier": c.noise_multiplier, "preset": preset.name(),
+                "mechanism": m.mechanism, "clip": m.clip,
+            })
+        }
+    };
     if a.common.json {
         print_json(&v);
     } else {
         println!(
             "σx = {:.9} gives ε = {:.6} ≤ {} at δ = {} (preset {})",
-            c.sigma_x,
-            c.epsilon,
+            v["sigma_x"].as_f64().unwrap_or(f64::NAN),
+            v["epsilon"].as_f64().unwrap_or(f64::INFINITY),
             a.epsilon,
             m.delta,
             preset.name()
         );
+        if let Some(sy) = v["sigma_y"].as_f64() {
+            println!(
+                "σy = {sy:.9}{}",
+                if v["shared_sigma"] == json!(true) {
+                    " (shared with σx)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     Ok(())
 }
@@ -520,24 +725,157 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What `synth --input` points at.
+enum InputKind {
+    Csv,
+    Zip,
+    Dir,
+    Image,
+}
+
+/// A directory, a ZIP or a single image (by their magic bytes), or else a CSV. Unreadable paths count as CSV so that
+/// the CSV reader reports them as before.
+fn input_kind(p: &Path) -> InputKind {
+    use std::io::Read;
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => return InputKind::Dir,
+        Ok(_) => {}
+        Err(_) => return InputKind::Csv,
+    }
+    let mut magic = [0u8; 8];
+    let n = std::fs::File::open(p)
+        .and_then(|mut f| f.read(&mut magic))
+        .unwrap_or(0);
+    if n >= 4 && (magic.starts_with(b"PK\x03\x04") || magic.starts_with(b"PK\x05\x06")) {
+        InputKind::Zip
+    } else if privmix::images::decode::sniff(&magic[..n]).is_some() {
+        InputKind::Image
+    } else {
+        InputKind::Csv
+    }
+}
+
+/// Reads the image files under `root` as (relative path with `/`, bytes); hidden and
+/// `__MACOSX` folders and non-image files are not read.
+fn read_image_dir(root: &Path, max_bytes: u64) -> Result<Vec<(String, Vec<u8>)>> {
+    fn walk(
+        dir: &Path,
+        rel: &str,
+        depth: usize,
+        total: &mut u64,
+        max_bytes: u64,
+        out: &mut Vec<(String, Vec<u8>)>,
+    ) -> Result<()> {
+        if depth > 32 {
+            return Err(Error::Data(format!(
+                "{}: folders nested more than 32 deep; point --input at the folder of class folders",
+                dir.display()
+            )));
+        }
+        let io = |e| Error::io(dir.display().to_string(), e);
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .map_err(io)?
+            .collect::<std::io::Result<_>>()
+            .map_err(io)?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "__MACOSX" {
+                continue;
+            }
+            let path = e.path();
+            let rel_path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let meta =
+                std::fs::metadata(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
+            if meta.is_dir() {
+                walk(&path, &rel_path, depth + 1, total, max_bytes, out)?;
+            } else if meta.is_file() && privmix::images::input::is_image_name(&name) {
+                *total += meta.len();
+                if *total > max_bytes {
+                    return Err(Error::Data(format!(
+                        "{}: the images add up to more than {max_bytes} bytes; use fewer or smaller images",
+                        dir.display()
+                    )));
+                }
+                let bytes =
+                    std::fs::read(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
+                out.push((rel_path, bytes));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    let mut total = 0;
+    walk(root, "", 0, &mut total, max_bytes, &mut out)?;
+    Ok(out)
+}
+
 fn run_synth(a: SynthArgs) -> Result<()> {
-    check_mechanism(&a.mechanism)?;
+    let mut mechanism: Mechanism = a.mechanism.parse()?;
+    match &mut mechanism {
+        Mechanism::DpMix(o) => {
+            *o = DpMixOptions {
+                labels: a.labels.parse()?,
+                class_wise: a.class_wise,
+            };
+        }
+        _ if a.labels != "hard" || a.class_wise => {
+            return Err(Error::param(
+                if a.class_wise { "class-wise" } else { "labels" },
+                if a.class_wise {
+                    "true".to_string()
+                } else {
+                    a.labels.clone()
+                },
+                "--labels and --class-wise apply to --mechanism dpmix only",
+            ))
+        }
+        _ => {}
+    }
+    match &mut mechanism {
+        Mechanism::Projection(p) => {
+            *p = ProjectionOptions {
+                dim: a.projection_dim,
+            }
+        }
+        _ => {
+            if let Some(k) = a.projection_dim {
+                return Err(Error::param(
+                    "projection-dim",
+                    k,
+                    "--projection-dim applies to --mechanism projection only",
+                ));
+            }
+        }
+    }
     let preset: Preset = a.common.preset.parse()?;
     let orders = parse_orders(&a.common.orders)?;
     let normalize: NormalizeMode = a.normalize.parse()?;
-    if same_file(&a.input, &a.output) || same_file(&a.input, &a.receipt) {
-        return Err(Error::param(
-            "output",
-            a.output.display(),
-            "the output must not overwrite the input",
-        ));
+    let mut outputs = vec![("output", &a.output), ("receipt", &a.receipt)];
+    if let Some(p) = &a.preview {
+        outputs.push(("preview", p));
     }
-    if a.output == a.receipt {
-        return Err(Error::param(
-            "receipt",
-            a.receipt.display(),
-            "the receipt and the output must be different files",
-        ));
+    for (name, p) in &outputs {
+        if same_file(&a.input, p) {
+            return Err(Error::param(
+                *name,
+                p.display(),
+                "the output must not overwrite the input",
+            ));
+        }
+    }
+    for (i, (name, p)) in outputs.iter().enumerate() {
+        if outputs[..i].iter().any(|(_, q)| q == p) {
+            return Err(Error::param(
+                *name,
+                p.display(),
+                "the output, the receipt and the preview must be different files",
+            ));
+        }
     }
     let opts = SynthOptions {
         epsilon: a.epsilon,
@@ -557,6 +895,55 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     if let Some(e) = opts.epsilon {
         privmix::accountant::check_epsilon(e)?;
     }
+    let mut rng = match a.seed {
+        Some(s) => {
+            eprintln!("privmix: --seed {s}: seeded, not for release");
+            ReleaseRng::seeded(s)
+        }
+        None => ReleaseRng::from_entropy()?,
+    };
+    match input_kind(&a.input) {
+        InputKind::Csv => run_synth_csv(&a, &opts, &mechanism, &mut rng),
+        InputKind::Image => Err(Error::param(
+            "input",
+            a.input.display(),
+            "this is a single image; give a ZIP or a folder of class folders (<class>/<image>.png), or a CSV",
+        )),
+        _ if !matches!(mechanism, Mechanism::Cda) => Err(Error::param(
+            "mechanism",
+            &a.mechanism,
+            "image input supports --mechanism cda (DP-CDA) only; drop --mechanism or give a CSV",
+        )),
+        kind => run_synth_images(&a, &opts, &mut rng, kind),
+    }
+}
+
+fn run_synth_csv(
+    a: &SynthArgs,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+) -> Result<()> {
+    let image_flags = [
+        ("width", a.width.is_some()),
+        ("height", a.height.is_some()),
+        ("channels", a.channels.is_some()),
+        ("preview", a.preview.is_some()),
+    ];
+    if let Some((name, _)) = image_flags.iter().find(|(_, given)| *given) {
+        return Err(Error::param(
+            *name,
+            "(given)",
+            format!("--{name} applies to image input (a ZIP or a folder of class folders), but {} is read as a CSV; drop --{name}", a.input.display()),
+        ));
+    }
+    let label = a.label.clone().ok_or_else(|| {
+        Error::param(
+            "label",
+            "(none)",
+            "pass --label COLUMN naming the label column of the CSV (image ZIPs and folders need none)",
+        )
+    })?;
     let schema = match &a.schema {
         Some(p) => Some(Schema::from_json(
             &std::fs::read_to_string(p).map_err(|e| Error::io(p.display().to_string(), e))?,
@@ -564,7 +951,7 @@ fn run_synth(a: SynthArgs) -> Result<()> {
         None => None,
     };
     let csv_opts = CsvOptions {
-        label: Some(a.label.clone()),
+        label: Some(label),
         schema: schema.clone(),
         ..CsvOptions::default()
     };
@@ -575,13 +962,6 @@ fn run_synth(a: SynthArgs) -> Result<()> {
             table.rows_dropped
         );
     }
-    let mut rng = match a.seed {
-        Some(s) => {
-            eprintln!("privmix: --seed {s}: seeded, not for release");
-            ReleaseRng::seeded(s)
-        }
-        None => ReleaseRng::from_entropy()?,
-    };
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();
@@ -589,11 +969,12 @@ fn run_synth(a: SynthArgs) -> Result<()> {
         std::io::BufWriter::with_capacity(1 << 20, out_file),
     ));
     let csv_err = |e: csv::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
-    let receipt = synthesize(
+    let receipt = synthesize_with(
         &table,
         schema.as_ref(),
-        &opts,
-        &mut rng,
+        opts,
+        mechanism,
+        rng,
         |names| writer.borrow_mut().write_record(names).map_err(csv_err),
         |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
         |_| {},
@@ -614,7 +995,8 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     staged.commit()?;
     let summary = json!({
         "epsilon": receipt.epsilon, "delta": receipt.delta, "order": receipt.accountant.order,
-        "sigma_x": receipt.parameters.sigma_x, "rows": receipt.parameters.rows_written,
+        "mechanism": receipt.mechanism,
+        "sigma_x": receipt.parameters.sigma_x(), "rows": receipt.parameters.rows_written(),
         "rows_dropped": receipt.data.rows_dropped, "output": a.output, "receipt": a.receipt,
         "seeded": receipt.randomness.seeded,
     });
@@ -623,7 +1005,105 @@ fn run_synth(a: SynthArgs) -> Result<()> {
     } else {
         eprintln!(
             "privmix: wrote {} synthetic rows to {} with (ε = {:.4}, δ = {}); receipt in {}",
-            receipt.parameters.rows_written,
+            receipt.parameters.rows_written(),
+            a.output.display(),
+            receipt.epsilon,
+            receipt.delta,
+            a.receipt.display()
+        );
+    }
+    Ok(())
+}
+
+fn run_synth_images(
+    a: &SynthArgs,
+    opts: &SynthOptions,
+    rng: &mut ReleaseRng,
+    kind: InputKind,
+) -> Result<()> {
+    use privmix::images::{self, ImageOptions};
+    if a.label.is_some() {
+        eprintln!("privmix: --label is not used for images: the class is the folder name");
+    }
+    if a.schema.is_some() {
+        return Err(Error::param(
+            "schema",
+            a.schema
+                .as_ref()
+                .map_or(String::new(), |p| p.display().to_string()),
+            "images have the public pixel range 0..255 and need no schema; drop --schema",
+        ));
+    }
+    let img_opts = ImageOptions {
+        width: a.width,
+        height: a.height,
+        channels: a.channels,
+        alpha: a.alpha.parse()?,
+        ..ImageOptions::default()
+    };
+    let source = a.input.display().to_string();
+    let set = match kind {
+        InputKind::Zip => {
+            let bytes = std::fs::read(&a.input).map_err(|e| Error::io(source.clone(), e))?;
+            images::load_zip(&bytes, &img_opts, &source)?
+        }
+        InputKind::Dir => {
+            let files = read_image_dir(&a.input, img_opts.max_bytes)?;
+            images::load_files(files, &img_opts, &source)?
+        }
+        InputKind::Csv | InputKind::Image => unreachable!("handled in run_synth"),
+    };
+    for w in &set.warnings {
+        eprintln!("privmix: {w}");
+    }
+    if !a.common.json {
+        eprintln!(
+            "privmix: read {} images in {} classes, shape {}×{}×{}",
+            set.len(),
+            set.class_names.len(),
+            set.width,
+            set.height,
+            set.channels
+        );
+    }
+    let mut staged = Staged::new();
+    let (_, out_file) = staged.file(&a.output)?;
+    let out_name = a.output.display().to_string();
+    let sink = std::io::BufWriter::with_capacity(1 << 20, out_file);
+    let (sink, preview_png, receipt, files) =
+        images::synthesize_images_to(&set, opts, rng, sink, images::PREVIEW_PER_CLASS, |_| {})?;
+    let shape = [set.width, set.height, set.channels];
+    let (n_images, n_classes) = (set.len(), set.class_names.len());
+    drop(set);
+    let file = sink
+        .into_inner()
+        .map_err(|e| Error::Data(format!("{out_name}: cannot write: {e}")))?;
+    file.sync_all()
+        .map_err(|e| Error::io(out_name.clone(), e))?;
+    if let Some(p) = &a.preview {
+        let (_, mut pf) = staged.file(p)?;
+        pf.write_all(&preview_png)
+            .map_err(|e| Error::io(p.display().to_string(), e))?;
+    }
+    let (_, mut rf) = staged.file(&a.receipt)?;
+    rf.write_all(receipt.to_json().as_bytes())
+        .map_err(|e| Error::io(a.receipt.display().to_string(), e))?;
+    staged.commit()?;
+    let summary = json!({
+        "epsilon": receipt.epsilon, "delta": receipt.delta, "order": receipt.accountant.order,
+        "sigma_x": receipt.parameters.sigma_x(), "rows": receipt.parameters.rows_written(),
+        "rows_dropped": receipt.data.rows_dropped, "output": a.output, "receipt": a.receipt,
+        "seeded": receipt.randomness.seeded, "images": n_images, "classes": n_classes,
+        "shape": shape, "files": files, "preview": a.preview,
+    });
+    if a.common.json {
+        print_json(&summary);
+    } else {
+        eprintln!(
+            "privmix: wrote {} synthetic {}×{} images to {} with (ε = {:.4}, δ = {}); receipt in {}",
+            files,
+            shape[0],
+            shape[1],
             a.output.display(),
             receipt.epsilon,
             receipt.delta,
@@ -978,7 +1458,7 @@ fn main() {
         Command::Rdp(a) => run_rdp(a),
         Command::Account(a) => run_account(a),
         Command::Calibrate(a) => run_calibrate(a),
-        Command::Synth(a) => run_synth(a),
+        Command::Synth(a) => run_synth(*a),
         Command::Evaluate(a) => run_evaluate(a),
         Command::Federated(FedCommand::Simulate(a)) => run_fed_simulate(a),
         Command::Federated(FedCommand::Keygen(a)) => run_fed_keygen(a),

@@ -91,6 +91,122 @@ pub struct CdaParameters {
     pub rows_clipped: usize,
 }
 
+/// DPMix's parameters (SPEC §1.2).
+#[derive(Debug, Clone, Serialize)]
+pub struct DpMixParameters {
+    /// "global" (mix over the whole dataset) or "class-wise" (mix within each class).
+    pub variant: &'static str,
+    /// How labels are written: "hard" (argmax) or "soft" (one probability column per class).
+    pub label_output: &'static str,
+    /// The probability columns that replace the label column when labels are soft.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_label_columns: Option<Vec<String>>,
+    /// Mix order l.
+    pub mix: usize,
+    /// Feature noise std σx (features in [0, 1]).
+    pub sigma_x: f64,
+    /// Label noise std σy (global variant; none in the class-wise variant).
+    pub sigma_y: Option<f64>,
+    /// True when σx = σy was used because no separate σy was given.
+    pub shared_sigma: bool,
+    /// Feature dimension dx after encoding.
+    pub dim_x: usize,
+    /// Label dimension dy (K one-hot classes; 0 when labels are not noised).
+    pub dim_y: usize,
+    /// Δ² = dx/σx² + dy/σy².
+    pub delta_squared: f64,
+    /// Noise multiplier z = l/Δ of one row.
+    pub noise_multiplier: f64,
+    /// Whether σx was calibrated to a target ε.
+    pub calibrated: bool,
+    /// Target ε, if any.
+    pub target_epsilon: Option<f64>,
+    /// Requested T.
+    pub samples_requested: usize,
+    /// Rows written.
+    pub rows_written: usize,
+    /// Pool n the rows are drawn from (global: all rows; class-wise: the smallest class).
+    pub pool: usize,
+    /// p = l/n.
+    pub sampling_rate: f64,
+    /// Number of rows composed for one record (global: T; class-wise: ⌊T/K⌋).
+    pub compositions: usize,
+    /// Number of classes K.
+    pub classes: usize,
+    /// Entries of the encoded input moved into [0, 1] (count of the private data; not released).
+    #[serde(skip)]
+    pub entries_clamped: usize,
+}
+
+/// Parameters of the baselines (SPEC §1.5): local perturbation and random projection.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaselineParameters {
+    /// What each released row is.
+    pub released: String,
+    /// L2 clip norm c (sensitivity 2c).
+    pub clip: f64,
+    /// Noise std σ on each coordinate (of the projected row, for projection).
+    pub sigma_x: f64,
+    /// Noise multiplier z = σ/(2c).
+    pub noise_multiplier: f64,
+    /// Whether σ was calibrated to a target ε.
+    pub calibrated: bool,
+    /// Target ε, if any.
+    pub target_epsilon: Option<f64>,
+    /// Requested T.
+    pub samples_requested: usize,
+    /// Rows written (T ≤ n).
+    pub rows_written: usize,
+    /// Input rows n.
+    pub pool: usize,
+    /// T/n (sampling without replacement when < 1).
+    pub sampling_rate: f64,
+    /// Gaussian steps composed for one record (always 1: each row depends on one record).
+    pub compositions: usize,
+    /// Number of classes K.
+    pub classes: usize,
+    /// Feature dimension after encoding.
+    pub feature_dim: usize,
+    /// Projected dimension k (projection only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection_dim: Option<usize>,
+    /// Input rows scaled down by clipping (count of the private data; not released).
+    #[serde(skip)]
+    pub rows_clipped: usize,
+}
+
+/// The parameters of whichever mechanism made the release (serialized without a tag; the
+/// receipt's `mechanism` says which).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Parameters {
+    /// DP-CDA.
+    Cda(CdaParameters),
+    /// DPMix.
+    DpMix(DpMixParameters),
+    /// Local perturbation or random projection.
+    Baseline(BaselineParameters),
+}
+
+impl Parameters {
+    /// The feature noise std.
+    pub fn sigma_x(&self) -> f64 {
+        match self {
+            Parameters::Cda(p) => p.sigma_x,
+            Parameters::DpMix(p) => p.sigma_x,
+            Parameters::Baseline(p) => p.sigma_x,
+        }
+    }
+    /// Rows written.
+    pub fn rows_written(&self) -> usize {
+        match self {
+            Parameters::Cda(p) => p.rows_written,
+            Parameters::DpMix(p) => p.rows_written,
+            Parameters::Baseline(p) => p.rows_written,
+        }
+    }
+}
+
 /// Facts about the input.
 #[derive(Debug, Clone, Serialize)]
 pub struct DataReport {
@@ -104,8 +220,10 @@ pub struct DataReport {
     pub label: String,
     /// Class labels in output order.
     pub class_labels: Vec<String>,
-    /// Rows per class (public under the adjacency).
-    pub class_counts: Vec<usize>,
+    /// Rows per class, when public under the adjacency (absent for DPMix's global variant,
+    /// whose adjacency protects labels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class_counts: Option<Vec<usize>>,
 }
 
 /// What the guarantee covers and what it does not.
@@ -144,7 +262,7 @@ pub struct Receipt {
     /// What (ε, δ) means here.
     pub guarantee: Guarantee,
     /// Mechanism parameters.
-    pub parameters: CdaParameters,
+    pub parameters: Parameters,
     /// Accountant details and the RDP curve.
     pub accountant: AccountantReport,
     /// Normalization: mode, what it protects, per-column sources.

@@ -1,6 +1,10 @@
-//! The end-to-end synthesis pipeline shared by the CLI and the browser build:
-//! table → normalization (with its privacy cost) → encode → clip → calibrate → DP-CDA →
-//! decode → rows, plus the receipt.
+//! The end-to-end synthesis pipeline shared by the CLI and the browser build, for every
+//! mechanism: table → normalization (with its privacy cost) → encode → clip (L2 ball, or the
+//! [0, 1] box for DPMix) → calibrate → noise step → decode → rows, plus the receipt.
+//!
+//! [`synthesize`] runs DP-CDA (the default); [`synthesize_with`] takes a [`Mechanism`]. The
+//! mechanisms differ only in the feature preparation, the accounting plan and the noise step;
+//! the budget split, normalization, the ε check, decoding and the receipt are shared.
 
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
@@ -8,16 +12,23 @@ use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
 use crate::mechanisms::cda::{self, CdaConfig};
-use crate::preprocess::clip::{check_clip, clip_rows};
+use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
+use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
+use crate::mechanisms::projection::{self, Projection};
+use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
+use crate::preprocess::encode::write_number;
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
-use crate::preprocess::{fit_feature_space, NormalizeMode};
+use crate::preprocess::{fit_feature_space, FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
-    component, preset_parts, AccountantReport, CdaParameters, DataReport, EpsByPreset, Guarantee,
-    Randomness, Receipt, BUILD_ID, VERSION,
+    component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
+    DpMixParameters, EpsByPreset, Guarantee, Parameters, Randomness, Receipt, BUILD_ID, VERSION,
 };
 use crate::rng::ReleaseRng;
+use serde::{Deserialize, Serialize};
 
-/// Options of a DP-CDA synthesis (CLI flags / JS options).
+/// Options of a synthesis (CLI flags / JS options); which of them a mechanism uses is stated
+/// on [`Mechanism`].
 #[derive(Debug, Clone)]
 pub struct SynthOptions {
     /// Target ε (calibrates σx); required unless `sigma_x` is given.
@@ -62,7 +73,94 @@ impl Default for SynthOptions {
     }
 }
 
+/// Which mechanism a synthesis runs, with its own options.
+///
+/// | | uses `mix` | uses `clip` | `sigma_y` |
+/// |---|---|---|---|
+/// | `Cda` | yes | yes (L2) | paper mode label noise |
+/// | `DpMix` | yes | no (features are clamped to [0, 1]) | label noise (global; default σy = σx) |
+/// | `Local`, `Projection` | no | yes (L2) | not allowed |
+///
+/// Serialized (for JS options) as `{"mechanism": "cda" | "dpmix" | "local" | "projection", ...}`
+/// with the variant's options beside the tag, e.g. `{"mechanism": "dpmix", "labels": "soft",
+/// "class_wise": false}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "mechanism", rename_all = "lowercase")]
+pub enum Mechanism {
+    /// DP-CDA (SPEC §1.1), the default.
+    #[default]
+    Cda,
+    /// DPMix (SPEC §1.2).
+    DpMix(DpMixOptions),
+    /// Local perturbation (SPEC §1.5).
+    Local,
+    /// Random projection (SPEC §1.5).
+    Projection(ProjectionOptions),
+}
+
+/// DPMix's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DpMixOptions {
+    /// Hard (argmax) or soft (probability columns) labels.
+    pub labels: LabelOutput,
+    /// Mix within each class instead of over the whole dataset.
+    pub class_wise: bool,
+}
+
+impl Default for DpMixOptions {
+    fn default() -> Self {
+        DpMixOptions {
+            labels: LabelOutput::Hard,
+            class_wise: false,
+        }
+    }
+}
+
+/// Random projection's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProjectionOptions {
+    /// Projected dimension k (default [`projection::default_dim`]).
+    pub dim: Option<usize>,
+}
+
+impl Mechanism {
+    /// The name written in the receipt.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mechanism::Cda => "dp-cda",
+            Mechanism::DpMix(_) => "dpmix",
+            Mechanism::Local => "local-perturbation",
+            Mechanism::Projection(_) => "random-projection",
+        }
+    }
+}
+
+impl std::str::FromStr for Mechanism {
+    type Err = Error;
+    /// `cda`, `dpmix`, `local` or `projection`, with default options.
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "cda" => Ok(Mechanism::Cda),
+            "dpmix" => Ok(Mechanism::DpMix(DpMixOptions::default())),
+            "local" => Ok(Mechanism::Local),
+            "projection" => Ok(Mechanism::Projection(ProjectionOptions::default())),
+            other => Err(Error::param(
+                "mechanism",
+                other,
+                "use 'cda' (DP-CDA, default), 'dpmix', 'local' (local perturbation) or 'projection' (random projection)",
+            )),
+        }
+    }
+}
+
 const DELTA_CATEGORY_SHARE: f64 = 0.1;
+
+/// Name of the soft-label probability column of `class` for label column `label`.
+pub fn soft_label_column(label: &str, class: &str) -> String {
+    format!("P({label}={class})")
+}
 
 /// Runs DP-CDA on `table` (whose label column must be set), calling `header` once with the
 /// output column names and `row` for each synthetic row (cells in the input's column order).
@@ -72,37 +170,35 @@ pub fn synthesize(
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    row: impl FnMut(&[String]) -> Result<()>,
+    progress: impl FnMut(f64),
 ) -> Result<Receipt> {
-    // ---- checks ------------------------------------------------------------------------
-    check_delta(opts.delta)?;
-    if let Some(e) = opts.epsilon {
-        check_epsilon(e)?;
-    }
-    if let Some(s) = opts.sigma_x {
-        check_sigma("sigma-x", s)?;
-    }
-    if opts.epsilon.is_none() && opts.sigma_x.is_none() {
-        return Err(Error::param(
-            "epsilon",
-            "(none)",
-            "give a target --epsilon (or an explicit --sigma-x)",
-        ));
-    }
-    check_mix(opts.mix as u64)?;
-    check_clip(opts.clip)?;
-    if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
-        return Err(Error::param(
-            "normalize-share",
-            opts.normalize_share,
-            "the share of ε for normalization must lie in (0, 1), e.g. 0.1",
-        ));
-    }
-    let label_index = table
+    synthesize_with(
+        table,
+        schema,
+        opts,
+        &Mechanism::Cda,
+        rng,
+        header,
+        row,
+        progress,
+    )
+}
+
+/// The label column's classes.
+struct Classes<'a> {
+    index: usize,
+    codes: &'a [u32],
+    labels: Vec<String>,
+    members: Vec<Vec<u32>>,
+    sizes: Vec<usize>,
+}
+
+fn classes_of(table: &Table) -> Result<Classes<'_>> {
+    let index = table
         .label_index
         .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
-    let (codes, class_labels) = match &table.columns[label_index] {
+    let (codes, labels) = match &table.columns[index] {
         Column::Categorical { codes, levels } => (codes, levels.clone()),
         Column::Numeric { .. } => {
             return Err(Error::Data(
@@ -110,37 +206,45 @@ pub fn synthesize(
             ))
         }
     };
-    let k = class_labels.len();
-    let mut classes: Vec<Vec<u32>> = vec![Vec::new(); k];
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); labels.len()];
     for (i, &c) in codes.iter().enumerate() {
-        classes[c as usize].push(i as u32);
+        members[c as usize].push(i as u32);
     }
-    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
-    cda::check_pools(&sizes, &class_labels, opts.mix)?;
-    let t = opts.samples.unwrap_or(table.n_rows);
-    if t < k {
-        return Err(Error::param(
-            "samples",
-            t,
-            format!("T must be at least the number of classes K = {k} so that every class gets a row; use --samples {k} or more"),
-        ));
-    }
-    let per_class = t / k;
-    let pool = *sizes.iter().min().expect("at least one class");
-    let paper_mode = opts.sigma_y.is_some();
-    let compositions = if paper_mode { per_class * k } else { per_class };
+    let sizes = members.iter().map(Vec::len).collect();
+    Ok(Classes {
+        index,
+        codes,
+        labels,
+        members,
+        sizes,
+    })
+}
 
-    // ---- budget split and normalization -----------------------------------------------
+/// Normalization and its place in the budget.
+struct Normalized {
+    space: FeatureSpace,
+    report: NormalizationReport,
+    curve: RdpCurve,
+    dp: bool,
+    delta_rdp: f64,
+}
+
+fn normalize(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    rng: &mut ReleaseRng,
+) -> Result<Normalized> {
     let (m_num, m_cat) = dp_columns(table, schema);
-    let dp_norm = opts.normalize == NormalizeMode::Dp && m_num + m_cat > 0;
-    let delta_cat = if dp_norm && m_cat > 0 {
+    let dp = opts.normalize == NormalizeMode::Dp && m_num + m_cat > 0;
+    let delta_cat = if dp && m_cat > 0 {
         opts.delta * DELTA_CATEGORY_SHARE
     } else {
         0.0
     };
     let delta_rdp = opts.delta - delta_cat;
     let orders = &opts.orders;
-    let (norm_curve, budget) = if dp_norm {
+    let (curve, budget) = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target --epsilon to size its share; give --epsilon, or --normalize public with a schema")
         })?;
@@ -160,59 +264,444 @@ pub fn synthesize(
     } else {
         (RdpCurve::zero(orders), None)
     };
-    let (space, norm_report) =
-        fit_feature_space(table, schema, opts.normalize, budget.as_ref(), rng)?;
+    let (space, report) = fit_feature_space(table, schema, opts.normalize, budget.as_ref(), rng)?;
     if space.dim == 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label; add at least one feature column"
                 .into(),
         ));
     }
-    let mut features = space.encode(table)?;
-    let rows_clipped = clip_rows(&mut features, space.dim, opts.clip)?;
+    Ok(Normalized {
+        space,
+        report,
+        curve,
+        dp,
+        delta_rdp,
+    })
+}
 
-    // ---- calibration -------------------------------------------------------------------
-    let (sigma_x, calibrated) = match (opts.sigma_x, opts.epsilon) {
-        (Some(s), _) => (s, false),
-        (None, Some(eps)) => {
-            let c = calibrate_sigma_x(
-                pool as u64,
-                opts.mix as u32,
-                opts.clip,
-                opts.sigma_y,
-                compositions as u64,
-                delta_rdp,
-                eps,
-                orders,
-                opts.preset,
-                Some(&norm_curve),
-            )?;
-            (c.sigma_x, true)
+/// A mechanism's accounting, fixed before any row is made.
+struct Plan {
+    /// The mechanism's own RDP curve under the chosen preset and under the other one.
+    curve: RdpCurve,
+    curve_other: RdpCurve,
+    component: &'static str,
+    sigma_x: f64,
+    parameters: Parameters,
+    adjacency: String,
+    public_information: Vec<String>,
+    class_counts_public: bool,
+    warnings: Vec<String>,
+}
+
+fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
+    match (opts.sigma_x, opts.epsilon) {
+        (Some(s), _) => Ok((Some(s), f64::NAN)),
+        (None, Some(eps)) => Ok((None, eps)),
+        (None, None) => Err(Error::param(
+            "epsilon",
+            "(none)",
+            "give a target --epsilon (or an explicit --sigma-x)",
+        )),
+    }
+}
+
+/// Runs `mechanism` on `table` (whose label column must be set), calling `header` once with
+/// the output column names and `row` for each synthetic row.
+///
+/// Output columns are the input's, in its order and units; with DPMix soft labels the label
+/// column is replaced, in place, by one column per class named `P(label=class)` (see
+/// [`soft_label_column`]) holding the noisy mean one-hot vector projected onto the probability
+/// simplex (each row's entries are ≥ 0 and sum to 1).
+#[allow(clippy::too_many_arguments)]
+pub fn synthesize_with(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+    header: impl FnOnce(&[String]) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+    mut progress: impl FnMut(f64),
+) -> Result<Receipt> {
+    // One copy of the pipeline for every caller (the CLI, the wasm API, images): the sinks
+    // are called once per row, so dynamic dispatch costs nothing measurable and keeps the
+    // shipped wasm small.
+    let mut header = Some(header);
+    let mut header_once = |names: &[String]| match header.take() {
+        Some(h) => h(names),
+        None => Err(Error::Data("internal: the header was written twice".into())),
+    };
+    synthesize_dyn(
+        table,
+        schema,
+        opts,
+        mechanism,
+        rng,
+        &mut header_once,
+        &mut row,
+        &mut progress,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn synthesize_dyn(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+    header: &mut dyn FnMut(&[String]) -> Result<()>,
+    row: &mut dyn FnMut(&[String]) -> Result<()>,
+    mut progress: &mut dyn FnMut(f64),
+) -> Result<Receipt> {
+    // ---- checks ------------------------------------------------------------------------
+    check_delta(opts.delta)?;
+    if let Some(e) = opts.epsilon {
+        check_epsilon(e)?;
+    }
+    if let Some(s) = opts.sigma_x {
+        check_sigma("sigma-x", s)?;
+    }
+    if let Some(s) = opts.sigma_y {
+        check_sigma("sigma-y", s)?;
+    }
+    sigma_for_target(opts)?;
+    if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
+        return Err(Error::param(
+            "normalize-share",
+            opts.normalize_share,
+            "the share of ε for normalization must lie in (0, 1), e.g. 0.1",
+        ));
+    }
+    match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => check_mix(opts.mix as u64)?,
+        Mechanism::Local | Mechanism::Projection(_) => {}
+    }
+    match mechanism {
+        Mechanism::Cda | Mechanism::Local | Mechanism::Projection(_) => check_clip(opts.clip)?,
+        Mechanism::DpMix(_) => {}
+    }
+    let cls = classes_of(table)?;
+    let k = cls.labels.len();
+    let t = opts.samples.unwrap_or(table.n_rows);
+    let n = table.n_rows;
+    // Structural checks that need only the table, before any budget is spent.
+    match mechanism {
+        Mechanism::Cda
+        | Mechanism::DpMix(DpMixOptions {
+            class_wise: true, ..
+        }) => {
+            cda::check_pools(&cls.sizes, &cls.labels, opts.mix)?;
+            if t < k {
+                return Err(Error::param(
+                    "samples",
+                    t,
+                    format!("T must be at least the number of classes K = {k} so that every class gets a row; use --samples {k} or more"),
+                ));
+            }
         }
-        (None, None) => unreachable!("checked above"),
+        Mechanism::DpMix(_) => {
+            dpmix::accounting::check_structure(n as u64, opts.mix as u32, 1, t as u64)?;
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            local::check_structure(n as u64, t as u64, opts.clip)?;
+        }
+    }
+    match mechanism {
+        Mechanism::DpMix(DpMixOptions {
+            class_wise: true, ..
+        }) if opts.sigma_y.is_some() => {
+            return Err(Error::param(
+                "sigma-y",
+                opts.sigma_y.unwrap_or_default(),
+                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; drop --sigma-y",
+            ));
+        }
+        Mechanism::Local | Mechanism::Projection(_) if opts.sigma_y.is_some() => {
+            return Err(Error::param(
+                "sigma-y",
+                opts.sigma_y.unwrap_or_default(),
+                "local perturbation and random projection keep each row's label and add no label noise; drop --sigma-y",
+            ));
+        }
+        _ => {}
+    }
+
+    // ---- normalization, encoding, clipping ---------------------------------------------
+    let norm = normalize(table, schema, opts, rng)?;
+    let mut space = norm.space;
+    let mut norm_report = norm.report;
+    let unit_box = matches!(mechanism, Mechanism::DpMix(_));
+    if unit_box {
+        space.to_unit_box()?;
+        if opts.normalize == NormalizeMode::Data {
+            norm_report.warnings.push("dpmix maps numeric columns onto [0, 1] with their observed (unprotected) minimum and maximum instead of z-scores".into());
+        }
+    }
+    let mut features = space.encode(table)?;
+    let (rows_clipped, entries_clamped) = if unit_box {
+        (0, clamp_unit_box(&mut features))
+    } else {
+        (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     };
-    let privacy = CdaPrivacy {
-        pool: pool as u64,
-        mix: opts.mix as u32,
-        clip: opts.clip,
-        sigma_x,
-        sigma_y: opts.sigma_y,
-        samples: compositions as u64,
+    let d = space.dim;
+
+    // ---- accounting plan (calibration) -------------------------------------------------
+    let orders = &opts.orders;
+    let delta_rdp = norm.delta_rdp;
+    let (given_sigma, target) = sigma_for_target(opts)?;
+    let extra = Some(&norm.curve);
+    let other = opts.preset.other();
+    let label_free_public = vec![
+        "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
+        "the number of input rows and the column names and types".to_string(),
+    ];
+    let pool_min = *cls.sizes.iter().min().unwrap_or(&0);
+    let per_class = t.checked_div(k).unwrap_or(0);
+    let plan = match mechanism {
+        Mechanism::Cda => {
+            let paper_mode = opts.sigma_y.is_some();
+            let compositions = if paper_mode { per_class * k } else { per_class };
+            let (sigma_x, calibrated) = match given_sigma {
+                Some(s) => (s, false),
+                None => (
+                    calibrate_sigma_x(
+                        pool_min as u64,
+                        opts.mix as u32,
+                        opts.clip,
+                        opts.sigma_y,
+                        compositions as u64,
+                        delta_rdp,
+                        target,
+                        orders,
+                        opts.preset,
+                        extra,
+                    )?
+                    .sigma_x,
+                    true,
+                ),
+            };
+            let privacy = CdaPrivacy {
+                pool: pool_min as u64,
+                mix: opts.mix as u32,
+                clip: opts.clip,
+                sigma_x,
+                sigma_y: opts.sigma_y,
+                samples: compositions as u64,
+            };
+            Plan {
+                curve: privacy.rdp(orders, opts.preset)?,
+                curve_other: privacy.rdp(orders, other)?,
+                component: "dp-cda mixing",
+                sigma_x,
+                parameters: Parameters::Cda(CdaParameters {
+                    label_mode: if paper_mode { "paper" } else { "label-free" },
+                    mix: opts.mix,
+                    clip: opts.clip,
+                    sigma_x,
+                    sigma_y: opts.sigma_y,
+                    noise_multiplier: privacy.noise_multiplier()?,
+                    calibrated,
+                    target_epsilon: opts.epsilon,
+                    samples_requested: t,
+                    samples_per_class: per_class,
+                    rows_written: per_class * k,
+                    pool: pool_min,
+                    sampling_rate: privacy.sampling_rate(),
+                    compositions,
+                    classes: k,
+                    feature_dim: d,
+                    rows_clipped,
+                }),
+                adjacency: if paper_mode {
+                    "replace one record (the paper's accounting: feature and label noise charged; class sizes taken as public)"
+                } else {
+                    "replace one record's features, keeping its label"
+                }
+                .into(),
+                public_information: label_free_public.clone(),
+                class_counts_public: true,
+                warnings: Vec::new(),
+            }
+        }
+        Mechanism::DpMix(o) => {
+            let (pool, dim_y, compositions, rows_written) = if o.class_wise {
+                (pool_min, 0usize, per_class, per_class * k)
+            } else {
+                (n, k, t, t)
+            };
+            let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
+                Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
+                None => {
+                    let c = calibrate_dpmix(
+                        pool as u64,
+                        opts.mix as u32,
+                        d as u64,
+                        dim_y as u64,
+                        opts.sigma_y,
+                        compositions as u64,
+                        delta_rdp,
+                        target,
+                        orders,
+                        opts.preset,
+                        extra,
+                    )?;
+                    (c.sigma_x, c.sigma_y, c.shared, true)
+                }
+            };
+            let privacy = DpMixPrivacy {
+                pool: pool as u64,
+                mix: opts.mix as u32,
+                dim_x: d as u64,
+                dim_y: dim_y as u64,
+                sigma_x,
+                sigma_y,
+                samples: compositions as u64,
+            };
+            let soft = o.labels == LabelOutput::Soft;
+            let label_name = &table.names[cls.index];
+            Plan {
+                curve: privacy.rdp(orders, opts.preset)?,
+                curve_other: privacy.rdp(orders, other)?,
+                component: "dpmix mixing",
+                sigma_x,
+                parameters: Parameters::DpMix(DpMixParameters {
+                    variant: if o.class_wise { "class-wise" } else { "global" },
+                    label_output: if soft { "soft" } else { "hard" },
+                    soft_label_columns: soft.then(|| {
+                        cls.labels
+                            .iter()
+                            .map(|c| soft_label_column(label_name, c))
+                            .collect()
+                    }),
+                    mix: opts.mix,
+                    sigma_x,
+                    sigma_y: (!o.class_wise).then_some(sigma_y),
+                    shared_sigma: !o.class_wise && shared,
+                    dim_x: d,
+                    dim_y,
+                    delta_squared: privacy.delta_squared()?,
+                    noise_multiplier: privacy.noise_multiplier()?,
+                    calibrated,
+                    target_epsilon: opts.epsilon,
+                    samples_requested: t,
+                    rows_written,
+                    pool,
+                    sampling_rate: privacy.sampling_rate(),
+                    compositions,
+                    classes: k,
+                    entries_clamped,
+                }),
+                adjacency: if o.class_wise {
+                    "replace one record's features, keeping its label"
+                } else {
+                    "replace one record (features and label)"
+                }
+                .into(),
+                public_information: if o.class_wise {
+                    label_free_public.clone()
+                } else {
+                    vec![
+                        "the set of class labels (read from the data and ASSUMED public: this adjacency does not make a label held by one record public; give the classes in a schema if they are not) — the number of rows in each class is protected and not reported".into(),
+                        "the number of input rows and the column names and types".into(),
+                    ]
+                },
+                class_counts_public: o.class_wise,
+                warnings: if o.class_wise && soft {
+                    vec!["class-wise DPMix: every row's label is its class, so the soft label columns are one-hot".into()]
+                } else {
+                    Vec::new()
+                },
+            }
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            let proj_dim = match mechanism {
+                Mechanism::Projection(p) => {
+                    let kd = p.dim.unwrap_or_else(|| projection::default_dim(d));
+                    projection::check_dim(kd, d)?;
+                    Some(kd)
+                }
+                _ => None,
+            };
+            let (sigma_x, calibrated) = match given_sigma {
+                Some(s) => (s, false),
+                None => (
+                    calibrate_local(
+                        n as u64,
+                        t as u64,
+                        opts.clip,
+                        delta_rdp,
+                        target,
+                        orders,
+                        opts.preset,
+                        extra,
+                    )?
+                    .sigma,
+                    true,
+                ),
+            };
+            let privacy = LocalPrivacy {
+                rows: n as u64,
+                samples: t as u64,
+                clip: opts.clip,
+                sigma: sigma_x,
+            };
+            let released = match proj_dim {
+                None => format!("x_i clipped to L2 norm ≤ {} plus N(0, σ² I_{d}), for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
+                Some(kd) => format!("P·(clip(Pᵀx_i) + N(0, σ² I_{kd})) with P a random d × {kd} orthonormal matrix (data-independent), the projected row clipped to L2 norm ≤ {}, for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
+            };
+            Plan {
+                curve: privacy.rdp(orders, opts.preset)?,
+                curve_other: privacy.rdp(orders, other)?,
+                component: if proj_dim.is_some() {
+                    "random projection (one Gaussian step per record)"
+                } else {
+                    "local perturbation (one Gaussian step per record)"
+                },
+                sigma_x,
+                parameters: Parameters::Baseline(BaselineParameters {
+                    released,
+                    clip: opts.clip,
+                    sigma_x,
+                    noise_multiplier: privacy.noise_multiplier()?,
+                    calibrated,
+                    target_epsilon: opts.epsilon,
+                    samples_requested: t,
+                    rows_written: t,
+                    pool: n,
+                    sampling_rate: privacy.sampling_rate(),
+                    compositions: 1,
+                    classes: k,
+                    feature_dim: d,
+                    projection_dim: proj_dim,
+                    rows_clipped,
+                }),
+                adjacency: "replace one record's features, keeping its label".into(),
+                public_information: label_free_public.clone(),
+                class_counts_public: true,
+                warnings: Vec::new(),
+            }
+        }
     };
-    let cda_curve = privacy.rdp(orders, opts.preset)?;
-    let total = cda_curve.clone().compose(&norm_curve)?;
+
+    // ---- the guarantee -----------------------------------------------------------------
+    let total = plan.curve.clone().compose(&norm.curve)?;
     let guarantee = total.epsilon(delta_rdp, opts.preset.conversion())?;
     if let Some(target) = opts.epsilon {
         if guarantee.epsilon > target {
             return Err(Error::param(
                 "sigma-x",
-                sigma_x,
+                plan.sigma_x,
                 format!("this noise gives ε = {:.4} > the target ε = {target}; raise --sigma-x or drop it to calibrate", guarantee.epsilon),
             ));
         }
     }
-    let eps_other = privacy
-        .epsilon(delta_rdp, orders, opts.preset.other(), Some(&norm_curve))?
+    let eps_other = plan
+        .curve_other
+        .clone()
+        .compose(&norm.curve)?
+        .epsilon(delta_rdp, other.conversion())?
         .epsilon;
     let by_preset = if opts.preset == Preset::Default {
         EpsByPreset {
@@ -227,33 +716,151 @@ pub fn synthesize(
     };
 
     // ---- generate, decode, emit --------------------------------------------------------
-    header(&space.names)?;
-    let cfg = CdaConfig {
-        mix: opts.mix,
-        sigma_x,
-        sigma_y: opts.sigma_y,
-        per_class: vec![per_class; k],
-    };
-    let mut cells = Vec::with_capacity(space.names.len());
-    cda::generate(
-        &features,
-        space.dim,
-        &classes,
-        &cfg,
-        rng,
-        |label, r| {
-            space.decode_row(r, &class_labels[label], &mut cells);
-            row(&cells)
-        },
-        &mut progress,
-    )?;
+    let mut cells = Vec::with_capacity(space.names.len() + k);
+    match mechanism {
+        Mechanism::Cda => {
+            header(&space.names)?;
+            let cfg = CdaConfig {
+                mix: opts.mix,
+                sigma_x: plan.sigma_x,
+                sigma_y: opts.sigma_y,
+                per_class: vec![per_class; k],
+            };
+            cda::generate(
+                &features,
+                d,
+                &cls.members,
+                &cfg,
+                rng,
+                |label, r| {
+                    space.decode_row(r, &cls.labels[label], &mut cells);
+                    row(&cells)
+                },
+                &mut progress,
+            )?;
+        }
+        Mechanism::DpMix(o) => {
+            let soft = o.labels == LabelOutput::Soft;
+            let names = if soft {
+                let mut names = Vec::with_capacity(space.names.len() + k);
+                for (j, name) in space.names.iter().enumerate() {
+                    if j == cls.index {
+                        names.extend(cls.labels.iter().map(|c| soft_label_column(name, c)));
+                    } else {
+                        names.push(name.clone());
+                    }
+                }
+                names
+            } else {
+                space.names.clone()
+            };
+            header(&names)?;
+            let mut probs = vec![0f64; k];
+            let mut emit = |r: &[f32], y: &[f64], cells: &mut Vec<String>| -> Result<()> {
+                if soft {
+                    probs.copy_from_slice(y);
+                    dpmix::project_to_simplex(&mut probs);
+                    space.decode_row(r, "", cells);
+                    let tail = cells.split_off(cls.index + 1);
+                    cells.pop();
+                    for p in &probs {
+                        let mut s = String::new();
+                        write_number(&mut s, *p, false);
+                        cells.push(s);
+                    }
+                    cells.extend(tail);
+                } else {
+                    space.decode_row(r, &cls.labels[dpmix::argmax(y)], cells);
+                }
+                row(cells)
+            };
+            if o.class_wise {
+                let cfg = CdaConfig {
+                    mix: opts.mix,
+                    sigma_x: plan.sigma_x,
+                    sigma_y: None,
+                    per_class: vec![per_class; k],
+                };
+                let mut onehot = vec![0f64; k];
+                cda::generate(
+                    &features,
+                    d,
+                    &cls.members,
+                    &cfg,
+                    rng,
+                    |label, r| {
+                        onehot.iter_mut().for_each(|v| *v = 0.0);
+                        onehot[label] = 1.0;
+                        emit(r, &onehot, &mut cells)
+                    },
+                    &mut progress,
+                )?;
+            } else {
+                let sigma_y = match &plan.parameters {
+                    Parameters::DpMix(p) => p.sigma_y.unwrap_or(plan.sigma_x),
+                    _ => plan.sigma_x,
+                };
+                let cfg = DpMixConfig {
+                    mix: opts.mix,
+                    sigma_x: plan.sigma_x,
+                    sigma_y,
+                    samples: t,
+                };
+                dpmix::generate(
+                    &features,
+                    d,
+                    cls.codes,
+                    k,
+                    &cfg,
+                    rng,
+                    |r, y| emit(r, y, &mut cells),
+                    &mut progress,
+                )?;
+            }
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            header(&space.names)?;
+            let chosen = local::select_rows(n, t, rng)?;
+            let mut sink = |i: usize, r: &[f32]| -> Result<()> {
+                space.decode_row(r, &cls.labels[cls.codes[i] as usize], &mut cells);
+                row(&cells)
+            };
+            match &plan.parameters {
+                Parameters::Baseline(BaselineParameters {
+                    projection_dim: Some(kd),
+                    ..
+                }) => {
+                    let proj = Projection::random(d, *kd, rng)?;
+                    projection::generate(
+                        &features,
+                        &proj,
+                        &chosen,
+                        opts.clip,
+                        plan.sigma_x,
+                        rng,
+                        &mut sink,
+                        &mut progress,
+                    )?;
+                }
+                _ => local::perturb(
+                    &features,
+                    d,
+                    &chosen,
+                    plan.sigma_x,
+                    rng,
+                    &mut sink,
+                    &mut progress,
+                )?,
+            }
+        }
+    }
     drop(features);
 
     // ---- receipt -----------------------------------------------------------------------
     let (bound, conversion) = preset_parts(opts.preset);
-    let mut components = vec![component("dp-cda mixing", &cda_curve)];
-    if dp_norm {
-        components.push(component("dp normalization histograms", &norm_curve));
+    let mut components = vec![component(plan.component, &plan.curve)];
+    if norm.dp {
+        components.push(component("dp normalization histograms", &norm.curve));
     }
     let mut unprotected = vec![format!(
         "rows_dropped ({}): rows with missing values are dropped before the mechanism; the count is computed from the raw data",
@@ -266,49 +873,24 @@ pub fn synthesize(
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm_report.statement.clone());
     }
+    warnings.extend(plan.warnings);
     if rng.seed().is_some() {
         warnings.push("seeded, not for release: this run used a fixed --seed".into());
     }
-    let adjacency = if paper_mode {
-        "replace one record (the paper's accounting: feature and label noise charged; class sizes taken as public)"
-    } else {
-        "replace one record's features, keeping its label"
-    };
-    let label_name = table.names[label_index].clone();
+    let label_name = table.names[cls.index].clone();
     Ok(Receipt {
         epsilon: guarantee.epsilon,
         delta: opts.delta,
-        mechanism: "dp-cda",
+        mechanism: mechanism.name(),
         guarantee: Guarantee {
-            adjacency: adjacency.into(),
-            public_information: vec![
-                "the set of class labels and the number of rows in each class (invariant under the adjacency)".into(),
-                "the number of input rows and the column names and types".into(),
-            ],
+            adjacency: plan.adjacency,
+            public_information: plan.public_information,
             unprotected,
             limitations: vec![
                 "Gaussian noise is sampled in floating point (ziggurat); floating-point side channels are not mitigated".into(),
             ],
         },
-        parameters: CdaParameters {
-            label_mode: if paper_mode { "paper" } else { "label-free" },
-            mix: opts.mix,
-            clip: opts.clip,
-            sigma_x,
-            sigma_y: opts.sigma_y,
-            noise_multiplier: privacy.noise_multiplier()?,
-            calibrated,
-            target_epsilon: opts.epsilon,
-            samples_requested: t,
-            samples_per_class: per_class,
-            rows_written: per_class * k,
-            pool,
-            sampling_rate: privacy.sampling_rate(),
-            compositions,
-            classes: k,
-            feature_dim: space.dim,
-            rows_clipped,
-        },
+        parameters: plan.parameters,
         accountant: AccountantReport {
             preset: opts.preset,
             bound,
@@ -326,12 +908,53 @@ pub fn synthesize(
             rows_dropped: table.rows_dropped,
             columns: table.names.clone(),
             label: label_name,
-            class_labels,
-            class_counts: sizes,
+            class_labels: cls.labels,
+            class_counts: plan.class_counts_public.then_some(cls.sizes),
         },
         randomness: Randomness { source: rng.description(), seeded: rng.seed().is_some(), fit_for_release: rng.seed().is_none() },
         warnings,
         version: VERSION,
         build_id: BUILD_ID,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mechanism_options_from_cli_names_and_json() {
+        assert_eq!("cda".parse::<Mechanism>().unwrap(), Mechanism::Cda);
+        assert_eq!(
+            "projection".parse::<Mechanism>().unwrap(),
+            Mechanism::Projection(ProjectionOptions { dim: None })
+        );
+        assert!("gan"
+            .parse::<Mechanism>()
+            .unwrap_err()
+            .to_string()
+            .contains("mechanism = gan"));
+        let m: Mechanism =
+            serde_json::from_str(r#"{"mechanism": "dpmix", "labels": "soft"}"#).unwrap();
+        assert_eq!(
+            m,
+            Mechanism::DpMix(DpMixOptions {
+                labels: LabelOutput::Soft,
+                class_wise: false
+            })
+        );
+        let p: Mechanism =
+            serde_json::from_str(r#"{"mechanism": "projection", "dim": 8}"#).unwrap();
+        assert_eq!(p, Mechanism::Projection(ProjectionOptions { dim: Some(8) }));
+        let l: Mechanism = serde_json::from_str(r#"{"mechanism": "local"}"#).unwrap();
+        assert_eq!(l.name(), "local-perturbation");
+        assert!(
+            serde_json::from_str::<Mechanism>(r#"{"mechanism": "dpmix", "lables": "soft"}"#)
+                .is_err()
+        );
+        assert_eq!(
+            serde_json::to_string(&Mechanism::Cda).unwrap(),
+            r#"{"mechanism":"cda"}"#
+        );
+    }
 }

@@ -8,6 +8,7 @@
 
 use super::{check_delta, check_epsilon, Conversion, EpsDelta, RdpCurve};
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 
 /// Relative width of the final bracket on z.
 pub const Z_REL_TOL: f64 = 1e-9;
@@ -75,8 +76,8 @@ pub fn smallest_z(
     // Shrink the bracket in log z with the Illinois variant of regula falsi on
     // g(x) = ln ε(e^x) − ln target (decreasing), keeping ε(lo) > target ≥ ε(hi). Every eighth
     // step is a plain bisection, which guarantees progress if regula falsi stalls.
-    let g = |e: f64| e.ln() - target.ln();
-    let (mut x_lo, mut x_hi) = (lo.ln(), hi.ln());
+    let g = |e: f64| e.dln() - target.dln();
+    let (mut x_lo, mut x_hi) = (lo.dln(), hi.dln());
     let (mut g_lo, mut g_hi) = (g(eps_lo), g(e_hi.epsilon));
     let mut side = 0i32;
     let mut step = 0u32;
@@ -94,7 +95,7 @@ pub fn smallest_z(
         if !(x > x_lo && x < x_hi) {
             break;
         }
-        let z = x.exp();
+        let z = x.dexp();
         let e = eval(z)?;
         let gx = g(e.epsilon);
         if e.epsilon <= target {
@@ -116,7 +117,7 @@ pub fn smallest_z(
             if probe > lo {
                 let ep = eval(probe)?;
                 if ep.epsilon > target {
-                    (lo, x_lo, g_lo) = (probe, probe.ln(), g(ep.epsilon));
+                    (lo, x_lo, g_lo) = (probe, probe.dln(), g(ep.epsilon));
                 }
             }
         }

@@ -13,6 +13,7 @@ pub mod moments;
 pub mod subsampled_gaussian;
 
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 use serde::{Deserialize, Serialize};
 pub use subsampled_gaussian::WorBound;
 
@@ -198,8 +199,8 @@ impl RdpCurve {
         }
         let a = f64::from(alpha);
         let eps = match conversion {
-            Conversion::Classic => rdp + (-delta.ln()) / (a - 1.0),
-            Conversion::Improved => rdp + (-1.0 / a).ln_1p() - (delta.ln() + a.ln()) / (a - 1.0),
+            Conversion::Classic => rdp + (-delta.dln()) / (a - 1.0),
+            Conversion::Improved => rdp + (-1.0 / a).dln_1p() - (delta.dln() + a.dln()) / (a - 1.0),
         };
         let eps = eps.max(0.0);
         // Round up by a few ulps to cover the arithmetic above.
@@ -257,9 +258,9 @@ mod tests {
     fn conversions_match_their_formulas() {
         let (r, a, d) = (0.7, 9u32, 1e-5);
         let classic = RdpCurve::epsilon_at(r, a, d, Conversion::Classic);
-        assert!((classic - (0.7 + (1e5f64).ln() / 8.0)).abs() < 1e-12);
+        assert!((classic - (0.7 + (1e5f64).dln() / 8.0)).abs() < 1e-12);
         let improved = RdpCurve::epsilon_at(r, a, d, Conversion::Improved);
-        let want = 0.7 + (1.0 - 1.0 / 9.0f64).ln() - ((1e-5f64 * 9.0).ln()) / 8.0;
+        let want = 0.7 + (1.0 - 1.0 / 9.0f64).dln() - ((1e-5f64 * 9.0).dln()) / 8.0;
         assert!((improved - want).abs() < 1e-12);
         assert!(improved < classic);
         assert_eq!(
@@ -280,7 +281,7 @@ mod tests {
         // Closed form for the Gaussian: min over α of α/2 + ln(1/δ)/(α−1).
         let mut best = f64::INFINITY;
         for a in 2..=256 {
-            best = best.min(a as f64 / 2.0 + (1e5f64).ln() / (a as f64 - 1.0));
+            best = best.min(a as f64 / 2.0 + (1e5f64).dln() / (a as f64 - 1.0));
         }
         assert!(e.epsilon >= best && e.epsilon < best * (1.0 + 1e-9));
         assert!(c.epsilon(0.0, Conversion::Classic).is_err());

@@ -33,6 +33,7 @@
 
 use super::moments::ln_b_even;
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 
 /// Relative upward slack applied to every RDP value (covers f64 evaluation error, which is
 /// below 1e-13 relative in all our checks).
@@ -66,7 +67,7 @@ impl LnFactorials {
         let mut acc = 0.0f64;
         v.push(0.0);
         for k in 1..=max {
-            acc += f64::from(k).ln();
+            acc += f64::from(k).dln();
             v.push(acc);
         }
         LnFactorials(v)
@@ -141,11 +142,11 @@ pub fn rdp_curve(q: f64, z: f64, orders: &[u32], bound: WorBound) -> Result<Vec<
         .map(|m| if m == 0 { 0.0 } else { ln_b_even(2 * m, z) })
         .collect();
     let lf = LnFactorials::new(max_order);
-    let ln_q = q.ln();
-    let ln4 = 4f64.ln();
-    let ln2 = 2f64.ln();
+    let ln_q = q.dln();
+    let ln4 = 4f64.dln();
+    let ln2 = 2f64.dln();
     // The j = 2 term's bracket: min{4(e^{s²} − 1), 2e^{s²}}.
-    let t2 = (ln4 + s2.exp_m1().ln()).min(ln2 + s2);
+    let t2 = (ln4 + s2.dexp_m1().dln()).min(ln2 + s2);
     // T_j (log) for j = 3..=max, independent of α.
     let mut ln_t = vec![f64::NEG_INFINITY; max_order as usize + 1];
     for j in 3..=max_order {
@@ -167,15 +168,15 @@ pub fn rdp_curve(q: f64, z: f64, orders: &[u32], bound: WorBound) -> Result<Vec<
         }
         let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let ln_sum = if m.is_finite() {
-            m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln()
+            m + terms.iter().map(|t| (t - m).dexp()).sum::<f64>().dln()
         } else {
             m
         };
         // ln A = ln(1 + e^{ln_sum})
         let ln_a = if ln_sum > 0.0 {
-            ln_sum + (-ln_sum).exp().ln_1p()
+            ln_sum + (-ln_sum).dexp().dln_1p()
         } else {
-            ln_sum.exp().ln_1p()
+            ln_sum.dexp().dln_1p()
         };
         let v = ln_a / f64::from(alpha - 1);
         out.push(if v.is_nan() {

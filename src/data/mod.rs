@@ -40,6 +40,33 @@ impl Table {
     pub fn n_cols(&self) -> usize {
         self.columns.len()
     }
+
+    /// The rows at `rows` (indices into this table, in the given order), with the same
+    /// columns, levels and label. `rows_dropped` is kept as is.
+    pub fn select_rows(&self, rows: &[u32]) -> Table {
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| match c {
+                Column::Numeric { values, integer } => Column::Numeric {
+                    values: rows.iter().map(|&i| values[i as usize]).collect(),
+                    integer: *integer,
+                },
+                Column::Categorical { codes, levels } => Column::Categorical {
+                    codes: rows.iter().map(|&i| codes[i as usize]).collect(),
+                    levels: levels.clone(),
+                },
+            })
+            .collect();
+        Table {
+            names: self.names.clone(),
+            columns,
+            n_rows: rows.len(),
+            rows_dropped: self.rows_dropped,
+            label_index: self.label_index,
+            delimiter: self.delimiter,
+        }
+    }
 }
 
 /// One column of a [`Table`].

@@ -6,6 +6,7 @@
 //! receipt says so.
 
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 use rand::Rng;
 use rand_distr::StandardNormal;
 
@@ -68,7 +69,7 @@ fn erfc(x: f64) -> f64 {
                             + t * (0.27886807
                                 + t * (-1.13520398
                                     + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-            .exp();
+            .dexp();
     if x >= 0.0 {
         r
     } else {
@@ -82,8 +83,8 @@ fn erfc(x: f64) -> f64 {
 pub fn upper_quantile_conservative(p: f64) -> f64 {
     debug_assert!(p > 0.0 && p <= 0.5);
     // Upper bound on the tail: P(N > t) ≤ φ(t)/t for t > 0, and ≤ 1/2 at 0.
-    let log_tail_bound = |t: f64| -0.5 * t * t - (t * (2.0 * std::f64::consts::PI).sqrt()).ln();
-    let lp = p.ln();
+    let log_tail_bound = |t: f64| -0.5 * t * t - (t * (2.0 * std::f64::consts::PI).sqrt()).dln();
+    let lp = p.dln();
     let (mut lo, mut hi) = (1.0f64, 2.0f64);
     while log_tail_bound(hi) > lp {
         hi *= 2.0;
@@ -126,7 +127,7 @@ mod tests {
                 .max((f - i as f64 / nf).abs())
                 .max(((i + 1) as f64 / nf - f).abs());
         }
-        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * nf)).sqrt();
+        let crit = ((2.0f64 / 1e-6).dln() / (2.0 * nf)).sqrt();
         assert!(d < crit, "KS statistic {d} ≥ critical {crit}");
         // The same test must reject a wrong scale.
         let mut d_wrong = 0.0f64;

@@ -3,10 +3,20 @@
 //! * [`cda`]: DP-CDA, class-centric mixing (SPEC §1.1) — the noise step is
 //!   [`cda::generate`], its privacy proof note is the [`cda`] module documentation, and its
 //!   accountant is [`cda::accounting`].
+//! * [`dpmix`]: DPMix, mixing over the whole dataset with a dimension-dependent accountant
+//!   (SPEC §1.2), with hard or soft labels and a class-wise variant.
 //! * [`federated`]: federated DP-CDA, conventional and CAPE (SPEC §1.3), with its proof note
 //!   and the zero-sum and pairwise-seed noise.
+//! * [`local`] and [`projection`]: the baselines of the DP-CDA tables (SPEC §1.5), local
+//!   perturbation and random projection.
+//! * [`gaussian_steps`]: the accounting shape DPMix and the baselines share (T subsampled
+//!   Gaussian steps, calibrated without overshooting).
 //! * [`gaussian`]: the Gaussian noise sampler every mechanism uses.
 
 pub mod cda;
+pub mod dpmix;
 pub mod federated;
 pub mod gaussian;
+pub mod gaussian_steps;
+pub mod local;
+pub mod projection;

@@ -1,5 +1,6 @@
 //! L2 clipping: every row is scaled so that ‖x‖₂ ≤ c. This is what bounds DP-CDA's
-//! sensitivity (see the proof note in `mechanisms::cda`).
+//! sensitivity (see the proof note in `mechanisms::cda`). DPMix instead clamps every entry to
+//! [0, 1] ([`clamp_unit_box`]).
 
 use crate::error::{Error, Result};
 
@@ -42,6 +43,20 @@ pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
     Ok(clipped)
 }
 
+/// Clamps every entry to [0, 1] in place (the box DPMix's sensitivity assumes; NaN becomes 0).
+/// Returns how many entries were moved.
+pub fn clamp_unit_box(features: &mut [f32]) -> usize {
+    let mut moved = 0;
+    for x in features.iter_mut() {
+        let c = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+        if c != *x || x.is_nan() {
+            moved += 1;
+        }
+        *x = c;
+    }
+    moved
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +92,13 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn unit_box_clamp() {
+        let mut f = vec![-0.5f32, 0.25, 1.5, f32::NAN, 1.0];
+        assert_eq!(clamp_unit_box(&mut f), 3);
+        assert_eq!(f, vec![0.0, 0.25, 1.0, 0.0, 1.0]);
     }
 
     #[test]

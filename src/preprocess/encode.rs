@@ -110,6 +110,33 @@ impl FeatureSpace {
         Ok(out)
     }
 
+    /// Re-parametrizes every numeric codec as the min–max map of its clamp range [lo, hi] onto
+    /// [0, 1], for mechanisms whose sensitivity assumes features in [0, 1]^d (DPMix). `public`
+    /// and `dp` codecs already are that map; `data` codecs (z-scores) become min–max maps over
+    /// the same, unprotected, observed ranges. Categorical one-hot features are in {0, 1}
+    /// already. Returns an error for a column without a finite range.
+    pub fn to_unit_box(&mut self) -> Result<()> {
+        for (name, codec) in self.names.iter().zip(self.codecs.iter_mut()) {
+            if let ColumnCodec::Numeric {
+                offset,
+                scale,
+                lo,
+                hi,
+                ..
+            } = codec
+            {
+                if !(lo.is_finite() && hi.is_finite()) {
+                    return Err(Error::Data(format!(
+                        "column '{name}' has no finite range, which features in [0, 1] need; give its min and max in the schema"
+                    )));
+                }
+                *offset = *lo;
+                *scale = if hi > lo { *hi - *lo } else { 1.0 };
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes one synthetic feature row into output cells (the label cell gets `label`).
     /// `out` is reused across rows: its strings are overwritten in place, not reallocated.
     pub fn decode_row(&self, row: &[f32], label: &str, out: &mut Vec<String>) {
@@ -234,6 +261,27 @@ mod tests {
             vec!["10", "b", "blue"],
             "decoding clamps and takes the argmax"
         );
+    }
+
+    #[test]
+    fn unit_box_maps_ranges_onto_zero_one() {
+        let mut s = space();
+        if let ColumnCodec::Numeric { offset, scale, .. } = &mut s.codecs[0] {
+            // A z-score codec (mean 50, std 20) over the observed range [10, 110].
+            *offset = 50.0;
+            *scale = 20.0;
+        }
+        s.to_unit_box().unwrap();
+        match &s.codecs[0] {
+            ColumnCodec::Numeric { offset, scale, .. } => {
+                assert_eq!((*offset, *scale), (10.0, 100.0));
+            }
+            _ => unreachable!(),
+        }
+        if let ColumnCodec::Numeric { hi, .. } = &mut s.codecs[0] {
+            *hi = f64::INFINITY;
+        }
+        assert!(s.to_unit_box().unwrap_err().to_string().contains("'age'"));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   - numeric columns: counts over a fixed, data-independent grid of 1,185 bins (sign ×
 //!     power of two × quarter, plus a bin for |x| < 2⁻²⁰), plus a count of non-integral values;
 //!     the range is the span of the bins whose noisy count clears a threshold (false
-//!     detections across all bins ≤ 5%), and the column is integral when the noisy
+//!     detections across all bins and columns ≤ 0.1%: one false bin far out would stretch a
+//!     range to ±1e38), and the column is integral when the noisy
 //!     non-integral count does not;
 //!   - categorical columns: counts of the observed levels; a level is released only if its
 //!     noisy count exceeds τ = 1 + σ·t with P(N(0,1) > t) ≤ δ_cat / (#categorical columns), so a
@@ -161,6 +162,10 @@ const HALF: usize = ((MAX_EXP - MIN_EXP + 1) as usize) * SUB;
 /// Number of bins of the numeric grid.
 pub const GRID_BINS: usize = 2 * HALF + 1;
 
+/// Chance, per run, that noise alone puts a bin (or a non-integral count) over the threshold
+/// in any numeric column.
+pub const FALSE_DETECTION_RATE: f64 = 1e-3;
+
 fn bin_of(x: f32) -> usize {
     let a = x.abs();
     if a < 2f32.powi(MIN_EXP) {
@@ -224,7 +229,9 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     } else {
         None
     };
-    let t_num = upper_quantile_conservative(0.05 / ((GRID_BINS + 1) * m_num.max(1)) as f64);
+    let t_num = upper_quantile_conservative(
+        FALSE_DETECTION_RATE / ((GRID_BINS + 1) * m_num.max(1)) as f64,
+    );
     let t_cat = dp_hist
         .as_ref()
         .filter(|_| m_cat > 0)

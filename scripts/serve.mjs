@@ -1,0 +1,69 @@
+// Serves the browser app (www/) on http://127.0.0.1:$PORT/ (default 8080) with a
+// Content-Security-Policy that forbids every network connection. Static files only.
+import { createServer } from "node:http";
+import { readFile, stat } from "node:fs/promises";
+import { extname, join, normalize, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(fileURLToPath(new URL("../www/", import.meta.url)));
+const port = Number(process.env.PORT ?? 8080);
+const host = process.env.HOST ?? "127.0.0.1";
+
+// The same policy as the <meta> tag in www/index.html, plus the header-only directives.
+export const CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob: data:",
+  "connect-src 'none'",
+  "form-action 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+};
+
+const server = createServer(async (req, res) => {
+  const headers = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cache-Control": "no-store",
+  };
+  try {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, headers).end();
+      return;
+    }
+    const url = new URL(req.url, "http://localhost");
+    let path = normalize(join(root, decodeURIComponent(url.pathname)));
+    if (path !== root && !path.startsWith(root + sep)) {
+      res.writeHead(403, headers).end();
+      return;
+    }
+    if ((await stat(path).catch(() => null))?.isDirectory()) path = join(path, "index.html");
+    const body = await readFile(path);
+    res.writeHead(200, { ...headers, "Content-Type": TYPES[extname(path)] ?? "application/octet-stream" });
+    res.end(req.method === "HEAD" ? undefined : body);
+  } catch {
+    res.writeHead(404, { ...headers, "Content-Type": "text/plain" }).end("not found");
+  }
+});
+
+server.listen(port, host, () => {
+  console.log(`privmix: the app is at http://${host}:${port}/ (Ctrl-C to stop)`);
+  console.log("privmix: your data stays in the browser tab; the page may not open any connection.");
+});

@@ -1,0 +1,340 @@
+//! DPMix: random mixing with additive noise (Lee et al. 2019; SPEC §1.2;
+//! `papers/dpmix-thesis-2025.txt`, chapter 3).
+//!
+//! Each synthetic row t draws l distinct rows uniformly from the whole dataset (not per class),
+//! and releases
+//!
+//!   X'_t = (1/l) Σ_{i∈S_t} x_i + N(0, σx² I_dx),   Y'_t = (1/l) Σ_{i∈S_t} y_i + N(0, σy² I_dy),
+//!
+//! where x_i ∈ [0, 1]^dx are the features and y_i ∈ {0, 1}^dy the one-hot labels (dy = K
+//! classes). The noisy label vector is then post-processed: `hard` labels take its argmax;
+//! `soft` labels keep it as a probability vector (its Euclidean projection onto the probability
+//! simplex), one column per class. The work per row is O(l·(dx + dy)): indices come from
+//! Floyd's algorithm, never an n-length weight vector (the thesis code's O(n·d), SPEC §6).
+//!
+//! The class-wise variant (thesis §3.5) mixes l rows of one class and keeps the class as the
+//! label; it is [`crate::mechanisms::cda::generate`] in label-free mode on [0, 1]-box features,
+//! accounted with DPMix's dimension-dependent sensitivity.
+//!
+//! # Privacy proof note
+//!
+//! *What is released.* T rows (X'_t, post-processed Y'_t). Nothing else computed from the
+//! private rows, apart from normalization statistics, which are public, DP (accounted) or
+//! declared unprotected by the pipeline ([`crate::synth`]).
+//!
+//! *Adjacency (global variant).* Replace one record, features AND label: n and the column names
+//! are public; the class counts are not (and are not released). The set of class labels (and so
+//! dy = K) is read from the data and assumed public, which the receipt states; a label held by
+//! a single record is not protected by this adjacency unless the classes come from a schema.
+//!
+//! *Sensitivity.* Every feature coordinate is clamped to [0, 1] before mixing, so two feature
+//! vectors differ by at most √dx in L2; two one-hot labels by at most √2 ≤ √dy (dy ≥ 2; with a
+//! single class the label never changes). Replacing one record changes the mix by at most √dx/l
+//! (features) and √dy/l (labels). Dividing features by σx and labels by σy (a fixed invertible
+//! map) makes the noise N(0, I) and the sensitivity Δ/l with Δ² = dx/σx² + dy/σy², so each row
+//! is the Gaussian mechanism with noise multiplier z = l/Δ: (α, α·Δ²/(2l²))-RDP (Mironov 2017,
+//! Prop. 7).
+//!
+//! *Subsampling.* S_t is a uniform size-l subset of the n rows: sampling without replacement at
+//! p = l/n under replace-one adjacency, WBK 2019 Theorems 9/27
+//! ([`crate::accountant::subsampled_gaussian`]).
+//!
+//! *Composition.* The T rows use fresh subsets and noise, so the release is T × ε'(α)-RDP,
+//! composed order by order with any DP normalization, then converted to (ε, δ)
+//! ([`accounting`], [`crate::accountant`]).
+//!
+//! *Class-wise variant.* Adjacency: replace one record's features, keeping its label (as
+//! DP-CDA's label-free mode): class sizes are public, the label of a row is its class and costs
+//! nothing, so dy = 0; p = l/min_k n_k is conservative for every class, and a record affects
+//! only its own class's T_k = ⌊T/K⌋ rows (parallel composition), so T_k compositions.
+//!
+//! *Post-processing.* Argmax or simplex projection of the noisy label, mapping [0, 1] features
+//! back to original units, one-hot argmax decoding and rounding touch only the noisy output
+//! and public (or separately accounted) statistics.
+
+pub mod accounting;
+
+use super::gaussian::Gaussian;
+use crate::error::{Error, Result};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// How the noisy label vector is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelOutput {
+    /// The argmax of the noisy mean one-hot vector (one label column).
+    Hard,
+    /// The noisy mean one-hot vector projected onto the probability simplex (one column per
+    /// class).
+    Soft,
+}
+
+impl std::str::FromStr for LabelOutput {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "hard" => Ok(LabelOutput::Hard),
+            "soft" => Ok(LabelOutput::Soft),
+            other => Err(Error::param(
+                "labels",
+                other,
+                "use 'hard' (argmax, default) or 'soft' (one probability column per class)",
+            )),
+        }
+    }
+}
+
+/// What the global noise step needs.
+#[derive(Debug, Clone)]
+pub struct DpMixConfig {
+    /// Mix order l ≥ 1.
+    pub mix: usize,
+    /// Feature noise std σx > 0.
+    pub sigma_x: f64,
+    /// Label noise std σy > 0.
+    pub sigma_y: f64,
+    /// Rows to make, T.
+    pub samples: usize,
+}
+
+/// The global DPMix noise step.
+///
+/// `features` is row-major n × d with every entry in [0, 1]; `labels[i] < k` is row i's class.
+/// For each of the T rows, `sink(features, label_vector)` gets the noisy feature mix and the
+/// noisy mean one-hot label vector (length k, not yet post-processed).
+#[allow(clippy::too_many_arguments)]
+pub fn generate<R: Rng + ?Sized>(
+    features: &[f32],
+    d: usize,
+    labels: &[u32],
+    k: usize,
+    cfg: &DpMixConfig,
+    rng: &mut R,
+    mut sink: impl FnMut(&[f32], &[f64]) -> Result<()>,
+    mut progress: impl FnMut(f64),
+) -> Result<()> {
+    if d == 0 || features.len() != labels.len() * d {
+        return Err(Error::Data(
+            "internal: DPMix features and labels do not match".into(),
+        ));
+    }
+    let n = labels.len();
+    accounting::check_structure(n as u64, cfg.mix as u32, d as u64, cfg.samples as u64)?;
+    if cfg.mix > u32::MAX as usize || labels.iter().any(|&c| c as usize >= k) {
+        return Err(Error::Data("internal: DPMix label out of range".into()));
+    }
+    let gx = Gaussian::new("sigma-x", cfg.sigma_x)?;
+    let gy = Gaussian::new("sigma-y", cfg.sigma_y)?;
+    let inv_l = 1.0 / cfg.mix as f64;
+    let mut acc = vec![0f64; d];
+    let mut row = vec![0f32; d];
+    let mut y = vec![0f64; k];
+    let step = (cfg.samples / 100).max(1);
+    for t in 0..cfg.samples {
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        y.iter_mut().for_each(|v| *v = 0.0);
+        for i in rand::seq::index::sample(rng, n, cfg.mix).into_iter() {
+            for (a, &x) in acc.iter_mut().zip(&features[i * d..(i + 1) * d]) {
+                *a += f64::from(x);
+            }
+            y[labels[i] as usize] += 1.0;
+        }
+        for (r, a) in row.iter_mut().zip(&acc) {
+            *r = (a * inv_l + gx.sample(rng)) as f32;
+        }
+        for v in y.iter_mut() {
+            *v = *v * inv_l + gy.sample(rng);
+        }
+        sink(&row, &y)?;
+        if (t + 1) % step == 0 {
+            progress((t + 1) as f64 / cfg.samples as f64);
+        }
+    }
+    progress(1.0);
+    Ok(())
+}
+
+/// Index of the largest entry (the first one on ties).
+pub fn argmax(xs: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &x) in xs.iter().enumerate() {
+        if x > xs[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Euclidean projection of `v` onto the probability simplex {p ≥ 0, Σp = 1}, in place
+/// (Held–Wolfe–Crowder; Duchi et al. 2008). Non-finite entries count as 0.
+pub fn project_to_simplex(v: &mut [f64]) {
+    if v.is_empty() {
+        return;
+    }
+    for x in v.iter_mut() {
+        if !x.is_finite() {
+            *x = 0.0;
+        }
+    }
+    let mut u: Vec<f64> = v.to_vec();
+    u.sort_by(|a, b| b.total_cmp(a));
+    let mut css = 0.0;
+    let mut theta = 0.0;
+    for (j, &uj) in u.iter().enumerate() {
+        css += uj;
+        let t = (css - 1.0) / (j + 1) as f64;
+        if uj - t > 0.0 {
+            theta = t;
+        }
+    }
+    for x in v.iter_mut() {
+        *x = (*x - theta).max(0.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanisms::gaussian::normal_cdf;
+    use crate::rng::ReleaseRng;
+
+    #[test]
+    fn simplex_projection_matches_hand_cases() {
+        let mut a = [0.2, 0.3, 0.5];
+        project_to_simplex(&mut a);
+        assert!((a[0] - 0.2).abs() < 1e-15 && (a[2] - 0.5).abs() < 1e-15);
+        // (2, 0): subtract θ = 0.5 ⇒ (1.5, −0.5) ⇒ clip: (1, 0).
+        let mut b = [2.0, 0.0];
+        project_to_simplex(&mut b);
+        assert_eq!(b, [1.0, 0.0]);
+        // (0.5, 0.5, 0.5): θ = 1/6 ⇒ each 1/3.
+        let mut c = [0.5, 0.5, 0.5];
+        project_to_simplex(&mut c);
+        assert!(c.iter().all(|x| (x - 1.0 / 3.0).abs() < 1e-15));
+        // (−1, 0.4, 0.2): θ = −0.2 on the last two ⇒ (0, 0.6, 0.4).
+        let mut d = [-1.0, 0.4, 0.2];
+        project_to_simplex(&mut d);
+        assert!(d[0] == 0.0 && (d[1] - 0.6).abs() < 1e-15 && (d[2] - 0.4).abs() < 1e-15);
+    }
+
+    /// Statistical test of the noise: with l = n every mix is the exact data mean, so the
+    /// output minus the mean must be N(0, σx²) per feature and N(0, σy²) per label entry.
+    /// Kolmogorov–Smirnov against the exact normal CDF, each at α = 1e-6
+    /// (critical value √(ln(2/α)/2)/√m).
+    #[test]
+    fn noise_is_gaussian_with_the_stated_scales_ks() {
+        let features: Vec<f32> = vec![0.0, 1.0, 0.5, 0.25, 1.0, 0.0, 0.75, 0.5];
+        let labels = vec![0u32, 1, 1, 0];
+        let (d, k, n) = (2, 2, 4);
+        let mean_x = [
+            (0.0 + 0.5 + 1.0 + 0.75) / 4.0,
+            (1.0 + 0.25 + 0.0 + 0.5) / 4.0,
+        ];
+        let mean_y = [0.5, 0.5];
+        let cfg = DpMixConfig {
+            mix: n,
+            sigma_x: 0.3,
+            sigma_y: 1.7,
+            samples: 20000,
+        };
+        let mut zx = Vec::new();
+        let mut zy = Vec::new();
+        generate(
+            &features,
+            d,
+            &labels,
+            k,
+            &cfg,
+            &mut ReleaseRng::seeded(11),
+            |x, y| {
+                for j in 0..d {
+                    zx.push((f64::from(x[j]) - mean_x[j]) / 0.3);
+                }
+                for c in 0..k {
+                    zy.push((y[c] - mean_y[c]) / 1.7);
+                }
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        for (name, mut z) in [("features", zx), ("labels", zy)] {
+            z.sort_by(f64::total_cmp);
+            let m = z.len() as f64;
+            let mut ks: f64 = 0.0;
+            for (i, &v) in z.iter().enumerate() {
+                let f = normal_cdf(v);
+                ks = ks
+                    .max((f - i as f64 / m).abs())
+                    .max(((i + 1) as f64 / m - f).abs());
+            }
+            let crit = ((2.0f64 / 1e-6).ln() / 2.0).sqrt() / m.sqrt();
+            assert!(ks < crit, "{name}: KS = {ks} ≥ {crit}");
+        }
+    }
+
+    #[test]
+    fn mixes_average_l_distinct_rows() {
+        // Rows are one-hot-like markers: row i has feature i = 1. With σ tiny, every mix must
+        // show exactly l entries of 1/l, i.e. l distinct rows, and the label vector must be
+        // the share of each class among them.
+        let n = 6;
+        let mut features = vec![0f32; n * n];
+        for i in 0..n {
+            features[i * n + i] = 1.0;
+        }
+        let labels = vec![0u32, 0, 0, 1, 1, 2];
+        let cfg = DpMixConfig {
+            mix: 3,
+            sigma_x: 1e-9,
+            sigma_y: 1e-9,
+            samples: 200,
+        };
+        generate(
+            &features,
+            n,
+            &labels,
+            3,
+            &cfg,
+            &mut ReleaseRng::seeded(2),
+            |x, y| {
+                let picked: Vec<usize> = (0..n).filter(|&j| x[j] > 0.3).collect();
+                assert_eq!(picked.len(), 3, "{x:?}");
+                assert!(picked.iter().all(|&j| (x[j] - 1.0 / 3.0).abs() < 1e-6));
+                let mut want = [0f64; 3];
+                for &j in &picked {
+                    want[labels[j] as usize] += 1.0 / 3.0;
+                }
+                for c in 0..3 {
+                    assert!((y[c] - want[c]).abs() < 1e-6);
+                }
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn l_larger_than_n_is_rejected() {
+        let e = generate(
+            &[0.0, 1.0],
+            1,
+            &[0, 1],
+            2,
+            &DpMixConfig {
+                mix: 3,
+                sigma_x: 1.0,
+                sigma_y: 1.0,
+                samples: 1,
+            },
+            &mut ReleaseRng::seeded(1),
+            |_, _| Ok(()),
+            |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("mix = 3") && e.contains("l ≤ 2"), "{e}");
+    }
+}

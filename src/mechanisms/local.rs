@@ -1,0 +1,299 @@
+//! Local perturbation, the DP-CDA paper's first baseline (SPEC §1.5; its reference \[5\]): clip
+//! each row to L2 norm ≤ c, then add N(0, σ² I_d) to it.
+//!
+//! # Privacy proof note
+//!
+//! *What is released.* T ≤ n rows: a uniformly random size-T subset of the input rows (all of
+//! them when T = n, the default), in random order, each one x_i (clipped to ‖x_i‖₂ ≤ c) plus
+//! fresh N(0, σ² I_d), with its own label. Nothing else is computed from the private rows,
+//! apart from normalization statistics, which are public, DP (accounted) or declared
+//! unprotected by the pipeline ([`crate::synth`]).
+//!
+//! *Adjacency.* Replace one record's features, keeping its label (as DP-CDA's label-free
+//! mode): n, the labels and the class counts are public under it. (The labels of the released
+//! rows are those of the sampled rows, so they are functions of the sample and public facts.)
+//!
+//! *Sensitivity and accounting.* Each output row depends on exactly one input row. Replacing
+//! record i changes only output row i (if i is sampled), by at most 2c in L2 before the noise;
+//! all other rows have the same distribution and are independent of row i's noise. So the
+//! whole release is ONE Gaussian mechanism with noise multiplier z = σ/(2c) — (α, α/(2z²))-RDP —
+//! not T of them (parallel composition over disjoint records). When T < n the rows are a
+//! uniform size-T sample without replacement, so the bound is amplified by WBK 2019 at
+//! q = T/n ([`crate::accountant::subsampled_gaussian`]); when T = n no amplification is
+//! claimed. Composition with DP normalization and the (ε, δ) conversion are as for every
+//! mechanism ([`crate::accountant`]).
+//!
+//! *Post-processing.* Mapping back to original units, one-hot argmax decoding and rounding touch
+//! only the noisy output and public (or separately accounted) statistics.
+
+use super::gaussian::Gaussian;
+use super::gaussian_steps::{GaussianSteps, StepCalibration};
+use crate::accountant::{EpsDelta, Preset, RdpCurve};
+use crate::error::{Error, Result};
+use crate::preprocess::clip::check_clip;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use serde::Serialize;
+
+/// Parameters that determine the privacy loss of one Gaussian step per released row (local
+/// perturbation and random projection).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LocalPrivacy {
+    /// Input rows n.
+    pub rows: u64,
+    /// Released rows T ≤ n (a uniform sample without replacement when T < n).
+    pub samples: u64,
+    /// L2 clip norm c (sensitivity 2c).
+    pub clip: f64,
+    /// Noise std σ.
+    pub sigma: f64,
+}
+
+/// Validates n, T and c.
+pub fn check_structure(rows: u64, samples: u64, clip: f64) -> Result<()> {
+    check_clip(clip)?;
+    if samples < 1 {
+        return Err(Error::param(
+            "samples",
+            samples,
+            "the number of released rows T must be at least 1",
+        ));
+    }
+    if samples > rows {
+        return Err(Error::param(
+            "samples",
+            samples,
+            format!("local perturbation releases each input row at most once; use T ≤ n = {rows} (or omit --samples)"),
+        ));
+    }
+    Ok(())
+}
+
+impl LocalPrivacy {
+    /// The accounting shape: one Gaussian step, 1/z² = (2c)²/σ², on a size-T sample of n.
+    pub fn steps(&self) -> Result<GaussianSteps> {
+        check_structure(self.rows, self.samples, self.clip)?;
+        Ok(steps(self.rows, self.samples, self.clip))
+    }
+
+    /// Sampling rate T/n.
+    pub fn sampling_rate(&self) -> f64 {
+        self.samples as f64 / self.rows as f64
+    }
+
+    /// Noise multiplier z = σ/(2c).
+    pub fn noise_multiplier(&self) -> Result<f64> {
+        self.steps()?.noise_multiplier("sigma-x", self.sigma)
+    }
+
+    /// The RDP curve of the release.
+    pub fn rdp(&self, orders: &[u32], preset: Preset) -> Result<RdpCurve> {
+        self.steps()?.rdp("sigma-x", self.sigma, orders, preset)
+    }
+
+    /// ε at δ, optionally composed with other releases.
+    pub fn epsilon(
+        &self,
+        delta: f64,
+        orders: &[u32],
+        preset: Preset,
+        extra: Option<&RdpCurve>,
+    ) -> Result<EpsDelta> {
+        self.steps()?
+            .epsilon("sigma-x", self.sigma, delta, orders, preset, extra)
+    }
+}
+
+fn steps(rows: u64, samples: u64, clip: f64) -> GaussianSteps {
+    GaussianSteps {
+        pool: rows,
+        sample: samples,
+        compositions: 1,
+        a: 4.0 * clip * clip,
+        b: 0.0,
+    }
+}
+
+/// Smallest σ meeting `target` at `delta` (never overshoots).
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate_local(
+    rows: u64,
+    samples: u64,
+    clip: f64,
+    delta: f64,
+    target: f64,
+    orders: &[u32],
+    preset: Preset,
+    extra: Option<&RdpCurve>,
+) -> Result<StepCalibration> {
+    check_structure(rows, samples, clip)?;
+    steps(rows, samples, clip).calibrate("sigma-x", "sigma-x", target, delta, orders, preset, extra)
+}
+
+/// The released rows: a uniform size-T subset of 0..n in uniformly random order.
+pub fn select_rows<R: Rng + ?Sized>(n: usize, samples: usize, rng: &mut R) -> Result<Vec<usize>> {
+    check_structure(n as u64, samples as u64, 1.0)?;
+    let mut idx = rand::seq::index::sample(rng, n, samples).into_vec();
+    idx.shuffle(rng);
+    Ok(idx)
+}
+
+/// The noise step: for each index in `rows`, `sink(index, x_index + N(0, σ² I))`. `features` is
+/// row-major n × d, already clipped to norm ≤ c.
+pub fn perturb<R: Rng + ?Sized>(
+    features: &[f32],
+    d: usize,
+    rows: &[usize],
+    sigma: f64,
+    rng: &mut R,
+    mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
+    mut progress: impl FnMut(f64),
+) -> Result<()> {
+    if d == 0 || features.len() % d != 0 {
+        return Err(Error::Data(
+            "there are no feature columns besides the label".into(),
+        ));
+    }
+    let n = features.len() / d;
+    let g = Gaussian::new("sigma-x", sigma)?;
+    let mut out = vec![0f32; d];
+    let step = (rows.len() / 100).max(1);
+    for (t, &i) in rows.iter().enumerate() {
+        if i >= n {
+            return Err(Error::Data("internal: row index out of range".into()));
+        }
+        out.copy_from_slice(&features[i * d..(i + 1) * d]);
+        g.add_to(&mut out, rng);
+        sink(i, &out)?;
+        if (t + 1) % step == 0 {
+            progress((t + 1) as f64 / rows.len() as f64);
+        }
+    }
+    progress(1.0);
+    Ok(())
+}
+
+/// Kolmogorov–Smirnov statistic of `z` (sorted in place) against N(0, 1). Test helper shared
+/// by the baselines' statistical tests.
+#[cfg(test)]
+pub(crate) fn ks_standard_normal(z: &mut [f64]) -> f64 {
+    use crate::mechanisms::gaussian::normal_cdf;
+    z.sort_by(f64::total_cmp);
+    let m = z.len() as f64;
+    let mut ks: f64 = 0.0;
+    for (i, &v) in z.iter().enumerate() {
+        let f = normal_cdf(v);
+        ks = ks
+            .max((f - i as f64 / m).abs())
+            .max(((i + 1) as f64 / m - f).abs());
+    }
+    ks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::default_orders;
+    use crate::rng::ReleaseRng;
+
+    #[test]
+    fn accounting_is_one_gaussian_step() {
+        // T = n: exactly the Gaussian curve α/(2z²) with z = σ/(2c) = 2.
+        let p = LocalPrivacy {
+            rows: 1000,
+            samples: 1000,
+            clip: 1.0,
+            sigma: 4.0,
+        };
+        assert!((p.noise_multiplier().unwrap() - 2.0).abs() < 1e-15);
+        let c = p.rdp(&[2, 32], Preset::Default).unwrap();
+        assert!((c.rdp[0] / (2.0 / 8.0) - 1.0).abs() < 1e-9);
+        assert!((c.rdp[1] / (32.0 / 8.0) - 1.0).abs() < 1e-9);
+        // Sampling half the rows can only help.
+        let half = LocalPrivacy { samples: 500, ..p };
+        let o = default_orders();
+        assert!(
+            half.epsilon(1e-5, &o, Preset::Default, None)
+                .unwrap()
+                .epsilon
+                < p.epsilon(1e-5, &o, Preset::Default, None).unwrap().epsilon
+        );
+    }
+
+    #[test]
+    fn bad_structure_is_named() {
+        let e = check_structure(10, 11, 1.0).unwrap_err().to_string();
+        assert!(
+            e.contains("samples = 11") && e.contains("T ≤ n = 10"),
+            "{e}"
+        );
+        assert!(check_structure(10, 0, 1.0).is_err());
+        assert!(check_structure(10, 5, 0.0)
+            .unwrap_err()
+            .to_string()
+            .contains("clip = 0"));
+    }
+
+    #[test]
+    fn calibration_round_trips() {
+        let o = default_orders();
+        for (n, t) in [(1000u64, 1000u64), (1000, 100)] {
+            let c = calibrate_local(n, t, 1.0, 1e-5, 2.0, &o, Preset::Default, None).unwrap();
+            let p = LocalPrivacy {
+                rows: n,
+                samples: t,
+                clip: 1.0,
+                sigma: c.sigma,
+            };
+            let e = p.epsilon(1e-5, &o, Preset::Default, None).unwrap().epsilon;
+            assert!(e <= 2.0 && e > 1.998, "{e}");
+        }
+    }
+
+    #[test]
+    fn selection_is_a_permutation_or_a_distinct_sample() {
+        let mut rng = ReleaseRng::seeded(4);
+        let mut all = select_rows(50, 50, &mut rng).unwrap();
+        assert_ne!(all, (0..50).collect::<Vec<_>>(), "not shuffled");
+        all.sort_unstable();
+        assert_eq!(all, (0..50).collect::<Vec<_>>());
+        let mut some = select_rows(50, 20, &mut rng).unwrap();
+        some.sort_unstable();
+        some.dedup();
+        assert_eq!(some.len(), 20);
+        assert!(select_rows(5, 6, &mut rng).is_err());
+    }
+
+    /// Output minus input must be N(0, σ²) in every coordinate: KS at α = 1e-6.
+    #[test]
+    fn noise_is_gaussian_with_the_stated_scale_ks() {
+        let d = 3;
+        let n = 4000;
+        let features: Vec<f32> = (0..n * d).map(|i| ((i % 7) as f32) / 10.0).collect();
+        let rows: Vec<usize> = (0..n).collect();
+        let sigma = 0.8;
+        let mut z = Vec::new();
+        perturb(
+            &features,
+            d,
+            &rows,
+            sigma,
+            &mut ReleaseRng::seeded(8),
+            |i, out| {
+                for j in 0..d {
+                    z.push((f64::from(out[j]) - f64::from(features[i * d + j])) / sigma);
+                }
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
+        let m = z.len() as f64;
+        let ks = ks_standard_normal(&mut z);
+        let crit = ((2.0f64 / 1e-6).ln() / 2.0).sqrt() / m.sqrt();
+        assert!(ks < crit, "KS = {ks} ≥ {crit}");
+        // And a wrong σ is detected by the same test (the test can fail).
+        let mut wrong: Vec<f64> = z.iter().map(|v| v * 1.3).collect();
+        assert!(ks_standard_normal(&mut wrong) > crit);
+    }
+}

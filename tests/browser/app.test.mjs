@@ -1,0 +1,173 @@
+// The browser app, driven through its data-testid hooks in headless Chromium: a full CSV run,
+// a full image run, friendly errors, zero network requests after load, and the CSP.
+import test, { after, before } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { messyCsv, parseCsv } from "../js/helpers.mjs";
+import { png, unzip, zip } from "../../scripts/zip-png.mjs";
+import { downloadBytes, startApp, waitForRun } from "./harness.mjs";
+
+let app;
+const dir = mkdtempSync(join(tmpdir(), "privmix-browser-"));
+before(async () => {
+  app = await startApp();
+});
+after(async () => {
+  await app?.close();
+});
+
+test("CSV: a messy file through the UI gives the input's header, the row count and ε ≤ target, with zero requests", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page();
+  const file = join(dir, "messy.csv");
+  writeFileSync(file, messyCsv(300));
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
+  await page.selectOption('[data-testid="label-select"]', "outcome");
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  await page.fill('[data-testid="epsilon-input"]', "3");
+  await page.fill('[data-testid="delta-input"]', "1e-5");
+  await page.fill('[data-testid="mix-input"]', "3");
+  await page.fill('[data-testid="samples-input"]', "150");
+  await page.waitForFunction(() => /σx = [0-9.]+/.test(document.querySelector('[data-testid="noise-readout"]').textContent));
+  await page.click('[data-testid="synthesize-button"]');
+  const st = await waitForRun(page);
+  assert.equal(st.state, "done", st.text);
+
+  const data = await downloadBytes(page, "download-data");
+  assert.match(data.name, /\.csv$/);
+  const rows = parseCsv(data.bytes.toString("utf8"));
+  assert.deepEqual(rows[0], ["age", "income, yearly", "city", "score", "outcome"]);
+  assert.equal(rows.length - 1, 150);
+  const rec = await downloadBytes(page, "download-receipt");
+  const receipt = JSON.parse(rec.bytes.toString("utf8"));
+  assert.ok(receipt.epsilon <= 3 && receipt.epsilon > 2.5, `ε = ${receipt.epsilon}`);
+  assert.equal(receipt.randomness.seeded, false);
+
+  // The histogram preview is drawn.
+  await page.waitForSelector('[data-testid="preview"] canvas');
+  assert.deepEqual(networkRequestsAfterLoad(), []);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("images: a ZIP of PNG digits in class folders gives a ZIP of PNGs and a preview, with zero requests", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page();
+  const entries = [];
+  for (const cls of ["0", "1", "7"]) {
+    for (let i = 0; i < 12; i++) {
+      const px = Array.from({ length: 16 * 16 }, (_, j) => ((j * (Number(cls) + 3) + i * 7) % 256));
+      entries.push({ name: `digits/${cls}/img${i}.png`, data: png(16, 16, px) });
+    }
+  }
+  entries.push({ name: "__MACOSX/digits/0/._img0.png", data: Buffer.from("junk") });
+  const file = join(dir, "digits.zip");
+  writeFileSync(file, zip(entries));
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  await page.waitForFunction(() => /Classes/.test(document.getElementById("class-info").textContent));
+  await page.fill('[data-testid="epsilon-input"]', "5");
+  await page.fill('[data-testid="mix-input"]', "2");
+  await page.fill('[data-testid="samples-input"]', "30");
+  await page.click('[data-testid="synthesize-button"]');
+  const st = await waitForRun(page);
+  assert.equal(st.state, "done", st.text);
+  await page.waitForSelector('[data-testid="preview"] img');
+  const data = await downloadBytes(page, "download-data");
+  assert.match(data.name, /\.zip$/);
+  const files = unzip(data.bytes);
+  const pngs = files.filter((f) => f.name.endsWith(".png"));
+  assert.equal(pngs.length, 30);
+  for (const f of pngs) {
+    assert.match(f.name, /^(0|1|7)\/[^/]+\.png$/);
+    assert.deepEqual([...f.data.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  }
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  assert.ok(receipt.epsilon <= 5);
+  assert.deepEqual(networkRequestsAfterLoad(), []);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("bad input gets a friendly message in the page, and a corrected run works", async () => {
+  const { page } = await app.page();
+  const file = join(dir, "small.csv");
+  writeFileSync(file, "x,y,label\n1,2,a\n3,4,a\n5,6,b\n7,8,b\n9,1,b\n");
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
+  await page.selectOption('[data-testid="label-select"]', "label");
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("2 classes"));
+
+  const expectError = async (field, value, re) => {
+    await page.fill(`[data-testid="${field}"]`, value);
+    await page.click('[data-testid="synthesize-button"]');
+    const st = await waitForRun(page);
+    assert.equal(st.state, "error", `${field}=${value}: ${st.text}`);
+    assert.match(st.text, re);
+  };
+  await expectError("epsilon-input", "-1", /epsilon|ε/);
+  await expectError("epsilon-input", "abc", /ε|number/);
+  await page.fill('[data-testid="epsilon-input"]', "2");
+  await expectError("delta-input", "2", /delta|δ/);
+  await page.fill('[data-testid="delta-input"]', "1e-5");
+  await expectError("mix-input", "3", /class|mix/); // class "a" has 2 rows
+  await page.fill('[data-testid="mix-input"]', "2");
+  await expectError("samples-input", "1", /samples|T/);
+  await page.fill('[data-testid="samples-input"]', "");
+  await page.click('[data-testid="synthesize-button"]');
+  assert.equal((await waitForRun(page)).state, "done");
+  await page.context().close();
+});
+
+test("the CSP is served as a header and a meta tag, and blocks a deliberate fetch and sendBeacon", async () => {
+  const { page, networkRequestsAfterLoad } = await app.page();
+  const res = await page.request.get(app.url);
+  const header = res.headers()["content-security-policy"];
+  assert.match(header, /default-src 'none'/);
+  assert.match(header, /connect-src 'none'/);
+  const meta = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', "content");
+  assert.match(meta, /connect-src 'none'/);
+  assert.match(meta, /script-src 'self' 'wasm-unsafe-eval'/);
+
+  const out = await page.evaluate(async (target) => {
+    const violations = [];
+    document.addEventListener("securitypolicyviolation", (e) => violations.push(e.violatedDirective));
+    let fetched;
+    try {
+      await fetch(target, { method: "POST", body: "secret" });
+      fetched = "sent";
+    } catch {
+      fetched = "blocked";
+    }
+    let beacon;
+    try {
+      beacon = navigator.sendBeacon(target, "secret");
+    } catch {
+      beacon = false;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    return { fetched, beacon, violations };
+  }, `${app.url}leak`);
+  assert.equal(out.fetched, "blocked");
+  // sendBeacon may report that it queued the beacon; the CSP then refuses to send it.
+  assert.ok(out.violations.filter((v) => v.startsWith("connect-src")).length >= 2, JSON.stringify(out.violations));
+  assert.deepEqual(networkRequestsAfterLoad().filter((r) => r.url.includes("/leak")), []);
+  await page.context().close();
+});
+
+test("the demo datasets run without any request", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page();
+  await page.click('button[data-demo="iris"]');
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  await page.click('[data-testid="synthesize-button"]');
+  assert.equal((await waitForRun(page)).state, "done");
+  await page.click('button[data-demo="digits-images"]');
+  await page.waitForFunction(() => /Classes/.test(document.getElementById("class-info").textContent));
+  await page.fill('[data-testid="samples-input"]', "100");
+  await page.click('[data-testid="synthesize-button"]');
+  assert.equal((await waitForRun(page)).state, "done");
+  await page.waitForSelector('[data-testid="preview"] img');
+  assert.deepEqual(networkRequestsAfterLoad(), []);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

@@ -1,0 +1,175 @@
+// The npm package under Node: require and import, no init step, the CLI's numbers, errors as
+// JS Error objects, progress, and wasm-vs-native parity.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, cli, messyCsv, parseCsv, runCli } from "./helpers.mjs";
+import { execFileSync } from "node:child_process";
+
+const require = createRequire(import.meta.url);
+const cjs = require("privmix");
+const esm = await import("privmix");
+
+test("require and import give the same API, with no init step", async () => {
+  for (const name of ["account", "calibrate", "rdp", "synthesizeCsv", "inspectCsv", "noisePreview", "Dataset"]) {
+    assert.equal(typeof cjs[name], "function", `require: ${name}`);
+    assert.equal(typeof esm[name], "function", `import: ${name}`);
+  }
+  assert.equal(typeof esm.default, "function");
+  await esm.default(); // a no-op in Node, kept for isomorphic code
+  assert.match(cjs.version(), /^\d+\.\d+\.\d+ /);
+});
+
+test("account, calibrate and rdp match the native CLI exactly", () => {
+  const a = cjs.account({ pool: 6000, mix: 4, sigmaX: 0.5, samples: 6000, delta: 1e-5 });
+  const ac = runCli(["account", "--pool", "6000", "--mix", "4", "--sigma-x", "0.5", "--samples", "6000", "--delta", "1e-5"]);
+  assert.equal(a.epsilon, ac.epsilon);
+  assert.equal(a.order, ac.order);
+  assert.equal(a.epsilonOtherPreset.epsilon, ac.epsilon_other_preset.epsilon);
+  assert.equal(a.mode, "label-free");
+
+  const c = esm.calibrate({ pool: 6000, mix: 4, samples: 6000, delta: 1e-5, epsilon: 3 });
+  const cc = runCli(["calibrate", "--pool", "6000", "--mix", "4", "--samples", "6000", "--delta", "1e-5", "--epsilon", "3"]);
+  assert.equal(c.sigmaX, cc.sigma_x);
+  assert.ok(c.epsilon <= 3);
+
+  const r = cjs.rdp({ samplingRate: 0.01, noiseMultiplier: 1.5, orders: [2, 8, 32], preset: "paper" });
+  const rc = runCli(["rdp", "--sampling-rate", "0.01", "--noise-multiplier", "1.5", "--orders", "2,8,32", "--preset", "paper"]);
+  assert.deepEqual(r.orders, [2, 8, 32]);
+  assert.deepEqual(r.rdp, rc.rdp);
+});
+
+test("the accountant matches the shared reference values to 1e-9", () => {
+  const ref = JSON.parse(readFileSync(join(ROOT, "../shared/reference/rdp_wor_reference.json"), "utf8"));
+  const rows = ref.raw_rdp;
+  assert.ok(rows.length > 0);
+  for (const row of rows) {
+    const q = row.mix / row.pool;
+    for (const [preset, want] of [["default", row.rdp_strengthened], ["paper", row.rdp_paper]]) {
+      const got = cjs.rdp({ samplingRate: q, noiseMultiplier: row.z, orders: [row.order], preset }).rdp[0];
+      assert.ok(Math.abs(got - want) <= 1e-9 * Math.abs(want), `${preset} q=${q} z=${row.z} α=${row.order}: ${got} vs ${want}`);
+      assert.ok(got >= want * (1 - 1e-15), "never below the truth");
+    }
+  }
+});
+
+test("synthesizeCsv: a messy CSV, the input header, ⌊T/K⌋·K rows, ε ≤ target, progress", () => {
+  const seen = [];
+  const { csv, receipt } = cjs.synthesizeCsv(messyCsv(), { label: "outcome", epsilon: 4, delta: 1e-5, mix: 3, samples: 100 }, (p) => seen.push(p));
+  const rows = parseCsv(csv);
+  assert.deepEqual(rows[0], ["age", "income, yearly", "city", "score", "outcome"]);
+  assert.equal(rows.length - 1, 99); // K = 3, ⌊100/3⌋ = 33 per class
+  assert.ok(receipt.epsilon <= 4 && receipt.epsilon > 3, `ε = ${receipt.epsilon}`);
+  assert.equal(receipt.delta, 1e-5);
+  assert.equal(receipt.randomness.seeded, false);
+  assert.ok(receipt.data.rows_dropped > 0, "the NA rows are dropped and counted");
+  assert.ok(seen.length >= 2 && seen.at(-1) === 1, `progress ${seen}`);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1]);
+  const labels = new Set(rows.slice(1).map((r) => r[4]));
+  assert.deepEqual([...labels].sort(), ["maybe", "no", "yes"]);
+});
+
+test("bad input is thrown as a JS Error carrying the Rust message", () => {
+  const csv = messyCsv(60);
+  const cases = [
+    [{ label: "outcome", epsilon: 0 }, /epsilon/],
+    [{ label: "outcome", epsilon: -1 }, /epsilon/],
+    [{ label: "outcome", epsilon: 1, delta: 1.5 }, /delta/],
+    [{ label: "outcome", epsilon: 1, mix: 500 }, /mix|class/],
+    [{ label: "outcome", epsilon: 1, mix: 0 }, /mix/],
+    [{ label: "nope", epsilon: 1 }, /nope/],
+    [{ label: "outcome", epsilon: 1, samples: 2 }, /samples/],
+    [{ label: "outcome", epsilon: 1, bogus: 1 }, /bogus/],
+    [{ epsilon: 1 }, /label/],
+  ];
+  for (const [opts, re] of cases) {
+    assert.throws(() => cjs.synthesizeCsv(csv, opts), (e) => e instanceof Error && re.test(e.message), JSON.stringify(opts));
+  }
+  assert.throws(() => cjs.synthesizeCsv('a,b\n1,"x\n', { label: "b", epsilon: 1 }), Error);
+  assert.throws(() => cjs.synthesizeCsv("x,label\nNaN,a\n1,b\n", { label: "label", epsilon: 1 }), Error);
+  assert.throws(() => cjs.synthesizeCsv("", { label: "label", epsilon: 1 }), Error);
+  assert.throws(() => cjs.account({ pool: 10, mix: 4, sigmaX: 1, samples: 10, delta: 0 }), /delta/);
+  // The module still works after errors.
+  assert.ok(cjs.account({ pool: 10, mix: 4, sigmaX: 1, samples: 10, delta: 1e-5 }).epsilon > 0);
+});
+
+test("wasm and native give the same output for the same seed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "privmix-parity-"));
+  const input = join(ROOT, "demo/digits-8x8.csv");
+  const schema = JSON.parse(readFileSync(join(ROOT, "demo/digits-8x8.schema.json"), "utf8"));
+  const out = join(dir, "out.csv");
+  const rec = join(dir, "receipt.json");
+  for (const normalize of ["public", "dp"]) {
+    const args = ["synth", "--input", input, "--label", "label", "--epsilon", "3", "--delta", "1e-5",
+      "--mix", "4", "--samples", "500", "--seed", "7", "--normalize", normalize, "--output", out, "--receipt", rec];
+    if (normalize === "public") args.push("--schema", join(ROOT, "demo/digits-8x8.schema.json"));
+    execFileSync(cli(), args, { stdio: "pipe" });
+    const w = cjs.synthesizeCsv(readFileSync(input), {
+      label: "label", epsilon: 3, delta: 1e-5, mix: 4, samples: 500, seed: 7, normalize,
+      ...(normalize === "public" ? { schema } : {}),
+    });
+    assert.equal(w.csv, readFileSync(out, "utf8"), `${normalize}: byte-identical output`);
+    const native = JSON.parse(readFileSync(rec, "utf8"));
+    assert.equal(w.receipt.epsilon, native.epsilon);
+    assert.equal(w.receipt.parameters.sigma_x, native.parameters.sigma_x);
+    assert.deepEqual(w.receipt.accountant.rdp, native.accountant.rdp);
+    assert.equal(w.receipt.randomness.seeded, true);
+    assert.match(w.receipt.randomness.source, /seeded, not for release/);
+  }
+});
+
+test("Dataset: class counts, synthesis as bytes, histograms and the utility check", () => {
+  const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
+  const ds = new cjs.Dataset(text, { label: "species" });
+  assert.equal(ds.rows, 150);
+  const cc = ds.classCounts();
+  assert.deepEqual(cc.counts, [50, 50, 50]);
+  const r = ds.synthesize({ epsilon: 5, delta: 1e-5, seed: 3 });
+  assert.ok(r.csv instanceof Uint8Array);
+  const rows = parseCsv(new TextDecoder().decode(r.csv));
+  assert.equal(rows.length - 1, 150);
+  const h = ds.histograms(r.csv);
+  assert.equal(h.length, 5);
+  const num = h.find((x) => x.kind === "numeric");
+  assert.equal(num.real.reduce((a, b) => a + b), 150);
+  assert.equal(num.synthetic.reduce((a, b) => a + b), 150);
+  const u = ds.utilityCheck({ epsilon: 5, delta: 1e-5, seed: 3 });
+  for (const k of ["syntheticAccuracy", "realAccuracy", "majorityAccuracy"]) assert.ok(u[k] >= 0 && u[k] <= 1, k);
+  assert.equal(u.testRows, 30);
+  assert.ok(u.realAccuracy > u.majorityAccuracy);
+  ds.free();
+});
+
+test("inspectCsv guesses the label and detects pixel tables", () => {
+  const s = cjs.inspectCsv(messyCsv(50));
+  assert.equal(s.suggestedLabel, "outcome");
+  assert.deepEqual(s.columns.map((c) => c.kind), ["integer", "numeric", "categorical", "numeric", "categorical"]);
+  const d = cjs.inspectCsv(readFileSync(join(ROOT, "demo/digits-8x8.csv")));
+  assert.equal(d.suggestedLabel, "label");
+  assert.equal(d.imageSide, 8);
+  assert.equal(s.imageSide, null);
+  // The page passes only the head of a large file: a cut line at the end is ignored.
+  const head = cjs.inspectCsv(messyCsv(200).slice(0, 1000));
+  assert.equal(head.suggestedLabel, "outcome");
+  assert.ok(head.rowsRead > 5);
+});
+
+test("noisePreview uses only public numbers and never overshoots", () => {
+  const p = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: "auto" });
+  assert.ok(p.epsilonMixing <= 2 * 0.9);
+  assert.equal(p.mix, p.suggestedMix);
+  assert.equal(p.samplesPerClass, 60);
+  const same = cjs.calibrate({ pool: 50, mix: p.mix, samples: 60, delta: 1e-5, epsilon: 1.8 });
+  assert.equal(p.sigmaX, same.sigmaX);
+  assert.throws(() => cjs.noisePreview({ classSizes: [5], epsilon: -1, delta: 1e-5, features: 2 }), /epsilon/);
+});
+
+test("writing a file is the caller's job: the result is plain data", () => {
+  const dir = mkdtempSync(join(tmpdir(), "privmix-api-"));
+  const { csv, receipt } = esm.synthesizeCsv(readFileSync(join(ROOT, "demo/iris.csv")), { label: "species", epsilon: 2 });
+  writeFileSync(join(dir, "s.csv"), csv);
+  assert.equal(JSON.parse(JSON.stringify(receipt)).epsilon, receipt.epsilon);
+});

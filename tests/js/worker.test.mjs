@@ -1,0 +1,54 @@
+// The worker protocol (js/worker-core.mjs) with the Node build standing in for the web build:
+// progress messages, results, errors as messages, transfers, and the dataset lifecycle.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { serve } from "../../js/worker-core.mjs";
+import { ROOT } from "./helpers.mjs";
+
+const privmix = createRequire(import.meta.url)("privmix");
+
+function fakeWorker() {
+  const scope = {
+    messages: [],
+    postMessage(m, transfer) {
+      this.messages.push({ m, transfer });
+    },
+  };
+  serve(async () => privmix, scope);
+  const call = async (id, op, args) => {
+    await scope.onmessage({ data: { id, op, args } });
+    return scope.messages.filter((x) => x.m.id === id);
+  };
+  return { scope, call };
+}
+
+test("worker-core answers with progress, then the result; errors come back as messages", async () => {
+  const { call } = fakeWorker();
+  const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
+  const loaded = await call(1, "loadDataset", [iris, { label: "species" }]);
+  assert.deepEqual(loaded.at(-1).m.result.counts, [50, 50, 50]);
+
+  const run = await call(2, "synthesizeDataset", [{ epsilon: 3, seed: 1 }]);
+  const progress = run.filter((x) => x.m.progress !== undefined).map((x) => x.m.progress);
+  assert.ok(progress.length >= 2 && progress.at(-1) === 1);
+  const last = run.at(-1);
+  assert.ok(last.m.result.csv instanceof Uint8Array);
+  assert.equal(last.transfer[0], last.m.result.csv.buffer, "the CSV bytes are transferred, not copied");
+  assert.ok(last.m.result.receipt.epsilon <= 3);
+
+  const bad = await call(3, "synthesizeDataset", [{ epsilon: -2 }]);
+  assert.match(bad.at(-1).m.error, /epsilon/);
+  assert.equal(bad.at(-1).m.fatal, false);
+
+  const unknown = await call(4, "nope", []);
+  assert.match(unknown.at(-1).m.error, /unknown operation/);
+});
+
+test("worker-core: dataset operations before a dataset is loaded are refused clearly", async () => {
+  const { call } = fakeWorker();
+  const r = await call(1, "utilityCheck", [{ epsilon: 1 }]);
+  assert.match(r.at(-1).m.error, /loadDataset/);
+});

@@ -1,0 +1,567 @@
+// The privmix browser app. All computation runs in a Web Worker (app-worker.js) on the same
+// Rust core as the CLI; this file only drives the page. Nothing here opens a connection.
+import { PrivmixWorker } from "./vendor/worker-client.mjs";
+import { demos } from "./vendor/demo-data.js";
+
+const $ = (id) => document.getElementById(id);
+const pm = new PrivmixWorker({
+  createWorker: () => new Worker(new URL("./app-worker.js", import.meta.url), { type: "module" }),
+});
+
+const state = {
+  kind: null, // "csv" | "images"
+  name: "data",
+  source: null, // File | string | Uint8Array (CSV), or File[] / ZIP bytes (images)
+  summary: null,
+  dataset: null, // {rows, rowsDropped, columns, labels, counts}
+  images: null, // {classes, counts, width, height, channels, images}
+  result: null, // {kind, data: Uint8Array, receipt, ...}
+  busy: false,
+  urls: [],
+  schema: null, // {json, source}: public bounds (a schema file, a demo's schema, or pixels)
+  fileSchema: null,
+};
+
+const PIXEL_SCHEMA_SOURCE = "pixels";
+
+function setSchema(schema) {
+  state.schema = schema;
+  const publicOpt = $("normalize-select").querySelector('option[value="public"]');
+  publicOpt.disabled = !schema;
+  publicOpt.textContent = schema ? `public: ranges from ${schema.source}` : "public: ranges from a schema (load one below)";
+  $("normalize-select").value = schema ? "public" : "dp";
+  scheduleReadout();
+}
+
+function pixelSchema(columns, label) {
+  const cols = {};
+  for (const c of columns) if (c !== label) cols[c] = { type: "numeric", min: 0, max: 255, integer: true };
+  return { columns: cols };
+}
+
+// ---------------------------------------------------------------- status and messages
+function setStatus(kind, text) {
+  const el = $("status");
+  el.dataset.state = kind;
+  el.textContent = text;
+}
+
+function friendly(err, what) {
+  const msg = String(err?.message ?? err).replace(/^privmix: (error: )?/, "");
+  return `${what}: ${msg}`;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $("synthesize-button").disabled = busy || !readyToRun();
+  $("utility-button").disabled = busy || !(state.kind === "csv" && state.dataset);
+  for (const b of document.querySelectorAll("button.demo")) b.disabled = busy;
+  $("file-input").disabled = busy;
+  $("folder-input").disabled = busy;
+}
+
+function readyToRun() {
+  return (state.kind === "csv" && state.dataset) || (state.kind === "images" && state.images);
+}
+
+function clearResult() {
+  state.result = null;
+  for (const u of state.urls) URL.revokeObjectURL(u);
+  state.urls = [];
+  $("preview").replaceChildren();
+  $("hist-controls").hidden = true;
+  $("download-data").disabled = true;
+  $("download-receipt").disabled = true;
+  $("receipt-summary").textContent = "";
+  $("utility-result").textContent = "";
+  $("progress").hidden = true;
+}
+
+// ---------------------------------------------------------------- loading data
+const IMAGE_RE = /\.(png|jpe?g)$/i;
+
+// wasm32 memory tops out at 4 GiB, and the table, the output and the input share it.
+const MAX_CSV_BYTES = 1024 * 1024 * 1024;
+const MAX_IMAGE_BYTES = 1024 * 1024 * 1024;
+
+async function loadFiles(files) {
+  if (!files.length) return;
+  clearResult();
+  const total = files.reduce((s, f) => s + f.size, 0);
+  const isCsv = files.length === 1 && !/\.(zip|png|jpe?g)$/i.test(files[0].name);
+  if (total > (isCsv ? MAX_CSV_BYTES : MAX_IMAGE_BYTES)) {
+    setStatus("error", `This input is ${(total / 2 ** 30).toFixed(2)} GiB; the browser app reads up to 1 GiB. Use the privmix command line for larger files, or split the data.`);
+    return;
+  }
+  if (total === 0) {
+    setStatus("error", `${files[0].name} is empty: choose a file with a header row and data rows.`);
+    return;
+  }
+  const first = files[0];
+  const base = first.name.replace(/\.(csv|tsv|txt|gz|zip|png|jpe?g)$/gi, "") || "data";
+  if (files.length === 1 && /\.zip$/i.test(first.name)) {
+    await loadImages(base, first);
+  } else if (files.every((f) => IMAGE_RE.test(f.name))) {
+    await loadImages("images", files);
+  } else if (files.length === 1) {
+    await loadCsv(base, first);
+  } else {
+    setStatus("error", "Choose one CSV/TSV file, one ZIP of class folders, or image files (PNG/JPEG) from class folders.");
+  }
+}
+
+async function loadCsv(name, source, demoSchema = null) {
+  state.kind = "csv";
+  $("pixels-row").hidden = true;
+  $("pixels-public").checked = false;
+  setSchema(demoSchema ? { json: demoSchema, source: `the ${name} schema (public bounds)` } : state.fileSchema);
+  state.name = name;
+  state.source = source;
+  state.dataset = null;
+  state.images = null;
+  $("label-select").hidden = true;
+  $("class-info").textContent = "";
+  setBusy(true);
+  setStatus("idle", "Reading the header…");
+  try {
+    const head = typeof source === "string" ? source.slice(0, 1 << 20) : source.slice(0, 1 << 20);
+    const summary = await pm.inspectCsv(head, 2000);
+    state.summary = summary;
+    const sel = $("label-select");
+    sel.replaceChildren(
+      ...summary.columns.map((c) => {
+        const o = document.createElement("option");
+        o.value = c.name;
+        o.textContent = `${c.name} (${c.kind}${c.distinct ? `, ${c.distinct} values` : ""})`;
+        return o;
+      }),
+    );
+    sel.value = summary.suggestedLabel ?? summary.columns[summary.columns.length - 1].name;
+    sel.hidden = false;
+    $("data-info").textContent = `${name}: ${summary.columns.length} columns${summary.imageSide ? `, looks like ${summary.imageSide}×${summary.imageSide} images` : ""}.`;
+    if (summary.imageSide && !demoSchema) {
+      $("pixels-row").hidden = false;
+      $("pixels-public").checked = true;
+    }
+    await chooseLabel(sel.value);
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not read this file"));
+    setBusy(false);
+  }
+}
+
+async function chooseLabel(label) {
+  clearResult();
+  setBusy(true);
+  setStatus("idle", "Reading the data…");
+  try {
+    const ds = await pm.loadDataset(state.source, { label });
+    state.dataset = ds;
+    if ($("pixels-public").checked && !$("pixels-row").hidden) {
+      setSchema({ json: pixelSchema(ds.columns, label), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
+    }
+    const classes = ds.labels.map((l, i) => `${l} (${ds.counts[i]})`);
+    const shown = classes.length > 12 ? classes.slice(0, 12).join(", ") + ", …" : classes.join(", ");
+    $("class-info").textContent =
+      `${ds.rows} rows in ${ds.labels.length} classes: ${shown}.` +
+      (ds.rowsDropped ? ` ${ds.rowsDropped} rows with missing values were dropped.` : "");
+    $("samples-input").placeholder = `same as input (${ds.rows})`;
+    setStatus("idle", "Ready. Set the privacy budget and press Synthesize.");
+  } catch (e) {
+    state.dataset = null;
+    setStatus("error", friendly(e, "Could not use this label"));
+  } finally {
+    setBusy(false);
+    scheduleReadout();
+  }
+}
+
+async function loadImages(name, source) {
+  state.kind = "images";
+  state.name = name;
+  state.source = source;
+  state.dataset = null;
+  state.images = null;
+  $("label-select").hidden = true;
+  $("class-info").textContent = "";
+  $("data-info").textContent = "";
+  setBusy(true);
+  setStatus("idle", "Reading the images…");
+  try {
+    const info = await pm.inspectImages(source, imageOptions());
+    state.images = info;
+    const classes = info.classNames.map((c, i) => `${c} (${info.classCounts[i]})`);
+    $("data-info").textContent = `${name}: ${info.images} images, resized to ${info.width}×${info.height} ${info.channels === 3 ? "RGB" : "grayscale"}.`;
+    $("class-info").textContent = `Classes from the folder names: ${classes.join(", ")}.`;
+    $("samples-input").placeholder = `same as input (${info.images})`;
+    setStatus("idle", "Ready. Set the privacy budget and press Synthesize.");
+  } catch (e) {
+    state.images = null;
+    setStatus("error", friendly(e, "Could not read these images"));
+  } finally {
+    setBusy(false);
+    scheduleReadout();
+  }
+}
+
+// ---------------------------------------------------------------- options and readout
+function num(id, name, { integer = false, optional = false } = {}) {
+  const raw = $(id).value.trim();
+  if (raw === "" && optional) return undefined;
+  const v = Number(raw);
+  if (raw === "" || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
+    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}; enter e.g. ${$(id).defaultValue || "100"}`);
+  }
+  return v;
+}
+
+function options() {
+  const epsilon = num("epsilon-input", "ε");
+  const delta = num("delta-input", "δ");
+  const mixRaw = $("mix-input").value.trim().toLowerCase();
+  const mix = mixRaw === "auto" ? "auto" : num("mix-input", "l", { integer: true });
+  const samples = num("samples-input", "T", { integer: true, optional: true });
+  const clip = num("clip-input", "c");
+  const seed = num("seed-input", "seed", { integer: true, optional: true });
+  const o = { epsilon, delta, mix, clip, preset: $("preset-select").value };
+  if (samples !== undefined) o.samples = samples;
+  if (seed !== undefined) o.seed = seed;
+  if (state.kind === "csv") {
+    o.label = $("label-select").value;
+    o.normalize = $("normalize-select").value;
+    if (o.normalize === "public") {
+      if (!state.schema) throw new Error("public normalization needs a schema with bounds: load one, or choose dp");
+      o.schema = state.schema.json;
+    }
+  }
+  return o;
+}
+
+function imageOptions() {
+  return {};
+}
+
+let readoutTimer = 0;
+let readoutSeq = 0;
+function scheduleReadout() {
+  clearTimeout(readoutTimer);
+  readoutTimer = setTimeout(updateReadout, 120);
+}
+
+async function updateReadout() {
+  const el = $("noise-readout");
+  const counts = state.kind === "csv" ? state.dataset?.counts : state.images?.classCounts;
+  if (!counts) {
+    el.textContent = "Load data to see the noise.";
+    drawCurve(null);
+    return;
+  }
+  const seq = ++readoutSeq;
+  try {
+    const o = options();
+    const features = state.kind === "csv" ? state.dataset.columns.length - 1 : state.images.width * state.images.height * state.images.channels;
+    const dpShare = state.kind === "csv" && o.normalize === "dp" ? 0.1 : 0;
+    if (state.kind === "csv" && o.normalize === "public") delete o.schema;
+    const r = await pm.noisePreview({
+      classSizes: counts, epsilon: o.epsilon, delta: o.delta, features, mix: o.mix,
+      samples: o.samples, clip: o.clip, normalizeShare: dpShare, preset: o.preset,
+    });
+    if (seq !== readoutSeq) return;
+    const k = counts.length;
+    el.textContent =
+      `Noise σx = ${r.sigmaX.toPrecision(4)} per feature (noise multiplier z = ${r.noiseMultiplier.toPrecision(4)}) ` +
+      `with l = ${r.mix}; ${r.samplesPerClass} rows per class, ${r.samplesPerClass * k} in all. ` +
+      `ε = ${r.epsilonMixing.toPrecision(4)} for mixing` +
+      (dpShare ? ` + ${(o.epsilon * dpShare).toPrecision(3)} for the private ranges` : "") +
+      ` at δ = ${o.delta}.`;
+    $("mix-suggestion").textContent = `Suggested: l = ${r.suggestedMix} (uses only class sizes, T and the budget).`;
+    drawCurve(r);
+  } catch (e) {
+    if (seq !== readoutSeq) return;
+    el.textContent = friendly(e, "Check the settings");
+    drawCurve(null);
+  }
+}
+
+function drawCurve(r) {
+  const c = $("eps-curve");
+  const g = c.getContext("2d");
+  g.clearRect(0, 0, c.width, c.height);
+  if (!r) return;
+  const xs = r.curve.map((p) => p[0]);
+  const ys = r.curve.map((p) => p[1]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y1 = Math.max(...ys) * 1.05;
+  const px = (x) => 40 + ((x - x0) / (x1 - x0 || 1)) * (c.width - 50);
+  const py = (y) => c.height - 20 - (y / (y1 || 1)) * (c.height - 30);
+  g.strokeStyle = "#888";
+  g.beginPath();
+  g.moveTo(40, 10);
+  g.lineTo(40, c.height - 20);
+  g.lineTo(c.width - 10, c.height - 20);
+  g.stroke();
+  g.fillStyle = "#333";
+  g.font = "11px sans-serif";
+  g.fillText("ε", 4, 16);
+  g.fillText(y1.toPrecision(3), 4, 28);
+  g.fillText("σx →", c.width - 44, c.height - 4);
+  g.strokeStyle = "#1f5fa8";
+  g.lineWidth = 2;
+  g.beginPath();
+  r.curve.forEach(([x, y], i) => (i ? g.lineTo(px(x), py(y)) : g.moveTo(px(x), py(y))));
+  g.stroke();
+  g.fillStyle = "#c0392b";
+  g.beginPath();
+  g.arc(px(r.sigmaX), py(r.epsilonMixing), 4, 0, 2 * Math.PI);
+  g.fill();
+}
+
+// ---------------------------------------------------------------- synthesis
+async function synthesize() {
+  if (state.busy || !readyToRun()) return;
+  let o;
+  try {
+    o = options();
+  } catch (e) {
+    setStatus("error", friendly(e, "Check the settings"));
+    return;
+  }
+  clearResult();
+  setBusy(true);
+  const bar = $("progress");
+  bar.hidden = false;
+  bar.value = 0;
+  setStatus("running", "Synthesizing… 0%");
+  const onProgress = (p) => {
+    bar.value = p;
+    $("status").textContent = `Synthesizing… ${Math.floor(p * 100)}%`;
+  };
+  try {
+    if (state.kind === "csv") {
+      const r = await pm.synthesizeDataset(o, onProgress);
+      state.result = { kind: "csv", data: r.csv, receipt: r.receipt };
+      const rows = r.receipt.parameters.rows_written;
+      setStatus("done", `Done: ${rows} synthetic rows with ε = ${r.receipt.epsilon.toFixed(4)}, δ = ${r.receipt.delta}.`);
+      showReceipt(r.receipt);
+      enableDownloads();
+      await showHistograms(r.csv);
+    } else {
+      const r = await pm.synthesizeImages(state.source, { ...o, ...imageOptions() }, onProgress);
+      state.result = { kind: "images", data: r.zip, receipt: r.receipt };
+      const rows = r.receipt.parameters.rows_written;
+      setStatus("done", `Done: ${rows} synthetic images with ε = ${r.receipt.epsilon.toFixed(4)}, δ = ${r.receipt.delta}.`);
+      showReceipt(r.receipt);
+      enableDownloads();
+      showImages(r.realPreview, r.preview);
+    }
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not synthesize"));
+  } finally {
+    bar.hidden = true;
+    setBusy(false);
+  }
+}
+
+function enableDownloads() {
+  $("download-data").disabled = false;
+  $("download-receipt").disabled = false;
+}
+
+function showReceipt(r) {
+  const lines = [
+    `ε = ${r.epsilon}, δ = ${r.delta} (${r.mechanism}, accountant preset ${r.accountant?.preset})`,
+    `Adjacency: ${r.guarantee.adjacency}`,
+    `Public: ${r.guarantee.public_information.join("; ")}`,
+    `Not protected: ${r.guarantee.unprotected.join("; ")}`,
+    `Randomness: ${r.randomness.source}`,
+  ];
+  $("receipt-summary").textContent = lines.join("\n");
+  if (r.warnings?.length) {
+    const d = document.createElement("details");
+    d.className = "warnings";
+    const sum = document.createElement("summary");
+    sum.textContent = `${r.warnings.length} warning${r.warnings.length > 1 ? "s" : ""} in the receipt`;
+    const ul = document.createElement("ul");
+    for (const w of r.warnings) {
+      const li = document.createElement("li");
+      li.textContent = w;
+      ul.append(li);
+    }
+    d.append(sum, ul);
+    $("receipt-summary").append(d);
+  }
+}
+
+// First `n` lines of a CSV held as bytes (for the preview; the output is round-robin over the
+// classes, so its head is representative).
+function headLines(bytes, n) {
+  let seen = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 10 && ++seen > n) return bytes.subarray(0, i + 1);
+  }
+  return bytes;
+}
+
+async function showHistograms(csvBytes) {
+  try {
+    const hists = await pm.histograms(headLines(csvBytes, 5000).slice());
+    const sel = $("hist-column");
+    const label = $("label-select").value;
+    const usable = hists.filter((h) => h.name !== label);
+    sel.replaceChildren(
+      ...usable.map((h, i) => {
+        const o = document.createElement("option");
+        o.value = String(i);
+        o.textContent = h.name;
+        return o;
+      }),
+    );
+    $("hist-controls").hidden = usable.length === 0;
+    const draw = () => {
+      const h = usable[Number(sel.value)];
+      $("preview").replaceChildren(histogramCanvas(h));
+    };
+    sel.onchange = draw;
+    if (usable.length) draw();
+  } catch (e) {
+    $("preview").textContent = friendly(e, "No preview");
+  }
+}
+
+function histogramCanvas(h) {
+  const c = document.createElement("canvas");
+  c.width = 560;
+  c.height = 200;
+  c.setAttribute("aria-label", `Histogram of ${h.name}: real (grey) against synthetic (blue)`);
+  const g = c.getContext("2d");
+  const sr = h.real.reduce((a, b) => a + b, 0) || 1;
+  const ss = h.synthetic.reduce((a, b) => a + b, 0) || 1;
+  const pr = h.real.map((v) => v / sr);
+  const ps = h.synthetic.map((v) => v / ss);
+  const top = Math.max(...pr, ...ps) || 1;
+  const n = h.bins.length;
+  const w = (c.width - 40) / n;
+  g.font = "11px sans-serif";
+  for (let i = 0; i < n; i++) {
+    const x = 30 + i * w;
+    const hr = (pr[i] / top) * (c.height - 40);
+    const hs = (ps[i] / top) * (c.height - 40);
+    g.fillStyle = "#9a9a9a";
+    g.fillRect(x, c.height - 20 - hr, w * 0.45, hr);
+    g.fillStyle = "#1f5fa8";
+    g.fillRect(x + w * 0.45, c.height - 20 - hs, w * 0.45, hs);
+  }
+  g.fillStyle = "#333";
+  g.fillText(`${h.name}: real (grey) vs synthetic (blue), share of rows per bin`, 30, 12);
+  g.fillText(h.bins[0] ?? "", 30, c.height - 6);
+  g.fillText(h.bins[n - 1] ?? "", c.width - 60, c.height - 6);
+  return c;
+}
+
+function showImages(realPng, synthPng) {
+  const box = $("preview");
+  const fig = (png, caption) => {
+    const f = document.createElement("figure");
+    const img = document.createElement("img");
+    const url = URL.createObjectURL(new Blob([png], { type: "image/png" }));
+    state.urls.push(url);
+    img.src = url;
+    img.alt = caption;
+    const cap = document.createElement("figcaption");
+    cap.textContent = caption;
+    f.append(img, cap);
+    return f;
+  };
+  box.replaceChildren(fig(realPng, "Real (a few per class)"), fig(synthPng, "Synthetic (a few per class)"));
+}
+
+// ---------------------------------------------------------------- utility check
+async function utilityCheck() {
+  if (state.busy || state.kind !== "csv" || !state.dataset) return;
+  let o;
+  try {
+    o = options();
+  } catch (e) {
+    $("utility-result").textContent = friendly(e, "Check the settings");
+    return;
+  }
+  setBusy(true);
+  $("utility-result").textContent = "Training on synthetic data from an 80% split, testing on the other 20%…";
+  try {
+    const r = await pm.utilityCheck({ ...o, testShare: 0.2, model: "logreg" });
+    $("utility-result").textContent =
+      `Logistic regression trained on ${r.syntheticRows} synthetic rows: accuracy ${(100 * r.syntheticAccuracy).toFixed(1)}% on ${r.testRows} held-out real rows ` +
+      `(trained on the real rows: ${(100 * r.realAccuracy).toFixed(1)}%; always guessing the largest class: ${(100 * r.majorityAccuracy).toFixed(1)}%). ` +
+      `This check is a separate run on the 80% split and stays in this page.`;
+  } catch (e) {
+    $("utility-result").textContent = friendly(e, "Utility check failed");
+  } finally {
+    setBusy(false);
+  }
+}
+
+// ---------------------------------------------------------------- downloads
+function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+$("download-data").addEventListener("click", () => {
+  const r = state.result;
+  if (!r) return;
+  if (r.kind === "csv") download(new Blob([r.data], { type: "text/csv" }), `${state.name}-synthetic.csv`);
+  else download(new Blob([r.data], { type: "application/zip" }), `${state.name}-synthetic.zip`);
+});
+$("download-receipt").addEventListener("click", () => {
+  const r = state.result;
+  if (!r) return;
+  download(new Blob([JSON.stringify(r.receipt, null, 2) + "\n"], { type: "application/json" }), `${state.name}-receipt.json`);
+});
+
+// ---------------------------------------------------------------- wiring
+$("file-input").addEventListener("change", (e) => loadFiles([...e.target.files]));
+$("folder-input").addEventListener("change", (e) =>
+  loadImages(e.target.files[0]?.webkitRelativePath.split("/")[0] || "images", [...e.target.files].filter((f) => IMAGE_RE.test(f.name))),
+);
+$("label-select").addEventListener("change", (e) => chooseLabel(e.target.value));
+$("pixels-public").addEventListener("change", (e) => {
+  if (e.target.checked && state.dataset) {
+    setSchema({ json: pixelSchema(state.dataset.columns, $("label-select").value), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
+  } else {
+    setSchema(state.fileSchema);
+  }
+});
+$("schema-input").addEventListener("change", async (e) => {
+  const f = e.target.files[0];
+  if (!f) return;
+  try {
+    const json = JSON.parse(await f.text());
+    state.fileSchema = { json, source: f.name };
+    setSchema(state.fileSchema);
+  } catch (err) {
+    setStatus("error", friendly(err, `The schema ${f.name} is not valid JSON`));
+  }
+});
+for (const id of ["epsilon-input", "delta-input", "mix-input", "samples-input", "clip-input"]) {
+  $(id).addEventListener("input", scheduleReadout);
+}
+for (const id of ["normalize-select", "preset-select"]) $(id).addEventListener("change", scheduleReadout);
+$("synthesize-button").addEventListener("click", synthesize);
+$("utility-button").addEventListener("click", utilityCheck);
+for (const b of document.querySelectorAll("button.demo")) {
+  b.addEventListener("click", async () => {
+    const d = demos[b.dataset.demo];
+    if (!d) return;
+    if (d.kind === "csv") await loadCsv(d.name, d.text, d.schema ?? null);
+    else await loadImages(d.name, d.bytes());
+  });
+}
+pm.version()
+  .then((v) => ($("version").textContent = v))
+  .catch((e) => setStatus("error", friendly(e, "The privmix engine did not start")));
+setStatus("idle", "Choose data to begin.");
