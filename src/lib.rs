@@ -8,6 +8,8 @@
 //! * [`accountant`]: RDP curves, subsampling bounds, conversion, calibration;
 //! * [`images`]: PNG/JPEG/ZIP/IDX input, resizing, image synthesis to a ZIP of PNGs, previews;
 //! * [`eval`]: train-on-synthetic, test-on-real models;
+//! * [`federated`]: federated DP-CDA (CAPE and conventional), simulated or across real
+//!   parties with no server;
 //! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end pipeline the CLI and the
 //!   browser build both call.
 pub mod accountant;
@@ -15,6 +17,7 @@ pub mod data;
 pub mod error;
 pub mod eval;
 pub mod evaluate;
+pub mod federated;
 pub mod images;
 pub mod math;
 pub mod mechanisms;

@@ -5,6 +5,8 @@
 //!   accountant is [`cda::accounting`].
 //! * [`dpmix`]: DPMix, mixing over the whole dataset with a dimension-dependent accountant
 //!   (SPEC §1.2), with hard or soft labels and a class-wise variant.
+//! * [`federated`]: federated DP-CDA, conventional and CAPE (SPEC §1.3), with its proof note
+//!   and the zero-sum and pairwise-seed noise.
 //! * [`local`] and [`projection`]: the baselines of the DP-CDA tables (SPEC §1.5), local
 //!   perturbation and random projection.
 //! * [`gaussian_steps`]: the accounting shape DPMix and the baselines share (T subsampled
@@ -15,6 +17,7 @@
 
 pub mod cda;
 pub mod dpmix;
+pub mod federated;
 pub mod gaussian;
 pub mod gaussian_steps;
 pub mod gmm;

@@ -229,9 +229,8 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     } else {
         None
     };
-    let t_num = upper_quantile_conservative(
-        FALSE_DETECTION_RATE / ((GRID_BINS + 1) * m_num.max(1)) as f64,
-    );
+    let t_num =
+        upper_quantile_conservative(FALSE_DETECTION_RATE / ((GRID_BINS + 1) * m_num.max(1)) as f64);
     let t_cat = dp_hist
         .as_ref()
         .filter(|_| m_cat > 0)

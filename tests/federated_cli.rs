@@ -1,0 +1,493 @@
+//! `privmix federated`: simulate, and the three-party keygen → contribute → aggregate run with
+//! no schema, plus the rejections (tampered, mismatched, duplicated, reused key) and the report
+//! of a missing party.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_privmix"))
+        .args(args)
+        .output()
+        .expect("privmix runs")
+}
+
+fn ok(out: &Output) -> serde_json::Value {
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "failed: {s}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(s.trim()).expect("one JSON object")
+}
+
+fn fails(out: &Output, needles: &[&str]) {
+    assert!(!out.status.success(), "should fail");
+    let e = String::from_utf8_lossy(&out.stderr);
+    for n in needles {
+        assert!(e.contains(n), "stderr lacks '{n}': {e}");
+    }
+}
+
+fn shared(rel: &str) -> PathBuf {
+    let p = std::env::var("PRIVMIX_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join(rel);
+    assert!(p.exists(), "test data {} is required", p.display());
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Splits iris into three party files (rows dealt round-robin) and returns the header.
+fn split_iris(dir: &Path) -> (String, Vec<PathBuf>) {
+    let text = std::fs::read_to_string(shared("data/iris.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().trim_end().to_string();
+    let rows: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    let paths: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let mut body = header.clone() + "\n";
+            for r in rows.iter().skip(i).step_by(3) {
+                body.push_str(r.trim_end());
+                body.push('\n');
+            }
+            let p = dir.join(format!("part{}.csv", i + 1));
+            std::fs::write(&p, body).unwrap();
+            p
+        })
+        .collect();
+    (header, paths)
+}
+
+struct Fed {
+    dir: tempfile::TempDir,
+    parts: Vec<PathBuf>,
+    header: String,
+}
+
+fn keys(f: &Fed) {
+    for i in 1..=3 {
+        let k = f.dir.path().join(format!("k{i}"));
+        let j = ok(&run(&[
+            "federated",
+            "keygen",
+            "--party",
+            &i.to_string(),
+            "--out",
+            s(&k),
+            "--json",
+        ]));
+        assert_eq!(j["party"], i);
+        assert!(f.dir.path().join(format!("k{i}.pub")).exists());
+    }
+}
+
+fn contribute(f: &Fed, i: usize, extra: &[&str]) -> Output {
+    let d = f.dir.path();
+    let peers: Vec<String> = (1..=3)
+        .filter(|&p| p != i)
+        .map(|p| d.join(format!("k{p}.pub")).display().to_string())
+        .collect();
+    let key = d.join(format!("k{i}"));
+    let out = d.join(format!("c{i}.json"));
+    let part = &f.parts[i - 1];
+    let mut args = vec![
+        "federated",
+        "contribute",
+        "--party",
+        &*Box::leak(i.to_string().into_boxed_str()),
+        "--key",
+        s(&key),
+        "--peers",
+        &*Box::leak(peers.join(",").into_boxed_str()),
+        "--input",
+        s(part),
+        "--label",
+        "species",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--mix",
+        "2",
+        "--samples",
+        "60",
+        "--output",
+        s(&out),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn setup() -> Fed {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, parts) = split_iris(dir.path());
+    let f = Fed { dir, parts, header };
+    keys(&f);
+    f
+}
+
+fn aggregate(f: &Fed, which: &[usize], extra: &[&str]) -> (Output, PathBuf, PathBuf) {
+    let d = f.dir.path();
+    let inputs: Vec<String> = which
+        .iter()
+        .map(|i| d.join(format!("c{i}.json")).display().to_string())
+        .collect();
+    let out = d.join("out.csv");
+    let rec = d.join("receipt.json");
+    let mut args = vec![
+        "federated".to_string(),
+        "aggregate".into(),
+        "--inputs".into(),
+        inputs.join(","),
+        "--output".into(),
+        out.display().to_string(),
+        "--receipt".into(),
+        rec.display().to_string(),
+        "--json".into(),
+    ];
+    args.extend(extra.iter().map(|x| x.to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    (run(&a), out, rec)
+}
+
+#[test]
+fn three_parties_without_schema_make_a_well_formed_csv() {
+    let f = setup();
+    for i in 1..=3 {
+        let j = ok(&contribute(&f, i, &[]));
+        assert_eq!(j["rows"], 60);
+        assert!(j["tau_e"].as_f64().unwrap() > 0.0);
+    }
+    let (o, out, rec) = aggregate(&f, &[1, 2, 3], &[]);
+    let j = ok(&o);
+    assert_eq!(j["rows"], 60);
+    assert_eq!(j["mode"], "multi-party");
+    assert!(j["parties_missing"].as_array().unwrap().is_empty());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), f.header);
+    let classes = ["setosa", "versicolor", "virginica"];
+    let mut n = 0;
+    for l in lines {
+        let cells: Vec<&str> = l.split(',').collect();
+        assert_eq!(cells.len(), 5, "{l}");
+        for c in &cells[..4] {
+            assert!(c.parse::<f64>().unwrap().is_finite(), "{l}");
+        }
+        assert!(classes.contains(&cells[4]), "{l}");
+        n += 1;
+    }
+    assert_eq!(n, 60);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    for v in [
+        "client",
+        "aggregate",
+        "aggregator",
+        "collusion",
+        "paper_claim",
+    ] {
+        assert!(r["views"][v]["epsilon"].as_f64().unwrap() > 0.0, "{v}");
+        assert!(
+            r["views"][v]["sampling_rate"].as_f64().unwrap() > 0.0,
+            "{v}"
+        );
+    }
+    assert_eq!(r["per_party"].as_array().unwrap().len(), 3);
+    assert_eq!(r["epsilon"], r["views"]["aggregator"]["epsilon"]);
+    // No agreed pool: every party relies on its own noise only, so the target holds even
+    // though the parties' class sizes differ.
+    assert_eq!(r["meets_target"], true);
+    assert!(r["epsilon"].as_f64().unwrap() <= 5.0);
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("--pool")));
+    // Each party's key now records the run: contributing again with the same key and
+    // parameters is refused (the correlated noise would repeat).
+    fails(
+        &contribute(&f, 1, &[]),
+        &["already contributed", "--session"],
+    );
+    // A new session is a new context.
+    ok(&contribute(&f, 1, &["--session", "second"]));
+}
+
+#[test]
+fn tampered_mismatched_and_missing_contributions() {
+    let f = setup();
+    for i in 1..=2 {
+        ok(&contribute(&f, i, &[]));
+    }
+    // Party 3 uses another session label: rejected, naming the parameter; no output left.
+    ok(&contribute(&f, 3, &["--session", "x"]));
+    let (o, out, rec) = aggregate(&f, &[1, 2, 3], &[]);
+    fails(&o, &["disagrees", "'session'"]);
+    assert!(!out.exists() && !rec.exists());
+    // Party 2's file edited by hand: integrity check fails.
+    let c2 = f.dir.path().join("c2.json");
+    let text = std::fs::read_to_string(&c2).unwrap();
+    let i = text.find("\"values\":\"").unwrap() + 10;
+    let mut bytes = text.into_bytes();
+    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+    let good = f.dir.path().join("c2.good");
+    std::fs::rename(&c2, &good).unwrap();
+    std::fs::write(&c2, &bytes).unwrap();
+    let (o, out, _) = aggregate(&f, &[1, 2], &[]);
+    fails(&o, &["integrity check failed", "party 2"]);
+    assert!(!out.exists());
+    std::fs::rename(&good, &c2).unwrap();
+    // The same file twice.
+    let (o, _, _) = aggregate(&f, &[1, 1], &[]);
+    fails(&o, &["twice"]);
+    // Party 3 missing: the run succeeds and says so.
+    let (o, out, rec) = aggregate(&f, &[1, 2], &[]);
+    let j = ok(&o);
+    assert_eq!(j["parties_missing"], serde_json::json!([3]));
+    assert!(out.exists());
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert_eq!(r["parameters"]["parties_missing"], serde_json::json!([3]));
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("did not contribute")));
+    assert!(!r["residual_noise"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn bad_inputs_are_named() {
+    let f = setup();
+    let d = f.dir.path();
+    // keygen refuses to overwrite a key.
+    fails(
+        &run(&[
+            "federated",
+            "keygen",
+            "--party",
+            "1",
+            "--out",
+            s(&d.join("k1")),
+        ]),
+        &["out", "exists"],
+    );
+    // Wrong party for the key.
+    let out = d.join("c.json");
+    fails(
+        &run(&[
+            "federated",
+            "contribute",
+            "--party",
+            "2",
+            "--key",
+            s(&d.join("k1")),
+            "--peers",
+            s(&d.join("k2.pub")),
+            "--input",
+            s(&f.parts[0]),
+            "--label",
+            "species",
+            "--epsilon",
+            "5",
+            "--delta",
+            "1e-5",
+            "--samples",
+            "30",
+            "--output",
+            s(&out),
+        ]),
+        &["party = 2", "belongs to party 1"],
+    );
+    // A private key passed as a peer.
+    fails(
+        &run(&[
+            "federated",
+            "contribute",
+            "--party",
+            "1",
+            "--key",
+            s(&d.join("k1")),
+            "--peers",
+            s(&d.join("k2")),
+            "--input",
+            s(&f.parts[0]),
+            "--label",
+            "species",
+            "--epsilon",
+            "5",
+            "--delta",
+            "1e-5",
+            "--samples",
+            "30",
+            "--output",
+            s(&out),
+        ]),
+        &["public key"],
+    );
+    // No T.
+    fails(
+        &run(&[
+            "federated",
+            "contribute",
+            "--party",
+            "1",
+            "--key",
+            s(&d.join("k1")),
+            "--peers",
+            s(&d.join("k2.pub")),
+            "--input",
+            s(&f.parts[0]),
+            "--label",
+            "species",
+            "--epsilon",
+            "5",
+            "--delta",
+            "1e-5",
+            "--output",
+            s(&out),
+        ]),
+        &["samples", "--samples T"],
+    );
+    assert!(!out.exists());
+    // simulate: bad variant, one client.
+    let o = d.join("o.csv");
+    let r = d.join("r.json");
+    let iris = shared("data/iris.csv");
+    for (args, needle) in [
+        (
+            vec!["--variant", "magic", "--clients", "3"],
+            "variant = magic",
+        ),
+        (vec!["--variant", "cape", "--clients", "1"], "clients = 1"),
+        (
+            vec![
+                "--variant",
+                "cape",
+                "--clients",
+                "3",
+                "--partition",
+                "weird",
+            ],
+            "partition = weird",
+        ),
+    ] {
+        let mut a = vec![
+            "federated",
+            "simulate",
+            "--input",
+            s(&iris),
+            "--label",
+            "species",
+            "--epsilon",
+            "5",
+            "--delta",
+            "1e-5",
+            "--output",
+            s(&o),
+            "--receipt",
+            s(&r),
+        ];
+        a.extend(args);
+        fails(&run(&a), &[needle]);
+        assert!(!o.exists() && !r.exists());
+    }
+}
+
+#[test]
+fn simulate_gives_both_views_and_meets_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o.csv");
+    let r = dir.path().join("r.json");
+    let digits = shared("data/digits-8x8.csv");
+    let header = std::fs::read_to_string(&digits)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .trim_end()
+        .to_string();
+    let label = header.split(',').next().unwrap().to_string();
+    for variant in ["cape", "conventional"] {
+        let j = ok(&run(&[
+            "federated",
+            "simulate",
+            "--variant",
+            variant,
+            "--clients",
+            "5",
+            "--input",
+            s(&digits),
+            "--label",
+            &label,
+            "--epsilon",
+            "10",
+            "--delta",
+            "1e-5",
+            "--mix",
+            "4",
+            "--samples",
+            "500",
+            "--output",
+            s(&o),
+            "--receipt",
+            s(&r),
+            "--seed",
+            "1",
+            "--json",
+        ]));
+        assert!(j["epsilon"].as_f64().unwrap() <= 10.0);
+        assert_eq!(j["meets_target"], true);
+        let rec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+        assert_eq!(rec["variant"], variant);
+        for v in ["client", "aggregate"] {
+            assert!(rec["views"][v]["epsilon"].as_f64().unwrap() <= 10.0);
+            assert!(rec["views"][v]["sampling_rate"].as_f64().unwrap() > 0.0);
+        }
+        assert!(rec["views"]["paper_claim"]["epsilon"].as_f64().unwrap() > 0.0);
+        assert!(rec["views"]["paper_claim"]["statement"]
+            .as_str()
+            .unwrap()
+            .contains("paper's claim"));
+        let text = std::fs::read_to_string(&o).unwrap();
+        assert_eq!(text.lines().next().unwrap(), header);
+        assert_eq!(text.lines().count(), 501);
+    }
+    // Skewed partition runs too.
+    ok(&run(&[
+        "federated",
+        "simulate",
+        "--variant",
+        "cape",
+        "--clients",
+        "3",
+        "--partition",
+        "skewed",
+        "--input",
+        s(&digits),
+        "--label",
+        &label,
+        "--epsilon",
+        "10",
+        "--delta",
+        "1e-5",
+        "--samples",
+        "100",
+        "--output",
+        s(&o),
+        "--receipt",
+        s(&r),
+        "--seed",
+        "2",
+        "--json",
+    ]));
+}
