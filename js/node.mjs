@@ -8,7 +8,10 @@ const privmix = require("../pkg/node/privmix.js");
 export const {
   version, rdp, account, calibrate, noisePreview, inspectCsv, synthesizeCsv, Dataset,
 } = privmix;
-export const synthesizeImages = privmix.synthesizeImages;
+export const {
+  inspectImages, synthesizeImages, gmmRelease, gmmSample, federatedSimulate, federatedKeygen,
+  federatedContribute, federatedAggregate,
+} = privmix;
 export default async function init() {
   return privmix;
 }

@@ -1,7 +1,8 @@
 import type {
   AccountParams, AccountResult, CalibrateParams, CalibrateResult, RdpParams, RdpResult,
   PreviewParams, PreviewResult, CsvSummary, SynthOptions, Receipt, UtilityReport,
-  ColumnHistogram, ProgressCallback, ImageOptions, ImageSummary,
+  ColumnHistogram, ProgressCallback, ImageOptions, ImageSummary, GmmOptions, GmmResult, GmmModel,
+  FederatedOptions,
 } from "../pkg/web/privmix.js";
 
 export type CsvInput = string | Uint8Array | ArrayBuffer | Blob;
@@ -23,6 +24,12 @@ export declare class PrivmixWorker {
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): Promise<UtilityReport>;
   histograms(syntheticCsv: CsvInput): Promise<ColumnHistogram[]>;
+  gmmRelease(input: CsvInput, options: GmmOptions): Promise<GmmResult>;
+  gmmSample(model: GmmModel | string, samples: number, seed?: number): Promise<string>;
+  federatedSimulate(input: CsvInput, options: FederatedOptions): Promise<{ csv: string; receipt: Record<string, unknown> }>;
+  federatedKeygen(party: number): Promise<{ secretKey: string; publicKey: string }>;
+  federatedContribute(input: CsvInput, secretKey: string, peers: string[], options: FederatedOptions): Promise<{ contribution: string; secretKey: string }>;
+  federatedAggregate(contributions: (string | Uint8Array | Blob)[]): Promise<{ csv: string; receipt: Record<string, unknown> }>;
   terminate(): void;
 }
 export declare function createWorker(options?: { createWorker?: () => Worker }): PrivmixWorker;

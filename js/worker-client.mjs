@@ -110,6 +110,26 @@ export class PrivmixWorker {
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);
   }
+  /** `{model, kl, epsilon, delta, receipt, csv, marginals, referenceMarginals}`. */
+  gmmRelease(input, options) {
+    return this._call("gmmRelease", [input, options]);
+  }
+  gmmSample(model, samples, seed) {
+    return this._call("gmmSample", [model, samples, seed]);
+  }
+  federatedSimulate(input, options) {
+    return this._call("federatedSimulate", [input, options]);
+  }
+  federatedKeygen(party) {
+    return this._call("federatedKeygen", [party]);
+  }
+  federatedContribute(input, secretKey, peers, options) {
+    return this._call("federatedContribute", [input, secretKey, peers, options]);
+  }
+  /** Contributions as JSON texts, bytes or Files. */
+  federatedAggregate(contributions) {
+    return this._call("federatedAggregate", [contributions]);
+  }
   terminate() {
     for (const p of this._pending.values()) p.reject(new Error("privmix worker terminated"));
     this._pending.clear();

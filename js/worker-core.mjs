@@ -43,6 +43,25 @@ export function serve(loadModule, scope = self) {
         case "noisePreview":
           result = m[op](args[0]);
           break;
+        case "gmmRelease":
+        case "federatedSimulate":
+          result = m[op](await bytesOf(args[0]), args[1] ?? {});
+          break;
+        case "gmmSample":
+          result = m.gmmSample(args[0], args[1], args[2]);
+          break;
+        case "federatedKeygen":
+          result = m.federatedKeygen(args[0]);
+          break;
+        case "federatedContribute":
+          result = m.federatedContribute(await bytesOf(args[0]), args[1], args[2], args[3] ?? {});
+          break;
+        case "federatedAggregate": {
+          const texts = [];
+          for (const c of args[0]) texts.push(typeof c === "string" ? c : new TextDecoder().decode(await bytesOf(c)));
+          result = m.federatedAggregate(texts);
+          break;
+        }
         case "inspectCsv":
           result = m.inspectCsv(await bytesOf(args[0]), args[1]);
           break;

@@ -17,13 +17,22 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
   cargo install wasm-bindgen-cli --version "$WB_VERSION" --force
 fi
 
+# Two builds of the same crate: the core bindings (`wasm`: accountant, CSV and image
+# synthesis, utility check) for the main app page and the npm browser entry, and the full
+# bindings (`wasm-extra`: + GMM release and federated) for Node, `privmix/full` and the app's
+# GMM and Federated pages. The main page stays within its size budget.
+OUT=target/wasm32-unknown-unknown/wasm-release/privmix.wasm
 cargo build --lib --target wasm32-unknown-unknown --profile wasm-release --features wasm
-WASM=target/wasm32-unknown-unknown/wasm-release/privmix.wasm
+mkdir -p target/wasm-core target/wasm-full
+cp "$OUT" target/wasm-core/privmix.wasm
+cargo build --lib --target wasm32-unknown-unknown --profile wasm-release --features wasm-extra
+cp "$OUT" target/wasm-full/privmix.wasm
 
-rm -rf pkg/node pkg/web
+rm -rf pkg/node pkg/web pkg/web-full
 BINDGEN_FLAGS=(--remove-name-section --remove-producers-section)
-wasm-bindgen --target nodejs "${BINDGEN_FLAGS[@]}" --out-dir pkg/node "$WASM"
-wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/web "$WASM"
+wasm-bindgen --target nodejs "${BINDGEN_FLAGS[@]}" --out-dir pkg/node target/wasm-full/privmix.wasm
+wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/web target/wasm-core/privmix.wasm
+wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/web-full target/wasm-full/privmix.wasm
 
 # binaryen before 117 mistypes the externref table that wasm-bindgen emits for current Rust
 # (Debian 12 ships 108: the module then fails to instantiate), so older ones are skipped.
@@ -31,7 +40,7 @@ WASM_OPT_VERSION=$( (wasm-opt --version 2>/dev/null || true) | grep -oE '[0-9]+'
 if [ -n "${WASM_OPT_VERSION:-}" ] && [ "$WASM_OPT_VERSION" -lt 117 ]; then
   echo "build-wasm: wasm-opt $WASM_OPT_VERSION is too old for this wasm (needs binaryen >= 117); skipping it"
 elif command -v wasm-opt >/dev/null 2>&1; then
-  for f in pkg/node/privmix_bg.wasm pkg/web/privmix_bg.wasm; do
+  for f in pkg/node/privmix_bg.wasm pkg/web/privmix_bg.wasm pkg/web-full/privmix_bg.wasm; do
     wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
       --enable-mutable-globals --enable-reference-types --enable-multivalue \
       "$f" -o "$f.opt" && mv "$f.opt" "$f" || { rm -f "$f.opt"; echo "build-wasm: wasm-opt failed on $f; keeping it unoptimized"; }
@@ -42,18 +51,23 @@ fi
 
 # The browser app: glue, worker and the wasm inlined as base64, so the page can keep
 # connect-src 'none' (no fetch at all, not even for its own wasm).
-rm -rf www/vendor && mkdir -p www/vendor
+rm -rf www/vendor && mkdir -p www/vendor/full
+inline_wasm() { # $1 = wasm file, $2 = output module
+  node -e '
+const fs = require("fs");
+const zlib = require("zlib");
+const b = zlib.gzipSync(fs.readFileSync(process.argv[1]), { level: 9 });
+fs.writeFileSync(process.argv[2],
+  "// The privmix wasm module, gzip-compressed and base64-inlined so that the page needs no\n" +
+  "// fetch at all (CSP connect-src none). The worker inflates it with DecompressionStream.\n" +
+  "export const wasmGzipBase64 = \"" + b.toString("base64") + "\";\n");
+' "$1" "$2"
+}
 cp pkg/web/privmix.js www/vendor/privmix.js
+inline_wasm pkg/web/privmix_bg.wasm www/vendor/privmix-wasm.js
+cp pkg/web-full/privmix.js www/vendor/full/privmix.js
+inline_wasm pkg/web-full/privmix_bg.wasm www/vendor/full/privmix-wasm.js
 cp js/worker-core.mjs www/vendor/worker-core.mjs
 cp js/worker-client.mjs www/vendor/worker-client.mjs
 node scripts/make-demo-data.mjs
-node -e '
-const fs = require("fs");
-const zlib = require("zlib");
-const b = zlib.gzipSync(fs.readFileSync("pkg/web/privmix_bg.wasm"), { level: 9 });
-fs.writeFileSync("www/vendor/privmix-wasm.js",
-  "// The privmix wasm module, gzip-compressed and base64-inlined so that the page needs no\n" +
-  "// fetch at all (CSP connect-src none). app-worker.js inflates it with DecompressionStream.\n" +
-  "export const wasmGzipBase64 = \"" + b.toString("base64") + "\";\n");
-'
-echo "build-wasm: pkg/node, pkg/web and www/vendor are ready ($(wc -c < pkg/web/privmix_bg.wasm) bytes of wasm)"
+echo "build-wasm: pkg/node, pkg/web, pkg/web-full and www/vendor are ready ($(wc -c < pkg/web/privmix_bg.wasm) bytes of core wasm, $(wc -c < pkg/web-full/privmix_bg.wasm) full)"

@@ -3,6 +3,7 @@
 import { createServer } from "node:http";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
+import { gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(fileURLToPath(new URL("../www/", import.meta.url)));
@@ -55,8 +56,15 @@ const server = createServer(async (req, res) => {
       return;
     }
     if ((await stat(path).catch(() => null))?.isDirectory()) path = join(path, "index.html");
-    const body = await readFile(path);
-    res.writeHead(200, { ...headers, "Content-Type": TYPES[extname(path)] ?? "application/octet-stream" });
+    let body = await readFile(path);
+    const type = TYPES[extname(path)] ?? "application/octet-stream";
+    const extra = { "Content-Type": type, Vary: "Accept-Encoding" };
+    // Compress text and wasm for browsers that accept it (the app's size goal is gzipped).
+    if (/gzip/.test(req.headers["accept-encoding"] ?? "") && !type.startsWith("image/")) {
+      body = gzipSync(body, { level: 9 });
+      extra["Content-Encoding"] = "gzip";
+    }
+    res.writeHead(200, { ...headers, ...extra });
     res.end(req.method === "HEAD" ? undefined : body);
   } catch {
     res.writeHead(404, { ...headers, "Content-Type": "text/plain" }).end("not found");

@@ -25,6 +25,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
 echo "== wasm32 build of the library, and clippy on the bindings (feature wasm)"
 cargo build --target wasm32-unknown-unknown --lib
 cargo clippy --target wasm32-unknown-unknown --lib --features wasm -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib --features wasm-extra -- -D warnings
 
 echo "== cargo test"
 log=$(mktemp)

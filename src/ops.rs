@@ -1154,3 +1154,404 @@ pub fn synthesize_images(
         receipt: out.receipt,
     })
 }
+
+// ---------------------------------------------------------------------------------------
+// DP Gaussian-mixture release (`gmmRelease`, `gmmSample`)
+
+/// Options of `gmmRelease` (the JS names of the CLI's `gmm` flags).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GmmRequest {
+    /// Label column.
+    pub label: String,
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ (default 1e-5).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// `optimized` (default), `iid-gaussian`, `iid-laplace` or `colored-gaussian`.
+    #[serde(default)]
+    pub noise: Option<String>,
+    /// `record` (default) or `label`.
+    #[serde(default)]
+    pub adjacency: Option<String>,
+    /// Public bound B on each row's L2 norm.
+    #[serde(default)]
+    pub bound: Option<f64>,
+    /// Project to K principal components first.
+    #[serde(default)]
+    pub pca: Option<usize>,
+    /// `gaussian` (default) or `wishart`.
+    #[serde(default)]
+    pub covariance_noise: Option<String>,
+    /// Smoothing λ of the weight mapping (default 1e-3).
+    #[serde(default)]
+    pub lambda: Option<f64>,
+    /// Rows to sample from the released model (none by default).
+    #[serde(default)]
+    pub samples: Option<u64>,
+    /// Grid points of the marginal-density curves for the page (default 0: none).
+    #[serde(default)]
+    pub marginal_points: Option<usize>,
+    /// Fixed seed (tests only).
+    #[serde(default)]
+    pub seed: Option<f64>,
+}
+
+/// The result of [`gmm_release`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GmmReleaseResult {
+    /// The released model (the CLI's model JSON).
+    pub model: crate::mechanisms::gmm::GmmModel,
+    /// Exact KL(released ‖ non-private fit).
+    pub kl: f64,
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// The receipt.
+    pub receipt: crate::mechanisms::gmm::GmmReceipt,
+    /// Sampled rows as CSV (when `samples` was given).
+    pub csv: Option<String>,
+    /// Per-feature, per-class marginal densities of the released model on a grid.
+    pub marginals: Option<Vec<crate::mechanisms::gmm::MarginalCurves>>,
+    /// The same curves for the non-private fit (for the data owner's eyes only).
+    pub reference_marginals: Option<Vec<crate::mechanisms::gmm::MarginalCurves>>,
+}
+
+/// Sampled rows as CSV: the model's feature columns, then the label column (as the CLI).
+pub fn gmm_samples_csv(
+    model: &crate::mechanisms::gmm::GmmModel,
+    samples: usize,
+    rng: &mut ReleaseRng,
+) -> Result<Vec<u8>> {
+    let (classes, rows) = crate::mechanisms::gmm::sample(model, samples, rng)?;
+    let err = |e: csv::Error| Error::Data(format!("cannot write the samples: {e}"));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = model.output_features();
+    let d = header.len();
+    header.push(if model.label.is_empty() {
+        "label".into()
+    } else {
+        model.label.clone()
+    });
+    w.write_record(&header).map_err(err)?;
+    let mut cells: Vec<String> = Vec::with_capacity(d + 1);
+    for (c, r) in classes.iter().zip(&rows) {
+        cells.clear();
+        cells.extend(r.iter().map(|x| format!("{x}")));
+        cells.push(model.classes[*c].clone());
+        w.write_record(&cells).map_err(err)?;
+    }
+    w.into_inner()
+        .map_err(|e| Error::Data(format!("cannot write the samples: {e}")))
+}
+
+/// `gmmRelease`: fits the per-class GMM of a CSV and releases it under (ε, δ)-DP.
+pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
+    use crate::mechanisms::gmm::{self, GmmData, GmmOptions};
+    check_epsilon(r.epsilon)?;
+    let delta = r.delta.unwrap_or(1e-5);
+    check_delta(delta)?;
+    let d = GmmOptions::default();
+    let opts = GmmOptions {
+        epsilon: r.epsilon,
+        delta,
+        noise: match &r.noise {
+            Some(s) => s.parse()?,
+            None => d.noise,
+        },
+        adjacency: match &r.adjacency {
+            Some(s) => s.parse()?,
+            None => d.adjacency,
+        },
+        bound: r.bound,
+        lambda: r.lambda.unwrap_or(d.lambda),
+        pca: r.pca,
+        covariance_noise: match &r.covariance_noise {
+            Some(s) => s.parse()?,
+            None => d.covariance_noise,
+        },
+        ..d
+    };
+    if r.samples == Some(0) {
+        return Err(Error::param(
+            "samples",
+            0,
+            "sample at least 1 row, or leave samples out",
+        ));
+    }
+    let table = read_csv_bytes(
+        csv,
+        &CsvOptions {
+            label: Some(r.label.clone()),
+            ..CsvOptions::default()
+        },
+    )?;
+    let mut data = GmmData::from_table(&table)?;
+    // Exact f64 cells (the table stores f32), so that `kl` refers to the input as written.
+    if let Ok(d) = data
+        .exact_values_from_csv(csv, table.delimiter)
+        .and_then(|v| data.clone().with_exact_values(v))
+    {
+        data = d;
+    }
+    drop(table);
+    let mut rng = rng_for(r.seed)?;
+    let release = gmm::release_gmm_data(&data, &opts, &mut rng)?;
+    let csv_out = match r.samples {
+        Some(t) => Some(
+            String::from_utf8(gmm_samples_csv(&release.model, t as usize, &mut rng)?)
+                .map_err(|_| Error::Data("internal: the samples are not UTF-8".into()))?,
+        ),
+        None => None,
+    };
+    let (marginals, reference_marginals) = match r.marginal_points {
+        Some(p) if p > 0 => {
+            let reference = gmm::reference_model(&data)?;
+            let reference = match &release.model.projection {
+                // Curves are drawn in the model's own coordinates.
+                Some(_) => None,
+                None => Some(gmm::all_marginals(&reference, p)?),
+            };
+            (Some(gmm::all_marginals(&release.model, p)?), reference)
+        }
+        _ => (None, None),
+    };
+    Ok(GmmReleaseResult {
+        model: release.model,
+        kl: release.kl,
+        epsilon: release.epsilon,
+        delta: release.delta,
+        receipt: release.receipt,
+        csv: csv_out,
+        marginals,
+        reference_marginals,
+    })
+}
+
+/// `gmmSample`: rows sampled from a released model (post-processing).
+pub fn gmm_sample(model_json: &str, samples: usize, seed: Option<f64>) -> Result<String> {
+    let model: crate::mechanisms::gmm::GmmModel = serde_json::from_str(model_json)
+        .map_err(|e| Error::Data(format!("not a GMM model JSON: {e}")))?;
+    model
+        .validate()
+        .map_err(|e| Error::Data(format!("the model: {e}")))?;
+    if samples == 0 {
+        return Err(Error::param("samples", 0, "sample at least 1 row"));
+    }
+    let mut rng = rng_for(seed)?;
+    String::from_utf8(gmm_samples_csv(&model, samples, &mut rng)?)
+        .map_err(|_| Error::Data("internal: the samples are not UTF-8".into()))
+}
+
+// ---------------------------------------------------------------------------------------
+// Federated DP-CDA (`federatedSimulate`, `federatedKeygen`, `federatedContribute`,
+// `federatedAggregate`)
+
+/// Options shared by `federatedSimulate` and `federatedContribute`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FedRequest {
+    /// Label column.
+    pub label: String,
+    /// `cape` (default) or `conventional`.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ (default 1e-5).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// l (default 4).
+    #[serde(default)]
+    pub mix: Option<usize>,
+    /// Clip norm (default: automatic from the header).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// T (required to contribute).
+    #[serde(default)]
+    pub samples: Option<usize>,
+    /// `dp` (default) or `public` (with a schema).
+    #[serde(default)]
+    pub normalize: Option<String>,
+    /// Share of ε for DP normalization.
+    #[serde(default)]
+    pub normalize_share: Option<f64>,
+    /// Schema.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// Preset.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// Simulation: number of parties S.
+    #[serde(default)]
+    pub clients: Option<usize>,
+    /// Simulation: `iid` (default) or `skewed`.
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// Multi-party: agreed floor on every party's smallest class (CAPE's gain needs it).
+    #[serde(default)]
+    pub pool: Option<usize>,
+    /// Multi-party: agreed session label.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Fixed seed (tests only).
+    #[serde(default)]
+    pub seed: Option<f64>,
+}
+
+impl FedRequest {
+    fn options(&self) -> Result<(crate::federated::FedOptions, Option<Schema>)> {
+        let d = crate::federated::FedOptions::default();
+        let opts = crate::federated::FedOptions {
+            variant: match &self.variant {
+                Some(v) => v.parse()?,
+                None => d.variant,
+            },
+            epsilon: self.epsilon,
+            delta: self.delta.unwrap_or(1e-5),
+            mix: self.mix.unwrap_or(d.mix),
+            clip: self.clip,
+            samples: self.samples,
+            normalize: match &self.normalize {
+                Some(s) => s.parse()?,
+                None => d.normalize,
+            },
+            normalize_share: self.normalize_share.unwrap_or(d.normalize_share),
+            preset: preset_of(&self.preset)?,
+            orders: d.orders,
+            pool: self.pool,
+            session: self.session.clone(),
+        };
+        check_delta(opts.delta)?;
+        check_epsilon(opts.epsilon)?;
+        let schema = match &self.schema {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(s)) => Some(Schema::from_json(s)?),
+            Some(v) => Some(Schema::from_json(&v.to_string())?),
+        };
+        Ok((opts, schema))
+    }
+
+    fn table(&self, csv: &[u8], schema: &Option<Schema>) -> Result<Table> {
+        read_csv_bytes(
+            csv,
+            &CsvOptions {
+                label: Some(self.label.clone()),
+                schema: schema.clone(),
+                ..CsvOptions::default()
+            },
+        )
+    }
+}
+
+fn csv_sink() -> std::cell::RefCell<csv::Writer<Vec<u8>>> {
+    std::cell::RefCell::new(csv::Writer::from_writer(Vec::new()))
+}
+
+fn csv_string(w: std::cell::RefCell<csv::Writer<Vec<u8>>>) -> Result<String> {
+    let bytes = w
+        .into_inner()
+        .into_inner()
+        .map_err(|e| Error::Data(format!("cannot write the output: {e}")))?;
+    String::from_utf8(bytes).map_err(|_| Error::Data("internal: the output is not UTF-8".into()))
+}
+
+/// `federatedSimulate`: S parties in one process; `{csv, receipt}` with both views.
+pub fn federated_simulate(
+    csv: &[u8],
+    r: &FedRequest,
+) -> Result<(String, crate::federated::FedReceipt)> {
+    let (opts, schema) = r.options()?;
+    let clients = r.clients.ok_or_else(|| {
+        Error::param(
+            "clients",
+            "(none)",
+            "give the number of simulated parties, e.g. clients: 10",
+        )
+    })?;
+    let partition: crate::federated::Partition = match &r.partition {
+        Some(p) => p.parse()?,
+        None => crate::federated::Partition::Iid,
+    };
+    let table = r.table(csv, &schema)?;
+    let mut rng = rng_for(r.seed)?;
+    let w = csv_sink();
+    let err = |e: csv::Error| Error::Data(format!("cannot write the output: {e}"));
+    let receipt = crate::federated::simulate(
+        &table,
+        schema.as_ref(),
+        &opts,
+        clients,
+        partition,
+        &mut rng,
+        |h| w.borrow_mut().write_record(h).map_err(err),
+        |row| w.borrow_mut().write_record(row).map_err(err),
+    )?;
+    Ok((csv_string(w)?, receipt))
+}
+
+/// `federatedKeygen`: `(secretKey, publicKey)` as JSON texts (keep the first, share the
+/// second).
+pub fn federated_keygen(party: u32) -> Result<(String, String)> {
+    let mut rng = ReleaseRng::from_entropy()?;
+    Ok(crate::federated::keygen(party, &mut rng))
+}
+
+/// `federatedContribute`: this party's contribution file (JSON) and its secret key updated
+/// with the run it was used for (a key is refused for a run it already contributed to).
+pub fn federated_contribute(
+    csv: &[u8],
+    secret_key: &str,
+    peers: &[String],
+    r: &FedRequest,
+) -> Result<(String, String)> {
+    use crate::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
+    let mut key = SecretKeyFile::from_json(secret_key)?;
+    if peers.is_empty() {
+        return Err(Error::param(
+            "peers",
+            "(none)",
+            "load the other parties' public keys",
+        ));
+    }
+    let peers = peers
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            PublicKeyFile::from_json(p)
+                .map_err(|e| Error::Data(format!("public key {}: {e}", i + 1)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (opts, schema) = r.options()?;
+    let table = r.table(csv, &schema)?;
+    let mut rng = rng_for(r.seed)?;
+    let c = crate::federated::contribute(&table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
+    key.used_contexts.push(c.context.clone());
+    let key_json = serde_json::to_string_pretty(&key)
+        .map_err(|e| Error::Data(format!("internal: cannot write the key: {e}")))?;
+    Ok((c.to_json(), key_json))
+}
+
+/// `federatedAggregate`: averages contribution files into `{csv, receipt}`.
+pub fn federated_aggregate(
+    contributions: &[String],
+) -> Result<(String, crate::federated::FedReceipt)> {
+    let parsed = contributions
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            crate::federated::Contribution::from_json(c, &format!("contribution {}", i + 1))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let w = csv_sink();
+    let err = |e: csv::Error| Error::Data(format!("cannot write the output: {e}"));
+    let receipt = crate::federated::aggregate(
+        &parsed,
+        |h| w.borrow_mut().write_record(h).map_err(err),
+        |row| w.borrow_mut().write_record(row).map_err(err),
+    )?;
+    Ok((csv_string(w)?, receipt))
+}

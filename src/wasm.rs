@@ -8,6 +8,8 @@
 use crate::data::{read_csv_bytes, Table};
 use crate::error::Error;
 use crate::ops::{self, ImageInput, MechanismRequest, PreviewRequest, RdpRequest, SynthRequest};
+#[cfg(feature = "wasm-extra")]
+use crate::ops::{FedRequest, GmmRequest};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -117,6 +119,46 @@ export interface ColumnHistogram {
   name: string; kind: "numeric" | "categorical"; bins: string[]; real: number[]; synthetic: number[];
 }
 export type ProgressCallback = (fraction: number) => void;
+
+"#;
+
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(typescript_custom_section)]
+const TS_EXTRA_TYPES: &'static str = r#"
+export interface GmmOptions {
+  label: string; epsilon: number; delta?: number;
+  noise?: "optimized" | "iid-gaussian" | "iid-laplace" | "colored-gaussian";
+  /** `record` (default, worst-case DP with bound B) or `label` (the paper's; local sensitivity). */
+  adjacency?: "record" | "label";
+  bound?: number; pca?: number;
+  /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
+  covarianceNoise?: "gaussian" | "wishart";
+  lambda?: number;
+  /** Rows to sample from the released model. */
+  samples?: number;
+  /** Grid points of the marginal-density curves (for plots). */
+  marginalPoints?: number;
+  seed?: number;
+}
+/** The released GMM: the same JSON as `privmix gmm --model-out`. */
+export interface GmmModel {
+  classes: string[]; weights: number[]; means: number[][]; covariances: number[][][];
+  [key: string]: unknown;
+}
+export interface GmmResult {
+  model: GmmModel; kl: number; epsilon: number; delta: number; receipt: Record<string, unknown>;
+  csv: string | null; marginals: unknown[] | null; referenceMarginals: unknown[] | null;
+}
+export interface FederatedOptions {
+  label: string; epsilon: number; delta?: number; variant?: "cape" | "conventional";
+  mix?: number; clip?: number; samples?: number; normalize?: "dp" | "public";
+  normalizeShare?: number; schema?: object | string; preset?: Preset;
+  /** Simulation: the number of parties and how rows are split. */
+  clients?: number; partition?: "iid" | "skewed";
+  /** Multi-party: an agreed floor on every party's smallest class (CAPE's gain needs it), and a session label. */
+  pool?: number; session?: string;
+  seed?: number;
+}
 /** Image input: a ZIP of class folders, or files whose paths end in `<class>/<name>.png|jpg`. */
 export type ImageInput = Uint8Array | ArrayBuffer | { name: string; data: Uint8Array }[];
 export interface ImageSummary {
@@ -150,15 +192,21 @@ fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
         .map_err(|e| JsError::new(&format!("internal: cannot convert the result: {e}")))
 }
 
-/// Reads an options object. It goes through `serde_json::Value` so that every key is seen
-/// and a misspelt one is rejected by name (serde-wasm-bindgen reads only the known keys).
+/// The JSON text of an options object (`{}` for undefined or null). Going through JSON lets
+/// serde see every key, so a misspelt option is rejected by name, and keeps one deserializer
+/// (serde_json's) in the shipped wasm.
+fn json_of(v: &JsValue, what: &str) -> Result<String, JsError> {
+    if v.is_undefined() || v.is_null() {
+        return Ok("{}".into());
+    }
+    js_sys::JSON::stringify(v)
+        .map(String::from)
+        .map_err(|_| JsError::new(&format!("{what}: pass a plain options object")))
+}
+
+/// Reads an options object into a request type.
 fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsError> {
-    let value: serde_json::Value = if v.is_undefined() || v.is_null() {
-        serde_json::Value::Object(Default::default())
-    } else {
-        serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("{what}: {e}")))?
-    };
-    serde_json::from_value(value).map_err(|e| JsError::new(&format!("{what}: {e}")))
+    serde_json::from_str(&json_of(&v, what)?).map_err(|e| JsError::new(&format!("{what}: {e}")))
 }
 
 /// A string, Uint8Array or ArrayBuffer as bytes.
@@ -417,11 +465,8 @@ fn image_input(v: &JsValue) -> Result<ImageInput, JsError> {
 }
 
 fn image_options(v: JsValue) -> Result<(crate::images::ImageOptions, SynthRequest), JsError> {
-    let value: serde_json::Value = if v.is_undefined() || v.is_null() {
-        serde_json::Value::Object(Default::default())
-    } else {
-        serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("options: {e}")))?
-    };
+    let value: serde_json::Value = serde_json::from_str(&json_of(&v, "options")?)
+        .map_err(|e| JsError::new(&format!("options: {e}")))?;
     ops::image_request(value).map_err(js_err)
 }
 
@@ -461,5 +506,105 @@ pub fn synthesize_images(
             js_sys::Uint8Array::from(r.real_preview.as_slice()).into(),
         ),
         ("receipt", to_js(&r.receipt)?),
+    ])
+}
+
+/// Releases a DP Gaussian mixture model of a CSV: `{model, kl, epsilon, delta, receipt, csv,
+/// marginals, referenceMarginals}`.
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(js_name = gmmRelease, unchecked_return_type = "GmmResult")]
+pub fn gmm_release(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "GmmOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let bytes = bytes_of(&input, "gmmRelease")?;
+    let r: GmmRequest = from_js(options, "gmmRelease options")?;
+    to_js(&ops::gmm_release(&bytes, &r).map_err(js_err)?)
+}
+
+/// Samples rows (CSV text) from a released model (its JSON text or object).
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(js_name = gmmSample)]
+pub fn gmm_sample(
+    #[wasm_bindgen(unchecked_param_type = "GmmModel | string")] model: JsValue,
+    samples: u32,
+    seed: Option<f64>,
+) -> Result<String, JsError> {
+    let text = match model.as_string() {
+        Some(s) => s,
+        None => js_sys::JSON::stringify(&model)
+            .map_err(|_| JsError::new("gmmSample: the model is not JSON"))?
+            .into(),
+    };
+    ops::gmm_sample(&text, samples as usize, seed).map_err(js_err)
+}
+
+/// Simulated federated DP-CDA (CAPE or conventional): `{csv, receipt}` with both views.
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(
+    js_name = federatedSimulate,
+    unchecked_return_type = "{ csv: string; receipt: Record<string, unknown> }"
+)]
+pub fn federated_simulate(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "FederatedOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let bytes = bytes_of(&input, "federatedSimulate")?;
+    let r: FedRequest = from_js(options, "federatedSimulate options")?;
+    let (csv, receipt) = ops::federated_simulate(&bytes, &r).map_err(js_err)?;
+    object(&[
+        ("csv", JsValue::from_str(&csv)),
+        ("receipt", to_js(&receipt)?),
+    ])
+}
+
+/// A party's key pair: `{secretKey, publicKey}` as JSON texts (keep the first, share the second).
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(
+    js_name = federatedKeygen,
+    unchecked_return_type = "{ secretKey: string; publicKey: string }"
+)]
+pub fn federated_keygen(party: u32) -> Result<JsValue, JsError> {
+    let (secret, public) = ops::federated_keygen(party).map_err(js_err)?;
+    object(&[
+        ("secretKey", JsValue::from_str(&secret)),
+        ("publicKey", JsValue::from_str(&public)),
+    ])
+}
+
+/// This party's contribution: `{contribution, secretKey}` (JSON texts; save the updated key,
+/// which records the run so the key is never reused for it).
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(
+    js_name = federatedContribute,
+    unchecked_return_type = "{ contribution: string; secretKey: string }"
+)]
+pub fn federated_contribute(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+    #[wasm_bindgen(js_name = secretKey)] secret_key: String,
+    peers: Vec<String>,
+    #[wasm_bindgen(unchecked_param_type = "FederatedOptions")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let bytes = bytes_of(&input, "federatedContribute")?;
+    let r: FedRequest = from_js(options, "federatedContribute options")?;
+    let (contribution, key) =
+        ops::federated_contribute(&bytes, &secret_key, &peers, &r).map_err(js_err)?;
+    object(&[
+        ("contribution", JsValue::from_str(&contribution)),
+        ("secretKey", JsValue::from_str(&key)),
+    ])
+}
+
+/// Averages the parties' contribution files: `{csv, receipt}`.
+#[cfg(feature = "wasm-extra")]
+#[wasm_bindgen(
+    js_name = federatedAggregate,
+    unchecked_return_type = "{ csv: string; receipt: Record<string, unknown> }"
+)]
+pub fn federated_aggregate(contributions: Vec<String>) -> Result<JsValue, JsError> {
+    let (csv, receipt) = ops::federated_aggregate(&contributions).map_err(js_err)?;
+    object(&[
+        ("csv", JsValue::from_str(&csv)),
+        ("receipt", to_js(&receipt)?),
     ])
 }
