@@ -52,7 +52,7 @@ export async function startApp() {
     url,
     port,
     browser,
-    async page() {
+    async page(path = "") {
       const context = await browser.newContext({ acceptDownloads: true });
       const page = await context.newPage();
       const requests = [];
@@ -60,9 +60,13 @@ export async function startApp() {
       context.on("request", (r) => requests.push({ url: r.url(), at: Date.now(), worker: true }));
       const errors = [];
       page.on("pageerror", (e) => errors.push(String(e)));
-      await page.goto(url);
+      await page.goto(url + path);
       // Loaded: the worker has started and instantiated the wasm.
-      await page.waitForFunction(() => document.getElementById("version").textContent.length > 0);
+      if (path === "") {
+        await page.waitForFunction(() => document.getElementById("version").textContent.length > 0);
+      } else {
+        await page.waitForFunction(() => document.body.dataset.ready === "1");
+      }
       const loadedAt = Date.now();
       return {
         page,

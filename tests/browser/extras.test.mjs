@@ -1,0 +1,103 @@
+// The GMM release and Federated pages in headless Chromium, through their data-testid hooks,
+// with zero network requests after load.
+import test, { after, before } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, parseCsv } from "../js/helpers.mjs";
+import { downloadBytes, startApp } from "./harness.mjs";
+
+let app;
+const dir = mkdtempSync(join(tmpdir(), "privmix-extras-"));
+before(async () => {
+  app = await startApp();
+});
+after(async () => {
+  await app?.close();
+});
+
+async function waitState(page, testid) {
+  await page.waitForFunction(
+    (id) => ["done", "error"].includes(document.querySelector(`[data-testid="${id}"]`).dataset.state),
+    testid,
+    { timeout: 120_000 },
+  );
+  return page.evaluate((id) => {
+    const el = document.querySelector(`[data-testid="${id}"]`);
+    return { state: el.dataset.state, text: el.textContent };
+  }, testid);
+}
+
+test("GMM page: release on a CSV, plot, and the three downloads", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page("gmm.html");
+  await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));
+  await page.waitForSelector('[data-testid="gmm-label-select"]:not([hidden])');
+  await page.selectOption('[data-testid="gmm-label-select"]', "species");
+  await page.fill('[data-testid="gmm-epsilon-input"]', "2");
+  await page.click('[data-testid="gmm-release-button"]');
+  const st = await waitState(page, "gmm-status");
+  assert.equal(st.state, "done", st.text);
+  await page.waitForSelector('[data-testid="gmm-plot"] canvas');
+  const model = JSON.parse((await downloadBytes(page, "gmm-download-model")).bytes.toString("utf8"));
+  assert.equal(model.classes.length, 3);
+  assert.ok(Math.abs(model.weights.reduce((a, b) => a + b) - 1) < 1e-9);
+  const rows = parseCsv((await downloadBytes(page, "gmm-download-data")).bytes.toString("utf8"));
+  assert.equal(rows.length - 1, 150);
+  const receipt = JSON.parse((await downloadBytes(page, "gmm-download-receipt")).bytes.toString("utf8"));
+  assert.ok(receipt.epsilon <= 2);
+  assert.deepEqual(networkRequestsAfterLoad(), []);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("Federated page: three parties keygen → contribute → aggregate", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page("federated.html");
+  const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8").trim().split(/\r?\n/);
+  const keys = [];
+  for (const party of [1, 2, 3]) {
+    await page.fill('[data-testid="fed-party-input"]', String(party));
+    await page.click('[data-testid="fed-keygen-button"]');
+    assert.equal((await waitState(page, "fed-status")).state, "done");
+    const key = await downloadBytes(page, "fed-download-key");
+    const pub = await downloadBytes(page, "fed-download-pub");
+    const kp = join(dir, `p${party}.key.json`);
+    const pp = join(dir, `p${party}.pub.json`);
+    writeFileSync(kp, key.bytes);
+    writeFileSync(pp, pub.bytes);
+    keys.push({ kp, pp });
+    const csv = join(dir, `part${party}.csv`);
+    writeFileSync(csv, [iris[0], ...iris.slice(1).filter((_, i) => i % 3 === party - 1)].join("\n") + "\n");
+    keys[party - 1].csv = csv;
+  }
+  const contributions = [];
+  for (const [i, k] of keys.entries()) {
+    await page.setInputFiles('[data-testid="fed-key-input"]', k.kp);
+    await page.setInputFiles('[data-testid="fed-peers-input"]', keys.map((x) => x.pp));
+    await page.setInputFiles('[data-testid="fed-file-input"]', k.csv);
+    await page.waitForSelector('[data-testid="fed-label-select"]:not([hidden])');
+    await page.selectOption('[data-testid="fed-label-select"]', "species");
+    await page.fill('[data-testid="fed-epsilon-input"]', "5");
+    await page.fill('[data-testid="fed-mix-input"]', "2");
+    await page.fill('[data-testid="fed-samples-input"]', "60");
+    await page.click('[data-testid="fed-contribute-button"]');
+    const st = await waitState(page, "fed-status");
+    assert.equal(st.state, "done", st.text);
+    const c = await downloadBytes(page, "fed-download-contribution");
+    const cp = join(dir, `c${i + 1}.json`);
+    writeFileSync(cp, c.bytes);
+    contributions.push(cp);
+  }
+  await page.setInputFiles('[data-testid="fed-contributions-input"]', contributions);
+  await page.click('[data-testid="fed-aggregate-button"]');
+  const st = await waitState(page, "fed-status");
+  assert.equal(st.state, "done", st.text);
+  const rows = parseCsv((await downloadBytes(page, "fed-download-data")).bytes.toString("utf8"));
+  assert.deepEqual(rows[0], iris[0].split(","));
+  assert.equal(rows.length - 1, 60);
+  const receipt = JSON.parse((await downloadBytes(page, "fed-download-receipt")).bytes.toString("utf8"));
+  assert.ok(receipt.epsilon <= 5 + 1e-12);
+  assert.deepEqual(networkRequestsAfterLoad(), []);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

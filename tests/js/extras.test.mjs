@@ -1,0 +1,112 @@
+// The full build's GMM release and federated operations through the npm API (Node).
+import test from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, parseCsv } from "./helpers.mjs";
+
+const p = createRequire(import.meta.url)("privmix");
+const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
+
+function mvnLogDensityKl(m1, s1, m0, s0) {
+  // KL(N(m1,S1) || N(m0,S0)) for small d by Gaussian elimination (independent of the library).
+  const d = m1.length;
+  const inv = (A) => {
+    const n = A.length;
+    const M = A.map((r, i) => [...r, ...Array.from({ length: n }, (_, j) => (i === j ? 1 : 0))]);
+    for (let c = 0; c < n; c++) {
+      let piv = c;
+      for (let r = c + 1; r < n; r++) if (Math.abs(M[r][c]) > Math.abs(M[piv][c])) piv = r;
+      [M[c], M[piv]] = [M[piv], M[c]];
+      const v = M[c][c];
+      for (let j = 0; j < 2 * n; j++) M[c][j] /= v;
+      for (let r = 0; r < n; r++) if (r !== c) {
+        const f = M[r][c];
+        for (let j = 0; j < 2 * n; j++) M[r][j] -= f * M[c][j];
+      }
+    }
+    return M.map((r) => r.slice(n));
+  };
+  const det = (A) => {
+    const n = A.length;
+    const M = A.map((r) => [...r]);
+    let dt = 1;
+    for (let c = 0; c < n; c++) {
+      let piv = c;
+      for (let r = c + 1; r < n; r++) if (Math.abs(M[r][c]) > Math.abs(M[piv][c])) piv = r;
+      if (piv !== c) { [M[c], M[piv]] = [M[piv], M[c]]; dt = -dt; }
+      dt *= M[c][c];
+      for (let r = c + 1; r < n; r++) {
+        const f = M[r][c] / M[c][c];
+        for (let j = c; j < n; j++) M[r][j] -= f * M[c][j];
+      }
+    }
+    return dt;
+  };
+  const s0i = inv(s0);
+  let tr = 0;
+  for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) tr += s0i[i][j] * s1[j][i];
+  const dm = m0.map((v, i) => v - m1[i]);
+  let q = 0;
+  for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) q += dm[i] * s0i[i][j] * dm[j];
+  return 0.5 * (tr + q - d + Math.log(det(s0) / det(s1)));
+}
+
+test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed independently", () => {
+  const r = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, samples: 300, marginalPoints: 50, seed: 4 });
+  assert.ok(r.epsilon <= 2);
+  const m = r.model;
+  assert.equal(m.classes.length, 3);
+  assert.ok(Math.abs(m.weights.reduce((a, b) => a + b) - 1) < 1e-12 && m.weights.every((w) => w > 0));
+  for (const S of m.covariances) for (let i = 0; i < S.length; i++) for (let j = 0; j < S.length; j++) assert.equal(S[i][j], S[j][i]);
+  // The non-private fit (unbiased covariance) from the data itself.
+  const rows = parseCsv(iris).slice(1).filter((r) => r.length === 5);
+  let kl = 0;
+  m.classes.forEach((cls, k) => {
+    const x = rows.filter((r) => r[4] === cls).map((r) => r.slice(0, 4).map(Number));
+    const n = x.length;
+    const mu = [0, 1, 2, 3].map((j) => x.reduce((s, r) => s + r[j], 0) / n);
+    const S = [0, 1, 2, 3].map((a) => [0, 1, 2, 3].map((b) => x.reduce((s, r) => s + (r[a] - mu[a]) * (r[b] - mu[b]), 0) / (n - 1)));
+    const pi = n / rows.length;
+    kl += m.weights[k] * (Math.log(m.weights[k] / pi) + mvnLogDensityKl(m.means[k], m.covariances[k], mu, S));
+  });
+  assert.ok(Math.abs(kl - r.kl) <= 1e-6 * Math.max(1, Math.abs(kl)), `kl ${r.kl} vs independent ${kl}`);
+  const out = parseCsv(r.csv);
+  assert.equal(out.length - 1, 300);
+  assert.equal(r.marginals.length, 4);
+  assert.equal(r.marginals[0].density.length, 3);
+  const label = p.gmmRelease(iris, { label: "species", epsilon: 2, adjacency: "label", seed: 4 });
+  assert.ok(label.receipt.warnings.some((w) => /local sensitivity: not a worst-case DP guarantee/.test(w)));
+  const again = p.gmmSample(JSON.stringify(m), 20, 1);
+  assert.equal(parseCsv(again).length - 1, 20);
+  assert.throws(() => p.gmmRelease(iris, { label: "species", epsilon: -1 }), /epsilon/);
+  assert.throws(() => p.gmmRelease(iris, { label: "nope", epsilon: 1 }), /nope/);
+});
+
+test("federated: simulate gives both views; keygen → contribute → aggregate with three parties", () => {
+  const sim = p.federatedSimulate(iris, { label: "species", epsilon: 5, clients: 3, mix: 2, seed: 1 });
+  assert.ok(sim.receipt.epsilon <= 5 + 1e-12);
+  assert.ok(sim.receipt.views.client && sim.receipt.views.aggregate);
+
+  const keys = [1, 2, 3].map((i) => p.federatedKeygen(i));
+  const lines = iris.trim().split(/\r?\n/);
+  const header = lines[0];
+  const body = lines.slice(1);
+  const parts = [0, 1, 2].map((s) => [header, ...body.filter((_, i) => i % 3 === s)].join("\n") + "\n");
+  const pubs = keys.map((k) => k.publicKey);
+  const contributions = parts.map((csv, i) =>
+    p.federatedContribute(csv, keys[i].secretKey, pubs, { label: "species", epsilon: 5, mix: 2, samples: 60, seed: 10 + i }));
+  for (const c of contributions) assert.match(c.secretKey, /used_contexts/);
+  const agg = p.federatedAggregate(contributions.map((c) => c.contribution));
+  const rows = parseCsv(agg.csv);
+  assert.deepEqual(rows[0], header.split(","));
+  assert.equal(rows.length - 1, 60);
+  assert.ok(agg.receipt.epsilon <= 5 + 1e-12);
+  // A tampered contribution is rejected.
+  const bad = JSON.parse(contributions[1].contribution);
+  bad.rows += 1;
+  assert.throws(() => p.federatedAggregate([contributions[0].contribution, JSON.stringify(bad)]), Error);
+  // Reusing a key for the same run is refused.
+  assert.throws(() => p.federatedContribute(parts[0], contributions[0].secretKey, pubs, { label: "species", epsilon: 5, mix: 2, samples: 60 }), Error);
+});

@@ -1,0 +1,58 @@
+// Small helpers shared by the GMM and Federated pages.
+import { PrivmixWorker } from "./vendor/worker-client.mjs";
+
+export const $ = (id) => document.getElementById(id);
+
+export function fullWorker() {
+  return new PrivmixWorker({
+    createWorker: () => new Worker(new URL("./full-worker.js", import.meta.url), { type: "module" }),
+  });
+}
+
+export function setStatus(kind, text) {
+  const el = $("status");
+  el.dataset.state = kind;
+  el.textContent = text;
+}
+
+export function friendly(err, what) {
+  return `${what}: ${String(err?.message ?? err).replace(/^privmix: (error: )?/, "")}`;
+}
+
+export function num(id, name, { integer = false, optional = false } = {}) {
+  const raw = $(id).value.trim();
+  if (raw === "" && optional) return undefined;
+  const v = Number(raw);
+  if (raw === "" || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
+    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}`);
+  }
+  return v;
+}
+
+export function download(data, filename, type) {
+  const url = URL.createObjectURL(new Blob([data], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** Fills a label <select> from the CSV's header (first 1 MiB) and shows it. */
+export async function fillLabels(pm, source, select) {
+  const head = source.slice(0, 1 << 20);
+  const summary = await pm.inspectCsv(head, 2000);
+  select.replaceChildren(
+    ...summary.columns.map((c) => {
+      const o = document.createElement("option");
+      o.value = c.name;
+      o.textContent = c.name;
+      return o;
+    }),
+  );
+  select.value = summary.suggestedLabel ?? summary.columns[summary.columns.length - 1].name;
+  select.hidden = false;
+  return summary;
+}

@@ -1,0 +1,94 @@
+// The Federated page: make a key pair, contribute from my own data with the other parties'
+// public keys, and aggregate everyone's contribution files. Nothing is sent anywhere: the
+// files are downloaded and exchanged by the parties themselves.
+import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from "./common.js";
+
+const pm = fullWorker();
+const state = { secretKey: null, publicKey: null, party: null, contribution: null, updatedKey: null, result: null, source: null };
+
+async function keygen() {
+  try {
+    const party = num("party-input", "party", { integer: true });
+    const k = await pm.federatedKeygen(party);
+    Object.assign(state, { secretKey: k.secretKey, publicKey: k.publicKey, party });
+    $("download-key").disabled = false;
+    $("download-pub").disabled = false;
+    setStatus("done", `Party ${party}: key pair made. Download both; keep the private key, send the public key to the other parties.`);
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not make a key"));
+  }
+}
+
+async function contribute() {
+  try {
+    const keyFile = $("key-input").files[0];
+    const secretKey = keyFile ? await keyFile.text() : state.secretKey;
+    if (!secretKey) throw new Error("make a key pair above, or load your private key file");
+    const peers = await Promise.all([...$("peers-input").files].map((f) => f.text()));
+    if (!peers.length) throw new Error("load the other parties' public key files");
+    if (!state.source) throw new Error("choose your data file");
+    const o = {
+      label: $("label-select").value,
+      variant: $("variant-select").value,
+      epsilon: num("epsilon-input", "ε"),
+      delta: num("delta-input", "δ"),
+      mix: num("mix-input", "l", { integer: true }),
+      samples: num("samples-input", "T", { integer: true }),
+    };
+    const pool = num("pool-input", "pool", { integer: true, optional: true });
+    if (pool !== undefined) o.pool = pool;
+    setStatus("running", "Making the contribution…");
+    const r = await pm.federatedContribute(state.source, secretKey, peers, o);
+    state.contribution = r.contribution;
+    state.updatedKey = r.secretKey;
+    state.secretKey = r.secretKey;
+    state.party = JSON.parse(r.contribution).party;
+    $("download-contribution").disabled = false;
+    $("download-updated-key").disabled = false;
+    setStatus("done", `Contribution of party ${state.party} ready: download it and send it to the aggregator. Save the updated private key (it records this run, so the key is never reused for it).`);
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not contribute"));
+  }
+}
+
+async function aggregate() {
+  try {
+    const files = [...$("contributions-input").files];
+    if (!files.length) throw new Error("load the contribution files of the parties");
+    setStatus("running", "Aggregating…");
+    const texts = await Promise.all(files.map((f) => f.text()));
+    const r = await pm.federatedAggregate(texts);
+    state.result = r;
+    $("download-data").disabled = false;
+    $("download-receipt").disabled = false;
+    const rows = r.csv.trim().split("\n").length - 1;
+    setStatus("done", `Done: ${rows} synthetic rows with ε = ${Number(r.receipt.epsilon).toFixed(4)}, δ = ${r.receipt.delta}.`);
+    $("summary").textContent = (r.receipt.warnings ?? []).map((w) => `warning: ${w}`).join("\n");
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not aggregate"));
+  }
+}
+
+$("file-input").addEventListener("change", async (e) => {
+  const f = e.target.files[0];
+  if (!f) return;
+  state.source = f;
+  try {
+    await fillLabels(pm, f, $("label-select"));
+    setStatus("idle", `${f.name} loaded.`);
+  } catch (err) {
+    setStatus("error", friendly(err, "Could not read this file"));
+  }
+});
+$("keygen-button").addEventListener("click", keygen);
+$("download-key").addEventListener("click", () => download(state.secretKey, `party-${state.party}.key.json`, "application/json"));
+$("download-pub").addEventListener("click", () => download(state.publicKey, `party-${state.party}.pub.json`, "application/json"));
+$("contribute-button").addEventListener("click", contribute);
+$("download-contribution").addEventListener("click", () => download(state.contribution, `contribution-party-${state.party}.json`, "application/json"));
+$("download-updated-key").addEventListener("click", () => download(state.updatedKey, `party-${state.party}.key.json`, "application/json"));
+$("aggregate-button").addEventListener("click", aggregate);
+$("download-data").addEventListener("click", () => download(state.result.csv, "federated-synthetic.csv", "text/csv"));
+$("download-receipt").addEventListener("click", () => download(JSON.stringify(state.result.receipt, null, 2) + "\n", "federated-receipt.json", "application/json"));
+pm.ready()
+  .then(() => (document.body.dataset.ready = "1"))
+  .catch((e) => setStatus("error", friendly(e, "The privmix engine did not start")));

@@ -1,0 +1,148 @@
+// The GMM release page: fit and release a DP class-conditional Gaussian mixture in the
+// worker, plot its marginal densities against the data's histograms, download the model, the
+// sampled rows and the receipt.
+import { demos } from "./vendor/demo-data.js";
+import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from "./common.js";
+
+const pm = fullWorker();
+const state = { source: null, name: "data", result: null, hists: null };
+
+async function load(name, source) {
+  state.source = source;
+  state.name = name;
+  state.result = null;
+  for (const id of ["download-model", "download-data", "download-receipt"]) $(id).disabled = true;
+  $("release-button").disabled = true;
+  setStatus("idle", "Reading the header…");
+  try {
+    const s = await fillLabels(pm, source, $("label-select"));
+    $("data-info").textContent = `${name}: ${s.columns.length} columns.`;
+    $("release-button").disabled = false;
+    setStatus("idle", "Ready. Set ε and press Release.");
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not read this file"));
+  }
+}
+
+async function release() {
+  let o;
+  try {
+    o = {
+      label: $("label-select").value,
+      epsilon: num("epsilon-input", "ε"),
+      delta: num("delta-input", "δ"),
+      adjacency: $("adjacency-select").value,
+      noise: $("noise-select").value,
+      covarianceNoise: $("covariance-select").value,
+      marginalPoints: 120,
+    };
+    const bound = num("bound-input", "B", { optional: true });
+    if (bound !== undefined) o.bound = bound;
+    const t = num("samples-input", "T", { integer: true, optional: true });
+    o.samples = t ?? undefined;
+  } catch (e) {
+    setStatus("error", friendly(e, "Check the settings"));
+    return;
+  }
+  $("release-button").disabled = true;
+  setStatus("running", "Releasing the model…");
+  try {
+    const ds = await pm.loadDataset(state.source, { label: o.label });
+    if (o.samples === undefined) o.samples = ds.rows;
+    const r = await pm.gmmRelease(state.source, o);
+    state.result = r;
+    // The data's histograms on the same bins as the samples (for the plot only).
+    state.hists = await pm.histograms(r.csv).catch(() => null);
+    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; KL to the non-private fit = ${r.kl.toPrecision(4)}; ${o.samples} rows sampled.`);
+    $("summary").textContent = [
+      `classes: ${r.model.classes.join(", ")}`,
+      `weights: ${r.model.weights.map((w) => w.toFixed(4)).join(", ")}`,
+      ...(r.receipt.warnings ?? []).map((w) => `warning: ${w}`),
+    ].join("\n");
+    for (const id of ["download-model", "download-data", "download-receipt"]) $(id).disabled = false;
+    drawControls();
+  } catch (e) {
+    setStatus("error", friendly(e, "Could not release"));
+  } finally {
+    $("release-button").disabled = false;
+  }
+}
+
+function drawControls() {
+  const r = state.result;
+  const sel = $("feature-select");
+  const curves = r.marginals ?? [];
+  sel.replaceChildren(
+    ...curves.map((c, i) => {
+      const o = document.createElement("option");
+      o.value = String(i);
+      o.textContent = c.feature;
+      return o;
+    }),
+  );
+  $("plot-controls").hidden = curves.length === 0;
+  sel.onchange = () => draw(Number(sel.value));
+  if (curves.length) draw(0);
+}
+
+const COLORS = ["#1f5fa8", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#16a085", "#2c3e50", "#f39c12"];
+
+function draw(i) {
+  const r = state.result;
+  const curve = r.marginals[i];
+  const hist = state.hists?.find((h) => h.name === curve.feature && h.kind === "numeric");
+  const c = document.createElement("canvas");
+  c.width = 620;
+  c.height = 240;
+  c.setAttribute("aria-label", `${curve.feature}: released per-class densities over the data's histogram`);
+  const g = c.getContext("2d");
+  const xs = curve.grid;
+  const x0 = Math.min(xs[0], ...(hist ? [Number(hist.bins[0])] : []));
+  const x1 = xs[xs.length - 1];
+  const px = (x) => 40 + ((x - x0) / (x1 - x0 || 1)) * (c.width - 60);
+  // Data histogram as a density (grey), over the same axis.
+  let top = 0;
+  const dens = curve.density.map((d, k) => d.map((v) => v * r.model.weights[k]));
+  for (const d of dens) top = Math.max(top, ...d);
+  let bars = [];
+  if (hist) {
+    const n = hist.real.reduce((a, b) => a + b, 0) || 1;
+    const edges = hist.bins.map(Number);
+    const w = edges.length > 1 ? edges[1] - edges[0] : 1;
+    bars = hist.real.map((v, j) => [edges[j], w, v / n / w]);
+    for (const b of bars) top = Math.max(top, b[2]);
+  }
+  const py = (y) => c.height - 24 - (y / (top || 1)) * (c.height - 44);
+  g.fillStyle = "#d5d8dc";
+  for (const [x, w, y] of bars) g.fillRect(px(x), py(y), Math.max(1, px(x + w) - px(x) - 1), c.height - 24 - py(y));
+  dens.forEach((d, k) => {
+    g.strokeStyle = COLORS[k % COLORS.length];
+    g.lineWidth = 2;
+    g.beginPath();
+    d.forEach((y, j) => (j ? g.lineTo(px(xs[j]), py(y)) : g.moveTo(px(xs[j]), py(y))));
+    g.stroke();
+  });
+  g.fillStyle = "#333";
+  g.font = "11px sans-serif";
+  g.fillText(`${curve.feature}: data histogram (grey) and the released model's π̃_k·density per class`, 40, 12);
+  r.model.classes.forEach((name, k) => {
+    g.fillStyle = COLORS[k % COLORS.length];
+    g.fillText(name, 40 + k * 90, c.height - 6);
+  });
+  $("plot").replaceChildren(c);
+}
+
+$("file-input").addEventListener("change", (e) => {
+  const f = e.target.files[0];
+  if (f) load(f.name.replace(/\.(csv|tsv|txt|gz)$/gi, ""), f);
+});
+$("demo-iris").addEventListener("click", () => load("iris", demos.iris.text));
+$("release-button").addEventListener("click", release);
+$("download-model").addEventListener("click", () =>
+  download(JSON.stringify(state.result.model, null, 2) + "\n", `${state.name}-gmm-model.json`, "application/json"));
+$("download-data").addEventListener("click", () => download(state.result.csv, `${state.name}-gmm-synthetic.csv`, "text/csv"));
+$("download-receipt").addEventListener("click", () =>
+  download(JSON.stringify(state.result.receipt, null, 2) + "\n", `${state.name}-gmm-receipt.json`, "application/json"));
+pm.ready()
+  .then(() => (document.body.dataset.ready = "1"))
+  .catch((e) => setStatus("error", friendly(e, "The privmix engine did not start")));
