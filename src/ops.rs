@@ -1053,15 +1053,14 @@ pub enum ImageInput {
     Files(Vec<(String, Vec<u8>)>),
 }
 
-/// Splits an options object into the image keys ([`ImageOptions`]) and the synthesis keys.
-pub fn image_request(value: serde_json::Value) -> Result<(ImageOptions, SynthRequest)> {
-    let serde_json::Value::Object(mut all) = value else {
-        return Err(Error::param(
-            "options",
-            value,
-            "pass an options object, e.g. {epsilon: 5}",
-        ));
+/// Splits an options object (JSON text) into the image keys ([`ImageOptions`]) and the
+/// synthesis keys ([`SynthRequest`]).
+pub fn image_request(json: &str) -> Result<(ImageOptions, SynthRequest)> {
+    let bad = |e: serde_json::Error| {
+        Error::param("options", e.to_string(), "check the option names and types")
     };
+    let mut all: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(bad)?;
     let mut img = serde_json::Map::new();
     for key in [
         "width", "height", "channels", "alpha", "maxSide", "maxBytes",
@@ -1070,13 +1069,11 @@ pub fn image_request(value: serde_json::Value) -> Result<(ImageOptions, SynthReq
             img.insert(key.to_string(), v);
         }
     }
-    let bad = |e: serde_json::Error| {
-        Error::param("options", e.to_string(), "check the option names and types")
-    };
+    // Both halves go through `from_str`, the one deserializer the wasm build already has.
     let image: ImageOptions =
-        serde_json::from_value(serde_json::Value::Object(img)).map_err(bad)?;
+        serde_json::from_str(&serde_json::Value::Object(img).to_string()).map_err(bad)?;
     let synth: SynthRequest =
-        serde_json::from_value(serde_json::Value::Object(all)).map_err(bad)?;
+        serde_json::from_str(&serde_json::Value::Object(all).to_string()).map_err(bad)?;
     if synth.label.is_some() {
         return Err(Error::param(
             "label",

@@ -465,9 +465,7 @@ fn image_input(v: &JsValue) -> Result<ImageInput, JsError> {
 }
 
 fn image_options(v: JsValue) -> Result<(crate::images::ImageOptions, SynthRequest), JsError> {
-    let value: serde_json::Value = serde_json::from_str(&json_of(&v, "options")?)
-        .map_err(|e| JsError::new(&format!("options: {e}")))?;
-    ops::image_request(value).map_err(js_err)
+    ops::image_request(&json_of(&v, "options")?).map_err(js_err)
 }
 
 /// Classes, counts and the output shape of a ZIP or a list of image files.
