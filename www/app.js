@@ -238,7 +238,17 @@ function options() {
 }
 
 function imageOptions() {
-  return {};
+  const o = {};
+  const size = $("image-size-input").value.trim();
+  if (size) {
+    const m = /^(\d+)\s*[x×*,]\s*(\d+)$/i.exec(size) ?? /^(\d+)$/.exec(size);
+    if (!m) throw new Error(`image size “${size}” is not W×H; enter e.g. 28x28`);
+    o.width = Number(m[1]);
+    o.height = Number(m[2] ?? m[1]);
+  }
+  const ch = $("image-channels-select").value;
+  if (ch) o.channels = Number(ch);
+  return o;
 }
 
 let readoutTimer = 0;
@@ -551,6 +561,12 @@ for (const id of ["epsilon-input", "delta-input", "mix-input", "samples-input", 
   $(id).addEventListener("input", scheduleReadout);
 }
 for (const id of ["normalize-select", "preset-select"]) $(id).addEventListener("change", scheduleReadout);
+// A new image shape changes the feature count: read the images again.
+for (const id of ["image-size-input", "image-channels-select"]) {
+  $(id).addEventListener("change", () => {
+    if (state.kind === "images" && state.source) loadImages(state.name, state.source);
+  });
+}
 $("synthesize-button").addEventListener("click", synthesize);
 $("utility-button").addEventListener("click", utilityCheck);
 for (const b of document.querySelectorAll("button.demo")) {
