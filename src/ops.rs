@@ -347,6 +347,15 @@ pub struct SynthRequest {
     pub model: Option<String>,
 }
 
+/// A schema given as an object or as JSON text (the CLI's schema file format).
+fn schema_of(v: &Option<serde_json::Value>) -> Result<Option<Schema>> {
+    match v {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Schema::from_json(s).map(Some),
+        Some(v) => Schema::from_json(&v.to_string()).map(Some),
+    }
+}
+
 /// The random generator a request asks for.
 pub fn rng_for(seed: Option<f64>) -> Result<ReleaseRng> {
     match seed {
@@ -367,11 +376,7 @@ pub fn rng_for(seed: Option<f64>) -> Result<ReleaseRng> {
 impl SynthRequest {
     /// The schema, if any.
     pub fn schema(&self) -> Result<Option<Schema>> {
-        match &self.schema {
-            None | Some(serde_json::Value::Null) => Ok(None),
-            Some(serde_json::Value::String(s)) => Schema::from_json(s).map(Some),
-            Some(v) => Schema::from_json(&v.to_string()).map(Some),
-        }
+        schema_of(&self.schema)
     }
 
     /// CSV reading options.
@@ -1424,12 +1429,7 @@ impl FedRequest {
         };
         check_delta(opts.delta)?;
         check_epsilon(opts.epsilon)?;
-        let schema = match &self.schema {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(s)) => Some(Schema::from_json(s)?),
-            Some(v) => Some(Schema::from_json(&v.to_string())?),
-        };
-        Ok((opts, schema))
+        Ok((opts, schema_of(&self.schema)?))
     }
 
     fn table(&self, csv: &[u8], schema: &Option<Schema>) -> Result<Table> {
