@@ -10,7 +10,7 @@ use privmix::federated::{aggregate, contribute, simulate, Contribution, FedOptio
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
 use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
-use privmix::mechanisms::gmm::{self, Adjacency, GmmData, GmmModel, GmmOptions};
+use privmix::mechanisms::gmm::{self, Adjacency, GmmModel, GmmOptions};
 use privmix::mechanisms::local::{calibrate_local, LocalPrivacy};
 use privmix::preprocess::NormalizeMode;
 use privmix::rng::ReleaseRng;
@@ -1103,7 +1103,7 @@ fn rng_for(seed: Option<u64>) -> Result<ReleaseRng> {
     }
 }
 
-/// Writes sampled rows as CSV: the model's feature columns, then the label column.
+/// Writes `samples` rows sampled from `model` as CSV (see `ops::gmm_samples_csv`).
 fn write_samples(
     staged: &mut Staged,
     path: &Path,
@@ -1111,34 +1111,13 @@ fn write_samples(
     samples: usize,
     rng: &mut ReleaseRng,
 ) -> Result<usize> {
-    let (classes, rows) = gmm::sample(model, samples, rng)?;
-    let (_, f) = staged.file(path)?;
+    let bytes = privmix::ops::gmm_samples_csv(model, samples, rng)?;
+    let (_, mut f) = staged.file(path)?;
     let name = path.display().to_string();
-    let err = |e: csv::Error| Error::Data(format!("{name}: cannot write: {e}"));
-    let mut w = csv::Writer::from_writer(std::io::BufWriter::new(f));
-    let mut header = model.output_features();
-    let d = header.len();
-    header.push(if model.label.is_empty() {
-        "label".into()
-    } else {
-        model.label.clone()
-    });
-    w.write_record(&header).map_err(err)?;
-    let mut cells: Vec<String> = Vec::with_capacity(d + 1);
-    for (c, r) in classes.iter().zip(&rows) {
-        cells.clear();
-        cells.extend(r.iter().map(|x| format!("{x}")));
-        cells.push(model.classes[*c].clone());
-        w.write_record(&cells).map_err(err)?;
-    }
-    let inner = w
-        .into_inner()
-        .map_err(|e| Error::Data(format!("{name}: cannot write: {e}")))?;
-    let f = inner
-        .into_inner()
-        .map_err(|e| Error::Data(format!("{name}: cannot write: {e}")))?;
-    f.sync_all().map_err(|e| Error::io(name.clone(), e))?;
-    Ok(rows.len())
+    f.write_all(&bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| Error::io(name, e))?;
+    Ok(samples)
 }
 
 fn run_gmm(a: GmmArgs) -> Result<()> {
@@ -1221,16 +1200,10 @@ fn run_gmm(a: GmmArgs) -> Result<()> {
             table.rows_dropped
         );
     }
-    let mut data = GmmData::from_table(&table)?;
-    // exact f64 values of the cells (the table stores f32), so that `kl` refers to the input
-    // exactly as written
     let bytes = std::fs::read(&input).map_err(|e| Error::io(input.display().to_string(), e))?;
-    match data
-        .exact_values_from_csv(&bytes, table.delimiter)
-        .and_then(|v| data.clone().with_exact_values(v))
-    {
-        Ok(d) => data = d,
-        Err(e) => eprintln!("privmix: warning: using the f32 values of the input ({e})"),
+    let (data, warning) = privmix::ops::gmm_data_exact(&table, &bytes)?;
+    if let Some(w) = warning {
+        eprintln!("privmix: warning: {w}");
     }
     drop(bytes);
     drop(table);

@@ -1222,7 +1222,8 @@ pub struct GmmReleaseResult {
     pub reference_marginals: Option<Vec<crate::mechanisms::gmm::MarginalCurves>>,
 }
 
-/// Sampled rows as CSV: the model's feature columns, then the label column (as the CLI).
+/// Sampled rows as CSV: the model's feature columns, then the label column. The CLI's
+/// `gmm --samples` and `gmm sample` write these bytes too.
 pub fn gmm_samples_csv(
     model: &crate::mechanisms::gmm::GmmModel,
     samples: usize,
@@ -1250,9 +1251,29 @@ pub fn gmm_samples_csv(
         .map_err(|e| Error::Data(format!("cannot write the samples: {e}")))
 }
 
+/// The GMM input of a table read from `csv`, with the cells' exact f64 values (the table
+/// stores f32) so that `kl` refers to the input as written. When the exact values cannot be
+/// read, the f32 values are used and the reason is returned as a warning.
+pub fn gmm_data_exact(
+    table: &Table,
+    csv: &[u8],
+) -> Result<(crate::mechanisms::gmm::GmmData, Option<String>)> {
+    let data = crate::mechanisms::gmm::GmmData::from_table(table)?;
+    match data
+        .exact_values_from_csv(csv, table.delimiter)
+        .and_then(|v| data.clone().with_exact_values(v))
+    {
+        Ok(d) => Ok((d, None)),
+        Err(e) => Ok((
+            data,
+            Some(format!("using the f32 values of the input ({e})")),
+        )),
+    }
+}
+
 /// `gmmRelease`: fits the per-class GMM of a CSV and releases it under (ε, δ)-DP.
 pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
-    use crate::mechanisms::gmm::{self, GmmData, GmmOptions};
+    use crate::mechanisms::gmm::{self, GmmOptions};
     check_epsilon(r.epsilon)?;
     let delta = r.delta.unwrap_or(1e-5);
     check_delta(delta)?;
@@ -1291,14 +1312,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
             ..CsvOptions::default()
         },
     )?;
-    let mut data = GmmData::from_table(&table)?;
-    // Exact f64 cells (the table stores f32), so that `kl` refers to the input as written.
-    if let Ok(d) = data
-        .exact_values_from_csv(csv, table.delimiter)
-        .and_then(|v| data.clone().with_exact_values(v))
-    {
-        data = d;
-    }
+    let (data, _) = gmm_data_exact(&table, csv)?;
     drop(table);
     let mut rng = rng_for(r.seed)?;
     let release = gmm::release_gmm_data(&data, &opts, &mut rng)?;
