@@ -22,6 +22,15 @@ async function filesOf(list) {
   return out;
 }
 
+/** The bytes of a wasm module inlined as gzip + base64 (the app's pages fetch nothing). */
+export async function inflateBase64Gzip(text) {
+  const bin = atob(text);
+  const gz = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
+  const stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
 export function serve(loadModule, scope = self) {
   let loading = null;
   let dataset = null;

@@ -2,8 +2,8 @@
 // Rust core as the CLI; this file only drives the page. Nothing here opens a connection.
 import { PrivmixWorker } from "./vendor/worker-client.mjs";
 import { demos } from "./vendor/demo-data.js";
+import { $, download, friendly, num, setStatus } from "./common.js";
 
-const $ = (id) => document.getElementById(id);
 const pm = new PrivmixWorker({
   createWorker: () => new Worker(new URL("./app-worker.js", import.meta.url), { type: "module" }),
 });
@@ -40,17 +40,6 @@ function pixelSchema(columns, label) {
 }
 
 // ---------------------------------------------------------------- status and messages
-function setStatus(kind, text) {
-  const el = $("status");
-  el.dataset.state = kind;
-  el.textContent = text;
-}
-
-function friendly(err, what) {
-  const msg = String(err?.message ?? err).replace(/^privmix: (error: )?/, "");
-  return `${what}: ${msg}`;
-}
-
 function setBusy(busy) {
   state.busy = busy;
   $("synthesize-button").disabled = busy || !readyToRun();
@@ -205,16 +194,6 @@ async function loadImages(name, source) {
 }
 
 // ---------------------------------------------------------------- options and readout
-function num(id, name, { integer = false, optional = false } = {}) {
-  const raw = $(id).value.trim();
-  if (raw === "" && optional) return undefined;
-  const v = Number(raw);
-  if (raw === "" || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
-    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}; enter e.g. ${$(id).defaultValue || "100"}`);
-  }
-  return v;
-}
-
 function options() {
   const epsilon = num("epsilon-input", "ε");
   const delta = num("delta-input", "δ");
@@ -510,27 +489,16 @@ async function utilityCheck() {
 }
 
 // ---------------------------------------------------------------- downloads
-function download(blob, filename) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
 $("download-data").addEventListener("click", () => {
   const r = state.result;
   if (!r) return;
-  if (r.kind === "csv") download(new Blob([r.data], { type: "text/csv" }), `${state.name}-synthetic.csv`);
-  else download(new Blob([r.data], { type: "application/zip" }), `${state.name}-synthetic.zip`);
+  if (r.kind === "csv") download(r.data, `${state.name}-synthetic.csv`, "text/csv");
+  else download(r.data, `${state.name}-synthetic.zip`, "application/zip");
 });
 $("download-receipt").addEventListener("click", () => {
   const r = state.result;
   if (!r) return;
-  download(new Blob([JSON.stringify(r.receipt, null, 2) + "\n"], { type: "application/json" }), `${state.name}-receipt.json`);
+  download(JSON.stringify(r.receipt, null, 2) + "\n", `${state.name}-receipt.json`, "application/json");
 });
 
 // ---------------------------------------------------------------- wiring

@@ -1,4 +1,4 @@
-// Small helpers shared by the GMM and Federated pages.
+// Small helpers shared by the app's pages (index, GMM release, Federated).
 import { PrivmixWorker } from "./vendor/worker-client.mjs";
 
 export const $ = (id) => document.getElementById(id);
@@ -24,7 +24,7 @@ export function num(id, name, { integer = false, optional = false } = {}) {
   if (raw === "" && optional) return undefined;
   const v = Number(raw);
   if (raw === "" || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
-    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}`);
+    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}; enter e.g. ${$(id).defaultValue || "100"}`);
   }
   return v;
 }

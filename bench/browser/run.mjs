@@ -72,7 +72,7 @@ const browser = (b1 - b0 + (b3 - b2)) / 1000;
 // Shipped size (gzip -9), demo data excluded.
 const gz = (p) => gzipSync(readFileSync(p), { level: 9 }).length;
 // What the main page (index.html) loads: its scripts, the core wasm and the worker.
-const www = ["www/app.js", "www/app-worker.js", "www/vendor/privmix.js", "www/vendor/privmix-wasm.js",
+const www = ["www/app.js", "www/common.js", "www/app-worker.js", "www/vendor/privmix.js", "www/vendor/privmix-wasm.js",
   "www/vendor/worker-core.mjs", "www/vendor/worker-client.mjs"];
 // The GMM and Federated pages load the full build instead (informational).
 const fullPage = ["www/gmm.js", "www/federated.js", "www/common.js", "www/full-worker.js", "www/vendor/full/privmix.js",
