@@ -22,6 +22,19 @@ echo "== release CLI and the wasm package"
 cargo build --release --bin privmix
 bash scripts/build-wasm.sh
 
+# A fresh machine has no binaryen: the build must not depend on it (nor on any tool that the
+# scripts do not install). Build again with wasm-opt hidden and check every output is there.
+echo "== the wasm build with optional tools hidden (wasm-opt, binaryen)"
+tools_passed=0; tools_failed=0
+rm -rf www/vendor pkg/web
+if bash scripts/without-tools.sh wasm-opt wasm2js wasm-dis -- bash scripts/build-wasm.sh \
+   && [ -s www/vendor/privmix-wasm.js ] && [ -s www/vendor/full/privmix-wasm.js ] \
+   && [ -s pkg/web/privmix_bg.wasm ] && [ -s pkg/node/privmix_bg.wasm ]; then
+  echo "ok: build without wasm-opt"; tools_passed=1
+else
+  echo "FAILED: the wasm build needs a tool a fresh machine lacks"; tools_failed=1
+fi
+
 echo "== npm packages"
 if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
 
@@ -48,8 +61,8 @@ js_passed=$(count pass)
 js_failed=$(count fail)
 rm -f "$tap_node" "$tap_browser"
 
-passed=$((rust_passed + js_passed))
-failed=$((rust_failed + js_failed))
+passed=$((rust_passed + js_passed + tools_passed))
+failed=$((rust_failed + js_failed + tools_failed))
 if [ "$node_rc" != 0 ] || [ "$browser_rc" != 0 ]; then failed=$((failed > 0 ? failed : 1)); fi
 echo "tests: ${passed} passed, ${failed} failed"
 [ "$failed" = 0 ]
