@@ -1,15 +1,18 @@
 // The packed tarball in browser consumer projects (tests/consumers/web), each run in headless
 // Chromium doing a real synthesizeCsv and a worker call: webpack (wasm and worker as assets),
-// esbuild and Rollup (privmix/inline + a worker entry: nothing to copy), a plain page with an
-// import map, and a copy on another origin (a CDN) with the blob: worker recipe.
+// esbuild and Rollup (privmix/inline + a worker entry: nothing to copy), a Next.js build
+// (Turbopack), a plain page with an import map, and a copy on another origin (a CDN) with the
+// blob: worker recipe.
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import { chromium } from "playwright-core";
 import { consumer } from "../consumers/pack.mjs";
+import { ROOT } from "../js/helpers.mjs";
 import { chromiumPath } from "./harness.mjs";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
@@ -158,4 +161,22 @@ test("a worker that cannot load rejects with an error naming its URL (no synchro
   assert.equal(r.sync, null);
   assert.equal(r.name, "InternalError");
   assert.match(r.message, /missing-worker\.mjs/);
+});
+
+test("Next.js (Turbopack, static export): a page importing privmix builds and runs synthesizeCsv and a worker call", async () => {
+  const dir = consumer("next", { inside: true });
+  try {
+    execFileSync(process.execPath, [join(ROOT, "node_modules/next/dist/bin/next"), "build"], {
+      cwd: dir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }, timeout: 300_000,
+    });
+  } catch (e) {
+    throw new Error(`next build failed:\n${e.stdout}\n${e.stderr}`);
+  }
+  const s = await serve(join(dir, "out"));
+  servers.push(s.server);
+  try {
+    await runPage(s.url);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

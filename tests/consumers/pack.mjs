@@ -17,15 +17,25 @@ export function pack() {
   return packed;
 }
 
-/** A copy of tests/consumers/<name> with the packed privmix in node_modules. */
-export function consumer(name) {
+/**
+ * A copy of tests/consumers/<name> with the packed privmix in node_modules. `inside`: under
+ * the repository's target/ (frameworks such as Next.js then find their packages, and their
+ * project root, through the repository's node_modules and lockfile).
+ */
+export function consumer(name, { inside = false } = {}) {
   const { tarball } = pack();
-  const dir = mkdtempSync(join(tmpdir(), `privmix-${name}-`));
+  let dir;
+  if (inside) {
+    mkdirSync(join(ROOT, "target/consumers"), { recursive: true });
+    dir = mkdtempSync(join(ROOT, "target/consumers", `${name}-`));
+  } else {
+    dir = mkdtempSync(join(tmpdir(), `privmix-${name}-`));
+  }
   cpSync(join(ROOT, "tests/consumers", name), dir, { recursive: true });
   const pkg = join(dir, "node_modules/privmix");
   mkdirSync(pkg, { recursive: true });
   execFileSync("tar", ["-xzf", tarball, "-C", pkg, "--strip-components=1"]);
-  symlinkSync(join(ROOT, "node_modules/@types"), join(dir, "node_modules/@types"), "dir");
+  if (!inside) symlinkSync(join(ROOT, "node_modules/@types"), join(dir, "node_modules/@types"), "dir");
   return dir;
 }
 
