@@ -1,5 +1,5 @@
 // The packed tarball in browser consumer projects (tests/consumers/web), each run in headless
-// Chromium doing a real synthesizeCsv and a worker call: webpack (wasm and worker as assets),
+// Chromium doing a real synthesizeCsv and a worker call: Vite and webpack (wasm and worker as assets),
 // esbuild and Rollup (privmix/inline + a worker entry: nothing to copy), a Next.js build
 // (Turbopack), a plain page with an import map, and a copy on another origin (a CDN) with the
 // blob: worker recipe.
@@ -58,6 +58,7 @@ async function runPage(url, { full = true } = {}) {
     assert.equal(r.workerRows, 60);
     assert.ok(r.workerEpsilon <= 3);
     assert.ok(r.progress >= 1, "the worker reports progress");
+    assert.equal(r.aborted, "AbortError", "an aborted worker call rejects with an AbortError");
     assert.equal(r.bad?.name !== undefined && /epsilon/.test(r.bad.message), true, JSON.stringify(r.bad));
     if (full) assert.equal(r.fullWorker, true, "the default worker runs the full build");
     return r;
@@ -87,6 +88,23 @@ test("webpack 5: privmix with its wasm asset and the default worker", async () =
   assert.ok(!stats.hasErrors(), stats.toString("errors-only"));
   assert.deepEqual(stats.compilation.warnings.map(String), [], "webpack builds without a warning");
   await runPage(await serveBuilt(outDir, "./main.js"));
+});
+
+test("Vite: privmix with its wasm asset and the default worker, from the tarball", async () => {
+  const dir = consumer("web");
+  writeFileSync(join(dir, "index.html"), readFileSync(join(dir, "index.html"), "utf8").replace("./main.js", "./main-assets.js"));
+  const { build } = await import("vite");
+  const outDir = join(dir, "dist");
+  const warnings = [];
+  await build({
+    root: dir, configFile: false, logLevel: "silent",
+    customLogger: { info() {}, warn: (m) => warnings.push(m), warnOnce: (m) => warnings.push(m), error: (m) => warnings.push(m), clearScreen() {}, hasErrorLogged: () => false, hasWarned: false },
+    build: { outDir, target: "es2022", emptyOutDir: true }, worker: { format: "es" },
+  });
+  assert.deepEqual(warnings, []);
+  const s = await serve(outDir);
+  servers.push(s.server);
+  await runPage(s.url);
 });
 
 test("esbuild: privmix/inline and a worker entry, without a warning, nothing to copy", async () => {

@@ -12,13 +12,18 @@ try {
   const pm = new PrivmixWorker(globalThis.PRIVMIX_WORKER ?? {});
   let progress = 0;
   const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2 }, () => progress++);
+  // Aborting a running call rejects it with an AbortError; the next call gets a fresh worker.
+  const ac = new AbortController();
+  const aborted = await pm
+    .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, signal: ac.signal }, () => ac.abort())
+    .then(() => "resolved", (e) => e.name);
   const keys = await pm.federatedKeygen(1); // a full-build method: the default worker is complete
   let bad = null;
   await pm.synthesizeCsv(CSV, { label: "label", epsilon: -1 }).catch((e) => (bad = { name: e.name, message: e.message }));
   pm.terminate();
   out.textContent = JSON.stringify({
     ok: true, directRows: rows(direct.csv), epsilon: direct.receipt.epsilon, sigmaX: cal.sigmaX,
-    workerRows: rows(w.csv), workerEpsilon: w.receipt.epsilon, progress, fullWorker: typeof keys.publicKey === "string", bad,
+    workerRows: rows(w.csv), workerEpsilon: w.receipt.epsilon, progress, aborted, fullWorker: typeof keys.publicKey === "string", bad,
   });
 } catch (e) {
   out.textContent = JSON.stringify({ ok: false, error: `${e?.name}: ${e?.message ?? e}` });

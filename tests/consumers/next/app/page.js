@@ -19,13 +19,17 @@ export default function Page() {
       const pm = new PrivmixWorker();
       let progress = 0;
       const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2 }, () => progress++);
+      const ac = new AbortController();
+      const aborted = await pm
+        .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, signal: ac.signal }, () => ac.abort())
+        .then(() => "resolved", (e) => e.name);
       const keys = await pm.federatedKeygen(1);
       let bad = null;
       await pm.synthesizeCsv(CSV, { label: "label", epsilon: -1 }).catch((e) => (bad = { name: e.name, message: e.message }));
       pm.terminate();
       return {
         ok: true, directRows: rows(direct.csv), epsilon: direct.receipt.epsilon, sigmaX: cal.sigmaX,
-        workerRows: rows(w.csv), workerEpsilon: w.receipt.epsilon, progress, fullWorker: typeof keys.publicKey === "string", bad,
+        workerRows: rows(w.csv), workerEpsilon: w.receipt.epsilon, progress, aborted, fullWorker: typeof keys.publicKey === "string", bad,
       };
     })()
       .catch((e) => ({ ok: false, error: `${e?.name}: ${e?.message ?? e}` }))
