@@ -67,8 +67,12 @@ async function runPage(url, { full = true } = {}) {
   }
 }
 
-async function serveBuilt(outDir, main) {
-  writeFileSync(join(outDir, "index.html"), readFileSync(join(outDir, "..", "index.html"), "utf8").replace("./main.js", main));
+// What an embedder with no asset to serve can keep: no connection at all.
+const STRICT_CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'none'">`;
+
+async function serveBuilt(outDir, main, { csp = "" } = {}) {
+  const html = readFileSync(join(outDir, "..", "index.html"), "utf8").replace("./main.js", main).replace('<meta charset="utf-8">', `<meta charset="utf-8">${csp}`);
+  writeFileSync(join(outDir, "index.html"), html);
   const s = await serve(outDir);
   servers.push(s.server);
   return s.url;
@@ -107,7 +111,7 @@ test("Vite: privmix with its wasm asset and the default worker, from the tarball
   await runPage(s.url);
 });
 
-test("esbuild: privmix/inline and a worker entry, without a warning, nothing to copy", async () => {
+test("esbuild: privmix/inline and a worker entry, without a warning, nothing to copy, under connect-src 'none'", async () => {
   const dir = consumer("web");
   const esbuild = await import("esbuild");
   const outDir = join(dir, "dist");
@@ -116,10 +120,10 @@ test("esbuild: privmix/inline and a worker entry, without a warning, nothing to 
     outdir: outDir, target: "es2022", logLevel: "silent", minify: true,
   });
   assert.deepEqual(r.warnings.map((w) => w.text), []);
-  await runPage(await serveBuilt(outDir, "./main-inline.js"), { full: false });
+  await runPage(await serveBuilt(outDir, "./main-inline.js", { csp: STRICT_CSP }), { full: false });
 });
 
-test("Rollup: privmix/inline and a worker entry", async () => {
+test("Rollup: privmix/inline and a worker entry, under connect-src 'none'", async () => {
   const dir = consumer("web");
   const { rollup } = await import("rollup");
   const { nodeResolve } = await import("@rollup/plugin-node-resolve");
@@ -128,7 +132,7 @@ test("Rollup: privmix/inline and a worker entry", async () => {
   const outDir = join(dir, "dist");
   await bundle.write({ dir: outDir, format: "es", entryFileNames: "[name].js" });
   assert.deepEqual(warnings, []);
-  await runPage(await serveBuilt(outDir, "./main-inline.js"), { full: false });
+  await runPage(await serveBuilt(outDir, "./main-inline.js", { csp: STRICT_CSP }), { full: false });
 });
 
 test("a plain <script type=module> page with an import map (no bundler)", async () => {
