@@ -172,7 +172,10 @@ fn accountant_json() {
                 "2",
             ],
         ),
-        ("calibrate_cda", &["calibrate", "--mix", "4", "--epsilon", "1"]),
+        (
+            "calibrate_cda",
+            &["calibrate", "--mix", "4", "--epsilon", "1"],
+        ),
         (
             "calibrate_cda_paper",
             &[
@@ -248,7 +251,12 @@ fn synth_iris() {
         "species",
         &["--sigma-y", "6", "--mix", "3", "--samples", "90"],
     );
-    synth_case("synth_iris_dpmix", iris, "species", &["--mechanism", "dpmix"]);
+    synth_case(
+        "synth_iris_dpmix",
+        iris,
+        "species",
+        &["--mechanism", "dpmix"],
+    );
     synth_case(
         "synth_iris_dpmix_soft",
         iris,
@@ -261,7 +269,12 @@ fn synth_iris() {
         "species",
         &["--mechanism", "dpmix", "--class-wise"],
     );
-    synth_case("synth_iris_local", iris, "species", &["--mechanism", "local"]);
+    synth_case(
+        "synth_iris_local",
+        iris,
+        "species",
+        &["--mechanism", "local"],
+    );
     synth_case(
         "synth_iris_projection",
         iris,
@@ -384,12 +397,11 @@ fn federated_simulate() {
 /// return), serialized as the bindings serialize them.
 #[test]
 fn js_operations() {
-    use privmix::ops;
+    use privmix::api as ops;
     let json = |v: serde_json::Value| format!("{v}\n");
-    let req: ops::MechanismRequest = serde_json::from_str(
-        r#"{"pool":1000,"mix":4,"sigmaX":2,"samples":5000,"delta":1e-5}"#,
-    )
-    .unwrap();
+    let req: ops::MechanismRequest =
+        serde_json::from_str(r#"{"pool":1000,"mix":4,"sigmaX":2,"samples":5000,"delta":1e-5}"#)
+            .unwrap();
     check(
         "js_account.json",
         &json(serde_json::to_value(ops::account(&req).unwrap()).unwrap()),
@@ -411,15 +423,13 @@ fn js_operations() {
         &json(serde_json::to_value(ops::preview(&req).unwrap()).unwrap()),
     );
     let iris = std::fs::read(root().join("demo/iris.csv")).unwrap();
-    let req: ops::SynthRequest = serde_json::from_str(
-        r#"{"label":"species","epsilon":2,"seed":11,"mix":"auto"}"#,
-    )
-    .unwrap();
+    let req: ops::SynthRequest =
+        serde_json::from_str(r#"{"label":"species","epsilon":2,"seed":11,"mix":"auto"}"#).unwrap();
     let (csv, receipt) = ops::synthesize_csv(&iris, &req, |_| {}).unwrap();
     let tmp = Path::new("/nonexistent-tmp");
+    check("js_synth_iris.csv", &String::from_utf8(csv).unwrap());
     check(
-        "js_synth_iris.csv",
-        &String::from_utf8(csv).unwrap(),
+        "js_synth_iris.receipt.json",
+        &normalize(&receipt.to_json(), tmp),
     );
-    check("js_synth_iris.receipt.json", &normalize(&receipt.to_json(), tmp));
 }
