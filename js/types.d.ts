@@ -24,8 +24,8 @@ export interface RdpParams { samplingRate: number; noiseMultiplier: number; pres
 export interface RdpResult { orders: number[]; rdp: number[]; preset: Preset; }
 
 export interface MechanismParams {
-  /** Only `cda` is accounted by these calls. */
-  mechanism?: "cda";
+  /** `cda` (default), `dpmix`, `local` or `projection`. */
+  mechanism?: Mechanism;
   /** Pool size n: the smallest class size. */
   pool: number;
   /** Mix order l. */
@@ -34,6 +34,10 @@ export interface MechanismParams {
   clip?: number;
   /** Label noise σy: paper mode. Omit for label-free mode. */
   sigmaY?: number;
+  /** dpmix: feature dimension dx. */
+  dimX?: number;
+  /** dpmix: label dimension dy (0: the class-wise variant). */
+  dimY?: number;
   /** Number of mixes T drawn from the pool. */
   samples: number;
   delta: number;
@@ -43,13 +47,13 @@ export interface MechanismParams {
 export interface AccountParams extends MechanismParams { sigmaX: number; }
 export interface CalibrateParams extends MechanismParams { epsilon: number; }
 export interface AccountResult {
-  epsilon: number; order: number; delta: number; preset: Preset; mechanism: "cda";
-  mode: "label-free" | "paper"; noiseMultiplier: number; samplingRate: number;
+  epsilon: number; order: number; delta: number; preset: Preset; mechanism: Mechanism;
+  mode: string; noiseMultiplier: number; samplingRate: number;
   epsilonOtherPreset: { preset: Preset; epsilon: number; order: number };
 }
 export interface CalibrateResult {
   sigmaX: number; epsilon: number; order: number; targetEpsilon: number; delta: number;
-  noiseMultiplier: number; preset: Preset; mechanism: "cda"; mode: "label-free" | "paper";
+  noiseMultiplier: number; preset: Preset; mechanism: Mechanism; mode: string;
 }
 
 export type Mechanism = "cda" | "dpmix" | "local" | "projection";

@@ -45,9 +45,7 @@ for (const [name, p] of [["ESM", esm], ["CJS", cjs]]) {
   });
 }
 
-// TODO(api contract): src/wasm.rs ignores what onProgress throws until the api branch lands;
-// this test then passes and the `todo` goes.
-test("an exception thrown by onProgress stops the run and is rethrown unchanged", { todo: "needs the api engineer's rethrow in src/wasm.rs" }, () => {
+test("an exception thrown by onProgress stops the run and is rethrown unchanged", () => {
   const mine = new RangeError("mine");
   let calls = 0;
   assert.throws(
