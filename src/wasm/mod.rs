@@ -24,7 +24,9 @@ pub mod images;
 use crate::error::{Error, ErrorKind, ParamStyle};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+#[cfg(feature = "wasm")]
 use std::cell::RefCell;
+#[cfg(feature = "wasm")]
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -124,6 +126,7 @@ pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, 
     })
 }
 
+#[cfg(feature = "wasm")]
 /// A string, Uint8Array or ArrayBuffer as bytes.
 pub(crate) fn bytes_of(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
     if let Some(s) = v.as_string() {
@@ -137,10 +140,12 @@ pub(crate) fn bytes_of(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
     )))
 }
 
+#[cfg(feature = "wasm")]
 /// The first exception thrown by an `onProgress` callback, to rethrow unchanged.
 #[derive(Clone, Default)]
 pub(crate) struct Thrown(Rc<RefCell<Option<JsValue>>>);
 
+#[cfg(feature = "wasm")]
 impl Thrown {
     /// The operation's result, unless the callback threw: then its exception.
     pub fn result<T>(self, r: crate::error::Result<T>) -> Result<T, JsValue> {
@@ -151,6 +156,7 @@ impl Thrown {
     }
 }
 
+#[cfg(feature = "wasm")]
 /// A progress reporter that calls `f(fraction)` at most every 0.5 %. Once `f` throws, it is
 /// not called again and [`Thrown::result`] rethrows the exception.
 pub(crate) fn progress(f: Option<js_sys::Function>) -> (impl FnMut(f64), Thrown) {
@@ -173,6 +179,7 @@ pub(crate) fn progress(f: Option<js_sys::Function>) -> (impl FnMut(f64), Thrown)
     (report, thrown)
 }
 
+#[cfg(feature = "wasm")]
 /// A plain object from key/value pairs.
 pub(crate) fn object(pairs: &[(&str, JsValue)]) -> Result<JsValue, JsValue> {
     let o = js_sys::Object::new();
