@@ -1334,6 +1334,10 @@ struct FedParams {
     /// Fixed seed: for tests only; the receipt then says "seeded, not for release".
     #[arg(long)]
     seed: Option<u64>,
+    /// t: the guarantee holds against an aggregator holding the pairwise seeds of t parties
+    /// (1: any one party aggregates; 0: a seedless aggregator, assumed; at most S − 1).
+    #[arg(long, default_value_t = 1)]
+    aggregator_seeds: usize,
     #[command(flatten)]
     common: Common,
 }
@@ -1434,6 +1438,7 @@ fn fed_inputs(p: &FedParams) -> Result<(FedOptions, Option<Schema>, privmix::dat
         orders: parse_orders(&p.common.orders)?,
         pool: None,
         session: None,
+        aggregator_seeds: p.aggregator_seeds,
     };
     privmix::accountant::check_delta(opts.delta)?;
     privmix::accountant::check_epsilon(opts.epsilon)?;
