@@ -143,6 +143,13 @@ fn release_json_contract_files_and_independent_kl() {
     let dir = tempfile::tempdir().unwrap();
     let csv = paper_csv(dir.path(), 3);
     let (rows, labels) = read_back(&csv);
+    // A bound the test chooses in public (it generated the data): the largest norm, rounded up.
+    let bound = rows
+        .iter()
+        .map(|r| r.iter().map(|x| x * x).sum::<f64>().sqrt())
+        .fold(0.0, f64::max)
+        .ceil()
+        .to_string();
     for (adjacency, noise) in [
         ("record", "optimized"),
         ("label", "optimized"),
@@ -166,6 +173,8 @@ fn release_json_contract_files_and_independent_kl() {
             noise,
             "--adjacency",
             adjacency,
+            "--bound",
+            &bound,
             "--model-out",
             s(&m),
             "--samples",
@@ -319,6 +328,9 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
     };
     let call = |input: &Path, extra: &[&str], needle: &str| {
         let mut a = args(input);
+        if !extra.contains(&"--bound") {
+            a.extend(["--bound".to_string(), "1000".to_string()]);
+        }
         a.extend(extra.iter().map(|x| x.to_string()));
         let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
         fails(&refs, needle, &[&m, &r, &o]);
@@ -367,6 +379,11 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
     call(&small, &["--noise", "magic"], "invalid noise = magic");
     call(&small, &["--adjacency", "row"], "invalid adjacency = row");
     call(&small, &["--bound", "-2"], "invalid bound = -2");
+    // Record adjacency (the default) without a public bound: refused, naming the parameter.
+    let mut a = args(&small);
+    a.extend(["--samples", "5", "--output", s(&o)].map(String::from));
+    let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    fails(&refs, "bound = (none)", &[&m, &r, &o]);
     call(&small, &["--pca", "3"], "invalid pca = 3");
     call(&small, &["--samples", "10"], "invalid output");
     call(&small, &["--lambda", "1.5"], "invalid lambda = 1.5");
@@ -457,6 +474,8 @@ fn iris_release_with_a_public_bound() {
         "1e-5",
         "--pca",
         "2",
+        "--bound",
+        "15",
         "--model-out",
         s(&m),
         "--receipt",

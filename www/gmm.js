@@ -36,7 +36,7 @@ async function release() {
       covarianceNoise: $("covariance-select").value,
       marginalPoints: 120,
     };
-    const bound = num("bound-input", "B", { optional: true });
+    const bound = num("bound-input", "B", { optional: o.adjacency === "label" });
     if (bound !== undefined) o.bound = bound;
     const t = num("samples-input", "T", { integer: true, optional: true });
     o.samples = t ?? undefined;

@@ -54,7 +54,7 @@ function mvnLogDensityKl(m1, s1, m0, s0) {
 }
 
 test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed independently", () => {
-  const r = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, samples: 300, marginalPoints: 50, seed: 4 });
+  const r = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, samples: 300, marginalPoints: 50, seed: 4 });
   assert.ok(r.epsilon <= 2);
   const m = r.model;
   assert.equal(m.classes.length, 3);
