@@ -65,8 +65,11 @@
 //!   form above with (S, a) → (n, a') gives the view ([`z_joint`]); it grows with
 //!   Σ_{observed} 1/A_j, so the worst J holds the missing parties first, then the present
 //!   parties with the largest τ_g. For n = 1 (S = 2, t = 1) only g_s is left: 1/z² = Δ²/τ_{g,s}².
-//!   With all seeds of J known the aggregator knows more than with J's e_j only, so this also
-//!   bounds the simulation (u_s − ū) construction, which has the same covariance. The view
+//!   It also bounds the simulation (u_s − ū) construction, where a party knows only its own
+//!   e_j: conditioning Cov(e) = a(I − 11ᵀ/S), a = τ_e²S/(S−1), on e_j leaves
+//!   a(I − 11ᵀ/(S−1)) on the others, which is ⪰ the pairwise τ_e²(I − 11ᵀ/(S−1)) left by
+//!   knowing j's seeds (t = 1; likewise for larger t), so the simulated view is less
+//!   informative than the one accounted. The view
 //!   contains the messages, so it dominates `aggregator`, (a) and (b). Measured at target
 //!   ε = 4 (l = 4, c = 1, p = 1/20, T_k = 80): calibrating for t = 0 gives ε = 6.47 (S = 2),
 //!   5.28 (S = 3), 4.67 (S = 5) against a party-aggregator; calibrating for t = 1 gives 4.0000.
