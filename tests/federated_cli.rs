@@ -367,7 +367,7 @@ fn bad_inputs_are_named() {
     for (args, needle) in [
         (
             vec!["--variant", "magic", "--clients", "3"],
-            "variant = magic",
+            "invalid value 'magic' for '--variant",
         ),
         (vec!["--variant", "cape", "--clients", "1"], "clients = 1"),
         (
@@ -379,7 +379,7 @@ fn bad_inputs_are_named() {
                 "--partition",
                 "weird",
             ],
-            "partition = weird",
+            "invalid value 'weird' for '--partition",
         ),
     ] {
         let mut a = vec![
@@ -661,7 +661,7 @@ fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() 
     // t must leave the target party's own seeds unknown.
     fails(
         &sim("3", &["--aggregator-seeds", "3"]),
-        &["aggregator-seeds"],
+        &["invalid --aggregator-seeds = 3"],
     );
 }
 
