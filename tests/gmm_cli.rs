@@ -187,7 +187,9 @@ fn release_json_contract_files_and_independent_kl() {
             "9",
             "--json",
         ]));
-        let kl = v["kl"].as_f64().unwrap();
+        // The KL is computed from the data without protection: only under `private`.
+        assert!(v.get("kl").is_none(), "kl must not be top level: {v}");
+        let kl = v["private"]["kl"].as_f64().unwrap();
         assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
         assert_eq!(v["rows"], 50);
         let model: serde_json::Value =
@@ -465,7 +467,38 @@ fn iris_release_with_a_public_bound() {
         "3",
         "--json",
     ]));
-    assert!(v["kl"].as_f64().unwrap() > 0.0);
+    assert!(v.get("kl").is_none());
+    assert!(v["private"]["kl"].as_f64().unwrap() > 0.0);
+    // The plain output prints the KL only on a line labelled as unprotected, not for release.
+    let m2 = dir.path().join("m2.json");
+    let r2 = dir.path().join("r2.json");
+    let out = run(&[
+        "gmm",
+        "--input",
+        s(&iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--bound",
+        "15",
+        "--model-out",
+        s(&m2),
+        "--receipt",
+        s(&r2),
+        "--seed",
+        "3",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let kl_lines: Vec<&str> = err.lines().filter(|l| l.contains("KL")).collect();
+    assert_eq!(kl_lines.len(), 1, "{err}");
+    assert!(
+        kl_lines[0].contains("without protection, not for release"),
+        "{err}"
+    );
     assert_eq!(v["classes"], 3);
     assert_eq!(v["features"], 4);
     // with --pca 2: the model is 2-dimensional with its projection; sampling gives the 4 columns
