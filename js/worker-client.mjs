@@ -110,7 +110,7 @@ export class PrivmixWorker {
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);
   }
-  /** `{model, kl, epsilon, delta, receipt, csv, marginals, referenceMarginals}`. */
+  /** `{model, epsilon, delta, receipt, csv, marginals, private: {kl, referenceMarginals}}` (`private`: computed without protection, not for release). */
   gmmRelease(input, options) {
     return this._call("gmmRelease", [input, options]);
   }
