@@ -232,6 +232,7 @@ export class PrivmixWorker {
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);
   }
+  /** `{model, epsilon, delta, receipt, csv, marginals, private: {kl, referenceMarginals}}` (`private`: computed without protection, not for release). */
   gmmRelease(input, options) {
     return this._withOptions("gmmRelease", [input], options);
   }

@@ -25,11 +25,13 @@ use crate::accountant::{check_delta, check_epsilon, Preset, RdpCurve};
 use crate::data::{natural_cmp, Column, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, accounting::check_mix};
-use crate::mechanisms::federated::pairwise::{coordinate_stream, PublicKeyFile, SecretKeyFile};
+use crate::mechanisms::federated::pairwise::{
+    coordinate_stream, level_coordinate, numeric_coordinate, PublicKeyFile, SecretKeyFile,
+};
 use crate::mechanisms::federated::zero_sum::{centered, PairStreams};
 use crate::mechanisms::federated::{
-    self as fed, calibrate_tau_g, check_clients, paper_claim, public_tau_e, sensitivity,
-    Accounting, PaperClaim, Variant, ViewReport, Views,
+    self as fed, calibrate_tau_g_for, check_clients, check_known, paper_claim, public_tau_e,
+    sensitivity, Accounting, PaperClaim, Variant, ViewReport, Views,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::{check_clip, clip_rows};
@@ -47,7 +49,7 @@ use sha2::{Digest, Sha256};
 pub use crate::mechanisms::federated::pairwise::keygen as keygen_files;
 
 /// Format tag of a contribution file.
-pub const CONTRIBUTION_FORMAT: &str = "privmix-federated-contribution-v1";
+pub const CONTRIBUTION_FORMAT: &str = "privmix-federated-contribution-v2";
 
 const DELTA_CATEGORY_SHARE: f64 = 0.1;
 
@@ -81,6 +83,10 @@ pub struct FedOptions {
     pub pool: Option<usize>,
     /// Multi-party: an agreed session label, bound into the pairwise streams.
     pub session: Option<String>,
+    /// t: the aggregator is assumed to hold the pairwise seeds of this many parties. 1
+    /// (default): the aggregator is one of the parties; 0: a seedless aggregator (an
+    /// assumption the product cannot enforce, stated in the receipt); up to S − 1.
+    pub aggregator_seeds: usize,
 }
 
 impl Default for FedOptions {
@@ -98,6 +104,7 @@ impl Default for FedOptions {
             orders: crate::accountant::default_orders(),
             pool: None,
             session: None,
+            aggregator_seeds: 1,
         }
     }
 }
@@ -328,8 +335,11 @@ pub struct ReceiptViews {
     pub client: ViewReport,
     /// (b) the released aggregate.
     pub aggregate: ViewReport,
-    /// All messages jointly: the guarantee (top-level ε).
+    /// All messages jointly, seen by an aggregator holding no pairwise seed (cross-check).
     pub aggregator: ViewReport,
+    /// All messages plus the pairwise seeds of t parties (`parameters.aggregator_seeds`):
+    /// the guarantee (top-level ε).
+    pub party_aggregator: ViewReport,
     /// Aggregator + all other parties colluding: reported, not promised.
     pub collusion: ViewReport,
     /// The paper's Theorem 1 claim, labelled as such.
@@ -353,8 +363,11 @@ pub struct PartyReport {
     pub epsilon_client: f64,
     /// ε of the aggregate view for this party's records.
     pub epsilon_aggregate: f64,
-    /// ε of the aggregator's joint view for this party's records.
+    /// ε of the seedless aggregator's joint view for this party's records.
     pub epsilon_aggregator: f64,
+    /// ε against an aggregator holding t parties' seeds (the guarantee) for this party's
+    /// records.
+    pub epsilon_party_aggregator: f64,
 }
 
 /// Noise the aggregation leaves uncancelled in one column.
@@ -374,6 +387,11 @@ pub struct ResidualNoise {
 pub struct FedParameters {
     /// Parties in the federation, S.
     pub clients: usize,
+    /// t: the guarantee holds against an aggregator holding the pairwise seeds of this many
+    /// parties (1: the aggregator is one of the parties; 0: a seedless aggregator, assumed).
+    pub aggregator_seeds: usize,
+    /// What `aggregator_seeds` means, in words.
+    pub aggregator_trust: String,
     /// Parties whose contributions were averaged.
     pub parties_present: Vec<u32>,
     /// Parties missing (their correlated noise does not cancel).
@@ -429,7 +447,8 @@ pub struct FedAccountant {
 /// The federated privacy receipt.
 #[derive(Debug, Clone, Serialize)]
 pub struct FedReceipt {
-    /// The guarantee: the largest ε of the aggregator's joint view over the parties.
+    /// The guarantee: the largest ε over the parties of the view of an aggregator holding t
+    /// parties' pairwise seeds (`parameters.aggregator_seeds`; t = 1 by default).
     pub epsilon: f64,
     /// δ.
     pub delta: f64,
@@ -489,10 +508,19 @@ impl FedReceipt {
     }
 }
 
-fn guarantee(variant: Variant, mode: &str) -> Guarantee {
+/// What t means, in words (the receipt's `aggregator_trust`).
+pub fn aggregator_trust(known: usize) -> String {
+    match known {
+        0 => "a seedless aggregator: the guarantee ASSUMES the aggregator holds no party's pairwise seeds (it is not one of the parties and colludes with none); privmix cannot enforce this. Against any party aggregating, see views.party_aggregator of a receipt made with t = 1".into(),
+        1 => "any one party may aggregate: the guarantee holds against an aggregator that is one of the parties (it holds its own pairwise seeds) and sees every message".into(),
+        t => format!("the guarantee holds against an aggregator holding the pairwise seeds of {t} parties (itself and {} colluding parties) and seeing every message", t - 1),
+    }
+}
+
+fn guarantee(variant: Variant, mode: &str, known: usize) -> Guarantee {
     let mut limitations = vec![
         "Gaussian noise is sampled in floating point (ziggurat); floating-point side channels are not mitigated".to_string(),
-        "honest-but-curious model: parties follow the protocol; the guarantee is for the aggregator's view without collusion (see views.collusion for the aggregator colluding with every other party)".to_string(),
+        format!("honest-but-curious model: parties follow the protocol; {} (views.party_aggregator; views.collusion is the aggregator colluding with every other party)", aggregator_trust(known)),
     ];
     if mode == "multi-party" {
         limitations.push("the per-file integrity digest detects corruption and edits that do not recompute it; it is not a signature".into());
@@ -527,6 +555,7 @@ fn account_parties(
     delta_l2: f64,
     tau_e: f64,
     s_total: usize,
+    known: usize,
     mix: usize,
     compositions: u64,
     preset: Preset,
@@ -545,7 +574,7 @@ fn account_parties(
             preset,
             extra: Some(&p.norm_curve),
         };
-        let v = fed::views(variant, delta_l2, &tau_gs, tau_e, s_total, i, &acc)?;
+        let v = fed::views_for(variant, delta_l2, &tau_gs, tau_e, s_total, i, known, &acc)?;
         reports.push(PartyReport {
             party: p.party,
             pool: p.pool,
@@ -555,14 +584,9 @@ fn account_parties(
             epsilon_client: v.client.epsilon,
             epsilon_aggregate: v.aggregate.epsilon,
             epsilon_aggregator: v.aggregator.epsilon,
+            epsilon_party_aggregator: v.party_aggregator.epsilon,
         });
-        // The joint view dominates the others (they are its post-processings); the max is
-        // taken anyway so the headline is never below any reported view.
-        let e = v
-            .aggregator
-            .epsilon
-            .max(v.client.epsilon)
-            .max(v.aggregate.epsilon);
+        let e = headline(&v);
         if worst.as_ref().map_or(true, |(w, _)| e > *w) {
             worst = Some((e, v));
         }
@@ -571,10 +595,13 @@ fn account_parties(
     Ok((v, reports))
 }
 
-/// The guarantee: the aggregator's joint view (never below views (a) and (b)).
+/// The guarantee: the view of an aggregator holding t parties' seeds. It dominates the
+/// seedless joint view and views (a), (b) (they are its post-processings); the max is taken
+/// anyway so the headline is never below any of them.
 fn headline(v: &Views) -> f64 {
-    v.aggregator
+    v.party_aggregator
         .epsilon
+        .max(v.aggregator.epsilon)
         .max(v.client.epsilon)
         .max(v.aggregate.epsilon)
 }
@@ -619,6 +646,7 @@ pub fn simulate(
 ) -> Result<FedReceipt> {
     check_options(opts)?;
     check_clients(clients)?;
+    check_known(opts.aggregator_seeds, clients)?;
     let (class_labels, classes) = classes_of(table)?;
     let k = class_labels.len();
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
@@ -681,7 +709,15 @@ pub fn simulate(
         )?,
         Variant::Conventional => 0.0,
     };
-    let tau_g = calibrate_tau_g(opts.variant, clients, delta_l2, tau_e, &acc, opts.epsilon)?;
+    let tau_g = calibrate_tau_g_for(
+        opts.variant,
+        clients,
+        opts.aggregator_seeds,
+        delta_l2,
+        tau_e,
+        &acc,
+        opts.epsilon,
+    )?;
 
     // ---- generate: every party's mix of (t, k), its noise, and the average -------------
     header(&norm.space.names)?;
@@ -743,6 +779,7 @@ pub fn simulate(
         delta_l2,
         tau_e,
         clients,
+        opts.aggregator_seeds,
         opts.mix,
         per_class as u64,
         opts.preset,
@@ -763,7 +800,7 @@ pub fn simulate(
         &opts.orders,
     )?;
     let mut warnings = norm.report.warnings.clone();
-    let mut guarantee = guarantee(opts.variant, "simulation");
+    let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm.report.statement.clone());
         guarantee.unprotected.push(
@@ -786,6 +823,8 @@ pub fn simulate(
         guarantee,
         parameters: FedParameters {
             clients,
+            aggregator_seeds: opts.aggregator_seeds,
+            aggregator_trust: aggregator_trust(opts.aggregator_seeds),
             parties_present: (1..=clients as u32).collect(),
             parties_missing: vec![],
             mix: opts.mix,
@@ -808,6 +847,7 @@ pub fn simulate(
             client: views.client,
             aggregate: views.aggregate,
             aggregator: views.aggregator,
+            party_aggregator: views.party_aggregator,
             collusion: views.collusion,
             paper_claim: claim,
         },
@@ -839,7 +879,10 @@ pub fn simulate(
 
 /// Makes a key pair for `party`: (private key JSON, public key JSON).
 pub fn keygen(party: u32, rng: &mut ReleaseRng) -> (String, String) {
-    let (s, p) = keygen_files(party, rng);
+    let (mut s, p) = keygen_files(party, rng);
+    // A key made from a fixed seed is reproducible by anyone who knows the seed: it says so,
+    // and every contribution made with it is marked seeded (not for release).
+    s.seeded = rng.seed().is_some();
     (
         serde_json::to_string_pretty(&s).expect("serializes"),
         serde_json::to_string_pretty(&p).expect("serializes"),
@@ -876,6 +919,11 @@ pub struct AgreedParameters {
     pub pool: Option<usize>,
     /// Session label.
     pub session: Option<String>,
+    /// t, the number of parties whose pairwise seeds the aggregator may hold (every party
+    /// calibrates for it). None in files of earlier versions, which calibrated for a seedless
+    /// aggregator; they are accounted with t = 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregator_seeds: Option<usize>,
     /// Input header (column names in order).
     pub columns: Vec<String>,
     /// Label column.
@@ -961,7 +1009,8 @@ pub struct Contribution {
     pub agreed: AgreedParameters,
     /// Column layouts, in the input's column order.
     pub layout: Vec<ColumnLayout>,
-    /// Coordinate names ("n:col", "c:col=level"), in vector order.
+    /// Coordinate names (`pairwise::numeric_coordinate`, `pairwise::level_coordinate`), in
+    /// vector order.
     pub coordinates: Vec<String>,
     /// Rows: K·T_k, round-robin over classes (row r is class r mod K).
     pub rows: usize,
@@ -1049,10 +1098,10 @@ fn coordinate_names(space: &FeatureSpace) -> Vec<String> {
     for (codec, name) in space.codecs.iter().zip(&space.names) {
         match codec {
             ColumnCodec::Label => {}
-            ColumnCodec::Numeric { .. } => out.push(format!("n:{name}")),
+            ColumnCodec::Numeric { .. } => out.push(numeric_coordinate(name)),
             ColumnCodec::Categorical { levels, .. } => {
                 for l in levels {
-                    out.push(format!("c:{name}={l}"));
+                    out.push(level_coordinate(name, l));
                 }
             }
         }
@@ -1150,6 +1199,7 @@ pub fn contribute(
     parties.sort();
     check_clients(parties.len())?;
     let clients = parties.len();
+    check_known(opts.aggregator_seeds, clients)?;
     let (class_labels, classes) = classes_of(table)?;
     let k = class_labels.len();
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
@@ -1194,6 +1244,7 @@ pub fn contribute(
         normalize_share: opts.normalize_share,
         pool: opts.pool,
         session: opts.session.clone(),
+        aggregator_seeds: Some(opts.aggregator_seeds),
         columns: table.names.clone(),
         label: table.names[table.label_index.expect("checked")].clone(),
         classes: class_labels.clone(),
@@ -1244,11 +1295,20 @@ pub fn contribute(
     // helps). With `--pool`, every party calibrates for the same floor and they rely on each
     // other, which is what makes CAPE's release less noisy.
     let tau_g = if opts.pool.is_some() {
-        calibrate_tau_g(opts.variant, clients, delta_l2, tau_e, &acc, opts.epsilon)?
+        calibrate_tau_g_for(
+            opts.variant,
+            clients,
+            opts.aggregator_seeds,
+            delta_l2,
+            tau_e,
+            &acc,
+            opts.epsilon,
+        )?
     } else {
-        calibrate_tau_g(
+        calibrate_tau_g_for(
             Variant::Conventional,
             clients,
+            0,
             delta_l2,
             0.0,
             &acc,
@@ -1331,7 +1391,8 @@ pub fn contribute(
             tau_e,
         },
         normalization: serde_json::to_value(&norm.report).expect("serializes"),
-        seeded: rng.seed().is_some(),
+        // A seeded key makes every derived noise reproducible: the contribution is seeded too.
+        seeded: rng.seed().is_some() || key.seeded,
         values: B64.encode(&bytes),
         integrity: String::new(),
     };
@@ -1437,6 +1498,9 @@ pub fn aggregate(
     }
     let agreed = &first.agreed;
     let s_total = agreed.parties.len();
+    // Files of earlier versions carry no t: they are held to the product's default, t = 1.
+    let known = agreed.aggregator_seeds.unwrap_or(1);
+    check_known(known, s_total)?;
     let missing: Vec<u32> = agreed
         .parties
         .iter()
@@ -1489,7 +1553,7 @@ pub fn aggregate(
         match kinds[0] {
             ColumnLayout::Label => outs.push(Out::Label),
             ColumnLayout::Numeric { .. } => {
-                let key = format!("n:{name}");
+                let key = numeric_coordinate(name);
                 let mut lo = f64::INFINITY;
                 let mut hi = f64::NEG_INFINITY;
                 let mut integer = true;
@@ -1564,7 +1628,7 @@ pub fn aggregate(
                     .map(|c| {
                         levels
                             .iter()
-                            .map(|l| index_of(c, &format!("c:{name}={l}")))
+                            .map(|l| index_of(c, &level_coordinate(name, l)))
                             .collect()
                     })
                     .collect();
@@ -1665,6 +1729,7 @@ pub fn aggregate(
         delta_l2,
         tau_e,
         s_total,
+        known,
         agreed.mix,
         per_class as u64,
         agreed.preset,
@@ -1725,7 +1790,7 @@ pub fn aggregate(
         .sqrt()
         / np;
     let (bound, conversion) = preset_parts(agreed.preset);
-    let mut g = guarantee(variant, "multi-party");
+    let mut g = guarantee(variant, "multi-party", known);
     g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
     Ok(FedReceipt {
         epsilon,
@@ -1737,6 +1802,8 @@ pub fn aggregate(
         guarantee: g,
         parameters: FedParameters {
             clients: s_total,
+            aggregator_seeds: known,
+            aggregator_trust: aggregator_trust(known),
             parties_present: present,
             parties_missing: missing,
             mix: agreed.mix,
@@ -1757,6 +1824,7 @@ pub fn aggregate(
             client: views.client,
             aggregate: views.aggregate,
             aggregator: views.aggregator,
+            party_aggregator: views.party_aggregator,
             collusion: views.collusion,
             paper_claim: claim,
         },
@@ -2137,10 +2205,13 @@ mod tests {
         let (mut xs2, r2) = run(&cs[..2]).unwrap();
         assert_eq!(r2.parameters.parties_missing, vec![3]);
         // The release is a post-processing of the joint view: its ε (with the uncancelled e
-        // counted as noise) is no larger, and the headline is the joint view.
+        // counted as noise) is no larger; the joint view is a post-processing of the view of a
+        // party as aggregator (t = 1), which is the headline.
         assert!(r2.views.aggregate.epsilon <= r2.views.aggregator.epsilon * (1.0 + 1e-9));
         assert!(r2.views.client.epsilon <= r2.views.aggregator.epsilon * (1.0 + 1e-9));
-        assert_eq!(r2.epsilon, r2.views.aggregator.epsilon);
+        assert!(r2.views.aggregator.epsilon <= r2.views.party_aggregator.epsilon * (1.0 + 1e-9));
+        assert_eq!(r2.parameters.aggregator_seeds, 1);
+        assert_eq!(r2.epsilon, r2.views.party_aggregator.epsilon);
         assert!(r2.warnings.iter().any(|w| w.contains("did not contribute")));
         let res = &r2.residual_noise[0];
         // Residual = −e_3/2 in normalized units × 2000: std 2000·τ_e/2.

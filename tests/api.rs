@@ -183,3 +183,34 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
         .unwrap_err();
     assert_eq!(param_of(&e).as_deref(), Some("mix"));
 }
+
+#[test]
+fn federated_aggregator_seeds_default_and_identity() {
+    let r: api::FedRequest =
+        serde_json::from_str(r#"{"label":"y","epsilon":4,"aggregatorSeeds":2}"#).unwrap();
+    assert_eq!(r.options().unwrap().0.aggregator_seeds, 2);
+    let r: api::FedRequest = serde_json::from_str(r#"{"label":"y","epsilon":4}"#).unwrap();
+    // Default t = 1: any one party may aggregate.
+    assert_eq!(r.options().unwrap().0.aggregator_seeds, 1);
+    // t = S is refused, naming the parameter (CLI: --aggregator-seeds, JS: aggregatorSeeds).
+    let mut csv = String::from("a,b,y\n");
+    for i in 0..60 {
+        csv.push_str(&format!("{},{},{}\n", i % 7, (i * 3) % 5, i % 2));
+    }
+    let r: api::FedRequest = serde_json::from_str(
+        r#"{"label":"y","epsilon":4,"clients":3,"samples":10,"aggregatorSeeds":3,"seed":1}"#,
+    )
+    .unwrap();
+    let e = api::federated_simulate(csv.as_bytes(), &r).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Parameter, "{e}");
+    assert_eq!(param_of(&e).as_deref(), Some("aggregator_seeds"), "{e}");
+    assert!(
+        e.render(ParamStyle::Js)
+            .starts_with("invalid aggregatorSeeds = 3:"),
+        "{}",
+        e.render(ParamStyle::Js)
+    );
+    assert!(e
+        .render(ParamStyle::Cli)
+        .starts_with("invalid --aggregator-seeds = 3:"));
+}

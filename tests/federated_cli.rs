@@ -191,6 +191,7 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
         "client",
         "aggregate",
         "aggregator",
+        "party_aggregator",
         "collusion",
         "paper_claim",
     ] {
@@ -201,7 +202,8 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
         );
     }
     assert_eq!(r["per_party"].as_array().unwrap().len(), 3);
-    assert_eq!(r["epsilon"], r["views"]["aggregator"]["epsilon"]);
+    assert_eq!(r["epsilon"], r["views"]["party_aggregator"]["epsilon"]);
+    assert_eq!(r["parameters"]["aggregator_seeds"], 1);
     // No agreed pool: every party relies on its own noise only, so the target holds even
     // though the parties' class sizes differ.
     assert_eq!(r["meets_target"], true);
@@ -490,4 +492,218 @@ fn simulate_gives_both_views_and_meets_the_target() {
         "2",
         "--json",
     ]));
+}
+
+/// What an aggregator that is party `agg` sees about a record of party `target`, re-derived
+/// here by brute force from the protocol (independent of the library's closed form): latent
+/// noises g_1..g_S (τ_g²) and pair terms r_ab (τ_e²/(S−1)); observed: its own g, every r
+/// touching it (its seeds), and the other parties' messages g_k + Σ_{b>k} r_kb − Σ_{b<k} r_bk.
+/// Returns the noise multiplier 1/(Δ·√(uᵀC⁻¹u)).
+fn party_view_z(s: usize, tau_g: f64, tau_e: f64, d: f64, agg: usize, target: usize) -> f64 {
+    let pairs: Vec<(usize, usize)> = (0..s)
+        .flat_map(|a| (a + 1..s).map(move |b| (a, b)))
+        .collect();
+    let nl = s + pairs.len();
+    let var: Vec<f64> = (0..nl)
+        .map(|l| {
+            if l < s {
+                tau_g * tau_g
+            } else {
+                tau_e * tau_e / (s as f64 - 1.0)
+            }
+        })
+        .collect();
+    let mut rows: Vec<Vec<f64>> = vec![(0..nl).map(|l| f64::from(l == agg)).collect()];
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        if a == agg || b == agg {
+            rows.push((0..nl).map(|l| f64::from(l == s + i)).collect());
+        }
+    }
+    let mut at = 0;
+    for k in (0..s).filter(|&k| k != agg) {
+        let mut r = vec![0.0; nl];
+        r[k] = 1.0;
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            r[s + i] = if a == k {
+                1.0
+            } else if b == k {
+                -1.0
+            } else {
+                0.0
+            };
+        }
+        if k == target {
+            at = rows.len();
+        }
+        rows.push(r);
+    }
+    let n = rows.len();
+    // [C | I] → [I | C⁻¹] by Gauss–Jordan.
+    let mut m: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            let mut row: Vec<f64> = (0..n)
+                .map(|j| (0..nl).map(|l| rows[i][l] * rows[j][l] * var[l]).sum())
+                .collect();
+            row.extend((0..n).map(|j| f64::from(i == j)));
+            row
+        })
+        .collect();
+    for c in 0..n {
+        let p = m[c][c];
+        m[c].iter_mut().for_each(|v| *v /= p);
+        for r in 0..n {
+            if r != c {
+                let f = m[r][c];
+                let row = m[c].clone();
+                m[r].iter_mut().zip(row).for_each(|(v, w)| *v -= f * w);
+            }
+        }
+    }
+    1.0 / (d * m[at][n + at].sqrt())
+}
+
+#[test]
+fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() {
+    use privmix::accountant::{Preset, RdpCurve};
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o.csv");
+    let r = dir.path().join("r.json");
+    let iris = shared("data/iris.csv");
+    let sim = |clients: &str, extra: &[&str]| {
+        let mut a = vec![
+            "federated",
+            "simulate",
+            "--clients",
+            clients,
+            "--input",
+            s(&iris),
+            "--label",
+            "species",
+            "--epsilon",
+            "4",
+            "--delta",
+            "1e-5",
+            "--mix",
+            "2",
+            "--samples",
+            "150",
+            "--normalize",
+            "data",
+            "--output",
+            s(&o),
+            "--receipt",
+            s(&r),
+            "--seed",
+            "3",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    for clients in [2usize, 3, 5] {
+        ok(&sim(&clients.to_string(), &[]));
+        let rec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+        let p = &rec["parameters"];
+        assert_eq!(p["aggregator_seeds"], 1);
+        assert!(p["aggregator_trust"]
+            .as_str()
+            .unwrap()
+            .contains("one of the parties"));
+        assert_eq!(rec["epsilon"], rec["views"]["party_aggregator"]["epsilon"]);
+        let d = p["sensitivity"].as_f64().unwrap();
+        let tau_e = p["tau_e"].as_f64().unwrap();
+        let tau_g = rec["per_party"][0]["tau_g"].as_f64().unwrap();
+        let q = rec["per_party"][0]["sampling_rate"].as_f64().unwrap();
+        let t_k = p["samples_per_class"].as_u64().unwrap();
+        let orders = privmix::accountant::default_orders();
+        // Independent re-accounting: the worst (aggregating party, target party) pair.
+        let z = (0..clients)
+            .flat_map(|agg| {
+                (0..clients)
+                    .filter(move |&t| t != agg)
+                    .map(move |t| (agg, t))
+            })
+            .map(|(agg, t)| party_view_z(clients, tau_g, tau_e, d, agg, t))
+            .fold(f64::INFINITY, f64::min);
+        let eps = RdpCurve::subsampled_gaussian(q, z, &orders, Preset::Default.bound())
+            .unwrap()
+            .times(t_k)
+            .epsilon(1e-5, Preset::Default.conversion())
+            .unwrap()
+            .epsilon;
+        assert!(eps <= 4.0, "S = {clients}: party-aggregator ε = {eps}");
+        assert!(
+            (eps - rec["epsilon"].as_f64().unwrap()).abs() < 1e-6,
+            "S = {clients}: {eps} vs the receipt's {}",
+            rec["epsilon"]
+        );
+        // A seedless aggregator, chosen explicitly, is stated as an assumption, and its
+        // receipt would not hold against a party aggregating.
+        ok(&sim(&clients.to_string(), &["--aggregator-seeds", "0"]));
+        let rec0: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+        assert_eq!(rec0["parameters"]["aggregator_seeds"], 0);
+        assert!(rec0["parameters"]["aggregator_trust"]
+            .as_str()
+            .unwrap()
+            .contains("ASSUMES"));
+        let tau_g0 = rec0["per_party"][0]["tau_g"].as_f64().unwrap();
+        let z0 = party_view_z(clients, tau_g0, tau_e, d, clients - 1, 0);
+        let eps0 = RdpCurve::subsampled_gaussian(q, z0, &orders, Preset::Default.bound())
+            .unwrap()
+            .times(t_k)
+            .epsilon(1e-5, Preset::Default.conversion())
+            .unwrap()
+            .epsilon;
+        assert!(eps0 > 4.0, "S = {clients}: {eps0}");
+    }
+    // t must leave the target party's own seeds unknown.
+    fails(
+        &sim("3", &["--aggregator-seeds", "3"]),
+        &["invalid --aggregator-seeds = 3"],
+    );
+}
+
+#[test]
+fn seeded_keys_mark_everything_derived_as_seeded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (header, parts) = split_iris(dir.path());
+    let f = Fed { dir, parts, header };
+    for i in 1..=3 {
+        let k = f.dir.path().join(format!("k{i}"));
+        ok(&run(&[
+            "federated",
+            "keygen",
+            "--party",
+            &i.to_string(),
+            "--out",
+            s(&k),
+            "--seed",
+            &(40 + i).to_string(),
+            "--json",
+        ]));
+        let key: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&k).unwrap()).unwrap();
+        assert_eq!(key["seeded"], true, "the key file says it was seeded");
+    }
+    // Contributions made without --seed, but from seeded keys: seeded, and so is the release.
+    for i in 1..=3 {
+        ok(&contribute(&f, i, &[]));
+        let c: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(f.dir.path().join(format!("c{i}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(c["seeded"], true);
+    }
+    let (o, _, rec) = aggregate(&f, &[1, 2, 3], &[]);
+    ok(&o);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert_eq!(r["seeded"], true);
+    assert!(r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("seeded, not for release")));
 }

@@ -143,6 +143,13 @@ fn release_json_contract_files_and_independent_kl() {
     let dir = tempfile::tempdir().unwrap();
     let csv = paper_csv(dir.path(), 3);
     let (rows, labels) = read_back(&csv);
+    // A bound the test chooses in public (it generated the data): the largest norm, rounded up.
+    let bound = rows
+        .iter()
+        .map(|r| r.iter().map(|x| x * x).sum::<f64>().sqrt())
+        .fold(0.0, f64::max)
+        .ceil()
+        .to_string();
     for (adjacency, noise) in [
         ("record", "optimized"),
         ("label", "optimized"),
@@ -166,6 +173,8 @@ fn release_json_contract_files_and_independent_kl() {
             noise,
             "--adjacency",
             adjacency,
+            "--bound",
+            &bound,
             "--model-out",
             s(&m),
             "--samples",
@@ -178,7 +187,9 @@ fn release_json_contract_files_and_independent_kl() {
             "9",
             "--json",
         ]));
-        let kl = v["kl"].as_f64().unwrap();
+        // The KL is computed from the data without protection: only under `private`.
+        assert!(v.get("kl").is_none(), "kl must not be top level: {v}");
+        let kl = v["private"]["kl"].as_f64().unwrap();
         assert!(v["epsilon"].as_f64().unwrap() <= 1.0);
         assert_eq!(v["rows"], 50);
         let model: serde_json::Value =
@@ -319,6 +330,9 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
     };
     let call = |input: &Path, extra: &[&str], needle: &str| {
         let mut a = args(input);
+        if !extra.contains(&"--bound") {
+            a.extend(["--bound".to_string(), "1000".to_string()]);
+        }
         a.extend(extra.iter().map(|x| x.to_string()));
         let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
         fails(&refs, needle, &[&m, &r, &o]);
@@ -375,6 +389,11 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
         "invalid value 'row' for '--adjacency",
     );
     call(&small, &["--bound", "-2"], "invalid --bound = -2");
+    // Record adjacency (the default) without a public bound: refused, naming the flag.
+    let mut a = args(&small);
+    a.extend(["--samples", "5", "--output", s(&o)].map(String::from));
+    let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    fails(&refs, "invalid --bound = (none)", &[&m, &r, &o]);
     call(&small, &["--pca", "3"], "invalid --pca = 3");
     call(&small, &["--samples", "10"], "invalid --output");
     call(&small, &["--lambda", "1.5"], "invalid --lambda = 1.5");
@@ -448,7 +467,38 @@ fn iris_release_with_a_public_bound() {
         "3",
         "--json",
     ]));
-    assert!(v["kl"].as_f64().unwrap() > 0.0);
+    assert!(v.get("kl").is_none());
+    assert!(v["private"]["kl"].as_f64().unwrap() > 0.0);
+    // The plain output prints the KL only on a line labelled as unprotected, not for release.
+    let m2 = dir.path().join("m2.json");
+    let r2 = dir.path().join("r2.json");
+    let out = run(&[
+        "gmm",
+        "--input",
+        s(&iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--bound",
+        "15",
+        "--model-out",
+        s(&m2),
+        "--receipt",
+        s(&r2),
+        "--seed",
+        "3",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let kl_lines: Vec<&str> = err.lines().filter(|l| l.contains("KL")).collect();
+    assert_eq!(kl_lines.len(), 1, "{err}");
+    assert!(
+        kl_lines[0].contains("without protection, not for release"),
+        "{err}"
+    );
     assert_eq!(v["classes"], 3);
     assert_eq!(v["features"], 4);
     // with --pca 2: the model is 2-dimensional with its projection; sampling gives the 4 columns
@@ -465,6 +515,8 @@ fn iris_release_with_a_public_bound() {
         "1e-5",
         "--pca",
         "2",
+        "--bound",
+        "15",
         "--model-out",
         s(&m),
         "--receipt",

@@ -2,14 +2,19 @@
 // public keys, and aggregate everyone's contribution files. Nothing is sent anywhere: the
 // files are downloaded and exchanged by the parties themselves.
 import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from "./common.js";
+import { KeyHolder } from "./federated-keys.js";
 
 const pm = fullWorker();
+// The private key lives only in `keys`: read once, replaced by the updated key after each
+// contribution (a key reused for the same run would repeat its correlated noise).
+const keys = new KeyHolder();
 const state = { secretKey: null, publicKey: null, party: null, contribution: null, updatedKey: null, result: null, source: null };
 
 async function keygen() {
   try {
     const party = num("party-input", "party", { integer: true });
     const k = await pm.federatedKeygen(party);
+    keys.load(k.secretKey, "keygen");
     Object.assign(state, { secretKey: k.secretKey, publicKey: k.publicKey, party });
     $("download-key").disabled = false;
     $("download-pub").disabled = false;
@@ -21,9 +26,7 @@ async function keygen() {
 
 async function contribute() {
   try {
-    const keyFile = $("key-input").files[0];
-    const secretKey = keyFile ? await keyFile.text() : state.secretKey;
-    if (!secretKey) throw new Error("make a key pair above, or load your private key file");
+    const secretKey = keys.current();
     const peers = await Promise.all([...$("peers-input").files].map((f) => f.text()));
     if (!peers.length) throw new Error("load the other parties' public key files");
     if (!state.source) throw new Error("choose your data file");
@@ -37,12 +40,14 @@ async function contribute() {
     };
     const pool = num("pool-input", "pool", { integer: true, optional: true });
     if (pool !== undefined) o.pool = pool;
+    o.aggregatorSeeds = num("aggregator-seeds-input", "t", { integer: true });
     setStatus("running", "Making the contribution…");
     const r = await pm.federatedContribute(state.source, secretKey, peers, o);
+    const c = keys.afterContribute(r.contribution, r.secretKey);
     state.contribution = r.contribution;
     state.updatedKey = r.secretKey;
     state.secretKey = r.secretKey;
-    state.party = JSON.parse(r.contribution).party;
+    state.party = c.party;
     $("download-contribution").disabled = false;
     $("download-updated-key").disabled = false;
     setStatus("done", `Contribution of party ${state.party} ready: download it and send it to the aggregator. Save the updated private key (it records this run, so the key is never reused for it).`);
@@ -62,7 +67,8 @@ async function aggregate() {
     $("download-data").disabled = false;
     $("download-receipt").disabled = false;
     const rows = r.csv.trim().split("\n").length - 1;
-    setStatus("done", `Done: ${rows} synthetic rows with ε = ${Number(r.receipt.epsilon).toFixed(4)}, δ = ${r.receipt.delta}.`);
+    const t = r.receipt.parameters?.aggregator_seeds;
+    setStatus("done", `Done: ${rows} synthetic rows with ε = ${Number(r.receipt.epsilon).toFixed(4)}, δ = ${r.receipt.delta}, against an aggregator holding the seeds of t = ${t} parties.`);
     $("summary").textContent = (r.receipt.warnings ?? []).map((w) => `warning: ${w}`).join("\n");
   } catch (e) {
     setStatus("error", friendly(e, "Could not aggregate"));
@@ -78,6 +84,20 @@ $("file-input").addEventListener("change", async (e) => {
     setStatus("idle", `${f.name} loaded.`);
   } catch (err) {
     setStatus("error", friendly(err, "Could not read this file"));
+  }
+});
+$("key-input").addEventListener("change", async (e) => {
+  const f = e.target.files[0];
+  if (!f) return;
+  try {
+    const k = keys.load(await f.text(), "file");
+    state.party = k.party;
+    setStatus("idle", `Private key of party ${k.party} loaded.`);
+  } catch (err) {
+    setStatus("error", friendly(err, "Could not use this key"));
+  } finally {
+    // Read once: the page never goes back to the file (it would be the key before a contribution).
+    e.target.value = "";
   }
 });
 $("keygen-button").addEventListener("click", keygen);

@@ -36,7 +36,7 @@ async function release() {
       covarianceNoise: $("covariance-select").value,
       marginalPoints: 120,
     };
-    const bound = num("bound-input", "B", { optional: true });
+    const bound = num("bound-input", "B", { optional: o.adjacency === "label" });
     if (bound !== undefined) o.bound = bound;
     const t = num("samples-input", "T", { integer: true, optional: true });
     o.samples = t ?? undefined;
@@ -53,7 +53,7 @@ async function release() {
     state.result = r;
     // The data's histograms on the same bins as the samples (for the plot only).
     state.hists = await pm.histograms(r.csv).catch(() => null);
-    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; KL to the non-private fit = ${(r.private?.kl ?? r.kl).toPrecision(4)}; ${o.samples} rows sampled.`);
+    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; KL to the non-private fit (computed without protection, not for release) = ${r.private.kl.toPrecision(4)}; ${o.samples} rows sampled.`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,
       `weights: ${r.model.weights.map((w) => w.toFixed(4)).join(", ")}`,

@@ -57,6 +57,10 @@ pub struct FedRequest {
     /// Multi-party: agreed session label.
     #[serde(default)]
     pub session: Option<String>,
+    /// t: the aggregator may hold the pairwise seeds of this many parties (default 1: any one
+    /// party aggregates; 0: a seedless aggregator, assumed; at most S − 1).
+    #[serde(default)]
+    pub aggregator_seeds: Option<usize>,
     /// Fixed seed (tests only).
     #[serde(default)]
     pub seed: Option<f64>,
@@ -84,6 +88,7 @@ impl FedRequest {
             orders: d.orders,
             pool: self.pool,
             session: self.session.clone(),
+            aggregator_seeds: self.aggregator_seeds.unwrap_or(d.aggregator_seeds),
         };
         check_delta(opts.delta)?;
         check_epsilon(opts.epsilon)?;

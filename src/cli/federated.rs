@@ -79,6 +79,10 @@ struct FedParams {
     /// Fixed seed: for tests only; the receipt then says "seeded, not for release".
     #[arg(long)]
     seed: Option<u64>,
+    /// t: the guarantee holds against an aggregator holding the pairwise seeds of t parties
+    /// (1: any one party aggregates; 0: a seedless aggregator, assumed; at most S − 1).
+    #[arg(long, default_value_t = 1)]
+    aggregator_seeds: usize,
     #[command(flatten)]
     common: Common,
 }
@@ -178,6 +182,7 @@ fn fed_inputs(p: &FedParams) -> Result<(FedOptions, Option<Schema>, privmix::dat
         },
         pool: None,
         session: None,
+        aggregator_seeds: p.aggregator_seeds,
     };
     privmix::accountant::check_delta(opts.delta)?;
     privmix::accountant::check_epsilon(opts.epsilon)?;
@@ -258,6 +263,8 @@ fn fed_summary(
     json!({
         "epsilon": r.epsilon, "delta": r.delta, "variant": r.variant, "mode": r.mode,
         "meets_target": r.meets_target,
+        "aggregator_seeds": r.parameters.aggregator_seeds,
+        "epsilon_party_aggregator": r.views.party_aggregator.epsilon,
         "epsilon_client": r.views.client.epsilon, "epsilon_aggregate": r.views.aggregate.epsilon,
         "epsilon_paper_claim": r.views.paper_claim.epsilon,
         "rows": r.parameters.rows_written, "parties_missing": r.parameters.parties_missing,
@@ -275,12 +282,13 @@ fn print_fed_summary(
         print_json(&fed_summary(r, output, receipt));
     } else {
         eprintln!(
-            "privmix: wrote {} rows to {} ({} {}, ε = {:.4} [client view {:.4}, aggregate view {:.4}], δ = {}); receipt in {}",
+            "privmix: wrote {} rows to {} ({} {}, ε = {:.4} against an aggregator holding {} parties' pairwise seeds [client view {:.4}, aggregate view {:.4}], δ = {}); receipt in {}",
             r.parameters.rows_written,
             output.display(),
             r.variant.name(),
             r.mode,
             r.epsilon,
+            r.parameters.aggregator_seeds,
             r.views.client.epsilon,
             r.views.aggregate.epsilon,
             r.delta,

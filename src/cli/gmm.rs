@@ -253,22 +253,27 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
     staged.commit()?;
     if a.json {
         print_json(&json!({
-            "kl": release.kl, "epsilon": release.epsilon, "delta": release.delta,
+            "epsilon": release.epsilon, "delta": release.delta,
             "noise": opts.noise.name(),
             "adjacency": match opts.adjacency { Adjacency::Record => "record", Adjacency::Label => "label" },
             "classes": release.model.classes.len(), "features": release.model.means[0].len(),
             "rows": rows, "model": model_out, "receipt": receipt, "output": a.output,
             "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
+            // Computed from the data without protection: for the data owner's eyes only.
+            "private": { "kl": release.kl },
         }));
     } else {
         eprintln!(
-            "privmix: released a {}-class GMM with (ε = {:.4}, δ = {}) to {}; KL to the non-private fit = {:.6}; receipt in {}",
+            "privmix: released a {}-class GMM with (ε = {:.4}, δ = {}) to {}; receipt in {}",
             release.model.classes.len(),
             release.epsilon,
             release.delta,
             model_out.display(),
-            release.kl,
             receipt.display()
+        );
+        eprintln!(
+            "privmix: private (computed from the data without protection, not for release): KL to the non-private fit = {:.6}",
+            release.kl
         );
         for w in &release.receipt.warnings {
             eprintln!("privmix: warning: {w}");

@@ -15,6 +15,8 @@ export interface FederatedOptions {
   clients?: number; partition?: "iid" | "skewed";
   /** Multi-party: an agreed floor on every party's smallest class (CAPE's gain needs it), and a session label. */
   pool?: number; session?: string;
+  /** t: the aggregator may hold the pairwise seeds of t parties (default 1: any one party aggregates; 0: a seedless aggregator, assumed). */
+  aggregatorSeeds?: number;
   seed?: number;
 }
 "#;

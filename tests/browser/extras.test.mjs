@@ -35,6 +35,8 @@ test("GMM page: release on a CSV, plot, and the three downloads", async () => {
   await page.waitForSelector('[data-testid="gmm-label-select"]:not([hidden])');
   await page.selectOption('[data-testid="gmm-label-select"]', "species");
   await page.fill('[data-testid="gmm-epsilon-input"]', "2");
+  // Record adjacency (the default) needs a public bound on the rows' norms (iris: ≤ 11.4).
+  await page.fill('[data-testid="gmm-bound-input"]', "15");
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);

@@ -54,6 +54,10 @@ pub struct SecretKeyFile {
     /// context: its correlated noise would repeat).
     #[serde(default)]
     pub used_contexts: Vec<String>,
+    /// True when the key was made from a fixed seed (tests only): anyone who knows the seed
+    /// knows the key, so everything derived from it is "seeded, not for release".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seeded: bool,
 }
 
 /// Makes a key pair for `party`: (private JSON, public JSON).
@@ -70,6 +74,7 @@ pub fn keygen<R: RngCore + ?Sized>(party: u32, rng: &mut R) -> (SecretKeyFile, P
             x25519_secret: B64.encode(secret.to_bytes()),
             x25519: pk.clone(),
             used_contexts: Vec::new(),
+            seeded: false,
         },
         PublicKeyFile {
             format: PUBLIC_FORMAT.into(),
@@ -185,6 +190,18 @@ impl SecretKeyFile {
     }
 }
 
+/// Stream name of a numeric column's coordinate: `n:<byte length of the name>:<name>`. The
+/// length prefix makes names unambiguous whatever characters column names and levels hold.
+pub fn numeric_coordinate(column: &str) -> String {
+    format!("n:{}:{column}", column.len())
+}
+
+/// Stream name of a categorical column's level: `c:<byte length of the column>:<column>=<level>`
+/// (unambiguous: the prefix says where the column ends, so `a=b`/`c` and `a`/`b=c` differ).
+pub fn level_coordinate(column: &str, level: &str) -> String {
+    format!("c:{}:{column}={level}", column.len())
+}
+
 /// The stream of one noise coordinate for a pair.
 pub fn coordinate_stream(pair_key: &[u8; 32], coordinate: &str) -> Result<ChaCha20Rng> {
     let hk = Hkdf::<Sha256>::from_prk(pair_key)
@@ -199,6 +216,29 @@ pub fn coordinate_stream(pair_key: &[u8; 32], coordinate: &str) -> Result<ChaCha
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn coordinate_names_are_unambiguous() {
+        // Column "a=b" with level "c" and column "a" with level "b=c" used to share the stream
+        // "c:a=b=c"; a numeric column named like a level coordinate must not collide either.
+        assert_ne!(level_coordinate("a=b", "c"), level_coordinate("a", "b=c"));
+        assert_ne!(level_coordinate("a", "b"), numeric_coordinate("a=b"));
+        assert_ne!(numeric_coordinate("c:a=b"), level_coordinate("a", "b"));
+        assert_ne!(level_coordinate("é", "x"), level_coordinate("e", "x"));
+        // Decoding: the prefix gives back (column, level) exactly.
+        let name = level_coordinate("x=1:2", "=y");
+        let rest = name.strip_prefix("c:").unwrap();
+        let (len, tail) = rest.split_once(':').unwrap();
+        let len: usize = len.parse().unwrap();
+        assert_eq!(&tail[..len], "x=1:2");
+        assert_eq!(&tail[len..], "==y");
+        // Different names give unrelated streams.
+        let k = [7u8; 32];
+        let mut a = coordinate_stream(&k, &level_coordinate("a=b", "c")).unwrap();
+        let mut b = coordinate_stream(&k, &level_coordinate("a", "b=c")).unwrap();
+        assert_ne!(a.next_u64(), b.next_u64());
+    }
+
     use super::*;
     use crate::rng::ReleaseRng;
 

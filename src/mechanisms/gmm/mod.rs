@@ -8,9 +8,10 @@
 //! in the input's units. The exact KL between the released and the non-private model is
 //! reported to the data owner (it is computed from the non-private fit; see "Unprotected").
 //!
-//! **Preprocessing.** Rows are clipped to ‖x‖₂ ≤ B (B given by `--bound`; otherwise the largest
-//! row norm of the data, which is then declared unprotected under record adjacency) and scaled
-//! by 1/B, so every row lies in the unit ball, as the Wishart bound assumes. Every mechanism
+//! **Preprocessing.** Rows are clipped to ‖x‖₂ ≤ B and scaled by 1/B, so every row lies in the
+//! unit ball, as the Wishart bound assumes. Under record adjacency B must be given (public; a
+//! missing bound is an error: the data's largest norm would be published); under label
+//! adjacency, where features are public, it defaults to the largest row norm. Every mechanism
 //! works in these units; the release is mapped back (μ·B, Σ·B²), which is post-processing.
 //!
 //! **Adjacency.**
@@ -63,7 +64,14 @@
 //! **Composition** (basic): ε = ε0 + 2·max_k (ε_k + ε_W,k) ≤ target, δ = 2δ_m. The split
 //! is chosen by [`design::optimize`] (Algorithm 1).
 //!
-//! **Unprotected / limitations.** As in the paper, the design (split, Γ_k, γ_k) and the
+//! **The default is end-to-end DP.** With record adjacency, `optimized` noise and Gaussian
+//! covariance noise (the defaults), the release is [`suffstats`]: noisy class counts, sums and
+//! second moments, with a public budget split and public noise scales (no design from the
+//! data, no exact N_k in any scale); its proof note is there, and the receipt declares nothing
+//! unprotected. The paper's Algorithm 1 design below is used for `--adjacency label` and for
+//! `--covariance-noise wishart`, and declares its design unprotected.
+//!
+//! **Unprotected / limitations (non-default paths).** As in the paper, the design (split, Γ_k, γ_k) and the
 //! baselines' noise scales are computed from the non-private fit (class counts, covariances
 //! and, under `label`, the data points); the guarantee is that of the mechanism with the
 //! design held fixed, and the design's own dependence on the data is not accounted. The
@@ -79,6 +87,7 @@ pub mod fit;
 pub mod kl;
 pub mod linalg;
 pub mod sdp;
+pub mod suffstats;
 pub mod weights;
 pub mod wishart;
 
@@ -802,6 +811,13 @@ fn check_options(o: &GmmOptions) -> Result<()> {
             "the stopping threshold must be a positive number, e.g. 0.001",
         ));
     }
+    if o.bound.is_none() && o.adjacency == Adjacency::Record {
+        return Err(Error::param(
+            "bound",
+            "(none)",
+            "under record adjacency (the default) the bound B on every row's L2 norm must be public: give B in the input's units, chosen without looking at the data (rows above it are scaled down to it); computing it from the data would publish the largest row's norm",
+        ));
+    }
     if let Some(b) = o.bound {
         if !(b > 0.0 && b.is_finite()) {
             return Err(Error::param(
@@ -883,13 +899,9 @@ pub fn release_gmm_data(
             }
             (
                 max_norm,
-                match opts.adjacency {
-                    Adjacency::Record => "data: the largest row norm (NOT protected)".to_string(),
-                    Adjacency::Label => {
-                        "data: the largest row norm (features are public under label adjacency)"
-                            .to_string()
-                    }
-                },
+                // Only under label adjacency (record adjacency requires a public bound).
+                "data: the largest row norm (features are public under label adjacency)"
+                    .to_string(),
             )
         }
     };
@@ -913,7 +925,54 @@ pub fn release_gmm_data(
     let mut weights_branch = String::new();
     let (w_rel, mu_rel, cov_rel, budget, protected, eps_total, delta_total);
     let wishart_dof = d + 1;
+    // The default (record adjacency, Gaussian covariance noise): noisy sufficient statistics,
+    // every scale and the split public ([`suffstats`]).
+    let end_to_end = opts.noise == Noise::Optimized
+        && opts.adjacency == Adjacency::Record
+        && opts.covariance_noise == CovarianceNoise::Gaussian;
     match opts.noise {
+        Noise::Optimized if end_to_end => {
+            let split = suffstats::Split::new(opts.epsilon, opts.delta);
+            let r = suffstats::release(&z, &data.labels, k, &split, opts.lambda, rng)?;
+            weights_branch = match r.branch {
+                weights::Branch::NoisyCounts => "noisy counts".into(),
+                weights::Branch::Uniform => "uniform (λ smoothing)".into(),
+            };
+            w_rel = r.counts.iter().map(|&c| c as f64 / n as f64).collect();
+            mu_rel = r.means;
+            cov_rel = r.covs;
+            eps_total = split.epsilon();
+            delta_total = split.delta();
+            protected = vec![
+                ProtectedItem {
+                    what: "class counts (the weights π̃ = Ñ/N and the divisors of the means and covariances)".into(),
+                    how: "two-sided geometric noise on every count (L1 sensitivity 2), projected onto the compositions of N, smoothed with λ·Uniform".into(),
+                    epsilon: split.eps_counts,
+                    delta: 0.0,
+                },
+                ProtectedItem {
+                    what: "class sums Σ z (→ means μ̃_k = S̃_k/Ñ_k; ε per class, a neighbour changes two classes)".into(),
+                    how: format!("Gaussian N(0, σ²I) on the unit-ball sum, σ = 2/r(ε_mean, δ/4) = {:.6}", split.sigma_sum),
+                    epsilon: split.eps_mean,
+                    delta: split.delta_mean,
+                },
+                ProtectedItem {
+                    what: "class second moments Σ z zᵀ (→ covariances, eigenvalues clipped; ε per class)".into(),
+                    how: format!("symmetric Gaussian noise on the upper triangle, σ = √2/r(ε_cov, δ/4) = {:.6}", split.sigma_moment),
+                    epsilon: split.eps_cov,
+                    delta: split.delta_cov,
+                },
+            ];
+            budget = GmmBudget {
+                epsilon_weights: split.eps_counts,
+                epsilon_means: vec![split.eps_mean; k],
+                epsilon_covariances: vec![split.eps_cov; k],
+                delta_weights: 0.0,
+                delta_means: 2.0 * split.delta_mean,
+                delta_covariances: 2.0 * split.delta_cov,
+                composition: "ε = ε_counts + 2·(ε_mean + ε_cov) with a public split (ε/10 for the counts, the rest in equal quarters; the same for every class and dataset); δ = 2·(δ/4 + δ/4)".into(),
+            };
+        }
         Noise::Optimized => {
             let gaussian_cov = opts.covariance_noise == CovarianceNoise::Gaussian;
             // per class: the mean gets δ/2 (δ/4 with Gaussian covariances, which get the other δ/4)
@@ -1142,11 +1201,6 @@ pub fn release_gmm_data(
     if opts.adjacency == Adjacency::Label {
         warnings.insert(0, LOCAL_SENSITIVITY_WARNING.to_string());
     }
-    if opts.bound.is_none() && opts.adjacency == Adjacency::Record {
-        warnings.push(format!(
-            "no --bound was given: B = {bound} is the data's largest row norm, which is NOT protected; give a public --bound for a worst-case guarantee"
-        ));
-    }
     if rng.seed().is_some() {
         warnings.push("seeded, not for release".into());
     }
@@ -1179,20 +1233,20 @@ pub fn release_gmm_data(
         public_information
             .push("all feature values (only labels are private under label adjacency)".into());
     }
-    let mut unprotected = vec![
-        "the noise design (budget split, Γ_k, γ_k) and the noise scales are computed from the non-private fit (class counts, covariances; under label adjacency the points), as in the paper; the guarantee holds for the design held fixed".to_string(),
-        "the reported kl (computed from the non-private model; for the data owner only)".to_string(),
-    ];
+    // The kl returned beside the release is computed from the non-private model: it is not
+    // part of the release (callers put it under `private`), so it is a limitation, not an
+    // unprotected released number.
+    let mut unprotected: Vec<String> = Vec::new();
+    if !end_to_end {
+        unprotected.push(
+"the noise design (budget split, Γ_k, γ_k) and the noise scales are computed from the non-private fit (class counts, covariances; under label adjacency the points), as in the paper; the guarantee holds for the design held fixed".to_string()
+        );
+    }
     if opts.noise == Noise::Optimized && opts.covariance_noise == CovarianceNoise::Wishart {
         unprotected.insert(
             0,
             "covariances Σ̃_k: Wishart support gap (see warnings)".into(),
         );
-    }
-    if opts.bound.is_none() && opts.adjacency == Adjacency::Record {
-        unprotected.push(format!(
-            "the bound B = {bound} (largest row norm of the data)"
-        ));
     }
     if data.rows_dropped > 0 {
         unprotected.push("rows_dropped (count of rows with missing values)".into());
@@ -1210,6 +1264,7 @@ pub fn release_gmm_data(
             unprotected,
             limitations: vec![
                 "continuous noise is sampled in floating point; least-significant-bit side channels are not defended".into(),
+                "the kl returned beside the release (under `private`) is computed from the non-private model, for the data owner only; it is not part of the release".into(),
             ],
         },
         protected,
@@ -1529,6 +1584,16 @@ pub fn synthetic_paper_data<R: Rng + ?Sized>(k: usize, d: usize, n: usize, rng: 
 mod tests {
     use super::*;
 
+    /// A public bound chosen by the test (it knows the data): the largest row norm, rounded up.
+    fn bound_of(data: &GmmData) -> Option<f64> {
+        let m = data
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|x| x * x).sum::<f64>().sqrt())
+            .fold(0.0, f64::max);
+        Some(m.ceil())
+    }
+
     fn all_noises() -> [Noise; 4] {
         [
             Noise::Optimized,
@@ -1552,6 +1617,7 @@ mod tests {
                         epsilon: eps,
                         noise,
                         adjacency,
+                        bound: bound_of(&data),
                         ..GmmOptions::default()
                     };
                     let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
@@ -1595,6 +1661,7 @@ mod tests {
                 let opts = GmmOptions {
                     covariance_noise: CovarianceNoise::Gaussian,
                     adjacency,
+                    bound: bound_of(&data),
                     ..GmmOptions::default()
                 };
                 let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
@@ -1610,6 +1677,7 @@ mod tests {
                 let iid = GmmOptions {
                     noise: Noise::IidGaussian,
                     adjacency,
+                    bound: bound_of(&data),
                     ..GmmOptions::default()
                 };
                 kl_iid += release_gmm_data(&data, &iid, &mut rng).unwrap().kl;
@@ -1690,6 +1758,7 @@ mod tests {
         );
         let opts = GmmOptions {
             pca: Some(2),
+            bound: bound_of(&data).map(|b| 4.0 * b),
             ..GmmOptions::default()
         };
         let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
@@ -1743,10 +1812,19 @@ mod tests {
         let mut wide = data.clone();
         wide.rows = wide.rows.iter().take(5).cloned().collect();
         wide.labels.truncate(5);
-        let msg = release_gmm_data(&wide, &GmmOptions::default(), &mut rng)
+        let with_bound = GmmOptions {
+            bound: Some(100.0),
+            ..GmmOptions::default()
+        };
+        let msg = release_gmm_data(&wide, &with_bound, &mut rng)
             .unwrap_err()
             .to_string();
         assert!(msg.contains("at least"), "{msg}");
+        // Record adjacency (the default) without a public bound: refused, naming the bound.
+        let msg = release_gmm_data(&data, &GmmOptions::default(), &mut rng)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("bound") && msg.contains("public"), "{msg}");
         // a model that is not valid
         let mut m = reference_model(&data).unwrap();
         m.covariances[1][0][1] += 1.0;
@@ -1754,5 +1832,49 @@ mod tests {
         m = reference_model(&data).unwrap();
         m.weights[0] = -0.1;
         assert!(m.validate().is_err());
+    }
+
+    /// The default release (record adjacency) is end-to-end DP: the receipt declares nothing
+    /// unprotected, and neighbouring datasets (one record moved to another class, so every
+    /// exact N_k, mean and covariance changes) get identical noise designs, budgets and
+    /// noise scales; only the random draws differ.
+    #[test]
+    fn default_release_design_does_not_depend_on_the_data() {
+        let mut rng = ReleaseRng::seeded(31);
+        let data = synthetic_paper_data(3, 3, 300, &mut rng);
+        let mut moved = data.clone();
+        let i = moved.labels.iter().position(|&l| l == 0).unwrap();
+        moved.labels[i] = 1;
+        moved.rows[i] = vec![0.0; 3];
+        let opts = GmmOptions {
+            epsilon: 1.0,
+            bound: bound_of(&data),
+            ..GmmOptions::default()
+        };
+        let a = release_gmm_data(&data, &opts, &mut ReleaseRng::seeded(1)).unwrap();
+        let b = release_gmm_data(&moved, &opts, &mut ReleaseRng::seeded(1)).unwrap();
+        for r in [&a, &b] {
+            assert!(
+                r.receipt.guarantee.unprotected.is_empty(),
+                "{:?}",
+                r.receipt.guarantee.unprotected
+            );
+            assert!(r.epsilon <= 1.0 && r.delta <= 1e-5 * (1.0 + 1e-12));
+        }
+        let j = |r: &GmmRelease| {
+            (
+                serde_json::to_string(&r.receipt.budget).unwrap(),
+                serde_json::to_string(&r.receipt.protected).unwrap(),
+                r.receipt.parameters.bound,
+                r.receipt.parameters.design_iterations,
+                r.receipt.parameters.sdp.len(),
+                r.epsilon,
+                r.delta,
+            )
+        };
+        assert_eq!(j(&a), j(&b));
+        // The per-class split is the same for every class.
+        let e = &a.receipt.budget.epsilon_means;
+        assert!(e.iter().all(|&x| x == e[0]));
     }
 }
