@@ -179,6 +179,8 @@ export interface GmmOptions extends CallOptions {
   noise?: "optimized" | "iid-gaussian" | "iid-laplace" | "colored-gaussian";
   /** `record` (default, worst-case DP with bound B) or `label` (the paper's; local sensitivity). */
   adjacency?: "record" | "label";
+  /** Public bound B on every row's L2 norm (required with `adjacency: "record"`): choose it
+   * without looking at the data. */
   bound?: number; pca?: number;
   /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
   covarianceNoise?: "gaussian" | "wishart";
@@ -209,6 +211,10 @@ export interface FederatedOptions extends CallOptions {
   clients?: number; partition?: "iid" | "skewed";
   /** Multi-party: an agreed floor on every party's smallest class (CAPE's gain needs it), and a session label. */
   pool?: number; session?: string;
+  /** t: the guarantee holds against an aggregator holding the pairwise seeds of t parties
+   * (default 1: any one party may aggregate; 0: a seedless aggregator, assumed, not enforced;
+   * at most clients − 1). Every party must agree on it. */
+  aggregatorSeeds?: number;
   seed?: number;
 }
 export interface FederatedResult { csv: string; receipt: Record<string, unknown>; }
