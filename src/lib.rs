@@ -13,6 +13,7 @@
 //! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end pipeline the CLI and the
 //!   browser build both call.
 pub mod accountant;
+pub mod audit;
 pub mod data;
 pub mod error;
 pub mod eval;
