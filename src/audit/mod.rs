@@ -260,7 +260,8 @@ fn outcome(
     let mut score = 0.0f64;
     for rec in rdr.records().flatten() {
         rows += 1;
-        let counted = score_all_rows || label_col.is_none_or(|li| rec.get(li) == Some(score_label));
+        let counted =
+            score_all_rows || label_col.map_or(true, |li| rec.get(li) == Some(score_label));
         for (j, cell) in rec.iter().enumerate() {
             let v = cell.trim().parse::<f64>().ok().filter(|v| v.is_finite());
             if let Some(n) = numeric.get_mut(j) {

@@ -116,9 +116,21 @@ fn check_positive(name: &str, x: f64, what: &str) -> Result<f64> {
     }
 }
 
+/// The next f64 above a positive finite x (f64::next_up is newer than the crate's MSRV).
+fn up(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    f64::from_bits(x.to_bits() + 1)
+}
+
+/// The next f64 below a positive finite x.
+fn down(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    f64::from_bits(x.to_bits() - 1)
+}
+
 fn to_units(x: f64, g: f64) -> Result<i64> {
     let u = (x / g).round();
-    if !(u.abs() <= MAX_UNITS) {
+    if u.is_nan() || u.abs() > MAX_UNITS {
         return Err(Error::Data(format!(
             "a value to release ({x}) is not finite or too large for the noise grid {g:e}; clip or rescale it first"
         )));
@@ -211,7 +223,7 @@ impl GridGaussian {
     /// Δ_g = Δ/g + √m, rounded up.
     pub fn sensitivity_units(&self) -> f64 {
         let v = self.sensitivity / self.grid + (self.coords as f64).sqrt();
-        v.next_up()
+        up(v)
     }
 
     /// Δ_eff = g·Δ_g = Δ + g√m (data units): the sensitivity the accountant must use.
@@ -221,7 +233,7 @@ impl GridGaussian {
 
     /// σ/Δ_eff, rounded down (the accountant's noise multiplier; smaller means more loss).
     pub fn noise_multiplier(&self) -> f64 {
-        (self.sigma / self.effective_sensitivity()).next_down()
+        down(self.sigma / self.effective_sensitivity())
     }
 
     /// The underlying exact sampler (grid units).
@@ -286,7 +298,7 @@ impl GridLaplace {
     /// ε of the release for an L1 sensitivity Δ₁ over ≤ m coordinates: (Δ₁/g + m)/b_g
     /// (rounded up); for integer counts on g = 1, m = 0 may be passed (no rounding).
     pub fn epsilon(&self, l1_sensitivity: f64, coords: usize) -> f64 {
-        ((l1_sensitivity / self.grid + coords as f64) / self.lap.scale()).next_up()
+        up((l1_sensitivity / self.grid + coords as f64) / self.lap.scale())
     }
 
     /// Releases every entry of `xs`.
@@ -321,7 +333,7 @@ mod tests {
         assert!(gg.sigma_units() >= 2.0 / g);
         // Explicit grid.
         let gg = GridGaussian::new(1.0, 1.0, 1, Some(0.25)).unwrap();
-        assert_eq!(gg.sensitivity_units(), (5.0f64).next_up());
+        assert_eq!(gg.sensitivity_units(), up(5.0));
     }
 
     #[test]
@@ -372,7 +384,7 @@ mod tests {
     fn laplace_counts() {
         // Geometric noise on counts: ε = 1/b for sensitivity 1.
         let gl = GridLaplace::new(2.0, 1.0).unwrap();
-        assert_eq!(gl.epsilon(1.0, 0), 0.5f64.next_up());
+        assert_eq!(gl.epsilon(1.0, 0), up(0.5));
         let mut rng = ReleaseRng::seeded(4);
         let mut xs = vec![10.0; 50_000];
         gl.add_noise(&mut xs, &mut rng).unwrap();
