@@ -1,8 +1,8 @@
 //! The audit's own tests: it passes on every mechanism's default path, and it catches planted
 //! bugs (noise at σ/2 in DP-CDA's noise step; a data-dependent column type, issue 11 item 2,
 //! through the whole pipeline). Runtime: small data, a few hundred pipeline runs per test.
+use privmix::api::synth::SynthRequest;
 use privmix::audit::{run_audit, run_noise_step_audit, AuditOptions, Canary, NoiseStepAudit};
-use privmix::ops::SynthRequest;
 
 fn audit(request: SynthRequest, canary: Canary, runs: usize) -> privmix::audit::AuditReport {
     let r = run_audit(

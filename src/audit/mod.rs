@@ -11,7 +11,7 @@
 //!    sends the two to orthogonal corners of [0, 1]^d, the farthest apart two rows can be
 //!    there), the same record moved to the other class, or one cell made unparsable or
 //!    missing (issue 11 items 2–4: the data path must not tell these apart).
-//! 2. **The real pipeline.** Each run feeds CSV bytes through [`crate::ops::synthesize_csv`]
+//! 2. **The real pipeline.** Each run feeds CSV bytes through [`crate::api::synth::synthesize_csv`]
 //!    — parsing, type inference, normalization, calibration, the noise step, decoding and the
 //!    receipt — with its own seed, N times on D and N times on D'.
 //! 3. **Tests.** What an observer sees is the output CSV and the receipt. The audit scores
@@ -33,8 +33,8 @@
 
 pub mod stats;
 
+use crate::api::synth::{synthesize_csv, MixChoice, SynthRequest};
 use crate::error::{Error, Result};
-use crate::ops::{synthesize_csv, SynthRequest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -398,7 +398,7 @@ pub fn run_audit(opts: &AuditOptions, mut progress: impl FnMut(f64)) -> Result<A
     let mut req = opts.request.clone();
     req.label = Some("y".into());
     let mix = match &req.mix {
-        Some(crate::ops::MixChoice::Fixed(l)) => *l as usize,
+        Some(MixChoice::Fixed(l)) => *l as usize,
         _ => 4,
     };
     let public = req.normalize.as_deref() == Some("public");
