@@ -16,6 +16,7 @@
 //!   `wasm-accountant`, `wasm`, `wasm-extra`) are thin front ends over it.
 pub mod accountant;
 pub mod api;
+pub mod audit;
 pub mod data;
 pub mod error;
 pub mod eval;

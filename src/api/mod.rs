@@ -18,6 +18,7 @@
 //! ([`crate::error::Param`]); the front ends render it as `--sigma-x` or `sigmaX`.
 
 pub mod accountant;
+pub mod audit;
 pub mod dataset;
 pub mod federated;
 pub mod gmm;

@@ -3,6 +3,7 @@
 //! partial output file on error) and the error rendering (`--flag` names).
 
 mod account;
+mod audit;
 mod calibrate;
 mod evaluate;
 mod federated;
@@ -45,6 +46,9 @@ enum Command {
     /// aggregate across real parties with no server.
     #[command(subcommand)]
     Federated(federated::FedCommand),
+    /// Privacy audit: run the pipeline on neighbouring datasets with a canary many times and
+    /// report a Clopper–Pearson lower bound on ε beside the claimed ε.
+    Audit(audit::AuditArgs),
 }
 
 /// Accountant preset.
@@ -248,6 +252,7 @@ pub fn main() {
         Command::Evaluate(a) => a.json,
         Command::Gmm(a) => a.json(),
         Command::Federated(f) => f.json(),
+        Command::Audit(a) => a.json,
     };
     let result = match cli.command {
         Command::Rdp(a) => rdp::run(a),
@@ -257,6 +262,7 @@ pub fn main() {
         Command::Evaluate(a) => evaluate::run(a),
         Command::Gmm(a) => gmm::run(*a),
         Command::Federated(f) => federated::run(f),
+        Command::Audit(a) => audit::run(a),
     };
     if let Err(e) = result {
         let message = e.render(ParamStyle::Cli);

@@ -22,4 +22,5 @@ pub mod gaussian;
 pub mod gaussian_steps;
 pub mod gmm;
 pub mod local;
+pub mod noise;
 pub mod projection;

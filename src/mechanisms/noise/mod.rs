@@ -1,0 +1,401 @@
+//! Exact noise: the discrete Gaussian and discrete Laplace on a grid 2^k, sampled in integer
+//! arithmetic (Canonne, Kamath, Steinke 2020, "The discrete Gaussian for differential
+//! privacy", NeurIPS), as OpenDP does.
+//!
+//! Floating-point Gaussian noise x + fl(σ·z) leaks through the pattern of representable
+//! values (Mironov 2012, "On significance of the least significant bits for differential
+//! privacy"; Jin et al. 2022, "Are we there yet? Timing and floating-point attacks on
+//! differential privacy systems"). This module removes the floating point from the noise:
+//!
+//! * [`exact`]: the samplers. Every coin is a Bernoulli of a rational number (or of e^{−γ}
+//!   with γ rational, CKS20 Algorithm 1) resolved by comparing lazily drawn random bits with
+//!   the exact binary expansion of the rational; the discrete Laplace is CKS20 Algorithm 2
+//!   (exact geometric sampling), the discrete Gaussian CKS20 Algorithm 3.
+//! * [`GridGaussian`]: the release helper. A statistic x ∈ ℝ^m is released as
+//!   `g·(round(x/g) + Z)` with g = 2^k and Z a vector of independent discrete Gaussians of
+//!   scale σ/g; the arithmetic g·(integer) is exact in f64, so the released number is a
+//!   deterministic, injective function of the integer r + Z.
+//! * [`GridLaplace`]: the same for counts and weights with discrete Laplace noise.
+//!
+//! # Proof note
+//!
+//! **Setting.** A statistic f maps a dataset to ℝ^m with L2 sensitivity Δ (‖f(D) − f(D')‖₂
+//! ≤ Δ for neighbours D, D'), and f(D), f(D') differ in at most m coordinates. Fix g = 2^k.
+//! Let r(D) = round(f(D)/g) ∈ ℤ^m, coordinate-wise, rounding half away from zero; f/g is
+//! computed exactly in binary floating point (division by a power of two) and rounding is a
+//! deterministic function, so r is a deterministic function of the data.
+//!
+//! **Lemma 1 (sensitivity on the grid).** ‖r(D) − r(D')‖₂ ≤ Δ/g + √m =: Δ_g.
+//! *Proof.* Write r = f/g + e with e ∈ [−½, ½]^m the rounding residual. On a coordinate where
+//! f(D)_i = f(D')_i the two roundings agree, so r(D)_i − r(D')_i = 0; on each of the ≤ m other
+//! coordinates, |e(D)_i − e(D')_i| ≤ 1. By the triangle inequality,
+//! ‖r(D) − r(D')‖₂ ≤ ‖f(D) − f(D')‖₂/g + ‖e(D) − e(D')‖₂ ≤ Δ/g + √m. ∎
+//!
+//! **Lemma 2 (CKS20, Proposition 6 / Theorem 14 and Corollary 9).** For μ, ν ∈ ℤ^m and Z with
+//! independent N_ℤ(0, σ²) coordinates, the Rényi divergence of order α > 1 satisfies
+//! D_α(μ + Z ‖ ν + Z) ≤ α‖μ − ν‖₂²/(2σ²) — the same bound as the continuous Gaussian
+//! (equality in one dimension for integer shifts; the m-dimensional case adds up the
+//! independent coordinates). Hence r(D) + Z with σ_g = σ/g satisfies the Gaussian
+//! mechanism's RDP curve with noise multiplier σ_g/Δ_g, and it is ½(Δ_g/σ_g)²-zCDP.
+//!
+//! **Theorem.** Releasing g·(r(D) + Z) has the RDP curve (and, by the same dominating-pair
+//! argument on the grid, the privacy-loss distribution) of a Gaussian mechanism with
+//! sensitivity Δ_eff = g·Δ_g = Δ + g√m and noise σ. *Proof.* Multiplication by g is exact
+//! and injective, so it is post-processing (it cannot increase any divergence); apply
+//! Lemmas 1 and 2. The accountant must therefore be run with the noise multiplier
+//! σ/Δ_eff = σ_g/Δ_g ([`GridGaussian::noise_multiplier`]), never σ/Δ. ∎
+//!
+//! **Choice of g.** [`GridGaussian::new`] takes g = 2^k as the largest power of two with
+//! g√m ≤ Δ·2^-10 (inflation Δ_eff/Δ ≤ 1 + 2^-10), then enlarges it while σ/g > 2^30 (the
+//! sampler's integer range). A caller that calibrates σ for a target ε must calibrate for
+//! Δ_eff ([`GridGaussian::effective_sensitivity`] gives it before any sampling).
+//!
+//! **Exactness of the sampler.** σ_g is rounded *up* to a rational num/den (den a power of
+//! two): more noise than accounted for is safe. CKS20 Algorithms 1–3 output exactly
+//! N_ℤ(0, σ_g²) when their Bernoulli coins are exact; ours are (lazy comparison with the
+//! binary expansion of a rational is an exact Bernoulli), with one resolved event of
+//! probability below e^{−2^64} (stated on [`exact::DiscreteGaussian`]).
+//!
+//! **Conversion to f32.** Writing a released f64 as f32 is post-processing of the release
+//! and costs no privacy.
+//!
+//! **Laplace.** [`GridLaplace`] releases g·(round(x/g) + L) with L discrete Laplace of scale
+//! b/g: with L1 sensitivity Δ₁ the grid sensitivity is Δ₁/g + m (Lemma 1 in L1), and the
+//! discrete Laplace with scale b_g satisfies (Δ₁,g/b_g)-DP (P(z)/P(z+k) ≤ e^{|k|/b_g}).
+
+pub mod exact;
+
+pub use exact::{Bits, DiscreteGaussian, DiscreteLaplace};
+
+use crate::error::{Error, Result};
+use rand::RngCore;
+
+/// Largest |x/g| that is released (beyond it, g·(r + Z) might not be exact in f64).
+const MAX_UNITS: f64 = (1u64 << 52) as f64;
+
+/// 2^k for the largest k with 2^k ≤ x (x > 0 finite), by exponent arithmetic only.
+fn pow2_floor(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    let mut g = 1.0f64;
+    while g > x {
+        g *= 0.5;
+    }
+    while g * 2.0 <= x {
+        g *= 2.0;
+    }
+    g
+}
+
+/// g = 2^k with g ≥ 2^-1000 and g ≤ 2^1000, or an error naming the parameter.
+fn check_grid(g: f64) -> Result<f64> {
+    if g.is_finite()
+        && g > 0.0
+        && g == pow2_floor(g)
+        && g >= 2f64.powi(-1000)
+        && g <= 2f64.powi(1000)
+    {
+        Ok(g)
+    } else {
+        Err(Error::param(
+            "grid",
+            g,
+            "the grid must be a power of two (2^k, |k| ≤ 1000)",
+        ))
+    }
+}
+
+fn check_positive(name: &str, x: f64, what: &str) -> Result<f64> {
+    if x > 0.0 && x.is_finite() {
+        Ok(x)
+    } else {
+        Err(Error::param(
+            name,
+            x,
+            format!("{what} must be a positive finite number"),
+        ))
+    }
+}
+
+/// The next f64 above a positive finite x (f64::next_up is newer than the crate's MSRV).
+fn up(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    f64::from_bits(x.to_bits() + 1)
+}
+
+/// The next f64 below a positive finite x.
+fn down(x: f64) -> f64 {
+    debug_assert!(x > 0.0 && x.is_finite());
+    f64::from_bits(x.to_bits() - 1)
+}
+
+fn to_units(x: f64, g: f64) -> Result<i64> {
+    let u = (x / g).round();
+    if u.is_nan() || u.abs() > MAX_UNITS {
+        return Err(Error::Data(format!(
+            "a value to release ({x}) is not finite or too large for the noise grid {g:e}; clip or rescale it first"
+        )));
+    }
+    Ok(u as i64)
+}
+
+fn from_units(u: i64, g: f64) -> Result<f64> {
+    if (u.unsigned_abs() as f64) > MAX_UNITS * 2.0 {
+        return Err(Error::Data(
+            "internal: a noisy value left the exact range of the grid".into(),
+        ));
+    }
+    Ok(u as f64 * g)
+}
+
+/// Gaussian release on a grid: `g·(round(x/g) + Z)`, Z ~ N_ℤ(0, (σ/g)²) per coordinate.
+#[derive(Debug, Clone, Copy)]
+pub struct GridGaussian {
+    grid: f64,
+    sigma: f64,
+    sensitivity: f64,
+    coords: usize,
+    dg: DiscreteGaussian,
+}
+
+impl GridGaussian {
+    /// The default grid for noise `sigma` on a statistic of L2 sensitivity `sensitivity`
+    /// whose neighbours differ in at most `coords` coordinates (see the proof note).
+    pub fn default_grid(sigma: f64, sensitivity: f64, coords: usize) -> Result<f64> {
+        check_positive("sigma", sigma, "a noise standard deviation")?;
+        check_positive("sensitivity", sensitivity, "a sensitivity")?;
+        let m = coords.max(1) as f64;
+        let mut g = pow2_floor(sensitivity / 1024.0 / m.sqrt());
+        while sigma / g > (1u64 << 30) as f64 {
+            g *= 2.0;
+        }
+        check_grid(g)
+    }
+
+    /// Validates and builds; `grid` None takes [`Self::default_grid`].
+    pub fn new(sigma: f64, sensitivity: f64, coords: usize, grid: Option<f64>) -> Result<Self> {
+        check_positive("sigma", sigma, "a noise standard deviation")?;
+        check_positive("sensitivity", sensitivity, "a sensitivity")?;
+        if coords == 0 {
+            return Err(Error::param(
+                "coords",
+                coords,
+                "a released vector has at least one coordinate",
+            ));
+        }
+        let g = match grid {
+            Some(g) => check_grid(g)?,
+            None => Self::default_grid(sigma, sensitivity, coords)?,
+        };
+        let dg = DiscreteGaussian::new("sigma", sigma / g).map_err(|_| {
+            Error::param(
+                "grid",
+                g,
+                format!(
+                    "σ/grid = {} must lie in [2^-20, 2^31]; choose another grid",
+                    sigma / g
+                ),
+            )
+        })?;
+        Ok(GridGaussian {
+            grid: g,
+            sigma,
+            sensitivity,
+            coords,
+            dg,
+        })
+    }
+
+    /// The grid g = 2^k.
+    pub fn grid(&self) -> f64 {
+        self.grid
+    }
+
+    /// The noise scale in grid units actually used (≥ σ/g).
+    pub fn sigma_units(&self) -> f64 {
+        self.dg.sigma()
+    }
+
+    /// The σ asked for (data units).
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// Δ_g = Δ/g + √m, rounded up.
+    pub fn sensitivity_units(&self) -> f64 {
+        let v = self.sensitivity / self.grid + (self.coords as f64).sqrt();
+        up(v)
+    }
+
+    /// Δ_eff = g·Δ_g = Δ + g√m (data units): the sensitivity the accountant must use.
+    pub fn effective_sensitivity(&self) -> f64 {
+        self.sensitivity_units() * self.grid
+    }
+
+    /// σ/Δ_eff, rounded down (the accountant's noise multiplier; smaller means more loss).
+    pub fn noise_multiplier(&self) -> f64 {
+        down(self.sigma / self.effective_sensitivity())
+    }
+
+    /// The underlying exact sampler (grid units).
+    pub fn sampler(&self) -> &DiscreteGaussian {
+        &self.dg
+    }
+
+    /// Releases one value.
+    #[inline]
+    pub fn release_bits<R: RngCore + ?Sized>(&self, x: f64, bits: &mut Bits<'_, R>) -> Result<f64> {
+        let u = to_units(x, self.grid)?;
+        from_units(u + self.dg.sample_bits(bits), self.grid)
+    }
+
+    /// Replaces every entry of `row` by its release (the drop-in for `x + N(0, σ²)`).
+    pub fn add_noise<R: RngCore + ?Sized>(&self, row: &mut [f64], rng: &mut R) -> Result<()> {
+        let mut bits = Bits::new(rng);
+        for x in row {
+            *x = self.release_bits(*x, &mut bits)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::add_noise`] for f32 rows (released in f64, then written as f32:
+    /// post-processing).
+    pub fn add_noise_f32<R: RngCore + ?Sized>(&self, row: &mut [f32], rng: &mut R) -> Result<()> {
+        let mut bits = Bits::new(rng);
+        for x in row {
+            *x = self.release_bits(f64::from(*x), &mut bits)? as f32;
+        }
+        Ok(())
+    }
+}
+
+/// Laplace release on a grid: `g·(round(x/g) + L)`, L discrete Laplace of scale b/g (for
+/// counts use g = 1: exact geometric noise on integers).
+#[derive(Debug, Clone, Copy)]
+pub struct GridLaplace {
+    grid: f64,
+    lap: DiscreteLaplace,
+}
+
+impl GridLaplace {
+    /// Scale `b` (data units) on grid `g` (a power of two; 1 for counts).
+    pub fn new(b: f64, grid: f64) -> Result<Self> {
+        check_positive("scale", b, "a Laplace scale")?;
+        let g = check_grid(grid)?;
+        let lap = DiscreteLaplace::new("scale", b / g)?;
+        Ok(GridLaplace { grid: g, lap })
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> f64 {
+        self.grid
+    }
+
+    /// The scale in grid units actually used (≥ b/g).
+    pub fn scale_units(&self) -> f64 {
+        self.lap.scale()
+    }
+
+    /// ε of the release for an L1 sensitivity Δ₁ over ≤ m coordinates: (Δ₁/g + m)/b_g
+    /// (rounded up); for integer counts on g = 1, m = 0 may be passed (no rounding).
+    pub fn epsilon(&self, l1_sensitivity: f64, coords: usize) -> f64 {
+        up((l1_sensitivity / self.grid + coords as f64) / self.lap.scale())
+    }
+
+    /// Releases every entry of `xs`.
+    pub fn add_noise<R: RngCore + ?Sized>(&self, xs: &mut [f64], rng: &mut R) -> Result<()> {
+        let mut bits = Bits::new(rng);
+        for x in xs {
+            let u = to_units(*x, self.grid)?;
+            *x = from_units(u + self.lap.sample_bits(&mut bits), self.grid)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::ReleaseRng;
+
+    #[test]
+    fn grid_choice_and_sensitivity() {
+        // MNIST-scale DP-CDA: Δ = 2c/l = 0.5, m = 784.
+        let gg = GridGaussian::new(2.0, 0.5, 784, None).unwrap();
+        let g = gg.grid();
+        assert_eq!(g, pow2_floor(g));
+        assert!(
+            g * 28.0 <= 0.5 / 1024.0 && g * 2.0 * 28.0 > 0.5 / 1024.0,
+            "{g}"
+        );
+        assert!(gg.effective_sensitivity() >= 0.5 + g * 28.0);
+        assert!(gg.effective_sensitivity() <= 0.5 * (1.0 + 1.0 / 1024.0) * (1.0 + 1e-12));
+        assert!(gg.noise_multiplier() < 4.0 && gg.noise_multiplier() > 4.0 / 1.001);
+        assert!(gg.sigma_units() >= 2.0 / g);
+        // Explicit grid.
+        let gg = GridGaussian::new(1.0, 1.0, 1, Some(0.25)).unwrap();
+        assert_eq!(gg.sensitivity_units(), up(5.0));
+    }
+
+    #[test]
+    fn releases_lie_on_the_grid_and_are_centred() {
+        let gg = GridGaussian::new(0.3, 0.1, 4, None).unwrap();
+        let g = gg.grid();
+        let mut rng = ReleaseRng::seeded(9);
+        let n = 100_000;
+        let mut row = vec![1.234_567; n];
+        gg.add_noise(&mut row, &mut rng).unwrap();
+        for &v in &row {
+            assert_eq!((v / g).fract(), 0.0);
+        }
+        let mean = row.iter().sum::<f64>() / n as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+        // Mean within 5.33 standard errors (α = 1e-6), variance within 3 %.
+        assert!(
+            (mean - 1.234_567).abs() < 5.33 * 0.3 / (n as f64).sqrt() + g,
+            "{mean}"
+        );
+        assert!((var.sqrt() / 0.3 - 1.0).abs() < 0.03, "{}", var.sqrt());
+        let mut r32 = vec![0.5f32; 8];
+        gg.add_noise_f32(&mut r32, &mut rng).unwrap();
+        assert!(r32.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn validates() {
+        let e = GridGaussian::new(f64::NAN, 1.0, 1, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sigma"), "{e}");
+        assert!(GridGaussian::new(1.0, 0.0, 1, None).is_err());
+        assert!(GridGaussian::new(1.0, 1.0, 0, None).is_err());
+        assert!(GridGaussian::new(1.0, 1.0, 1, Some(0.3))
+            .unwrap_err()
+            .to_string()
+            .contains("grid"));
+        assert!(GridGaussian::new(1.0, 1.0, 1, Some(2f64.powi(-40))).is_err());
+        let gg = GridGaussian::new(1.0, 1.0, 1, None).unwrap();
+        let mut rng = ReleaseRng::seeded(1);
+        assert!(gg.add_noise(&mut [f64::NAN], &mut rng).is_err());
+        assert!(gg.add_noise(&mut [1e300], &mut rng).is_err());
+        assert!(GridLaplace::new(-1.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn laplace_counts() {
+        // Geometric noise on counts: ε = 1/b for sensitivity 1.
+        let gl = GridLaplace::new(2.0, 1.0).unwrap();
+        assert_eq!(gl.epsilon(1.0, 0), up(0.5));
+        let mut rng = ReleaseRng::seeded(4);
+        let mut xs = vec![10.0; 50_000];
+        gl.add_noise(&mut xs, &mut rng).unwrap();
+        assert!(xs.iter().all(|v| v.fract() == 0.0));
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        // Var of the discrete Laplace with ratio p = e^{-1/2}: 2p/(1-p)².
+        let p = (-0.5f64).exp();
+        let var_true = 2.0 * p / ((1.0 - p) * (1.0 - p));
+        let var = xs.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+        assert!((mean - 10.0).abs() < 5.33 * (var_true / n).sqrt(), "{mean}");
+        assert!((var / var_true - 1.0).abs() < 0.06, "{var} vs {var_true}");
+    }
+}
