@@ -19,7 +19,6 @@ pub mod api;
 pub mod data;
 pub mod error;
 pub mod eval;
-pub mod evaluate;
 pub mod federated;
 pub mod images;
 pub mod math;
