@@ -38,7 +38,7 @@ use crate::preprocess::clip::{check_clip, clip_rows};
 use crate::preprocess::encode::write_number;
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, ColumnCodec, FeatureSpace, NormalizeMode};
-use crate::receipt::{preset_parts, Guarantee, BUILD_ID, VERSION};
+use crate::receipt::{preset_parts, Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
@@ -170,7 +170,7 @@ fn clip_of(table: &Table, opts: &FedOptions) -> f64 {
 fn classes_of(table: &Table) -> Result<(Vec<String>, Vec<Vec<u32>>)> {
     let li = table
         .label_index
-        .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+        .ok_or_else(|| Error::Data("no label column was chosen; name the label column".into()))?;
     match &table.columns[li] {
         Column::Categorical { codes, levels } => {
             let mut classes = vec![Vec::new(); levels.len()];
@@ -478,6 +478,8 @@ pub struct FedReceipt {
     pub data: FedData,
     /// True when any randomness was seeded (not for release).
     pub seeded: bool,
+    /// The randomness, as every receipt states it (`randomness.seeded`).
+    pub randomness: Randomness,
     /// Warnings.
     pub warnings: Vec<String>,
     /// Library version.
@@ -656,7 +658,7 @@ pub fn simulate(
         return Err(Error::param(
             "samples",
             t,
-            format!("T must be at least the number of classes K = {k}; use --samples {k} or more"),
+            format!("T must be at least the number of classes K = {k}; ask for {k} rows or more"),
         ));
     }
     let per_class = t / k;
@@ -668,7 +670,7 @@ pub fn simulate(
                     "clients",
                     clients,
                     format!(
-                        "party {} gets only {} rows of class '{}', fewer than l = {}; use fewer --clients, a smaller --mix, or --partition iid",
+                        "party {} gets only {} rows of class '{}', fewer than l = {}; use fewer parties, a smaller mix order, or the iid partition",
                         s + 1,
                         rows.len(),
                         class_labels[c],
@@ -869,6 +871,7 @@ pub fn simulate(
             rows_dropped: table.rows_dropped,
         },
         seeded: rng.seed().is_some(),
+        randomness: Randomness::of(rng),
         warnings,
         version: VERSION.into(),
         build_id: BUILD_ID.into(),
@@ -1159,14 +1162,14 @@ pub fn contribute(
         return Err(Error::param(
             "normalize",
             "data",
-            "a party's exact statistics would be revealed to the aggregator; use dp (default) or public with a --schema",
+            "a party's exact statistics would be revealed to the aggregator; use dp (default) or public with a schema",
         ));
     }
     let t = opts.samples.ok_or_else(|| {
         Error::param(
             "samples",
             "(none)",
-            "every party must use the same T; give --samples T",
+            "every party must use the same T; give the sample count T",
         )
     })?;
     // Parties. This party's own public key among the peers is ignored (lists are often shared
@@ -1184,7 +1187,7 @@ pub fn contribute(
             return Err(Error::param(
                 "peers",
                 p.party,
-                "two keys have the same party id; every party needs a distinct --party, and do not list your own key among --peers",
+                "two keys have the same party id; every party needs a distinct party id, and do not list your own key among the peers",
             ));
         }
         if parties.iter().any(|(_, k)| k == p.x25519.trim()) {
@@ -1256,7 +1259,7 @@ pub fn contribute(
         return Err(Error::param(
             "key",
             format!("of party {}", key.party),
-            "this key already contributed to a run with exactly these parameters; its correlated noise would repeat. Make fresh keys (keygen) or agree on a new --session",
+            "this key already contributed to a run with exactly these parameters; its correlated noise would repeat. Make fresh keys (keygen) or agree on a new session label",
         ));
     }
 
@@ -1577,7 +1580,7 @@ pub fn aggregate(
                         }
                         _ => {
                             return Err(Error::Data(format!(
-                                "party {} treats column '{name}' as categorical and party {} as numeric; give every party the same --schema",
+                                "party {} treats column '{name}' as categorical and party {} as numeric; give every party the same schema",
                                 c.party, first.party
                             )))
                         }
@@ -1616,7 +1619,7 @@ pub fn aggregate(
                         }
                         _ => {
                             return Err(Error::Data(format!(
-                                "party {} treats column '{name}' as numeric and party {} as categorical; give every party the same --schema",
+                                "party {} treats column '{name}' as numeric and party {} as categorical; give every party the same schema",
                                 c.party, first.party
                             )))
                         }
@@ -1849,6 +1852,7 @@ pub fn aggregate(
             rows_dropped,
         },
         seeded,
+        randomness: Randomness::of_parties(seeded),
         warnings,
         version: VERSION.into(),
         build_id: BUILD_ID.into(),

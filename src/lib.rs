@@ -20,7 +20,6 @@ pub mod audit;
 pub mod data;
 pub mod error;
 pub mod eval;
-pub mod evaluate;
 pub mod federated;
 pub mod images;
 pub mod math;

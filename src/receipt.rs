@@ -250,6 +250,31 @@ pub struct Randomness {
     pub fit_for_release: bool,
 }
 
+impl Randomness {
+    /// The randomness of one generator.
+    pub fn of(rng: &crate::rng::ReleaseRng) -> Self {
+        Randomness {
+            source: rng.description(),
+            seeded: rng.seed().is_some(),
+            fit_for_release: rng.seed().is_none(),
+        }
+    }
+
+    /// The randomness of an aggregate of parties' releases: seeded when any party's was.
+    pub fn of_parties(seeded: bool) -> Self {
+        Randomness {
+            source: if seeded {
+                "seeded, not for release (a party used a fixed seed)".into()
+            } else {
+                "each party's ChaCha20 CSPRNG keyed by getrandom (OS / crypto.getRandomValues)"
+                    .into()
+            },
+            seeded,
+            fit_for_release: !seeded,
+        }
+    }
+}
+
 /// The whole receipt.
 #[derive(Debug, Clone, Serialize)]
 pub struct Receipt {

@@ -197,7 +197,7 @@ struct Classes<'a> {
 fn classes_of(table: &Table) -> Result<Classes<'_>> {
     let index = table
         .label_index
-        .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+        .ok_or_else(|| Error::Data("no label column was chosen; name the label column".into()))?;
     let (codes, labels) = match &table.columns[index] {
         Column::Categorical { codes, levels } => (codes, levels.clone()),
         Column::Numeric { .. } => {
@@ -246,7 +246,7 @@ fn normalize(
     let orders = &opts.orders;
     let (curve, budget) = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
-            Error::param("epsilon", "(none)", "DP normalization needs a target --epsilon to size its share; give --epsilon, or --normalize public with a schema")
+            Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
         })?;
         let cal = smallest_z(
             eps * opts.normalize_share,
@@ -301,7 +301,7 @@ fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
         (None, None) => Err(Error::param(
             "epsilon",
             "(none)",
-            "give a target --epsilon (or an explicit --sigma-x)",
+            "give a target ε (or an explicit σx)",
         )),
     }
 }
@@ -397,7 +397,7 @@ fn synthesize_dyn(
                 return Err(Error::param(
                     "samples",
                     t,
-                    format!("T must be at least the number of classes K = {k} so that every class gets a row; use --samples {k} or more"),
+                    format!("T must be at least the number of classes K = {k} so that every class gets a row; ask for {k} rows or more"),
                 ));
             }
         }
@@ -415,14 +415,14 @@ fn synthesize_dyn(
             return Err(Error::param(
                 "sigma-y",
                 opts.sigma_y.unwrap_or_default(),
-                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; drop --sigma-y",
+                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; leave σy out",
             ));
         }
         Mechanism::Local | Mechanism::Projection(_) if opts.sigma_y.is_some() => {
             return Err(Error::param(
                 "sigma-y",
                 opts.sigma_y.unwrap_or_default(),
-                "local perturbation and random projection keep each row's label and add no label noise; drop --sigma-y",
+                "local perturbation and random projection keep each row's label and add no label noise; leave σy out",
             ));
         }
         _ => {}
@@ -693,7 +693,7 @@ fn synthesize_dyn(
             return Err(Error::param(
                 "sigma-x",
                 plan.sigma_x,
-                format!("this noise gives ε = {:.4} > the target ε = {target}; raise --sigma-x or drop it to calibrate", guarantee.epsilon),
+                format!("this noise gives ε = {:.4} > the target ε = {target}; raise σx or leave it out to calibrate", guarantee.epsilon),
             ));
         }
     }
@@ -911,7 +911,7 @@ fn synthesize_dyn(
             class_labels: cls.labels,
             class_counts: plan.class_counts_public.then_some(cls.sizes),
         },
-        randomness: Randomness { source: rng.description(), seeded: rng.seed().is_some(), fit_for_release: rng.seed().is_none() },
+        randomness: Randomness::of(rng),
         warnings,
         version: VERSION,
         build_id: BUILD_ID,

@@ -217,7 +217,7 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
     // parameters is refused (the correlated noise would repeat).
     fails(
         &contribute(&f, 1, &[]),
-        &["already contributed", "--session"],
+        &["already contributed", "new session label"],
     );
     // A new session is a new context.
     ok(&contribute(&f, 1, &["--session", "second"]));
@@ -357,7 +357,7 @@ fn bad_inputs_are_named() {
             "--output",
             s(&out),
         ]),
-        &["samples", "--samples T"],
+        &["samples", "invalid --samples"],
     );
     assert!(!out.exists());
     // simulate: bad variant, one client.

@@ -4,7 +4,7 @@
 use super::synth::{class_counts, synthesize_table_csv, SynthParams};
 use crate::data::{read_csv_bytes, Column, CsvOptions, Table};
 use crate::error::{Error, Result};
-use crate::evaluate::{evaluate_tables, EvalReport};
+use crate::eval::{evaluate_tables, EvalReport};
 use crate::rng::ReleaseRng;
 use serde::Serialize;
 

@@ -4,8 +4,8 @@ use super::print_json;
 use clap::{Args, ValueEnum};
 use privmix::data::{read_csv_path, CsvOptions};
 use privmix::error::{Error, Result};
+use privmix::eval::evaluate_tables;
 use privmix::eval::Model;
-use privmix::evaluate::evaluate_tables;
 use std::path::PathBuf;
 
 /// The model.

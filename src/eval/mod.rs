@@ -6,7 +6,10 @@
 //! deterministic, and build for `wasm32-unknown-unknown`.
 
 pub mod logreg;
+mod tables;
 pub mod tree;
+
+pub use tables::{evaluate_tables, EvalReport};
 
 use std::fmt;
 use std::str::FromStr;

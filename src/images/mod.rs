@@ -630,7 +630,7 @@ pub fn synthesize_images_to<W: Write>(
                 "mix",
                 opts.mix,
                 format!(
-                    "class folder '{}' has only {n} image(s), fewer than l = {}; use --mix {n} or smaller, or add images to that folder",
+                    "class folder '{}' has only {n} image(s), fewer than l = {}; use a mix order of {n} or smaller, or add images to that folder",
                     set.class_names[k], opts.mix
                 ),
             ));

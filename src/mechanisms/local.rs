@@ -63,7 +63,7 @@ pub fn check_structure(rows: u64, samples: u64, clip: f64) -> Result<()> {
         return Err(Error::param(
             "samples",
             samples,
-            format!("local perturbation releases each input row at most once; use T ≤ n = {rows} (or omit --samples)"),
+            format!("local perturbation releases each input row at most once; use T ≤ n = {rows} (or leave T out)"),
         ));
     }
     Ok(())

@@ -171,7 +171,7 @@ pub fn calibrate_sigma_x(
             "sigma-y",
             sigma_y.unwrap_or(f64::NAN),
             format!(
-                "the label noise alone already spends more than ε = {target}; increase --sigma-y or drop it (label-free mode)"
+                "the label noise alone already spends more than ε = {target}; increase σy or leave it out (label-free mode)"
             ),
         ));
     }

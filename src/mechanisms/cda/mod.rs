@@ -70,7 +70,7 @@ pub fn check_pools(class_sizes: &[usize], class_names: &[String], mix: usize) ->
                 "mix",
                 mix,
                 format!(
-                    "class '{}' has only {n} rows, fewer than l = {mix}; use --mix {n} or smaller, or add rows to that class",
+                    "class '{}' has only {n} rows, fewer than l = {mix}; use a mix order of {n} or smaller, or add rows to that class",
                     class_names.get(k).map_or("?", |s| s)
                 ),
             ));

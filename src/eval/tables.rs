@@ -5,9 +5,9 @@
 //! Test levels unseen in training encode as zeros; test classes unseen in training count as
 //! errors.
 
+use super::{train_and_score, Model};
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
-use crate::eval::{train_and_score, Model};
 use crate::preprocess::{fit_feature_space, ColumnCodec, NormalizeMode};
 use crate::rng::ReleaseRng;
 use ndarray::ArrayView2;
@@ -32,7 +32,7 @@ pub struct EvalReport {
 fn label_strings(table: &Table) -> Result<Vec<&str>> {
     let li = table
         .label_index
-        .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+        .ok_or_else(|| Error::Data("no label column was chosen; name the label column".into()))?;
     match &table.columns[li] {
         Column::Categorical { codes, levels } => {
             Ok(codes.iter().map(|&c| levels[c as usize].as_str()).collect())
