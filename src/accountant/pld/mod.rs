@@ -34,7 +34,7 @@ use serde::Serialize;
 pub struct PldOptions {
     /// The grid step is at most √(Var_total / Σ T_j) / `step_fraction`: connect-the-dots adds
     /// at most h²/4 variance per step, so the composed variance grows by ≤ 1/(4·k²) relative
-    /// (k = 10: 0.25 %).
+    /// (k = 25: 0.04 %).
     pub step_fraction: f64,
     /// The grid step is also at most sd_total / `total_fraction` (matters for few steps).
     pub total_fraction: f64,
@@ -48,7 +48,7 @@ pub struct PldOptions {
 impl Default for PldOptions {
     fn default() -> Self {
         PldOptions {
-            step_fraction: 10.0,
+            step_fraction: 25.0,
             total_fraction: 300.0,
             tail: 1e-13,
             max_len: 1 << 22,
