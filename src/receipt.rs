@@ -40,6 +40,29 @@ pub struct AccountantReport {
     pub epsilon_by_preset: EpsByPreset,
     /// The pieces composed into `rdp`.
     pub components: Vec<RdpComponent>,
+    /// ε from the RDP curve above (the cross-check; the receipt's ε is the smaller of this
+    /// and `pld.epsilon` where the PLD accountant is wired).
+    pub epsilon_rdp: f64,
+    /// The PLD accountant's result (the default accountant), where wired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pld: Option<PldReport>,
+}
+
+/// The PLD accountant's ε with its error bound and discretisation.
+#[derive(Debug, Clone, Serialize)]
+pub struct PldReport {
+    /// ε (an upper bound).
+    pub epsilon: f64,
+    /// δ it refers to (δ minus any δ spent elsewhere).
+    pub delta: f64,
+    /// The additive δ charge included: +∞ mass, FFT-window tails, floating-point error.
+    pub charge: f64,
+    /// Grid step of the privacy-loss discretisation (connect-the-dots, pessimistic).
+    pub grid_step: f64,
+    /// FFT length.
+    pub fft_len: usize,
+    /// The dominating pair's neighbouring relation.
+    pub adjacency: &'static str,
 }
 
 /// ε under both presets.

@@ -7,6 +7,10 @@
 //! the budget split, normalization, the ε check, decoding and the receipt are shared.
 
 use crate::accountant::calibrate::smallest_z;
+use crate::accountant::pld::mechanisms::{
+    calibrate as pld_calibrate, cda as pld_cda, Adjacency as PldAdjacency, Plan as PldPlan,
+};
+use crate::accountant::pld::PldOptions;
 use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
 use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
@@ -22,7 +26,8 @@ use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
     component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
-    DpMixParameters, EpsByPreset, Guarantee, Parameters, Randomness, Receipt, BUILD_ID, VERSION,
+    DpMixParameters, EpsByPreset, Guarantee, Parameters, PldReport, Randomness, Receipt, BUILD_ID,
+    VERSION,
 };
 use crate::rng::ReleaseRng;
 use serde::{Deserialize, Serialize};
@@ -225,6 +230,8 @@ struct Normalized {
     space: FeatureSpace,
     report: NormalizationReport,
     curve: RdpCurve,
+    /// Noise multiplier of the DP normalization's Gaussian release (None: no DP release).
+    z: Option<f64>,
     dp: bool,
     delta_rdp: f64,
 }
@@ -275,9 +282,18 @@ fn normalize(
         space,
         report,
         curve,
+        z: budget.as_ref().map(|b| b.noise_multiplier),
         dp,
         delta_rdp,
     })
+}
+
+/// The DP normalization's Gaussian release as a PLD plan (nothing when there is none).
+fn pld_norm(z: Option<f64>) -> PldPlan {
+    match z {
+        Some(z) => PldPlan::gaussian(z, 1),
+        None => PldPlan::empty(),
+    }
 }
 
 /// A mechanism's accounting, fixed before any row is made.
@@ -292,6 +308,8 @@ struct Plan {
     public_information: Vec<String>,
     class_counts_public: bool,
     warnings: Vec<String>,
+    /// The mechanism's PLD plan (the default accountant; None where only RDP is wired).
+    pld: Option<PldPlan>,
 }
 
 fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
@@ -465,8 +483,10 @@ fn synthesize_dyn(
             let compositions = if paper_mode { per_class * k } else { per_class };
             let (sigma_x, calibrated) = match given_sigma {
                 Some(s) => (s, false),
-                None => (
-                    calibrate_sigma_x(
+                None => {
+                    // PLD calibration (the default accountant), cross-checked: the RDP
+                    // calibration's σ also meets the target, so take the smaller σ.
+                    let rdp_sigma = calibrate_sigma_x(
                         pool_min as u64,
                         opts.mix as u32,
                         opts.clip,
@@ -478,9 +498,25 @@ fn synthesize_dyn(
                         opts.preset,
                         extra,
                     )?
-                    .sigma_x,
-                    true,
-                ),
+                    .sigma_x;
+                    let base = CdaPrivacy {
+                        pool: pool_min as u64,
+                        mix: opts.mix as u32,
+                        clip: opts.clip,
+                        sigma_x: rdp_sigma,
+                        sigma_y: opts.sigma_y,
+                        samples: compositions as u64,
+                    };
+                    let pld_sigma =
+                        pld_calibrate(target, delta_rdp, &PldOptions::default(), |sx| {
+                            let mut p = base;
+                            p.sigma_x = sx;
+                            Ok(pld_cda(&p, PldAdjacency::LabelKept)?.compose(&pld_norm(norm.z)))
+                        })
+                        .map(|r| r.0)
+                        .unwrap_or(f64::INFINITY);
+                    (pld_sigma.min(rdp_sigma), true)
+                }
             };
             let privacy = CdaPrivacy {
                 pool: pool_min as u64,
@@ -523,6 +559,7 @@ fn synthesize_dyn(
                 public_information: label_free_public.clone(),
                 class_counts_public: true,
                 warnings: Vec::new(),
+                pld: Some(pld_cda(&privacy, PldAdjacency::LabelKept)?),
             }
         }
         Mechanism::DpMix(o) => {
@@ -613,6 +650,7 @@ fn synthesize_dyn(
                 } else {
                     Vec::new()
                 },
+                pld: None,
             }
         }
         Mechanism::Local | Mechanism::Projection(_) => {
@@ -681,6 +719,7 @@ fn synthesize_dyn(
                 public_information: label_free_public.clone(),
                 class_counts_public: true,
                 warnings: Vec::new(),
+                pld: None,
             }
         }
     };
@@ -688,12 +727,22 @@ fn synthesize_dyn(
     // ---- the guarantee -----------------------------------------------------------------
     let total = plan.curve.clone().compose(&norm.curve)?;
     let guarantee = total.epsilon(delta_rdp, opts.preset.conversion())?;
+    // The PLD accountant (default where wired) and the RDP cross-check are both valid upper
+    // bounds at the same δ: the release's ε is the smaller.
+    let pld = match &plan.pld {
+        Some(p) => Some(
+            p.compose(&pld_norm(norm.z))
+                .epsilon(delta_rdp, &PldOptions::default())?,
+        ),
+        None => None,
+    };
+    let epsilon = pld.map_or(guarantee.epsilon, |p| p.epsilon.min(guarantee.epsilon));
     if let Some(target) = opts.epsilon {
-        if guarantee.epsilon > target {
+        if epsilon > target {
             return Err(Error::param(
                 "sigma-x",
                 plan.sigma_x,
-                format!("this noise gives ε = {:.4} > the target ε = {target}; raise --sigma-x or drop it to calibrate", guarantee.epsilon),
+                format!("this noise gives ε = {epsilon:.4} > the target ε = {target}; raise --sigma-x or drop it to calibrate"),
             ));
         }
     }
@@ -879,7 +928,7 @@ fn synthesize_dyn(
     }
     let label_name = table.names[cls.index].clone();
     Ok(Receipt {
-        epsilon: guarantee.epsilon,
+        epsilon,
         delta: opts.delta,
         mechanism: mechanism.name(),
         guarantee: Guarantee {
@@ -901,6 +950,15 @@ fn synthesize_dyn(
             delta_rdp,
             epsilon_by_preset: by_preset,
             components,
+            epsilon_rdp: guarantee.epsilon,
+            pld: pld.map(|p| PldReport {
+                epsilon: p.epsilon,
+                delta: p.delta,
+                charge: p.charge,
+                grid_step: p.grid_step,
+                fft_len: p.fft_len,
+                adjacency: "replace one record inside its class pool (symmetrised without-replacement pair)",
+            }),
         },
         normalization: norm_report,
         data: DataReport {
