@@ -355,8 +355,11 @@ pub fn laplace_extras(eps0: f64, releases: u64) -> Result<Plan> {
 ///
 /// The true ε is non-increasing in the noise (a larger-σ Gaussian pair is a post-processing of
 /// a smaller one, and subsampling and composition preserve that order), so bisection applies;
-/// whatever the discretisation does, the returned s has been accounted and meets the target
-/// (the upper end of the bracket is only ever a verified point).
+/// whatever the discretisation does, the returned s has been accounted with `opts` and meets
+/// the target (the upper end of the bracket is only ever a verified point).
+///
+/// Two phases for speed: a coarse grid (4× coarser, itself a valid upper bound) brackets and
+/// solves to 1e-3; the fine grid then only searches around that point.
 pub fn calibrate(
     target: f64,
     delta: f64,
@@ -365,9 +368,27 @@ pub fn calibrate(
 ) -> Result<(f64, PldEpsilon)> {
     check_epsilon(target)?;
     check_delta(delta)?;
+    let coarse = PldOptions {
+        step_fraction: opts.step_fraction / 4.0,
+        total_fraction: opts.total_fraction / 4.0,
+        ..*opts
+    };
+    let (s1, _) = solve(target, delta, &coarse, &plan, None, 1e-3)?;
+    solve(target, delta, opts, &plan, Some(s1), 1e-5)
+}
+
+fn solve(
+    target: f64,
+    delta: f64,
+    opts: &PldOptions,
+    plan: &impl Fn(f64) -> Result<Plan>,
+    start: Option<f64>,
+    tol: f64,
+) -> Result<(f64, PldEpsilon)> {
     let eval = |s: f64| -> Result<PldEpsilon> { plan(s)?.epsilon(delta, opts) };
     let (s_min, s_max) = (1e-6, 1e8);
-    let mut hi = 1.0;
+    let step = if start.is_some() { 1.03 } else { 4.0 };
+    let mut hi = start.unwrap_or(1.0);
     let mut e_hi = eval(hi)?;
     while e_hi.epsilon > target {
         if hi >= s_max {
@@ -380,10 +401,10 @@ pub fn calibrate(
                 ),
             ));
         }
-        hi *= 4.0;
+        hi *= step;
         e_hi = eval(hi)?;
     }
-    let mut lo = hi / 4.0;
+    let mut lo = hi / step;
     let mut e_lo;
     loop {
         let s = lo.max(s_min);
@@ -398,7 +419,7 @@ pub fn calibrate(
         }
         hi = s;
         e_hi = e;
-        lo /= 4.0;
+        lo /= step;
     }
     // Illinois regula falsi on g(x) = ln ε(e^x) − ln target, bracket [lo, hi].
     let lt = target.ln();
@@ -413,7 +434,7 @@ pub fn calibrate(
     let (mut gl, mut gh) = (g(e_lo), g(e_hi.epsilon));
     let mut side = 0;
     let mut it = 0;
-    while (xh - xl) > 1e-5 && it < 60 {
+    while (xh - xl) > tol && it < 60 {
         it += 1;
         let mut x = if it % 6 == 0 || !(gl > gh) {
             0.5 * (xl + xh)

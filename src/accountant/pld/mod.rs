@@ -293,7 +293,10 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
         im: Vec<f64>,
         ef: f64,
         t: f64,
+        /// ρ below this: ρ^T · (others ≤ (1 + 2ef)^{ΣT}) < e^{−745}.
+        thr: f64,
     }
+    let total_t: f64 = steps.iter().map(|s| s.1 as f64).sum();
     let mut specs = Vec::with_capacity(steps.len());
     for &(s, t) in &steps {
         let mut re = vec![0.0; len];
@@ -314,13 +317,27 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
             im,
             ef: fft::entry_error_bound(len, l1) + fold_err,
             t: t as f64,
+            thr: 0.0,
         });
     }
+    let slack: f64 = specs.iter().map(|sp| sp.t * 2.0 * sp.ef).sum::<f64>() + 1.0;
+    for sp in &mut specs {
+        sp.thr = ((-745.0 - slack) / sp.t).dexp();
+    }
+    let _ = total_t;
     let mut gre = vec![0.0; len];
     let mut gim = vec![0.0; len];
     let mut fourier_err_sq = 0.0;
     let mut g_l1 = 0.0;
     for k in 0..len {
+        // Cheap test first: one factor alone below its threshold makes Π ρ^T < e^{−745}.
+        if specs
+            .iter()
+            .any(|sp| (sp.re[k] * sp.re[k] + sp.im[k] * sp.im[k]).sqrt() + sp.ef < sp.thr)
+        {
+            fourier_err_sq += 1e-300;
+            continue;
+        }
         // log of Π ρ^T and of Π |F̂|^T.
         let mut log_rho = 0.0;
         let mut skip = false;
