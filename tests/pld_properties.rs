@@ -94,7 +94,7 @@ fn laplace_and_geometric_match_their_closed_forms() {
         .epsilon(1e-6, &opts)
         .unwrap()
         .epsilon;
-    assert!(e >= 2.0 - 1e-5 && e <= 2.0 * 1.01, "{e}");
+    assert!((2.0 - 1e-5..=2.0 * 1.01).contains(&e), "{e}");
 }
 
 #[test]

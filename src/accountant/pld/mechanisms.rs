@@ -131,7 +131,7 @@ impl Plan {
 
     /// The Laplace mechanism with ε₀ = sensitivity/scale, `count` times.
     pub fn laplace(eps0: f64, count: u64) -> Result<Self> {
-        if !(eps0 > 0.0) || eps0.is_nan() {
+        if eps0.is_nan() || eps0 <= 0.0 {
             return Err(Error::Accountant(format!(
                 "Laplace needs ε₀ > 0 (got {eps0})"
             )));
@@ -436,7 +436,7 @@ fn solve(
     let mut it = 0;
     while (xh - xl) > tol && it < 60 {
         it += 1;
-        let mut x = if it % 6 == 0 || !(gl > gh) {
+        let mut x = if it % 6 == 0 || gl.partial_cmp(&gh) != Some(std::cmp::Ordering::Greater) {
             0.5 * (xl + xh)
         } else {
             xl + (xh - xl) * gl / (gl - gh)

@@ -429,7 +429,7 @@ impl Composed {
 
     /// The smallest ε ≥ 0 (up to rounding, always upward) with δ(ε) ≤ `delta`; +∞ if none.
     pub fn epsilon(&self, delta: f64) -> f64 {
-        if !(delta > self.charge) {
+        if delta.is_nan() || delta <= self.charge {
             return f64::INFINITY;
         }
         let n = self.pmf.len();

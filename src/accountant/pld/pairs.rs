@@ -348,7 +348,7 @@ impl DiscretePair {
             .any(|&(a, b)| !(a >= 0.0 && b >= 0.0 && a.is_finite() && b.is_finite()));
         let sa: f64 = atoms.iter().map(|p| p.0).sum();
         let sb: f64 = atoms.iter().map(|p| p.1).sum();
-        if bad || !(sa > 0.0) || !(sb > 0.0) {
+        if bad || sa.is_nan() || sb.is_nan() || sa <= 0.0 || sb <= 0.0 {
             return Err(crate::error::Error::Accountant(
                 "a discrete dominating pair needs nonnegative finite masses with positive sums"
                     .into(),
