@@ -202,12 +202,12 @@ def bounds(case):
 
 
 CASES = [
-    {"q": 0.01, "noise_multiplier": 1.0, "steps": 1000, "delta": 1e-5, "h": 4e-6, "adjacency": "label_kept"},
-    {"q": 0.05, "noise_multiplier": 1.5, "steps": 300, "delta": 1e-5, "h": 1e-5, "adjacency": "label_kept"},
-    {"q": 0.004, "noise_multiplier": 0.7, "steps": 2000, "delta": 1e-6, "h": 2e-6, "adjacency": "label_kept"},
-    {"q": 0.1, "noise_multiplier": 2.0, "steps": 100, "delta": 1e-5, "h": 2e-5, "adjacency": "label_kept"},
-    {"q": 0.01, "noise_multiplier": 1.0, "steps": 1000, "delta": 1e-5, "h": 4e-6, "adjacency": "standard"},
-    {"q": 0.04, "noise_multiplier": 1.0, "steps": 100, "delta": 1e-5, "h": 2e-5, "adjacency": "label_kept"},
+    {"q": 0.01, "noise_multiplier": 1.0, "steps": 1000, "delta": 1e-5, "h": 1e-5, "adjacency": "label_kept"},
+    {"q": 0.05, "noise_multiplier": 1.5, "steps": 300, "delta": 1e-5, "h": 2e-5, "adjacency": "label_kept"},
+    {"q": 0.1, "noise_multiplier": 2.0, "steps": 100, "delta": 1e-5, "h": 4e-5, "adjacency": "label_kept"},
+    {"q": 0.04, "noise_multiplier": 1.0, "steps": 100, "delta": 1e-5, "h": 4e-5, "adjacency": "label_kept"},
+    {"q": 0.02, "noise_multiplier": 0.8, "steps": 500, "delta": 1e-6, "h": 1e-5, "adjacency": "label_kept"},
+    {"q": 0.01, "noise_multiplier": 1.0, "steps": 1000, "delta": 1e-5, "h": 1e-5, "adjacency": "standard"},
 ]
 
 out = []
