@@ -10,6 +10,7 @@
 
 pub mod calibrate;
 pub mod moments;
+pub mod pld;
 pub mod subsampled_gaussian;
 
 use crate::error::{Error, Result};
