@@ -227,7 +227,7 @@ fn unknown_parties(
 /// a' = n·v, restricted to the observed (present) parties outside J. Sherman–Morrison with
 /// A_j = τ_{g,j}² + a' gives u_sᵀΣ⁻¹u_s = 1/A_s + (a'/n)/A_s² / (1 − (a'/n)Σ_obs 1/A_j), which
 /// grows with Σ_obs 1/A_j; so the worst J holds the missing parties first and then the present
-/// parties with the largest τ_g ([`unknown_parties`]). For n = 1 it is 1/τ_{g,s}²: g_s alone.
+/// parties with the largest τ_g (see `unknown_parties`). For n = 1 it is 1/τ_{g,s}²: g_s alone.
 pub fn z_joint(
     delta_l2: f64,
     tau_gs: &[f64],
