@@ -41,7 +41,9 @@ else
 fi
 
 echo "== npm packages"
-if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# npm 11 leaves other platforms' optional binaries (next's swc, rollup's) out of the lock file and
+# then refuses `npm ci` as "out of sync"; `npm install` honours the pinned versions and fills them in.
+npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 
 if ! command -v chromium >/dev/null 2>&1; then
   echo "== installing Debian's chromium for the browser tests"
