@@ -109,9 +109,9 @@ impl Schema {
                                 "schema: column '{name}': category '{c}' has surrounding spaces; cell values are trimmed, so remove the spaces"
                             )));
                         }
-                        if c.is_empty() || c == "NA" || c == "?" {
+                        if crate::data::is_missing(c) {
                             return Err(Error::Data(format!(
-                                "schema: column '{name}': category '{c}' is a missing-value marker ('', NA, ?) and can never occur; remove it"
+                                "schema: column '{name}': category '{c}' is a missing-value marker ('', NA, N/A, NaN, null, None, -, ?, ., (missing)) and can never occur; remove it"
                             )));
                         }
                         if !seen.insert(c.as_str()) {
