@@ -10,6 +10,7 @@
 
 pub mod clip;
 pub mod encode;
+pub mod missing;
 pub mod normalize;
 
 pub use encode::{ColumnCodec, FeatureSpace};
