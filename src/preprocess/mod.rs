@@ -9,6 +9,7 @@
 //! * [`clip`]: L2 clipping of each row.
 
 pub mod clip;
+pub mod dp_counts;
 pub mod encode;
 pub mod missing;
 pub mod normalize;
