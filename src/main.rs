@@ -173,9 +173,23 @@ struct SynthArgs {
     /// [0, 1] instead).
     #[arg(long, default_value_t = 1.0)]
     clip: f64,
-    /// Synthetic rows T (default: as many as the input); each class gets ⌊T/K⌋.
+    /// Synthetic rows T. cda (standard adjacency): default the rounded sum of the DP class
+    /// counts, split over classes in proportion to them; otherwise default: as many as the
+    /// input, each class ⌊T/K⌋.
     #[arg(long)]
     samples: Option<usize>,
+    /// Adjacency: standard (default: replace one whole record, label included; labels, class
+    /// counts and pool sizes under DP) or keep-label (labels and class counts public).
+    #[arg(long, default_value = "standard")]
+    adjacency: String,
+    /// A public lower bound on every class's size (cda, standard adjacency): used as the pool
+    /// size instead of the DP floor.
+    #[arg(long)]
+    pool_floor: Option<usize>,
+    /// Types of columns the schema does not type: dp (default: decided under DP) or data
+    /// (inferred from the data, NOT protected).
+    #[arg(long, default_value = "dp")]
+    column_types: String,
     /// Normalization: dp (default, protected), public (bounds from --schema) or data (the
     /// paper's exact z-scores, NOT protected).
     #[arg(long, default_value = "dp")]
@@ -849,6 +863,9 @@ fn run_synth(a: SynthArgs) -> Result<()> {
         sigma_y: a.sigma_y,
         preset,
         orders,
+        adjacency: a.adjacency.parse()?,
+        pool_floor: a.pool_floor,
+        column_types: a.column_types.parse()?,
     };
     // Check cheap parameters before reading a large file.
     privmix::accountant::check_delta(opts.delta)?;
@@ -913,15 +930,11 @@ fn run_synth_csv(
     let csv_opts = CsvOptions {
         label: Some(label),
         schema: schema.clone(),
+        // Every record is kept; missing cells are encoded by the pipeline.
+        missing: privmix::data::MissingPolicy::Keep,
         ..CsvOptions::default()
     };
     let table = read_csv_path(&a.input, &csv_opts)?;
-    if table.rows_dropped > 0 {
-        eprintln!(
-            "privmix: dropped {} row(s) with missing values ('', NA or ?)",
-            table.rows_dropped
-        );
-    }
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();

@@ -345,6 +345,15 @@ pub struct SynthRequest {
     /// Model for `utilityCheck`: `logreg` (default) or `tree`.
     #[serde(default)]
     pub model: Option<String>,
+    /// `standard` (default: replace one whole record, label included) or `keep-label`.
+    #[serde(default)]
+    pub adjacency: Option<String>,
+    /// A public lower bound on every class's size (standard adjacency).
+    #[serde(default)]
+    pub pool_floor: Option<u64>,
+    /// `dp` (default) or `data`: how columns the schema does not type get their type.
+    #[serde(default)]
+    pub column_types: Option<String>,
 }
 
 /// A schema given as an object or as JSON text (the CLI's schema file format).
@@ -392,6 +401,9 @@ impl SynthRequest {
             label: Some(label),
             schema: self.schema()?,
             source_name: source_name.to_string(),
+            // Every record is kept (missing cells encoded); the pipeline re-decides the types
+            // of columns the schema does not type under DP.
+            missing: crate::data::MissingPolicy::Keep,
             ..CsvOptions::default()
         })
     }
@@ -471,6 +483,15 @@ impl SynthRequest {
             sigma_y: self.sigma_y,
             preset: preset_of(&self.preset)?,
             orders: orders_of(&self.orders)?,
+            adjacency: match &self.adjacency {
+                None => d.adjacency,
+                Some(s) => s.parse()?,
+            },
+            pool_floor: self.pool_floor.map(|f| f as usize),
+            column_types: match &self.column_types {
+                None => d.column_types,
+                Some(s) => s.parse()?,
+            },
         };
         opts.mix = match &self.mix {
             None => d.mix,

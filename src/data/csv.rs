@@ -634,15 +634,9 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                 // Unparsable cells of a numeric column are missing values.
                 Kind::SchemaNumeric { .. } | Kind::Infer
                     if keep && !matches!(classify(v), Num::Finite(_) | Num::NotNumber) => {}
-                Kind::SchemaNumeric { integer } if keep => {
-                    if let (Num::Finite(x), Some(true)) = (classify(v), integer) {
-                        if x.fract() != 0.0 {
-                            return Err(src.cell_err(row, byte, &names[f], format_args!(
-                                "value '{v}' is not an integer, but the schema declares this column \"integer\": true; fix the value or set \"integer\": false"
-                            )));
-                        }
-                    }
-                }
+                // No error can depend on one record's value: a non-integral value in an
+                // "integer" column is kept (outputs are rounded) and text becomes missing.
+                Kind::SchemaNumeric { .. } if keep => {}
                 Kind::SchemaNumeric { integer } => {
                     let col = &names[f];
                     match classify(v) {

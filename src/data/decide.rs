@@ -7,15 +7,17 @@
 //! mechanism:
 //!
 //! * **Statistics.** For each non-label column `j` without a schema type, over its cells:
-//!   `a_j = (#cells that are not a number and not missing) − (#cells that are a finite
-//!   number)` and `b_j = #cells that would be missing if the column were numeric` (missing
-//!   tokens plus unparsable cells). For each non-label column the schema types numeric:
-//!   `b_j` only. Columns the schema types categorical (and the label) need no statistic.
+//!   `a_j = (#text cells) − (#finite-number cells)` and `b_j = #cells that would be missing
+//!   if the column were numeric` (missing tokens, non-finite numbers and text cells). Each
+//!   cell is in exactly one class — missing (a missing token, or a number that is not a
+//!   finite f32), finite number, or text — a function of the cell alone. Columns the schema
+//!   types need no statistic: they get no indicator (a numeric one's missing cells take the
+//!   public fill value; leave a column's type to this decision to let it have an indicator).
 //! * **Sensitivity.** Replacing one record changes one cell of each column: it moves that
 //!   cell between the three classes (number / text / missing), so |Δa_j| ≤ 2 and |Δb_j| ≤ 1.
 //!   Adding or removing a record changes each by at most 1. The L2 sensitivity of the whole
-//!   vector is therefore at most `Δ = √(5·m_u + m_n)`, with `m_u` undecided and `m_n`
-//!   schema-numeric columns — numbers fixed by the header and the schema (public).
+//!   vector is therefore at most `Δ = √(5·m_u)`, with `m_u` the number of undecided columns,
+//!   fixed by the header and the schema (public).
 //! * **Mechanism.** Each statistic gets independent N(0, (z·Δ)²) noise; this is the Gaussian
 //!   mechanism with noise multiplier z, whose RDP α/(2z²) the caller composes into the
 //!   accountant (component "dp column types and missing indicators").
@@ -74,7 +76,7 @@ pub struct DecisionReport {
     /// Noise multiplier z of the Gaussian mechanism (None when nothing was decided under DP).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_multiplier: Option<f64>,
-    /// L2 sensitivity √(5·m_u + m_n).
+    /// L2 sensitivity √(5·m_u).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l2_sensitivity: Option<f64>,
     /// Noise standard deviation on each statistic.
@@ -135,6 +137,11 @@ fn counts(col: &Column) -> Counts {
                         2
                     } else if parse_finite(l).is_some() {
                         0
+                    } else if l.parse::<f64>().is_ok() {
+                        // A number that is not finite (inf, 1e999): missing, as when the
+                        // reader stores it in a numeric column, so each cell's class is a
+                        // function of the cell alone.
+                        2
                     } else {
                         1
                     }
@@ -226,13 +233,12 @@ fn roles(table: &Table, schema: Option<&Schema>) -> Vec<Role> {
 }
 
 /// The L2 sensitivity of the decision statistics for this table's header and schema:
-/// √(5·m_u + m_n) (0 when nothing is decided).
+/// √(5·m_u) (0 when nothing is decided).
 pub fn decision_sensitivity(table: &Table, schema: Option<&Schema>) -> f64 {
     let s: usize = roles(table, schema)
         .iter()
         .map(|r| match r {
             Role::Undecided => 5,
-            Role::SchemaNumeric => 1,
             _ => 0,
         })
         .sum();
@@ -281,19 +287,19 @@ pub fn decide_columns<R: Rng + ?Sized>(
             Role::SchemaCategorical => {
                 out.columns[j] = to_categorical(col);
             }
-            Role::SchemaNumeric | Role::Undecided => {
+            Role::SchemaNumeric => {
+                d.kind = "numeric";
+                out.columns[j] = to_numeric(col);
+            }
+            Role::Undecided => {
                 let g = noise
                     .as_ref()
                     .ok_or_else(|| Error::Data("internal: decision noise missing".into()))?;
                 let c = counts(col);
-                let numeric = if matches!(roles[j], Role::Undecided) {
-                    let a = c.text as f64 - c.numeric as f64 + g.sample(rng);
-                    d.noisy_text_minus_numeric = Some(a);
-                    d.type_source = "dp";
-                    a <= T_TYPE * sigma
-                } else {
-                    true
-                };
+                let a = c.text as f64 - c.numeric as f64 + g.sample(rng);
+                d.noisy_text_minus_numeric = Some(a);
+                d.type_source = "dp";
+                let numeric = a <= T_TYPE * sigma;
                 // Drawn for every column that needs it, whatever the type decision, so the
                 // mechanism is the one analysed (its output is simply unused otherwise).
                 let b = (c.missing + c.text) as f64 + g.sample(rng);
@@ -342,13 +348,14 @@ pub fn decide_from_data(table: &Table, schema: Option<&Schema>) -> (Table, Decis
         match roles[j] {
             Role::Label => d.kind = "label",
             Role::SchemaCategorical => out.columns[j] = to_categorical(col),
-            Role::SchemaNumeric | Role::Undecided => {
+            Role::SchemaNumeric => {
+                d.kind = "numeric";
+                out.columns[j] = to_numeric(col);
+            }
+            Role::Undecided => {
                 let c = counts(col);
-                let undecided = matches!(roles[j], Role::Undecided);
-                if undecided {
-                    d.type_source = "data";
-                }
-                if !undecided || c.text == 0 {
+                d.type_source = "data";
+                if c.text == 0 {
                     d.kind = "numeric";
                     d.indicator_source = "data";
                     d.missing_indicator = c.missing + c.text > 0;
@@ -467,10 +474,12 @@ mod tests {
             r#"{"columns": {"x": {"type": "numeric"}, "c": {"type": "categorical"}}}"#,
         )
         .unwrap();
-        assert_eq!(decision_sensitivity(&t, Some(&s)), 1.0);
+        assert_eq!(decision_sensitivity(&t, Some(&s)), 0.0);
         let (_, rep) = decide_columns(&t, Some(&s), 3.0, &mut ReleaseRng::seeded(1)).unwrap();
         assert_eq!(rep.columns[0].type_source, "schema");
+        assert_eq!(rep.columns[0].kind, "numeric");
+        assert!(!rep.columns[0].missing_indicator);
         assert_eq!(rep.columns[1].kind, "categorical");
-        assert_eq!(rep.noise_std, Some(3.0));
+        assert!(!rep.used_dp());
     }
 }

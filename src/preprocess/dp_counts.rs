@@ -18,7 +18,7 @@
 //!    the complement (probability ≥ 1 − δ_thr, independent of the other counts' noise) the
 //!    release is the Gaussian mechanism on the common labels, so the thresholded release is
 //!    (ε_G + ln(1/(1 − δ_thr)), δ_G + δ_thr)-DP; the receipt adds both terms.
-//! 3. **Pool floors.** m_k = ⌊ñ_k − 3σ_c⌋ (or a public floor given by the user); a released
+//! 3. **Pool floors.** m_k = ⌊ñ_k − 2σ_c⌋ (or a public floor given by the user); a released
 //!    class with m_k < l is not synthesized (a post-processing decision, warned about).
 //! 4. **Fixed-size pools.** Class k's pool has exactly m_k rows: a uniformly random m_k-subset
 //!    of its n_k records when n_k ≥ m_k, else all n_k records plus m_k − n_k zero rows (zero is
@@ -55,7 +55,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::{upper_quantile_conservative, Gaussian};
 
 /// Pool floors sit this many noise standard deviations below the noisy counts.
-pub const FLOOR_SIGMAS: f64 = 3.0;
+pub const FLOOR_SIGMAS: f64 = 2.0;
 
 /// ε term of a thresholded release that fails with probability `delta_thr`: ln(1/(1 − δ)),
 /// rounded up.
@@ -405,6 +405,7 @@ mod tests {
         codes.extend(vec![1u32; 400]);
         codes.push(2);
         let mut released_rare = 0;
+        let mut above = 0;
         for seed in 0..200 {
             let (c, rep) =
                 dp_classes(&lv, &codes, None, 4, None, 2.0, 1e-6, &mut ReleaseRng::seeded(seed))
@@ -412,10 +413,13 @@ mod tests {
             assert_eq!(&c.labels[..2], &labels(&["a", "b"])[..]);
             released_rare += usize::from(c.labels.len() == 3);
             assert!(rep.threshold.unwrap() > 1.0 + 2.0 * 2f64.sqrt() * 4.0);
-            // Floors are below the true sizes (3σ: fails with probability ~1e-3 per class).
-            assert!(c.floors[0] <= 500 && c.floors[1] <= 400, "{:?}", c.floors);
+            // Floors sit 2σ below the noisy counts: above the true size with probability
+            // P(N(0,1) > 2) ≈ 2.3% per class (then the pool is padded).
+            above += usize::from(c.floors[0] > 500) + usize::from(c.floors[1] > 400);
         }
         assert_eq!(released_rare, 0);
+        // 400 draws at p ≈ 0.023 (mean 9): more than 30 has probability < 1e-8.
+        assert!(above <= 30, "{above}");
     }
 
     #[test]
