@@ -491,14 +491,16 @@ fn synthesize_dyn(
         0.0
     };
     let delta_avail = opts.delta - delta_lab;
-    // Noise multiplier of a Gaussian release given a share of ε (sizing only: the final
-    // guarantee re-accounts everything).
+    // Noise multiplier of a small Gaussian release given a share of ε: its RDP α/(2z²) is
+    // `share`·ε at the order α* = 1 + 2·ln(1/δ)/ε where a release at ε typically converts
+    // (half of ε for the δ term). Sizing only: the final guarantee composes the exact curves
+    // and the mixing's calibration absorbs the cost, so ε never exceeds the target.
     let shape_z = |share: f64| -> Result<f64> {
         match opts.epsilon {
-            Some(e) => Ok(smallest_z(e * share, delta_avail * 0.9, opts.preset.conversion(), |z| {
-                RdpCurve::gaussian(z, orders)
-            })?
-            .z),
+            Some(e) => {
+                let alpha = 1.0 + 2.0 * (1.0 / opts.delta).ln() / e;
+                Ok((alpha / (2.0 * share * e)).sqrt().max(0.5))
+            }
             None => Ok(DEFAULT_SHAPE_Z),
         }
     };

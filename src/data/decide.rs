@@ -45,7 +45,7 @@ use rand::Rng;
 pub const T_TYPE: f64 = 4.0;
 /// Margin, in noise standard deviations, that the noisy count of missing cells must clear for
 /// a numeric column to get a missing indicator.
-pub const T_INDICATOR: f64 = 4.0;
+pub const T_INDICATOR: f64 = 3.0;
 
 /// How one column's type and indicator were obtained.
 #[derive(Debug, Clone, PartialEq, Serialize)]
