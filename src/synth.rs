@@ -7,14 +7,9 @@
 //! the budget split, normalization, the ε check, decoding and the receipt are shared.
 
 use crate::accountant::calibrate::smallest_z;
+use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
 use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
 use crate::data::ColumnSpec;
-use crate::preprocess::dp_counts::{
-    build_pools, calibrate_standard, dp_classes, split_samples, standard_curve,
-    ClassCountReport,
-};
-use crate::preprocess::missing::{encode_missing, MissingReport};
-use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
 use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
@@ -24,7 +19,11 @@ use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::projection::{self, Projection};
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
+use crate::preprocess::dp_counts::{
+    build_pools, calibrate_standard, dp_classes, split_samples, standard_curve, ClassCountReport,
+};
 use crate::preprocess::encode::write_number;
+use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
@@ -637,8 +636,8 @@ fn synthesize_dyn(
     if standard {
         // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
         features.resize(features.len() + d, 0.0);
-        let zero_row = u32::try_from(n)
-            .map_err(|_| Error::Data("the table has too many rows".into()))?;
+        let zero_row =
+            u32::try_from(n).map_err(|_| Error::Data("the table has too many rows".into()))?;
         let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);
         cls.members = pools;
         rows_padded = padded;
@@ -654,7 +653,7 @@ fn synthesize_dyn(
         + count_report.as_ref().map_or(0.0, |r| r.epsilon_threshold);
     let (given_sigma, target) = sigma_for_target(opts)?;
     let target = target - eps_terms;
-    if opts.sigma_x.is_none() && !(target > 0.0) {
+    if opts.sigma_x.is_none() && (target.is_nan() || target <= 0.0) {
         return Err(Error::param(
             "delta",
             opts.delta,
@@ -1172,7 +1171,10 @@ fn synthesize_dyn(
         ));
     }
     if !decisions.protected {
-        unprotected.push("column types and missing indicators: inferred from the data (column types 'data')".into());
+        unprotected.push(
+            "column types and missing indicators: inferred from the data (column types 'data')"
+                .into(),
+        );
     }
     if opts.normalize == NormalizeMode::Data {
         unprotected.push("normalization statistics (means, standard deviations, ranges, categories): --normalize data".into());

@@ -451,7 +451,11 @@ fn nan_or_inf_in_a_numeric_column_is_a_missing_value() {
             s(&rec),
             &["--mix", "1", "--adjacency", "keep-label"],
         ));
-        assert!(o.status.success(), "{bad}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{bad}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let text = std::fs::read_to_string(&out).unwrap();
         assert_eq!(text.lines().count(), 5, "{bad}: {text}");
     }

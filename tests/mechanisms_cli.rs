@@ -231,7 +231,10 @@ fn every_mechanism_keeps_its_promise_on_a_messy_csv() {
         }
         // Nothing but the input and the two outputs is left.
         let n_files = std::fs::read_dir(sy.dir.path()).unwrap().count();
-        assert_eq!(n_files, 4, "{mech}: temporary files left behind (input, schema, 2 outputs)");
+        assert_eq!(
+            n_files, 4,
+            "{mech}: temporary files left behind (input, schema, 2 outputs)"
+        );
         // Class counts appear only where the adjacency makes them public.
         let counts = &receipt["data"]["class_counts"];
         if mech == "dpmix" {

@@ -16,7 +16,10 @@ fn base_rows() -> Vec<[String; 4]> {
     (0..600)
         .map(|i| {
             let y = if i % 2 == 0 { "a" } else { "b" };
-            let x = format!("{}", (i * 37 % 101) as f64 / 10.0 + if y == "a" { 0.0 } else { 5.0 });
+            let x = format!(
+                "{}",
+                (i * 37 % 101) as f64 / 10.0 + if y == "a" { 0.0 } else { 5.0 }
+            );
             let z = format!("{}", i * 13 % 17);
             let c = if i % 3 == 0 { "u" } else { "v" };
             [x, z, c.to_string(), y.to_string()]
@@ -90,7 +93,11 @@ fn shape(r: &Run) -> (Vec<String>, usize, Value, Value, Value, Vec<bool>) {
 
 fn assert_same_shape(d: &Run, e: &Run, what: &str) {
     assert_eq!(shape(d), shape(e), "{what}: the shapes differ");
-    assert_eq!(sigma_x(&d.receipt), sigma_x(&e.receipt), "{what}: σx differs");
+    assert_eq!(
+        sigma_x(&d.receipt),
+        sigma_x(&e.receipt),
+        "{what}: σx differs"
+    );
     assert_eq!(
         d.receipt["parameters"]["sampling_rate"], e.receipt["parameters"]["sampling_rate"],
         "{what}: q differs"
@@ -169,7 +176,10 @@ fn a_label_held_by_one_record_is_not_published() {
     let (d, e) = (csv(&rows), csv(&r2));
     for seed in 0..4u64 {
         let (a, b) = (run(&d, seed), run(&e, seed));
-        assert_eq!(b.receipt["data"]["class_labels"], serde_json::json!(["a", "b"]));
+        assert_eq!(
+            b.receipt["data"]["class_labels"],
+            serde_json::json!(["a", "b"])
+        );
         let labels: std::collections::BTreeSet<&str> =
             b.rows.iter().map(|r| r[3].as_str()).collect();
         assert_eq!(labels.into_iter().collect::<Vec<_>>(), ["a", "b"]);
@@ -191,7 +201,10 @@ fn many_missing_cells_come_back_as_missing() {
     }
     let out = run(&csv(&rows), 5);
     assert_eq!(out.header, ["x", "z", "c", "y"]);
-    assert_eq!(out.receipt["column_types"]["columns"][0]["missing_indicator"], true);
+    assert_eq!(
+        out.receipt["column_types"]["columns"][0]["missing_indicator"],
+        true
+    );
     let empty = out.rows.iter().filter(|r| r[0].is_empty()).count() as f64;
     let share = empty / out.rows.len() as f64;
     assert!(share > 0.05 && share < 0.6, "{share}");

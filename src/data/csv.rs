@@ -797,7 +797,11 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                 Store::Categorical {
                     codes, map, seen, ..
                 } => {
-                    let v = if keep && is_missing(v) { MISSING_LEVEL } else { v };
+                    let v = if keep && is_missing(v) {
+                        MISSING_LEVEL
+                    } else {
+                        v
+                    };
                     let code = match map.get(v) {
                         Some(&c) => c,
                         None => {

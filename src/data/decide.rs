@@ -200,7 +200,11 @@ fn to_categorical(col: &Column) -> Column {
             levels.dedup();
             let codes = texts
                 .iter()
-                .map(|t| levels.binary_search_by(|l| super::natural_cmp(l, t)).unwrap_or(0) as u32)
+                .map(|t| {
+                    levels
+                        .binary_search_by(|l| super::natural_cmp(l, t))
+                        .unwrap_or(0) as u32
+                })
                 .collect();
             Column::Categorical { codes, levels }
         }
@@ -464,7 +468,9 @@ mod tests {
         let (t, rep) = decide_columns(&read(&s), None, 2.0, &mut ReleaseRng::seeded(1)).unwrap();
         assert!(rep.columns[0].missing_indicator);
         assert_eq!(rep.indicators(), vec![true, false]);
-        assert!(matches!(&t.columns[0], Column::Numeric { values, .. } if values.iter().filter(|v| v.is_nan()).count() == 100));
+        assert!(
+            matches!(&t.columns[0], Column::Numeric { values, .. } if values.iter().filter(|v| v.is_nan()).count() == 100)
+        );
     }
 
     #[test]

@@ -115,7 +115,16 @@ impl Column {
 /// with a real value). Under [`MissingPolicy::Keep`], a cell of a numeric column that is not a
 /// finite number (`abc`, `inf`, `1e999`) is a missing value too.
 pub const MISSING_TOKENS: &[&str] = &[
-    "", "NA", "N/A", "NaN", "null", "None", "-", "?", ".", MISSING_LEVEL,
+    "",
+    "NA",
+    "N/A",
+    "NaN",
+    "null",
+    "None",
+    "-",
+    "?",
+    ".",
+    MISSING_LEVEL,
 ];
 
 /// The level a missing cell of a categorical column becomes under [`MissingPolicy::Keep`].

@@ -149,7 +149,12 @@ pub fn dp_classes<R: Rng + ?Sized>(
     let (candidates, threshold): (Vec<(String, Option<u32>)>, Option<f64>) = match schema_labels {
         Some(ls) => (
             ls.iter()
-                .map(|l| (l.clone(), levels.iter().position(|v| v == l).map(|p| p as u32)))
+                .map(|l| {
+                    (
+                        l.clone(),
+                        levels.iter().position(|v| v == l).map(|p| p as u32),
+                    )
+                })
                 .collect(),
             None,
         ),
@@ -204,7 +209,11 @@ pub fn dp_classes<R: Rng + ?Sized>(
         )));
     }
     let report = ClassCountReport {
-        labels_source: if schema_labels.is_some() { "schema" } else { "dp" },
+        labels_source: if schema_labels.is_some() {
+            "schema"
+        } else {
+            "dp"
+        },
         noise_multiplier: z,
         l2_sensitivity: std::f64::consts::SQRT_2,
         noise_std: sigma,
@@ -243,7 +252,9 @@ pub fn split_samples(t: usize, noisy: &[f64]) -> Vec<usize> {
     order.sort_by(|&a, &b| {
         let ra = exact[a] - exact[a].floor();
         let rb = exact[b] - exact[b].floor();
-        rb.partial_cmp(&ra).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
+        rb.partial_cmp(&ra)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
     });
     for &i in order.iter().cycle() {
         if left == 0 {
@@ -354,7 +365,8 @@ pub fn calibrate_standard(
 ) -> Result<f64> {
     check_epsilon(target)?;
     check_delta(delta)?;
-    let curve = |z: f64| standard_curve(floors, compositions, mix, z, orders, preset)?.compose(extra);
+    let curve =
+        |z: f64| standard_curve(floors, compositions, mix, z, orders, preset)?.compose(extra);
     let cal = smallest_z(target, delta, preset.conversion(), curve)?;
     let inv_z2 = 1.0 / (cal.z * cal.z);
     if inv_z2 <= label_term * (1.0 + 1e-12) {
@@ -394,7 +406,10 @@ mod tests {
         let d = 1e-6;
         let t = threshold_epsilon(d);
         // ln(1/(1-d)) = d + d²/2 + d³/3 + ... (a series, not the code under test).
-        assert!(t >= d + d * d / 2.0 + d * d * d / 3.0 && t <= d + d * d, "{t}");
+        assert!(
+            t >= d + d * d / 2.0 + d * d * d / 3.0 && t <= d + d * d,
+            "{t}"
+        );
         assert_eq!(threshold_epsilon(0.0), 0.0);
     }
 
@@ -407,9 +422,17 @@ mod tests {
         let mut released_rare = 0;
         let mut above = 0;
         for seed in 0..200 {
-            let (c, rep) =
-                dp_classes(&lv, &codes, None, 4, None, 2.0, 1e-6, &mut ReleaseRng::seeded(seed))
-                    .unwrap();
+            let (c, rep) = dp_classes(
+                &lv,
+                &codes,
+                None,
+                4,
+                None,
+                2.0,
+                1e-6,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
             assert_eq!(&c.labels[..2], &labels(&["a", "b"])[..]);
             released_rare += usize::from(c.labels.len() == 3);
             assert!(rep.threshold.unwrap() > 1.0 + 2.0 * 2f64.sqrt() * 4.0);
@@ -427,15 +450,33 @@ mod tests {
         let lv = labels(&["x", "y"]);
         let codes = vec![0u32, 0, 0, 1, 1, 1, 1];
         let s = labels(&["x", "y"]);
-        let (c, rep) = dp_classes(&lv, &codes, Some(&s), 2, Some(3), 1.0, 0.0, &mut ReleaseRng::seeded(3))
-            .unwrap();
+        let (c, rep) = dp_classes(
+            &lv,
+            &codes,
+            Some(&s),
+            2,
+            Some(3),
+            1.0,
+            0.0,
+            &mut ReleaseRng::seeded(3),
+        )
+        .unwrap();
         assert_eq!(c.labels, s);
         assert_eq!(c.floors, [3, 3]);
         assert_eq!(rep.labels_source, "schema");
         assert_eq!(rep.epsilon_threshold, 0.0);
-        let e = dp_classes(&lv, &codes, Some(&s), 4, Some(3), 1.0, 0.0, &mut ReleaseRng::seeded(3))
-            .unwrap_err()
-            .to_string();
+        let e = dp_classes(
+            &lv,
+            &codes,
+            Some(&s),
+            4,
+            Some(3),
+            1.0,
+            0.0,
+            &mut ReleaseRng::seeded(3),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("pool-floor"), "{e}");
     }
 
@@ -460,16 +501,27 @@ mod tests {
     fn two_classes_are_charged() {
         let o = default_orders();
         let one = standard_curve(&[100], &[50], 4, 2.0, &o, Preset::Default).unwrap();
-        let two = standard_curve(&[100, 100, 100], &[50, 50, 50], 4, 2.0, &o, Preset::Default)
-            .unwrap();
+        let two =
+            standard_curve(&[100, 100, 100], &[50, 50, 50], 4, 2.0, &o, Preset::Default).unwrap();
         for (a, b) in one.rdp.iter().zip(&two.rdp) {
             assert!((b / a - 2.0).abs() < 1e-12, "{a} {b}");
         }
         // Calibration never overshoots.
         let target = 1.0;
         let zero = RdpCurve::zero(&o);
-        let s = calibrate_standard(&[100, 200], &[50, 100], 4, 1.0, 0.0, 1e-5, target, &o, Preset::Default, &zero)
-            .unwrap();
+        let s = calibrate_standard(
+            &[100, 200],
+            &[50, 100],
+            4,
+            1.0,
+            0.0,
+            1e-5,
+            target,
+            &o,
+            Preset::Default,
+            &zero,
+        )
+        .unwrap();
         let z = s / 0.5;
         let e = standard_curve(&[100, 200], &[50, 100], 4, z, &o, Preset::Default)
             .unwrap()

@@ -249,9 +249,11 @@ mod tests {
 
     #[test]
     fn numeric_fill_and_indicator_and_restore() {
-        let s = Schema::from_json(r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10}}}"#)
-            .unwrap();
-        let (t, eff, codec, rep) = encode_missing(&table(), &[true, false, false], Some(&s)).unwrap();
+        let s =
+            Schema::from_json(r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10}}}"#)
+                .unwrap();
+        let (t, eff, codec, rep) =
+            encode_missing(&table(), &[true, false, false], Some(&s)).unwrap();
         assert_eq!(t.names, ["x", "x (missing)", "c", "y"]);
         assert_eq!(t.n_rows, 3);
         assert_eq!(t.label_index, Some(3));
@@ -293,6 +295,8 @@ mod tests {
         assert_eq!(t.names, ["x", "c", "y"]);
         assert!(eff.is_none());
         assert_eq!(rep.fill_values, [("x".to_string(), 0.0)]);
-        assert!(matches!(&t.columns[0], Column::Numeric { values, .. } if values == &[1.0, 0.0, 3.0]));
+        assert!(
+            matches!(&t.columns[0], Column::Numeric { values, .. } if values == &[1.0, 0.0, 3.0])
+        );
     }
 }
