@@ -1,35 +1,46 @@
+// privmix/worker: the API in a Web Worker (the full build), Promise-only.
 import type {
-  AccountParams, AccountResult, CalibrateParams, CalibrateResult, RdpParams, RdpResult,
-  PreviewParams, PreviewResult, CsvSummary, SynthOptions, Receipt, UtilityReport,
-  ColumnHistogram, ProgressCallback, ImageOptions, ImageSummary, GmmOptions, GmmResult, GmmModel,
-  FederatedOptions,
-} from "../pkg/web/privmix.js";
+  AccountParams, AccountResult, CalibrateParams, CalibrateResult, ColumnHistogram, CsvResult,
+  CsvSummary, DatasetInfo, DatasetOptions, FederatedOptions, FederatedResult, GmmModel, GmmOptions,
+  GmmResult, ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewParams, PreviewResult,
+  ProgressCallback, RdpParams, RdpResult, Receipt, SynthOptions, UtilityReport, CallOptions,
+} from "./types.js";
+export type * from "./types.js";
 
-export type CsvInput = string | Uint8Array | ArrayBuffer | Blob;
+/** CSV input in a worker: text, bytes, or a File/Blob. */
+export type WorkerCsvInput = string | Uint8Array | ArrayBuffer | Blob;
 export type ImageFile = File | { name: string; path?: string; data: Uint8Array | ArrayBuffer | Blob };
 
+export interface PrivmixWorkerOptions {
+  /** Builds the Worker (e.g. a `blob:` worker for a copy on another origin). */
+  createWorker?: () => Worker;
+  /** The worker script (default: this package's worker.mjs). */
+  url?: string | URL;
+}
+
 export declare class PrivmixWorker {
-  constructor(options?: { createWorker?: () => Worker });
+  constructor(options?: PrivmixWorkerOptions);
   ready(): Promise<string>;
   version(): Promise<string>;
   rdp(params: RdpParams): Promise<RdpResult>;
   account(params: AccountParams): Promise<AccountResult>;
   calibrate(params: CalibrateParams): Promise<CalibrateResult>;
   noisePreview(params: PreviewParams): Promise<PreviewResult>;
-  inspectCsv(input: CsvInput, maxRows?: number): Promise<CsvSummary>;
-  synthesizeCsv(input: CsvInput, options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: string; receipt: Receipt }>;
-  inspectImages(input: CsvInput | ImageFile[], options?: ImageOptions): Promise<ImageSummary>;
-  synthesizeImages(input: CsvInput | ImageFile[], options: ImageOptions, onProgress?: ProgressCallback): Promise<{ zip: Uint8Array; preview: Uint8Array; realPreview: Uint8Array; receipt: Receipt }>;
-  loadDataset(input: CsvInput, options: { label: string; schema?: object | string }): Promise<{ rows: number; rowsDropped: number; columns: string[]; labels: string[]; counts: number[] }>;
+  inspectCsv(input: WorkerCsvInput, maxRows?: number): Promise<CsvSummary>;
+  synthesizeCsv(input: WorkerCsvInput, options: SynthOptions, onProgress?: ProgressCallback): Promise<CsvResult>;
+  inspectImages(input: WorkerCsvInput | ImageFile[], options?: ImageReadOptions & CallOptions): Promise<ImageSummary>;
+  synthesizeImages(input: WorkerCsvInput | ImageFile[], options: ImageOptions, onProgress?: ProgressCallback): Promise<ImageResult>;
+  loadDataset(input: WorkerCsvInput, options: DatasetOptions & CallOptions): Promise<DatasetInfo>;
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): Promise<UtilityReport>;
-  histograms(syntheticCsv: CsvInput): Promise<ColumnHistogram[]>;
-  gmmRelease(input: CsvInput, options: GmmOptions): Promise<GmmResult>;
+  histograms(syntheticCsv: WorkerCsvInput): Promise<ColumnHistogram[]>;
+  gmmRelease(input: WorkerCsvInput, options: GmmOptions): Promise<GmmResult>;
   gmmSample(model: GmmModel | string, samples: number, seed?: number): Promise<string>;
-  federatedSimulate(input: CsvInput, options: FederatedOptions): Promise<{ csv: string; receipt: Record<string, unknown> }>;
+  federatedSimulate(input: WorkerCsvInput, options: FederatedOptions): Promise<FederatedResult>;
   federatedKeygen(party: number): Promise<{ secretKey: string; publicKey: string }>;
-  federatedContribute(input: CsvInput, secretKey: string, peers: string[], options: FederatedOptions): Promise<{ contribution: string; secretKey: string }>;
-  federatedAggregate(contributions: (string | Uint8Array | Blob)[]): Promise<{ csv: string; receipt: Record<string, unknown> }>;
+  federatedContribute(input: WorkerCsvInput, secretKey: string, peers: string[], options: FederatedOptions): Promise<{ contribution: string; secretKey: string }>;
+  federatedAggregate(contributions: (string | Uint8Array | Blob)[]): Promise<FederatedResult>;
+  /** Stops the worker; pending calls reject with an AbortError. */
   terminate(): void;
 }
-export declare function createWorker(options?: { createWorker?: () => Worker }): PrivmixWorker;
+export declare function createWorker(options?: PrivmixWorkerOptions): PrivmixWorker;

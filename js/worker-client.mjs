@@ -1,51 +1,120 @@
 // PrivmixWorker: runs privmix in a Web Worker so that pages never freeze. Every method
-// returns a Promise; long operations take an `onProgress(fraction)` callback.
+// returns a Promise (nothing throws synchronously); long operations take an
+// `onProgress(fraction)` callback and `options.signal` (an AbortSignal).
 //
 //   import { PrivmixWorker } from "privmix/worker";
 //   const pm = new PrivmixWorker();
-//   const { csv, receipt } = await pm.synthesizeCsv(file, { label: "class", epsilon: 5 }, p => bar.value = p);
+//   const { csv, receipt } = await pm.synthesizeCsv(file, { label: "class", epsilon: 5, signal }, p => bar.value = p);
+//
+// The default worker is this package's worker.mjs, which loads the full build (every method
+// below works). `createWorker` replaces it, e.g. with a `blob:` worker for a CDN copy.
+
+// Where the default worker is, for error messages (written so that bundlers do not take it
+// for an asset reference; the `new Worker(new URL(…))` below is the form they bundle).
+const defaultUrl = () => String(import.meta.url).replace(/[^/]*$/, "worker.mjs");
+
+function abortReason(signal) {
+  if (signal.reason !== undefined) return signal.reason;
+  return Object.assign(new Error("the operation was aborted"), { name: "AbortError" });
+}
+
+function rebuildError(info, fallback) {
+  const e = new Error(info?.message ?? fallback);
+  e.name = info?.name ?? "Error";
+  e.param = info?.param ?? undefined;
+  return e;
+}
+
+/** Splits `signal` off an options object (an AbortSignal cannot be posted to a worker). */
+function splitSignal(options) {
+  if (!options || typeof options !== "object" || !("signal" in options)) return [options, undefined];
+  const { signal, ...rest } = options;
+  return [rest, signal ?? undefined];
+}
 
 export class PrivmixWorker {
   /**
-   * @param {{ createWorker?: () => Worker }} [options] `createWorker` builds the Worker
-   *   (default: a module worker running this package's worker.mjs).
+   * @param {{ createWorker?: () => Worker, url?: string | URL }} [options] `createWorker` builds
+   *   the Worker (default: a module worker running `url`, itself by default this package's
+   *   worker.mjs, the full build).
    */
   constructor(options = {}) {
+    this._url = options.url ? String(options.url) : null;
+    this._custom = Boolean(options.createWorker);
+    const url = this._url;
     this._create =
       options.createWorker ??
-      (() => new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" }));
+      (url
+        ? () => new Worker(url, { type: "module" })
+        : () => new Worker(new URL("./worker.mjs", import.meta.url), { type: "module" }));
     this._pending = new Map();
     this._next = 1;
     this._worker = null;
   }
 
+  _where() {
+    if (this._url) return this._url;
+    if (this._custom) return "(from createWorker)";
+    try {
+      return defaultUrl();
+    } catch {
+      return "worker.mjs";
+    }
+  }
+
   _spawn() {
     const w = this._create();
     w.onmessage = (event) => {
-      const { id, progress, result, error, fatal } = event.data ?? {};
+      const { id, progress, result, error, errorInfo, fatal, started } = event.data ?? {};
       const p = this._pending.get(id);
       if (!p) return;
-      if (progress !== undefined) {
-        p.onProgress?.(progress);
+      if (started) {
+        p.started = true;
         return;
       }
-      this._pending.delete(id);
+      if (progress !== undefined) {
+        if (!p.onProgress) return;
+        try {
+          p.onProgress(progress);
+        } catch (thrown) {
+          // As in the direct API: a throwing onProgress stops the operation, and the caller
+          // gets that exception unchanged.
+          this._abort(id, thrown);
+        }
+        return;
+      }
+      this._settle(id);
       if (error !== undefined) {
         if (fatal) this._restart();
-        p.reject(new Error(error));
+        p.reject(rebuildError(errorInfo, error));
       } else {
         p.resolve(result);
       }
     };
-    w.onerror = (event) => {
-      event.preventDefault?.();
-      const err = new Error(`privmix worker failed: ${event.message ?? "unknown error"}`);
-      for (const p of this._pending.values()) p.reject(err);
-      this._pending.clear();
+    const fail = (event) => {
+      event?.preventDefault?.();
+      const detail =
+        event?.message ||
+        "the script could not be fetched or evaluated (check that the URL serves JavaScript, the page's " +
+          "worker-src and script-src CSP, and, for a copy on another origin, the blob: worker recipe in the README)";
+      const err = Object.assign(new Error(`privmix worker ${this._where()} failed: ${detail}`), { name: "InternalError" });
+      for (const [id, p] of [...this._pending]) {
+        this._settle(id);
+        p.reject(err);
+      }
       this._restart();
     };
+    w.onerror = fail;
+    w.onmessageerror = fail;
     this._worker = w;
     return w;
+  }
+
+  _settle(id) {
+    const p = this._pending.get(id);
+    if (!p) return;
+    this._pending.delete(id);
+    p.cleanup?.();
   }
 
   _restart() {
@@ -53,13 +122,66 @@ export class PrivmixWorker {
     this._worker = null;
   }
 
-  _call(op, args, onProgress, transfer = []) {
-    const w = this._worker ?? this._spawn();
-    const id = this._next++;
+  /** Stops operation `id` with `reason`: dropped if not started, else the worker restarts. */
+  _abort(id, reason) {
+    const p = this._pending.get(id);
+    if (!p) return;
+    this._settle(id);
+    if (p.started) {
+      // wasm cannot be interrupted: the worker is replaced, and requests queued behind the
+      // aborted one are sent again to the new worker (a loaded dataset is lost).
+      const rest = [...this._pending];
+      this._pending.clear();
+      this._restart();
+      for (const [rid, q] of rest) {
+        this._pending.set(rid, q);
+        q.started = false;
+        this._post(rid, q);
+      }
+    } else {
+      this._worker?.postMessage({ cancel: id });
+    }
+    p.reject(reason);
+  }
+
+  _post(id, p) {
+    let w;
+    try {
+      w = this._worker ?? this._spawn();
+    } catch (e) {
+      this._settle(id);
+      p.reject(Object.assign(new Error(`privmix worker ${this._where()} could not be created: ${e?.message ?? e}`), { name: "InternalError", cause: e }));
+      return;
+    }
+    try {
+      w.postMessage({ id, op: p.op, args: p.args }, p.transfer);
+    } catch (e) {
+      this._settle(id);
+      p.reject(Object.assign(new Error(`privmix worker: cannot send the ${p.op} request: ${e?.message ?? e}`), { name: "ParameterError", cause: e }));
+    }
+  }
+
+  _call(op, args, { onProgress, signal, transfer = [] } = {}) {
     return new Promise((resolve, reject) => {
-      this._pending.set(id, { resolve, reject, onProgress });
-      w.postMessage({ id, op, args }, transfer);
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      const id = this._next++;
+      const p = { op, args, transfer, resolve, reject, onProgress, started: false };
+      if (signal) {
+        const onAbort = () => this._abort(id, abortReason(signal));
+        signal.addEventListener("abort", onAbort, { once: true });
+        p.cleanup = () => signal.removeEventListener("abort", onAbort);
+      }
+      this._pending.set(id, p);
+      this._post(id, p);
     });
+  }
+
+  _withOptions(op, before, options, onProgress) {
+    const [rest, signal] = splitSignal(options);
+    return this._call(op, [...before, rest], { onProgress, signal });
   }
 
   /** Starts the worker and loads the wasm now (otherwise it happens on the first call). */
@@ -86,53 +208,56 @@ export class PrivmixWorker {
   }
   /** `{csv: string, receipt}` from CSV text, bytes, or a File/Blob. */
   synthesizeCsv(input, options, onProgress) {
-    return this._call("synthesizeCsv", [input, options], onProgress);
+    return this._withOptions("synthesizeCsv", [input], options, onProgress);
   }
-  /** `{classes, counts, images, width, height, channels}` of a ZIP or image files. */
+  /** `{classNames, classCounts, images, width, height, channels, …}` of a ZIP or image files. */
   inspectImages(input, options) {
-    return this._call("inspectImages", [input, options]);
+    return this._withOptions("inspectImages", [input], options);
   }
-  /** `{zip, preview, realPreview, receipt}` from a ZIP (bytes/File) or a list of image files. */
+  /** `{zip, preview, receipt, private: {realPreview}}` from a ZIP (bytes/File) or image files. */
   synthesizeImages(input, options, onProgress) {
-    return this._call("synthesizeImages", [input, options], onProgress);
+    return this._withOptions("synthesizeImages", [input], options, onProgress);
   }
   /** Reads a CSV once in the worker: `{rows, rowsDropped, columns, labels, counts}`. */
   loadDataset(input, options) {
-    return this._call("loadDataset", [input, options]);
+    return this._withOptions("loadDataset", [input], options);
   }
   /** Synthesizes from the loaded dataset: `{csv: Uint8Array, receipt}`. */
   synthesizeDataset(options, onProgress) {
-    return this._call("synthesizeDataset", [options], onProgress);
+    return this._withOptions("synthesizeDataset", [], options, onProgress);
   }
   utilityCheck(options, onProgress) {
-    return this._call("utilityCheck", [options], onProgress);
+    return this._withOptions("utilityCheck", [], options, onProgress);
   }
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);
   }
-  /** `{model, kl, epsilon, delta, receipt, csv, marginals, referenceMarginals}`. */
   gmmRelease(input, options) {
-    return this._call("gmmRelease", [input, options]);
+    return this._withOptions("gmmRelease", [input], options);
   }
   gmmSample(model, samples, seed) {
     return this._call("gmmSample", [model, samples, seed]);
   }
   federatedSimulate(input, options) {
-    return this._call("federatedSimulate", [input, options]);
+    return this._withOptions("federatedSimulate", [input], options);
   }
   federatedKeygen(party) {
     return this._call("federatedKeygen", [party]);
   }
   federatedContribute(input, secretKey, peers, options) {
-    return this._call("federatedContribute", [input, secretKey, peers, options]);
+    return this._withOptions("federatedContribute", [input, secretKey, peers], options);
   }
   /** Contributions as JSON texts, bytes or Files. */
   federatedAggregate(contributions) {
     return this._call("federatedAggregate", [contributions]);
   }
+  /** Stops the worker; pending operations reject with an AbortError. */
   terminate() {
-    for (const p of this._pending.values()) p.reject(new Error("privmix worker terminated"));
-    this._pending.clear();
+    const err = Object.assign(new Error("privmix worker terminated"), { name: "AbortError" });
+    for (const [id, p] of [...this._pending]) {
+      this._settle(id);
+      p.reject(err);
+    }
     this._restart();
   }
 }

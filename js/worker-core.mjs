@@ -31,12 +31,38 @@ export async function inflateBase64Gzip(text) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+/** An Error as a structured-clone-safe record: name, message and the option it names. */
+export function errorRecord(e) {
+  if (e instanceof Error || (e && typeof e === "object" && "message" in e)) {
+    return { name: e.name ?? "Error", message: String(e.message), param: e.param ?? undefined };
+  }
+  return { name: "Error", message: String(e), param: undefined };
+}
+
+/**
+ * Answers PrivmixWorker's requests in `scope` (a worker's global). Operations run one at a
+ * time in the order they arrive (a synthesis posted right after loadDataset sees that
+ * dataset); `{cancel: id}` drops an operation that has not started yet.
+ */
 export function serve(loadModule, scope = self) {
   let loading = null;
   let dataset = null;
+  let queue = Promise.resolve();
+  const cancelled = new Set();
   const ready = () => (loading ??= loadModule());
-  scope.onmessage = async (event) => {
-    const { id, op, args = [] } = event.data ?? {};
+  scope.onmessage = (event) => {
+    const data = event.data ?? {};
+    if (data.cancel !== undefined) {
+      cancelled.add(data.cancel);
+      return undefined;
+    }
+    const run = queue.then(() => handle(data));
+    queue = run.catch(() => {});
+    return run;
+  };
+  async function handle({ id, op, args = [] }) {
+    if (cancelled.delete(id)) return;
+    scope.postMessage({ id, started: true });
     const progress = (fraction) => scope.postMessage({ id, progress: fraction });
     try {
       const m = await ready();
@@ -54,18 +80,23 @@ export function serve(loadModule, scope = self) {
           break;
         case "gmmRelease":
         case "federatedSimulate":
+          need(m, op);
           result = m[op](await bytesOf(args[0]), args[1] ?? {});
           break;
         case "gmmSample":
+          need(m, op);
           result = m.gmmSample(args[0], args[1], args[2]);
           break;
         case "federatedKeygen":
+          need(m, op);
           result = m.federatedKeygen(args[0]);
           break;
         case "federatedContribute":
+          need(m, op);
           result = m.federatedContribute(await bytesOf(args[0]), args[1], args[2], args[3] ?? {});
           break;
         case "federatedAggregate": {
+          need(m, op);
           const texts = [];
           for (const c of args[0]) texts.push(typeof c === "string" ? c : new TextDecoder().decode(await bytesOf(c)));
           result = m.federatedAggregate(texts);
@@ -85,13 +116,15 @@ export function serve(loadModule, scope = self) {
         case "synthesizeImages": {
           const input = Array.isArray(args[0]) ? await filesOf(args[0]) : await bytesOf(args[0]);
           result = m.synthesizeImages(input, args[1] ?? {}, progress);
-          transfer = [result.zip?.buffer, result.preview?.buffer, result.realPreview?.buffer].filter(Boolean);
+          const priv = result.private ?? result;
+          transfer = [result.zip?.buffer, result.preview?.buffer, priv.realPreview?.buffer].filter(Boolean);
           break;
         }
         case "loadDataset": {
           if (dataset) dataset.free();
           dataset = null;
-          dataset = new m.Dataset(await bytesOf(args[0]), args[1] ?? {});
+          const bytes = await bytesOf(args[0]);
+          dataset = new m.Dataset(bytes, args[1] ?? {});
           result = {
             rows: dataset.rows,
             rowsDropped: dataset.rowsDropped,
@@ -103,7 +136,9 @@ export function serve(loadModule, scope = self) {
         case "synthesizeDataset":
         case "utilityCheck":
         case "histograms": {
-          if (!dataset) throw new Error("no dataset is loaded: call loadDataset first");
+          if (!dataset) {
+            throw Object.assign(new Error(`${op}: no dataset is loaded; call loadDataset first`), { name: "InternalError" });
+          }
           if (op === "synthesizeDataset") {
             result = dataset.synthesize(args[0] ?? {}, progress);
             transfer = [result.csv.buffer];
@@ -115,13 +150,22 @@ export function serve(loadModule, scope = self) {
           break;
         }
         default:
-          throw new Error(`unknown operation ${op}`);
+          throw Object.assign(new Error(`unknown operation ${op}`), { name: "InternalError" });
       }
       scope.postMessage({ id, result }, transfer);
     } catch (e) {
       // A wasm trap (RuntimeError) leaves the instance unusable: the client starts a new worker.
       const fatal = e instanceof WebAssembly.RuntimeError;
-      scope.postMessage({ id, error: String(e?.message ?? e), fatal });
+      scope.postMessage({ id, error: String(e?.message ?? e), errorInfo: errorRecord(e), fatal });
     }
-  };
+  }
+}
+
+function need(m, op) {
+  if (typeof m[op] !== "function") {
+    throw Object.assign(
+      new Error(`${op} is in the full build only: this worker loaded the core build (use the default worker of privmix/worker, or a full worker)`),
+      { name: "InternalError" },
+    );
+  }
 }

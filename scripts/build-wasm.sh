@@ -19,26 +19,51 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
   cargo install wasm-bindgen-cli --version "$WB_VERSION" --force
 fi
 
-# Two builds of the same crate: the core bindings (`wasm`: accountant, CSV and image
-# synthesis, utility check) for the main app page and the npm browser entry, and the full
-# bindings (`wasm-extra`: + GMM release and federated) for Node, `privmix/full` and the app's
-# GMM and Federated pages. The main page stays within its size budget.
-OUT=target/wasm32-unknown-unknown/wasm-release/privmix.wasm
+# Three builds of the same crate: the accountant alone (`wasm-accountant`: rdp, account,
+# calibrate, noisePreview) for `privmix/accountant`; the core bindings (`wasm`: accountant,
+# CSV and image synthesis, utility check) for the main app page and the npm browser entry; and
+# the full bindings (`wasm-extra`: + GMM release and federated) for Node, `privmix/full`, the
+# default worker and the app's GMM and Federated pages. The full wasm ships once (pkg/full):
+# the Node glue (pkg/node/privmix.cjs) reads it from there.
+OUT="${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/wasm-release/privmix.wasm"
+mkdir -p target/wasm-core target/wasm-full target/wasm-accountant
+if grep -q '^wasm-accountant *=' Cargo.toml; then
+  cargo build --lib --target wasm32-unknown-unknown --profile wasm-release --features wasm-accountant
+  cp "$OUT" target/wasm-accountant/privmix.wasm
+fi
 cargo build --lib --target wasm32-unknown-unknown --profile wasm-release --features wasm
-mkdir -p target/wasm-core target/wasm-full
 cp "$OUT" target/wasm-core/privmix.wasm
+if ! grep -q '^wasm-accountant *=' Cargo.toml; then
+  echo "build-wasm: WARNING: no wasm-accountant feature in Cargo.toml yet: privmix/accountant ships the core build"
+  cp target/wasm-core/privmix.wasm target/wasm-accountant/privmix.wasm
+fi
 cargo build --lib --target wasm32-unknown-unknown --profile wasm-release --features wasm-extra
 cp "$OUT" target/wasm-full/privmix.wasm
 
-rm -rf pkg/node pkg/web pkg/web-full
-BINDGEN_FLAGS=(--remove-name-section --remove-producers-section)
-wasm-bindgen --target nodejs "${BINDGEN_FLAGS[@]}" --out-dir pkg/node target/wasm-full/privmix.wasm
+rm -rf pkg
+BINDGEN_FLAGS=(--remove-name-section --remove-producers-section --no-typescript)
 wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/web target/wasm-core/privmix.wasm
-wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/web-full target/wasm-full/privmix.wasm
+wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/full target/wasm-full/privmix.wasm
+wasm-bindgen --target web "${BINDGEN_FLAGS[@]}" --out-dir pkg/accountant target/wasm-accountant/privmix.wasm
+# The CommonJS glue of the full build, pointed at pkg/full's wasm (js/node.cjs requires it
+# on the first call, so nothing is read at require time).
+rm -rf target/wasm-node
+wasm-bindgen --target nodejs "${BINDGEN_FLAGS[@]}" --out-dir target/wasm-node target/wasm-full/privmix.wasm
+mkdir -p pkg/node
+node -e '
+const fs = require("fs");
+const src = fs.readFileSync(process.argv[1], "utf8");
+const from = "`${__dirname}/privmix_bg.wasm`";
+if (!src.includes(from)) { console.error("build-wasm: the nodejs glue no longer reads " + from + ": update this step"); process.exit(1); }
+fs.writeFileSync(process.argv[2], src.replace(from, "`${__dirname}/../full/privmix_bg.wasm`"));
+' target/wasm-node/privmix.js pkg/node/privmix.cjs
+cmp -s target/wasm-node/privmix_bg.wasm pkg/full/privmix_bg.wasm || { echo "build-wasm: the nodejs and web wasm differ"; exit 1; }
 
-# The browser app: glue, worker and the wasm inlined as base64, so the page can keep
-# connect-src 'none' (no fetch at all, not even for its own wasm).
-rm -rf www/vendor && mkdir -p www/vendor/full
+# The hand-written types (js/*.d.ts) as CommonJS declarations for `require` (js/*.d.cts).
+for f in js/*.d.ts; do
+  sed -E 's#(from "\./[a-z-]+)\.js"#\1.cjs"#g' "$f" > "${f%.d.ts}.d.cts"
+done
+
 inline_wasm() { # $1 = wasm file, $2 = output module
   node -e '
 const fs = require("fs");
@@ -50,11 +75,18 @@ fs.writeFileSync(process.argv[2],
   "export const wasmGzipBase64 = \"" + b.toString("base64") + "\";\n");
 ' "$1" "$2"
 }
+# privmix/inline: the core wasm inside a JS module (no asset to serve).
+mkdir -p pkg/inline
+inline_wasm pkg/web/privmix_bg.wasm pkg/inline/privmix-wasm.mjs
+
+# The browser app: glue, worker and the wasm inlined as base64, so the page can keep
+# connect-src 'none' (no fetch at all, not even for its own wasm).
+rm -rf www/vendor && mkdir -p www/vendor/full
 cp pkg/web/privmix.js www/vendor/privmix.js
 inline_wasm pkg/web/privmix_bg.wasm www/vendor/privmix-wasm.js
-cp pkg/web-full/privmix.js www/vendor/full/privmix.js
-inline_wasm pkg/web-full/privmix_bg.wasm www/vendor/full/privmix-wasm.js
+cp pkg/full/privmix.js www/vendor/full/privmix.js
+inline_wasm pkg/full/privmix_bg.wasm www/vendor/full/privmix-wasm.js
 cp js/worker-core.mjs www/vendor/worker-core.mjs
 cp js/worker-client.mjs www/vendor/worker-client.mjs
 node scripts/make-demo-data.mjs
-echo "build-wasm: pkg/node, pkg/web, pkg/web-full and www/vendor are ready ($(wc -c < pkg/web/privmix_bg.wasm) bytes of core wasm, $(wc -c < pkg/web-full/privmix_bg.wasm) full)"
+echo "build-wasm: pkg/ and www/vendor are ready ($(wc -c < pkg/accountant/privmix_bg.wasm) bytes of accountant wasm, $(wc -c < pkg/web/privmix_bg.wasm) core, $(wc -c < pkg/full/privmix_bg.wasm) full)"

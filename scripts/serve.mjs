@@ -23,6 +23,10 @@ export const CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f5fa8"/>' +
+  '<path d="M4 12V4h4a2.5 2.5 0 0 1 0 5H4" stroke="white" stroke-width="2" fill="none"/></svg>';
+
 const TYPES = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -50,6 +54,11 @@ const server = createServer(async (req, res) => {
       return;
     }
     const url = new URL(req.url, "http://localhost");
+    // Pages carry an inline icon; this answers browsers that ask for /favicon.ico anyway.
+    if (url.pathname === "/favicon.ico") {
+      res.writeHead(200, { ...headers, "Content-Type": "image/svg+xml" }).end(req.method === "HEAD" ? undefined : FAVICON);
+      return;
+    }
     let path = normalize(join(root, decodeURIComponent(url.pathname)));
     if (path !== root && !path.startsWith(root + sep)) {
       res.writeHead(403, headers).end();

@@ -2,10 +2,14 @@
 # `npm test`: every test of privmix on a fresh machine.
 #   1. Rust: fmt, clippy (native and wasm bindings), rustdoc, the wasm32 build, cargo test.
 #   2. The release CLI (for the wasm-vs-native parity tests) and the wasm package (pkg/, www/vendor/).
-#   3. Node tests of the npm package (node --test), including the tarball from `npm pack`.
-#   4. Headless Chromium tests of the app (playwright-core driving Debian's chromium).
+#   3. Node tests of the npm package (node --test), including the tarball from `npm pack` in
+#      consumer projects (Node CJS/ESM, strict TypeScript, @arethetypeswrong/cli).
+#   4. Headless Chromium tests of the app and of the tarball in bundlers and pages (webpack,
+#      esbuild, Rollup, Vite, an import-map page, a cross-origin copy), with playwright-core
+#      driving Debian's chromium.
 # It installs what it needs: the wasm32 target, wasm-bindgen-cli at the Cargo.lock version,
-# npm packages (playwright-core), and Debian's chromium when missing.
+# npm packages (the pinned devDependencies: playwright-core, typescript, bundlers), and
+# Debian's chromium when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -26,10 +30,11 @@ bash scripts/build-wasm.sh
 # scripts do not install). Build again with wasm-opt hidden and check every output is there.
 echo "== the wasm build with optional tools hidden (wasm-opt, binaryen)"
 tools_passed=0; tools_failed=0
-rm -rf www/vendor pkg/web
+rm -rf www/vendor pkg
 if bash scripts/without-tools.sh wasm-opt wasm2js wasm-dis -- bash scripts/build-wasm.sh \
    && [ -s www/vendor/privmix-wasm.js ] && [ -s www/vendor/full/privmix-wasm.js ] \
-   && [ -s pkg/web/privmix_bg.wasm ] && [ -s pkg/node/privmix_bg.wasm ]; then
+   && [ -s pkg/web/privmix_bg.wasm ] && [ -s pkg/full/privmix_bg.wasm ] && [ -s pkg/node/privmix.cjs ] \
+   && [ -s pkg/accountant/privmix_bg.wasm ] && [ -s pkg/inline/privmix-wasm.mjs ]; then
   echo "ok: build without wasm-opt"; tools_passed=1
 else
   echo "FAILED: the wasm build needs a tool a fresh machine lacks"; tools_failed=1

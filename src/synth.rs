@@ -116,7 +116,7 @@ impl std::str::FromStr for ColumnTypes {
             "dp" => Ok(ColumnTypes::Dp),
             "data" => Ok(ColumnTypes::Data),
             other => Err(Error::param(
-                "column-types",
+                "column_types",
                 other,
                 "use 'dp' (default: decided under DP) or 'data' (inferred from the data, not protected); or type every column in a schema",
             )),
@@ -457,7 +457,7 @@ fn synthesize_dyn(
         check_sigma("sigma-x", s)?;
     }
     if let Some(s) = opts.sigma_y {
-        check_sigma("sigma-y", s)?;
+        check_sigma("sigma_y", s)?;
     }
     sigma_for_target(opts)?;
     if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
@@ -553,7 +553,7 @@ fn synthesize_dyn(
         count_report = Some(rep);
     } else if opts.pool_floor.is_some() {
         return Err(Error::param(
-            "pool-floor",
+            "pool_floor",
             opts.pool_floor.unwrap_or_default(),
             "a public class-size floor applies to DP-CDA under the standard adjacency; drop it",
         ));
@@ -599,14 +599,14 @@ fn synthesize_dyn(
             class_wise: true, ..
         }) if opts.sigma_y.is_some() => {
             return Err(Error::param(
-                "sigma-y",
+                "sigma_y",
                 opts.sigma_y.unwrap_or_default(),
-                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; drop --sigma-y",
+                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; drop sigma_y",
             ));
         }
         Mechanism::Local | Mechanism::Projection(_) if opts.sigma_y.is_some() => {
             return Err(Error::param(
-                "sigma-y",
+                "sigma_y",
                 opts.sigma_y.unwrap_or_default(),
                 "local perturbation and random projection keep each row's label and add no label noise; drop --sigma-y",
             ));

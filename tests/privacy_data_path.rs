@@ -1,4 +1,4 @@
-//! Issue 11, items 2–4, over the real pipeline (`ops::synthesize_csv`, what the CLI's CSV path
+//! Issue 11, items 2–4, over the real pipeline (`api::synthesize_csv`, what the CLI's CSV path
 //! and the npm `synthesizeCsv` run): neighbouring inputs that differ by one unparsable cell,
 //! one missing cell, one record moved to another class, or one record with a label of its own
 //! must give outputs and receipts that no deterministic field tells apart (row counts, column
@@ -8,7 +8,7 @@
 //! categorical, a missing cell dropped the row (150 → 149 rows), the receipt published the
 //! exact class counts, and a label held by one record was an error ("fewer than l rows").
 
-use privmix::ops::{synthesize_csv, SynthRequest};
+use privmix::api::{synthesize_csv, SynthRequest};
 use serde_json::Value;
 
 /// 2 classes × 300 rows; x and z numeric, c categorical. Deterministic (no RNG).

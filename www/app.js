@@ -1,12 +1,27 @@
 // The privmix browser app. All computation runs in a Web Worker (app-worker.js) on the same
 // Rust core as the CLI; this file only drives the page. Nothing here opens a connection.
+//
+// Page weight: the first load is this page's HTML, CSS and small scripts only. The engine (the
+// worker with the inlined wasm) starts on the first file choice or demo click, and the demo
+// datasets are imported when a demo is clicked: both are the app's own files, fetched once.
+//
+// Loads are serialized: every file choice, demo click or label change gets a generation
+// number; a load that a newer one has superseded stops touching the page, and Synthesize is
+// enabled only when the dataset shown is the one loaded in the worker (`readyGen === loadGen`).
 import { PrivmixWorker } from "./vendor/worker-client.mjs";
-import { demos } from "./vendor/demo-data.js";
 import { $, download, friendly, num, setStatus } from "./common.js";
 
 const pm = new PrivmixWorker({
   createWorker: () => new Worker(new URL("./app-worker.js", import.meta.url), { type: "module" }),
 });
+let engineStarted = false;
+function startEngine() {
+  if (engineStarted) return;
+  engineStarted = true;
+  pm.version()
+    .then((v) => ($("version").textContent = v))
+    .catch((e) => setStatus("error", friendly(e, "The privmix engine did not start")));
+}
 
 const state = {
   kind: null, // "csv" | "images"
@@ -16,7 +31,7 @@ const state = {
   dataset: null, // {rows, rowsDropped, columns, labels, counts}
   images: null, // {classes, counts, width, height, channels, images}
   result: null, // {kind, data: Uint8Array, receipt, ...}
-  busy: false,
+  busy: false, // a synthesis or utility check is running
   urls: [],
   schema: null, // {json, source}: public bounds (a schema file, a demo's schema, or pixels)
   fileSchema: null,
@@ -33,6 +48,21 @@ function setSchema(schema) {
   scheduleReadout();
 }
 
+// Load generations (see the top of this file).
+let loadGen = 0;
+let readyGen = -1;
+let loadChain = Promise.resolve();
+function enqueueLoad(fn) {
+  const gen = ++loadGen;
+  startEngine();
+  clearResult();
+  setBusy(state.busy);
+  const run = loadChain.then(() => (gen === loadGen ? fn(gen) : undefined));
+  loadChain = run.catch(() => {});
+  return run;
+}
+const current = (gen) => gen === loadGen;
+
 function pixelSchema(columns, label) {
   const cols = {};
   for (const c of columns) if (c !== label) cols[c] = { type: "numeric", min: 0, max: 255, integer: true };
@@ -43,13 +73,15 @@ function pixelSchema(columns, label) {
 function setBusy(busy) {
   state.busy = busy;
   $("synthesize-button").disabled = busy || !readyToRun();
-  $("utility-button").disabled = busy || !(state.kind === "csv" && state.dataset);
+  $("utility-button").disabled = busy || !(readyToRun() && state.kind === "csv");
   for (const b of document.querySelectorAll("button.demo")) b.disabled = busy;
   $("file-input").disabled = busy;
   $("folder-input").disabled = busy;
+  $("label-select").disabled = busy;
 }
 
 function readyToRun() {
+  if (readyGen !== loadGen) return false;
   return (state.kind === "csv" && state.dataset) || (state.kind === "images" && state.images);
 }
 
@@ -75,7 +107,10 @@ const MAX_IMAGE_BYTES = 1024 * 1024 * 1024;
 
 async function loadFiles(files) {
   if (!files.length) return;
+  // Whatever happens next, the data shown before this choice is no longer the one to run on.
+  ++loadGen;
   clearResult();
+  setBusy(state.busy);
   const total = files.reduce((s, f) => s + f.size, 0);
   const isCsv = files.length === 1 && !/\.(zip|png|jpe?g)$/i.test(files[0].name);
   if (total > (isCsv ? MAX_CSV_BYTES : MAX_IMAGE_BYTES)) {
@@ -99,7 +134,11 @@ async function loadFiles(files) {
   }
 }
 
-async function loadCsv(name, source, demoSchema = null) {
+function loadCsv(name, source, demoSchema = null) {
+  return enqueueLoad((gen) => loadCsvNow(gen, name, source, demoSchema));
+}
+
+async function loadCsvNow(gen, name, source, demoSchema) {
   state.kind = "csv";
   $("pixels-row").hidden = true;
   $("pixels-public").checked = false;
@@ -110,11 +149,12 @@ async function loadCsv(name, source, demoSchema = null) {
   state.images = null;
   $("label-select").hidden = true;
   $("class-info").textContent = "";
-  setBusy(true);
+  $("data-info").textContent = "";
   setStatus("idle", "Reading the header…");
   try {
-    const head = typeof source === "string" ? source.slice(0, 1 << 20) : source.slice(0, 1 << 20);
+    const head = source.slice(0, 1 << 20);
     const summary = await pm.inspectCsv(head, 2000);
+    if (!current(gen)) return;
     state.summary = summary;
     const sel = $("label-select");
     sel.replaceChildren(
@@ -128,23 +168,26 @@ async function loadCsv(name, source, demoSchema = null) {
     sel.value = summary.suggestedLabel ?? summary.columns[summary.columns.length - 1].name;
     sel.hidden = false;
     $("data-info").textContent = `${name}: ${summary.columns.length} columns${summary.imageSide ? `, looks like ${summary.imageSide}×${summary.imageSide} images` : ""}.`;
-    if (summary.imageSide && !demoSchema) {
-      $("pixels-row").hidden = false;
-      $("pixels-public").checked = true;
-    }
-    await chooseLabel(sel.value);
+    // Whether the columns are public 0–255 pixels is the user's call: the header only
+    // prompts the question (nothing is ticked for them: that would be a data-dependent choice).
+    if (summary.imageSide && !demoSchema) $("pixels-row").hidden = false;
+    await loadDatasetNow(gen, sel.value);
   } catch (e) {
-    setStatus("error", friendly(e, "Could not read this file"));
-    setBusy(false);
+    if (current(gen)) setStatus("error", friendly(e, "Could not read this file"));
   }
 }
 
-async function chooseLabel(label) {
-  clearResult();
-  setBusy(true);
+function chooseLabel(label) {
+  if (state.kind !== "csv" || state.source === null) return Promise.resolve();
+  return enqueueLoad((gen) => loadDatasetNow(gen, label));
+}
+
+async function loadDatasetNow(gen, label) {
+  state.dataset = null;
   setStatus("idle", "Reading the data…");
   try {
     const ds = await pm.loadDataset(state.source, { label });
+    if (!current(gen)) return;
     state.dataset = ds;
     if ($("pixels-public").checked && !$("pixels-row").hidden) {
       setSchema({ json: pixelSchema(ds.columns, label), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
@@ -155,17 +198,25 @@ async function chooseLabel(label) {
       `${ds.rows} rows in ${ds.labels.length} classes: ${shown}.` +
       (ds.rowsDropped ? ` ${ds.rowsDropped} rows with missing values were dropped.` : "");
     $("samples-input").placeholder = `same as input (${ds.rows})`;
+    readyGen = gen;
     setStatus("idle", "Ready. Set the privacy budget and press Synthesize.");
   } catch (e) {
+    if (!current(gen)) return;
     state.dataset = null;
     setStatus("error", friendly(e, "Could not use this label"));
   } finally {
-    setBusy(false);
-    scheduleReadout();
+    if (current(gen)) {
+      setBusy(state.busy);
+      scheduleReadout();
+    }
   }
 }
 
-async function loadImages(name, source) {
+function loadImages(name, source) {
+  return enqueueLoad((gen) => loadImagesNow(gen, name, source));
+}
+
+async function loadImagesNow(gen, name, source) {
   state.kind = "images";
   state.name = name;
   state.source = source;
@@ -174,22 +225,29 @@ async function loadImages(name, source) {
   $("label-select").hidden = true;
   $("class-info").textContent = "";
   $("data-info").textContent = "";
-  setBusy(true);
+  $("pixels-row").hidden = true;
+  $("pixels-public").checked = false;
+  setSchema(null);
   setStatus("idle", "Reading the images…");
   try {
     const info = await pm.inspectImages(source, imageOptions());
+    if (!current(gen)) return;
     state.images = info;
     const classes = info.classNames.map((c, i) => `${c} (${info.classCounts[i]})`);
     $("data-info").textContent = `${name}: ${info.images} images, resized to ${info.width}×${info.height} ${info.channels === 3 ? "RGB" : "grayscale"}.`;
     $("class-info").textContent = `Classes from the folder names: ${classes.join(", ")}.`;
     $("samples-input").placeholder = `same as input (${info.images})`;
+    readyGen = gen;
     setStatus("idle", "Ready. Set the privacy budget and press Synthesize.");
   } catch (e) {
+    if (!current(gen)) return;
     state.images = null;
     setStatus("error", friendly(e, "Could not read these images"));
   } finally {
-    setBusy(false);
-    scheduleReadout();
+    if (current(gen)) {
+      setBusy(state.busy);
+      scheduleReadout();
+    }
   }
 }
 
@@ -239,7 +297,7 @@ function scheduleReadout() {
 
 async function updateReadout() {
   const el = $("noise-readout");
-  const counts = state.kind === "csv" ? state.dataset?.counts : state.images?.classCounts;
+  const counts = !readyToRun() ? null : state.kind === "csv" ? state.dataset?.counts : state.images?.classCounts;
   if (!counts) {
     el.textContent = "Load data to see the noise.";
     drawCurve(null);
@@ -316,6 +374,7 @@ async function synthesize() {
   }
   clearResult();
   setBusy(true);
+  const gen = loadGen;
   const bar = $("progress");
   bar.hidden = false;
   bar.value = 0;
@@ -340,13 +399,14 @@ async function synthesize() {
       setStatus("done", `Done: ${rows} synthetic images with ε = ${r.receipt.epsilon.toFixed(4)}, δ = ${r.receipt.delta}.`);
       showReceipt(r.receipt);
       enableDownloads();
-      showImages(r.realPreview, r.preview);
+      showImages(r.private?.realPreview ?? r.realPreview, r.preview);
     }
   } catch (e) {
     setStatus("error", friendly(e, "Could not synthesize"));
   } finally {
     bar.hidden = true;
     setBusy(false);
+    if (gen !== loadGen) clearResult();
   }
 }
 
@@ -465,7 +525,7 @@ function showImages(realPng, synthPng) {
 
 // ---------------------------------------------------------------- utility check
 async function utilityCheck() {
-  if (state.busy || state.kind !== "csv" || !state.dataset) return;
+  if (state.busy || state.kind !== "csv" || !readyToRun()) return;
   let o;
   try {
     o = options();
@@ -508,7 +568,7 @@ $("folder-input").addEventListener("change", (e) =>
 );
 $("label-select").addEventListener("change", (e) => chooseLabel(e.target.value));
 $("pixels-public").addEventListener("change", (e) => {
-  if (e.target.checked && state.dataset) {
+  if (e.target.checked && state.dataset && readyToRun()) {
     setSchema({ json: pixelSchema(state.dataset.columns, $("label-select").value), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
   } else {
     setSchema(state.fileSchema);
@@ -537,15 +597,25 @@ for (const id of ["image-size-input", "image-channels-select"]) {
 }
 $("synthesize-button").addEventListener("click", synthesize);
 $("utility-button").addEventListener("click", utilityCheck);
+// The demo datasets (about 110 KiB gzipped) are imported on the first click, not on every visit.
+let demoModule = null;
 for (const b of document.querySelectorAll("button.demo")) {
   b.addEventListener("click", async () => {
-    const d = demos[b.dataset.demo];
-    if (!d) return;
-    if (d.kind === "csv") await loadCsv(d.name, d.text, d.schema ?? null);
-    else await loadImages(d.name, d.bytes());
+    startEngine();
+    try {
+      demoModule ??= import("./vendor/demo-data.js");
+      const d = (await demoModule).demos[b.dataset.demo];
+      if (!d) return;
+      if (d.kind === "csv") await loadCsv(d.name, d.text, d.schema ?? null);
+      else await loadImages(d.name, d.bytes());
+    } catch (e) {
+      demoModule = null;
+      setStatus("error", friendly(e, "Could not load the demo"));
+    }
   });
 }
-pm.version()
-  .then((v) => ($("version").textContent = v))
-  .catch((e) => setStatus("error", friendly(e, "The privmix engine did not start")));
+// The engine starts when the user first reaches for data (pointer or keyboard on the data
+// step), so that it is usually warm by the time a file is chosen.
+for (const id of ["file-input", "folder-input"]) $(id).addEventListener("click", startEngine);
 setStatus("idle", "Choose data to begin.");
+document.body.dataset.ready = "1";

@@ -15,8 +15,14 @@ export function setStatus(kind, text) {
   el.textContent = text;
 }
 
+// Messages meant for programmers (an internal error, a call made out of order) are not shown
+// as they are: the page says what happened and what to do.
 export function friendly(err, what) {
-  return `${what}: ${String(err?.message ?? err).replace(/^privmix: (error: )?/, "")}`;
+  const msg = String(err?.message ?? err).replace(/^privmix: (error: )?/, "");
+  if (err?.name === "InternalError" || /call \w+ first|unknown operation|is not a function/.test(msg)) {
+    return `${what}: something went wrong inside the page (${err?.name ?? "error"}). Choose the data again, or reload the page.`;
+  }
+  return `${what}: ${msg}`;
 }
 
 export function num(id, name, { integer = false, optional = false } = {}) {

@@ -53,7 +53,7 @@ async function release() {
     state.result = r;
     // The data's histograms on the same bins as the samples (for the plot only).
     state.hists = await pm.histograms(r.csv).catch(() => null);
-    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; KL to the non-private fit = ${r.kl.toPrecision(4)}; ${o.samples} rows sampled.`);
+    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; KL to the non-private fit = ${(r.private?.kl ?? r.kl).toPrecision(4)}; ${o.samples} rows sampled.`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,
       `weights: ${r.model.weights.map((w) => w.toFixed(4)).join(", ")}`,

@@ -132,7 +132,7 @@ pub fn dp_classes<R: Rng + ?Sized>(
     if let Some(f) = public_floor {
         if f < mix.max(1) {
             return Err(Error::param(
-                "pool-floor",
+                "pool_floor",
                 f,
                 format!("the public class-size floor must be at least l = {mix}"),
             ));
@@ -203,7 +203,7 @@ pub fn dp_classes<R: Rng + ?Sized>(
     }
     if out.labels.is_empty() {
         return Err(Error::Data(format!(
-            "no class is large enough to synthesize under DP at this budget (noisy class counts have standard deviation {sigma:.1}, and a class needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows){}; raise ε, lower --mix, give a public --pool-floor, or give the labels in a schema",
+            "no class is large enough to synthesize under DP at this budget (noisy class counts have standard deviation {sigma:.1}, and a class needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows){}; raise ε, lower the mix order (mix), give a public class-size floor (pool_floor), or give the labels in a schema",
             mix as f64 + FLOOR_SIGMAS * sigma,
             if too_small.is_empty() { String::new() } else { format!(" (released but too small: {})", too_small.join(", ")) }
         )));
@@ -371,9 +371,9 @@ pub fn calibrate_standard(
     let inv_z2 = 1.0 / (cal.z * cal.z);
     if inv_z2 <= label_term * (1.0 + 1e-12) {
         return Err(Error::param(
-            "sigma-y",
+            "sigma_y",
             "(given)",
-            format!("the label noise alone already spends more than ε = {target}; increase --sigma-y or drop it"),
+            format!("the label noise alone already spends more than ε = {target}; increase sigma_y or drop it"),
         ));
     }
     let dx = 2.0 * clip / f64::from(mix);
@@ -477,7 +477,7 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("pool-floor"), "{e}");
+        assert!(e.contains("pool_floor"), "{e}");
     }
 
     #[test]

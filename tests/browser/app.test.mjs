@@ -171,3 +171,98 @@ test("the demo datasets run without any request", async () => {
   assert.deepEqual(errors, []);
   await page.context().close();
 });
+
+test("first load: every script and wasm byte fetched before the first interaction is ≤ 300 KiB gzipped; no 404", async () => {
+  const { page, finished, failed, errors } = await app.page();
+  await page.waitForTimeout(1500); // anything the page would fetch on its own, idle
+  const before = finished.filter((r) => r.type === "script" || /\.(m?js|wasm)$/.test(r.url));
+  const firstLoad = before.reduce((s, r) => s + r.bytes, 0);
+  assert.ok(before.length >= 3, `scripts seen: ${before.map((r) => r.url).join(", ")}`);
+  assert.ok(before.every((r) => r.bytes > 0), "every script's transferred size is known");
+  assert.ok(firstLoad <= 300 * 1024, `first load: ${firstLoad} bytes of script and wasm`);
+  assert.deepEqual(finished.filter((r) => r.status >= 400).map((r) => r.url), [], "no 404 (favicon included)");
+  assert.deepEqual(failed, []);
+  // The engine comes with the first data choice: the measurement above would have seen it.
+  await page.click('button[data-demo="iris"]');
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  const engine = finished.filter((r) => /privmix-wasm\.js$/.test(r.url)).reduce((s, r) => s + r.bytes, 0);
+  assert.ok(engine > 100 * 1024, `the engine's inlined wasm is counted (${engine} bytes)`);
+  console.log(`first load ${(firstLoad / 1024).toFixed(1)} KiB gzipped (${before.length} files); engine ${(engine / 1024).toFixed(1)} KiB on first data choice`);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("race: Synthesize pressed as soon as it is enabled, with the label changed during the load, runs on the shown dataset", async () => {
+  const { page, errors } = await app.page();
+  // 20,000 rows × 40 columns (about 3 MB): long enough to load that the clicks race it.
+  const cols = Array.from({ length: 40 }, (_, j) => `p${j}`);
+  const lines = [[...cols, "label", "group"].join(",")];
+  for (let i = 0; i < 20000; i++) {
+    const px = cols.map((_, j) => (i * 7 + j * 13) % 256);
+    lines.push([...px, i % 10, i % 3 ? "a" : "b"].join(","));
+  }
+  const file = join(dir, "big.csv");
+  writeFileSync(file, lines.join("\n") + "\n");
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  // As soon as the label list appears, switch to "group" while the first load runs.
+  await page.waitForSelector('[data-testid="label-select"]:not([hidden])', { timeout: 60_000 });
+  await page.selectOption('[data-testid="label-select"]', "group");
+  // Press Synthesize the moment it is enabled.
+  await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const b = document.querySelector('[data-testid="synthesize-button"]');
+        const tick = () => (b.disabled ? requestAnimationFrame(tick) : (b.click(), resolve()));
+        tick();
+      }),
+  );
+  const st = await waitForRun(page);
+  assert.equal(st.state, "done", st.text);
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  assert.equal(receipt.data.label, "group", "the run used the label on screen");
+  assert.deepEqual(receipt.data.class_labels.slice().sort(), ["a", "b"]);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("pixel-like columns: the page asks about the public 0–255 range and ticks nothing itself", async () => {
+  const { page, errors } = await app.page();
+  const cols = Array.from({ length: 16 }, (_, j) => `p${j}`);
+  const lines = [[...cols, "label"].join(",")];
+  for (let i = 0; i < 200; i++) lines.push([...cols.map((_, j) => (i * 11 + j * 17) % 256), i % 2].join(","));
+  const file = join(dir, "pixels.csv");
+  writeFileSync(file, lines.join("\n") + "\n");
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("2 classes"));
+  assert.equal(await page.isVisible("#pixels-row"), true, "the question is shown");
+  assert.equal(await page.isChecked("#pixels-public"), false, "not answered for the user");
+  assert.equal(await page.inputValue("#normalize-select"), "dp");
+  await page.check("#pixels-public");
+  assert.equal(await page.inputValue("#normalize-select"), "public");
+  await page.click('[data-testid="synthesize-button"]');
+  assert.equal((await waitForRun(page)).state, "done");
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  assert.match(JSON.stringify(receipt.normalization), /public/);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
+test("section 5 after an image run shows no CSV column select; a new choice clears the old result", async () => {
+  const { page, errors } = await app.page();
+  await page.click('button[data-demo="iris"]');
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  await page.click('[data-testid="synthesize-button"]');
+  assert.equal((await waitForRun(page)).state, "done");
+  await page.waitForSelector("#hist-controls:not([hidden])");
+  await page.click('button[data-demo="digits-images"]');
+  await page.waitForFunction(() => /Classes/.test(document.getElementById("class-info").textContent));
+  assert.equal(await page.isHidden("#hist-controls"), true, "the CSV's column select is gone once images are chosen");
+  assert.equal(await page.isDisabled('[data-testid="download-data"]'), true);
+  await page.fill('[data-testid="samples-input"]', "50");
+  await page.click('[data-testid="synthesize-button"]');
+  assert.equal((await waitForRun(page)).state, "done");
+  await page.waitForSelector('[data-testid="preview"] img');
+  assert.equal(await page.isHidden("#hist-controls"), true);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});

@@ -30,6 +30,11 @@ async function freePort() {
   });
 }
 
+/** The main page's lazily loaded files: its engine (worker, glue, inlined wasm) and the demos. */
+export const LAZY_FILES = [
+  "app-worker.js", "vendor/privmix.js", "vendor/privmix-wasm.js", "vendor/worker-core.mjs", "vendor/demo-data.js",
+];
+
 export async function startApp() {
   const port = await freePort();
   const server = spawn(process.execPath, [join(ROOT, "scripts/serve.mjs")], {
@@ -56,26 +61,40 @@ export async function startApp() {
       const context = await browser.newContext({ acceptDownloads: true });
       const page = await context.newPage();
       const requests = [];
+      const finished = [];
+      const failed = [];
       page.on("request", (r) => requests.push({ url: r.url(), at: Date.now() }));
       context.on("request", (r) => requests.push({ url: r.url(), at: Date.now(), worker: true }));
+      context.on("requestfinished", async (r) => {
+        const res = await r.response().catch(() => null);
+        const sizes = await r.sizes().catch(() => null);
+        finished.push({ url: r.url(), type: r.resourceType(), status: res?.status(), bytes: sizes?.responseBodySize ?? 0, at: Date.now() });
+      });
+      context.on("requestfailed", (r) => failed.push(r.url()));
       const errors = [];
       page.on("pageerror", (e) => errors.push(String(e)));
       await page.goto(url + path);
-      // Loaded: the worker has started and instantiated the wasm.
-      if (path === "") {
-        await page.waitForFunction(() => document.getElementById("version").textContent.length > 0);
-      } else {
-        await page.waitForFunction(() => document.body.dataset.ready === "1");
-      }
+      // Loaded: the page's scripts ran (the main page starts its engine on the first data
+      // choice; the GMM and Federated pages load theirs before saying ready).
+      await page.waitForFunction(() => document.body.dataset.ready === "1");
       const loadedAt = Date.now();
       return {
         page,
         context,
         errors,
-        /** Requests that went to the network after load (blob:/data: URLs stay in the page). */
-        networkRequestsAfterLoad: () =>
-          requests.filter((r) => r.at >= loadedAt && !/^(blob|data):/.test(r.url)),
+        /**
+         * Requests that went to the network after load, other than the app's own engine and
+         * demo files, which the main page fetches (once each, from its own origin) on the first
+         * data choice. blob:/data: URLs stay in the page.
+         */
+        networkRequestsAfterLoad: () => {
+          const after = requests.filter((r) => r.at >= loadedAt && !/^(blob|data):/.test(r.url));
+          const own = (r) => LAZY_FILES.some((f) => r.url === url + f);
+          return after.filter((r) => !own(r));
+        },
         allRequests: requests,
+        finished,
+        failed,
       };
     },
     async close() {

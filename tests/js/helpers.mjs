@@ -8,7 +8,7 @@ export const ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 
 /** The native CLI (built by `cargo build --release` in scripts/test-all.sh). */
 export function cli() {
-  const bin = resolve(ROOT, "target/release/privmix");
+  const bin = resolve(process.env.CARGO_TARGET_DIR ? resolve(ROOT, process.env.CARGO_TARGET_DIR) : resolve(ROOT, "target"), "release/privmix");
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run cargo build --release first`);
   return bin;
 }

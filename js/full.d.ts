@@ -1,0 +1,11 @@
+// privmix/full (and privmix under Node): the core plus GMM release and federated synthesis.
+import type { CsvInput, FederatedOptions, FederatedResult, GmmModel, GmmOptions, GmmResult } from "./types.js";
+export * from "./core.js";
+export { default } from "./core.js";
+
+export declare function gmmRelease(input: CsvInput, options: GmmOptions): GmmResult;
+export declare function gmmSample(model: GmmModel | string, samples: number, seed?: number): string;
+export declare function federatedSimulate(input: CsvInput, options: FederatedOptions): FederatedResult;
+export declare function federatedKeygen(party: number): { secretKey: string; publicKey: string };
+export declare function federatedContribute(input: CsvInput, secretKey: string, peers: string[], options: FederatedOptions): { contribution: string; secretKey: string };
+export declare function federatedAggregate(contributions: string[]): FederatedResult;

@@ -1,0 +1,8 @@
+// privmix under Node: the full build, instantiated on the first call, plus async variants
+// that run in a worker thread (the event loop stays free).
+import type { CsvInput, CsvResult, ProgressCallback, SynthOptions } from "./types.js";
+export * from "./full.js";
+export { default } from "./full.js";
+
+/** synthesizeCsv in a `worker_threads` worker: the event loop keeps running. */
+export declare function synthesizeCsvAsync(input: CsvInput, options: SynthOptions, onProgress?: ProgressCallback): Promise<CsvResult>;

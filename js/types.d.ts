@@ -1,0 +1,229 @@
+// The privmix TypeScript types: one hand-written set, re-exported by every entry
+// (privmix, privmix/full, privmix/accountant, privmix/inline, privmix/worker, Node).
+// tests/js/types.test.mjs fails when a request field that the Rust core accepts is missing here.
+
+/** Accountant preset: WBK Thm 27 + improved conversion (`default`), or the DP-CDA paper's Thm 9 + classic conversion (`paper`). */
+export type Preset = "default" | "paper";
+
+/** Options every long-running call accepts besides its own. Not sent to the core. */
+export interface CallOptions {
+  /** Cancels the call: it rejects/throws with `signal.reason` (an `AbortError` by default). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Errors thrown (or rejected) by privmix: `name` is `ParameterError`, `DataError`,
+ * `AbortError` or `InternalError`; `param` is the option key at fault, when there is one.
+ */
+export interface PrivmixError extends Error {
+  name: "ParameterError" | "DataError" | "AbortError" | "InternalError";
+  param?: string;
+}
+
+export interface RdpParams { samplingRate: number; noiseMultiplier: number; preset?: Preset; orders?: number[]; }
+export interface RdpResult { orders: number[]; rdp: number[]; preset: Preset; }
+
+export interface MechanismParams {
+  /** `cda` (default), `dpmix`, `local` or `projection`. */
+  mechanism?: Mechanism;
+  /** Pool size n: the smallest class size. */
+  pool: number;
+  /** Mix order l. */
+  mix: number;
+  /** L2 clip norm c (default 1). */
+  clip?: number;
+  /** Label noise σy: paper mode. Omit for label-free mode. */
+  sigmaY?: number;
+  /** dpmix: feature dimension dx. */
+  dimX?: number;
+  /** dpmix: label dimension dy (0: the class-wise variant). */
+  dimY?: number;
+  /** Number of mixes T drawn from the pool. */
+  samples: number;
+  delta: number;
+  preset?: Preset;
+  orders?: number[];
+}
+export interface AccountParams extends MechanismParams { sigmaX: number; }
+export interface CalibrateParams extends MechanismParams { epsilon: number; }
+export interface AccountResult {
+  epsilon: number; order: number; delta: number; preset: Preset; mechanism: Mechanism;
+  mode: string; noiseMultiplier: number; samplingRate: number;
+  epsilonOtherPreset: { preset: Preset; epsilon: number; order: number };
+}
+export interface CalibrateResult {
+  sigmaX: number; epsilon: number; order: number; targetEpsilon: number; delta: number;
+  noiseMultiplier: number; preset: Preset; mechanism: Mechanism; mode: string;
+}
+
+export type Mechanism = "cda" | "dpmix" | "local" | "projection";
+
+export interface SynthOptions extends CallOptions {
+  /** Label column (CSV input; required there). */
+  label?: string;
+  /** `cda` (default), `dpmix`, `local` or `projection`. */
+  mechanism?: Mechanism;
+  /** dpmix: `hard` (default) or `soft` labels. */
+  labels?: "hard" | "soft";
+  /** dpmix: mix within each class. */
+  classWise?: boolean;
+  /** projection: the projected dimension k. */
+  projectionDim?: number;
+  /** Target ε: the noise is calibrated to it. */
+  epsilon?: number;
+  /** δ (default 1e-5). */
+  delta?: number;
+  /** Mix order l (default 4), or "auto". */
+  mix?: number | "auto";
+  /** L2 clip norm in normalized units (default 1). */
+  clip?: number;
+  /** Synthetic rows T (default: cda under the standard adjacency, the rounded sum of the DP
+   *  class counts, split over classes in proportion to them; otherwise the input's row count). */
+  samples?: number;
+  /** The neighbouring relation: `standard` (default: replace one whole record, label included;
+   *  cda takes the label set, class counts, output class proportions and pool sizes from DP
+   *  counts) or `keep-label` (replace one record's features, keeping its label: the label set
+   *  and class counts are public, as the receipt declares). */
+  adjacency?: "standard" | "keep-label";
+  /** cda, standard adjacency: a public lower bound on every class's size, used as the pool
+   *  size instead of the DP floor (at least the mix order). */
+  poolFloor?: number;
+  /** How columns the schema does not type get their type: `dp` (default: decided under DP
+   *  with a small share of ε) or `data` (inferred from the data, NOT protected). */
+  columnTypes?: "dp" | "data";
+  /** `dp` (default, protected), `public` (bounds from `schema`) or `data` (NOT protected). */
+  normalize?: "dp" | "public" | "data";
+  /** Share of ε spent on the private ranges under `normalize: "dp"` (default 0.1). */
+  normalizeShare?: number;
+  /** Schema object (as the CLI's schema JSON), or its JSON text. */
+  schema?: object | string;
+  sigmaX?: number;
+  sigmaY?: number;
+  /** Fixed seed for tests only: the receipt then says "seeded, not for release". */
+  seed?: number;
+  preset?: Preset;
+  orders?: number[];
+  /** utilityCheck: held-out share (default 0.2). */
+  testShare?: number;
+  /** utilityCheck: `logreg` (default) or `tree`. */
+  model?: "logreg" | "tree";
+}
+
+/** The privacy receipt (the same JSON document the CLI writes; snake_case keys). */
+export interface Receipt {
+  epsilon: number;
+  delta: number;
+  mechanism: string;
+  guarantee: { adjacency: string; public_information: string[]; unprotected: string[]; limitations: string[] };
+  parameters: Record<string, unknown>;
+  accountant: Record<string, unknown>;
+  normalization: Record<string, unknown>;
+  data: { rows_used: number; rows_dropped: number; columns: string[]; label: string; class_labels: string[]; class_counts: number[] };
+  randomness: { source: string; seeded: boolean; fit_for_release: boolean };
+  warnings: string[];
+  version: string;
+  build_id: string;
+  [key: string]: unknown;
+}
+
+export interface CsvSummary {
+  columns: { name: string; kind: "numeric" | "integer" | "categorical"; distinct: number }[];
+  rowsRead: number; truncated: boolean; delimiter: string;
+  suggestedLabel: string | null; imageSide: number | null;
+}
+export interface PreviewParams {
+  classSizes: number[]; epsilon: number; delta: number; features: number;
+  mix?: number | "auto"; samples?: number; clip?: number; normalizeShare?: number; preset?: Preset;
+}
+export interface PreviewResult {
+  mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number;
+  epsilonMixing: number; samplesPerClass: number; curve: [number, number][];
+}
+export interface UtilityReport {
+  syntheticAccuracy: number; realAccuracy: number; majorityAccuracy: number;
+  trainRows: number; testRows: number; syntheticRows: number; model: string; epsilon: number;
+}
+export interface ColumnHistogram {
+  name: string; kind: "numeric" | "categorical"; bins: string[]; real: number[]; synthetic: number[];
+}
+/** Called with the fraction done (0…1). If it throws, the operation stops and that exception is rethrown. */
+export type ProgressCallback = (fraction: number) => void;
+
+/** CSV text or bytes. The worker also takes a File or Blob. */
+export type CsvInput = string | Uint8Array | ArrayBuffer;
+export interface CsvResult { csv: string; receipt: Receipt; }
+export interface DatasetOptions { label: string; schema?: object | string; }
+export interface DatasetInfo { rows: number; rowsDropped: number; columns: string[]; labels: string[]; counts: number[]; }
+
+/** Image input: a ZIP of class folders, or files whose paths end in `<class>/<name>.png|jpg`. */
+export type ImageInput = Uint8Array | ArrayBuffer | { name: string; data: Uint8Array }[];
+/** How images are read and shaped (inspectImages). */
+export interface ImageReadOptions {
+  /** Output width and height in pixels (default: the input's most common size, longer side at most `maxSide`). */
+  width?: number; height?: number;
+  /** 1 (grayscale) or 3 (RGB); default: 1 when every file is grayscale. */
+  channels?: 1 | 3;
+  /** Alpha: composite on white (default) or drop. */
+  alpha?: "white" | "drop";
+  /** Cap on the longer side of a shape taken from the data (default 32). */
+  maxSide?: number;
+  /** Cap on the decompressed bytes read from a ZIP (default 1 GiB). */
+  maxBytes?: number;
+}
+/** Options of synthesizeImages: the synthesis options (the label comes from the folder names) plus the image shape. */
+export interface ImageOptions extends Omit<SynthOptions, "label" | "testShare" | "model">, ImageReadOptions {}
+export interface ImageSummary {
+  images: number; width: number; height: number; channels: number;
+  classNames: string[]; classCounts: number[]; shapeFromData: boolean; warnings: string[];
+}
+export interface ImageResult {
+  /** The synthetic images: a ZIP of PNGs in class folders. */
+  zip: Uint8Array;
+  /** A PNG grid of a few synthetic images per class. */
+  preview: Uint8Array;
+  receipt: Receipt;
+  /** Computed from the private data without protection: for the data holder's eyes only. */
+  private: { realPreview: Uint8Array };
+}
+
+export interface GmmOptions extends CallOptions {
+  label: string; epsilon: number; delta?: number;
+  noise?: "optimized" | "iid-gaussian" | "iid-laplace" | "colored-gaussian";
+  /** `record` (default, worst-case DP with bound B) or `label` (the paper's; local sensitivity). */
+  adjacency?: "record" | "label";
+  bound?: number; pca?: number;
+  /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
+  covarianceNoise?: "gaussian" | "wishart";
+  lambda?: number;
+  /** Rows to sample from the released model. */
+  samples?: number;
+  /** Grid points of the marginal-density curves (for plots). */
+  marginalPoints?: number;
+  seed?: number;
+}
+/** The released GMM: the same JSON as `privmix gmm --model-out`. */
+export interface GmmModel {
+  classes: string[]; weights: number[]; means: number[][]; covariances: number[][][];
+  [key: string]: unknown;
+}
+export interface GmmResult {
+  model: GmmModel; epsilon: number; delta: number; receipt: Record<string, unknown>;
+  csv: string | null; marginals: unknown[] | null;
+  /** Computed from the private data without protection (KL, reference marginals). */
+  private?: { kl?: number; referenceMarginals?: unknown[] | null; [key: string]: unknown };
+  [key: string]: unknown;
+}
+export interface FederatedOptions extends CallOptions {
+  label: string; epsilon: number; delta?: number; variant?: "cape" | "conventional";
+  mix?: number; clip?: number; samples?: number; normalize?: "dp" | "public";
+  normalizeShare?: number; schema?: object | string; preset?: Preset;
+  /** Simulation: the number of parties and how rows are split. */
+  clients?: number; partition?: "iid" | "skewed";
+  /** Multi-party: an agreed floor on every party's smallest class (CAPE's gain needs it), and a session label. */
+  pool?: number; session?: string;
+  seed?: number;
+}
+export interface FederatedResult { csv: string; receipt: Record<string, unknown>; }
+
+/** What `init` accepts: the wasm's URL or bytes, a Response, or a compiled module. */
+export type InitInput = string | URL | Response | ArrayBuffer | ArrayBufferView | object;

@@ -1,0 +1,4 @@
+// A small CSV for the consumer checks (60 rows, 2 classes).
+export const CSV =
+  "x,y,label\n" + Array.from({ length: 60 }, (_, i) => `${(i * 7) % 13},${(i * 5) % 11},${i % 2 ? "a" : "b"}`).join("\n") + "\n";
+export const rows = (csv) => csv.trim().split("\n").length - 1;

@@ -1,0 +1,30 @@
+// `privmix` with its wasm as an asset (`init()` fetches it) and the default PrivmixWorker
+// (full build). `window.PRIVMIX_WORKER` may supply `createWorker` (the blob: recipe).
+import init, { calibrate, synthesizeCsv } from "privmix";
+import { PrivmixWorker } from "privmix/worker";
+import { CSV, rows } from "./csv.js";
+
+const out = document.getElementById("out");
+try {
+  await init();
+  const direct = synthesizeCsv(CSV, { label: "label", epsilon: 2, mix: 2 });
+  const cal = calibrate({ pool: 1000, mix: 4, samples: 1000, delta: 1e-5, epsilon: 2 });
+  const pm = new PrivmixWorker(globalThis.PRIVMIX_WORKER ?? {});
+  let progress = 0;
+  const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2 }, () => progress++);
+  // Aborting a running call rejects it with an AbortError; the next call gets a fresh worker.
+  const ac = new AbortController();
+  const aborted = await pm
+    .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, signal: ac.signal }, () => ac.abort())
+    .then(() => "resolved", (e) => e.name);
+  const keys = await pm.federatedKeygen(1); // a full-build method: the default worker is complete
+  let bad = null;
+  await pm.synthesizeCsv(CSV, { label: "label", epsilon: -1 }).catch((e) => (bad = { name: e.name, message: e.message }));
+  pm.terminate();
+  out.textContent = JSON.stringify({
+    ok: true, directRows: rows(direct.csv), epsilon: direct.receipt.epsilon, sigmaX: cal.sigmaX,
+    workerRows: rows(w.csv), workerEpsilon: w.receipt.epsilon, progress, aborted, fullWorker: typeof keys.publicKey === "string", bad,
+  });
+} catch (e) {
+  out.textContent = JSON.stringify({ ok: false, error: `${e?.name}: ${e?.message ?? e}` });
+}
