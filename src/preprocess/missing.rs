@@ -13,7 +13,7 @@
 //!   are added to the schema handed to normalization, so nothing about it is learned from the
 //!   data, and it is clipped, mixed and noised with the rest of the row.
 //! * **categorical column and label**: a missing cell is the level
-//!   [`MISSING_LEVEL`](crate::data::MISSING_LEVEL); it is released (or not) like any other
+//!   [`crate::data::MISSING_LEVEL`]; it is released (or not) like any other
 //!   level (DP threshold or schema categories, where a schema may list `"(missing)"`).
 //!
 //! On output ([`MissingCodec::restore`]) indicator columns are removed; a numeric cell whose
