@@ -58,14 +58,17 @@ test("the accountant matches the shared reference values to 1e-9", () => {
 
 test("synthesizeCsv: a messy CSV, the input header, ⌊T/K⌋·K rows, ε ≤ target, progress", () => {
   const seen = [];
-  const { csv, receipt } = cjs.synthesizeCsv(messyCsv(), { label: "outcome", epsilon: 4, delta: 1e-5, mix: 3, samples: 100 }, (p) => seen.push(p));
+  // The label-keeping adjacency (public class counts) gives the exact ⌊T/K⌋·K split; under the
+  // default standard adjacency the split follows DP class counts.
+  const opts = { label: "outcome", epsilon: 4, delta: 1e-5, mix: 3, samples: 100, adjacency: "keep-label" };
+  const { csv, receipt } = cjs.synthesizeCsv(messyCsv(), opts, (p) => seen.push(p));
   const rows = parseCsv(csv);
   assert.deepEqual(rows[0], ["age", "income, yearly", "city", "score", "outcome"]);
   assert.equal(rows.length - 1, 99); // K = 3, ⌊100/3⌋ = 33 per class
   assert.ok(receipt.epsilon <= 4 && receipt.epsilon > 3, `ε = ${receipt.epsilon}`);
   assert.equal(receipt.delta, 1e-5);
   assert.equal(receipt.randomness.seeded, false);
-  assert.ok(receipt.data.rows_dropped > 0, "the NA rows are dropped and counted");
+  assert.equal(receipt.data.rows_dropped, 0, "the NA cells are encoded as missing values: no row is dropped");
   assert.ok(seen.length >= 2 && seen.at(-1) === 1, `progress ${seen}`);
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i] >= seen[i - 1]);
   const labels = new Set(rows.slice(1).map((r) => r[4]));
@@ -127,7 +130,8 @@ test("Dataset: class counts, synthesis as bytes, histograms and the utility chec
   assert.equal(ds.rows, 150);
   const cc = ds.classCounts();
   assert.deepEqual(cc.counts, [50, 50, 50]);
-  const r = ds.synthesize({ epsilon: 5, delta: 1e-5, seed: 3 });
+  // The label-keeping adjacency: T = the input's 150 rows (the standard default takes T from DP counts).
+  const r = ds.synthesize({ epsilon: 5, delta: 1e-5, seed: 3, adjacency: "keep-label" });
   assert.ok(r.csv instanceof Uint8Array);
   const rows = parseCsv(new TextDecoder().decode(r.csv));
   assert.equal(rows.length - 1, 150);
