@@ -287,9 +287,9 @@ fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> 
 }
 
 fn classes_of(table: &Table) -> Result<Classes<'_>> {
-    let index = table
-        .label_index
-        .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+    let index = table.label_index.ok_or_else(|| {
+        Error::Data("no label column was chosen; give the label column (label)".into())
+    })?;
     let (codes, labels) = match &table.columns[index] {
         Column::Categorical { codes, levels } => (codes, levels.clone()),
         Column::Numeric { .. } => {
@@ -339,7 +339,7 @@ fn normalize(
     let orders = &opts.orders;
     let (curve, budget) = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
-            Error::param("epsilon", "(none)", "DP normalization needs a target --epsilon to size its share; give --epsilon, or --normalize public with a schema")
+            Error::param("epsilon", "(none)", "DP normalization needs a target epsilon to size its share; give epsilon, or normalize = public with a schema")
         })?;
         let cal = smallest_z(
             eps * opts.normalize_share,
@@ -394,7 +394,7 @@ fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
         (None, None) => Err(Error::param(
             "epsilon",
             "(none)",
-            "give a target --epsilon (or an explicit --sigma-x)",
+            "give a target epsilon (or an explicit sigma_x)",
         )),
     }
 }
@@ -476,9 +476,9 @@ fn synthesize_dyn(
         Mechanism::DpMix(_) => {}
     }
     let orders = &opts.orders;
-    let label_index = table
-        .label_index
-        .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+    let label_index = table.label_index.ok_or_else(|| {
+        Error::Data("no label column was chosen; give the label column (label)".into())
+    })?;
     let original_label_index = label_index;
     // The standard adjacency (label included) is implemented for DP-CDA; the other
     // mechanisms keep their own, declared in the receipt.
@@ -583,7 +583,7 @@ fn synthesize_dyn(
                 return Err(Error::param(
                     "samples",
                     t,
-                    format!("T must be at least the number of classes K = {k} so that every class gets a row; use --samples {k} or more"),
+                    format!("T must be at least the number of classes K = {k} so that every class gets a row; use samples = {k} or more"),
                 ));
             }
         }
@@ -608,7 +608,7 @@ fn synthesize_dyn(
             return Err(Error::param(
                 "sigma_y",
                 opts.sigma_y.unwrap_or_default(),
-                "local perturbation and random projection keep each row's label and add no label noise; drop --sigma-y",
+                "local perturbation and random projection keep each row's label and add no label noise; drop sigma_y",
             ));
         }
         _ => {}
@@ -975,7 +975,7 @@ fn synthesize_dyn(
             return Err(Error::param(
                 "sigma-x",
                 plan.sigma_x,
-                format!("this noise gives ε = {:.4} > the target ε = {target}; raise --sigma-x or drop it to calibrate", guarantee.epsilon),
+                format!("this noise gives ε = {:.4} > the target ε = {target}; raise sigma_x or drop it to calibrate", guarantee.epsilon),
             ));
         }
     }
@@ -1177,7 +1177,7 @@ fn synthesize_dyn(
         );
     }
     if opts.normalize == NormalizeMode::Data {
-        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): --normalize data".into());
+        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): normalize = data".into());
     }
     let mut warnings = norm_report.warnings.clone();
     if opts.normalize == NormalizeMode::Data {
@@ -1199,7 +1199,7 @@ fn synthesize_dyn(
         }
     }
     if rng.seed().is_some() {
-        warnings.push("seeded, not for release: this run used a fixed --seed".into());
+        warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
     let label_name = table.names[cls.index].clone();
     Ok(Receipt {

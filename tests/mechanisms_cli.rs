@@ -328,7 +328,7 @@ fn explicit_noise_and_data_normalization_are_reported() {
     assert!((p["sampling_rate"].as_f64().unwrap() - 4.0 / 72.0).abs() < 1e-15);
     assert_eq!(r["normalization"]["protected"], false);
     let unprotected = r["guarantee"]["unprotected"].to_string();
-    assert!(unprotected.contains("--normalize data"), "{unprotected}");
+    assert!(unprotected.contains("normalize = data"), "{unprotected}");
     assert_eq!(r["randomness"]["fit_for_release"], false);
     // ε of exactly this release, re-accounted through `account`, matches the receipt.
     let v = json(&run(&[
