@@ -11,6 +11,8 @@
 pub mod clip;
 pub mod encode;
 pub mod normalize;
+pub mod quantile;
+pub mod rownorm;
 
 pub use encode::{ColumnCodec, FeatureSpace};
 pub use normalize::{fit_feature_space, NormalizationReport, NormalizeMode};
