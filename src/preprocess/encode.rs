@@ -183,7 +183,8 @@ impl FeatureSpace {
     /// * every row is first multiplied by `scale` (restoring the norm after row scaling; 1
     ///   when rows were not scaled);
     /// * a numeric column with a marginal in `marginals` (one entry per input column) is
-    ///   quantile-mapped onto it; one without is mapped back linearly and clamped to its range;
+    ///   quantile-mapped onto it; one without is mapped back linearly, not clamped (clamping
+    ///   noise into the range biases the means), so it may leave the range;
     /// * a categorical column with level proportions gets levels in those proportions
     ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
     ///
@@ -223,18 +224,23 @@ impl FeatureSpace {
                     offset,
                     scale: sc,
                     lo,
-                    hi,
                     integer,
                     start,
+                    ..
                 } => {
                     let mut v: Vec<f64> = (0..t)
                         .map(|i| offset + f64::from(rows[i * d + start]) * sc)
                         .collect();
                     match m {
                         Some(ColumnMarginal::Numeric(nm)) => quantile_map(&mut v, nm),
-                        _ => v
-                            .iter_mut()
-                            .for_each(|x| *x = if x.is_nan() { *lo } else { x.clamp(*lo, *hi) }),
+                        // No clamping: pulling the noise into [lo, hi] would shift every mean
+                        // toward the middle of the range (a non-finite value, which the noise
+                        // cannot produce, would be written as the range's low end).
+                        _ => v.iter_mut().for_each(|x| {
+                            if !x.is_finite() {
+                                *x = *lo;
+                            }
+                        }),
                     }
                     outs.push(Out::Num(v, *integer));
                 }

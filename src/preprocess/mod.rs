@@ -8,6 +8,7 @@
 //!   rounding, the input's column names and order).
 //! * [`clip`]: L2 clipping of each row.
 
+pub mod auto;
 pub mod clip;
 pub mod encode;
 pub mod normalize;
