@@ -166,8 +166,9 @@ struct SynthArgs {
     /// δ.
     #[arg(long)]
     delta: f64,
-    /// Mix order l (cda and dpmix).
-    #[arg(long, default_value_t = 4)]
+    /// Mix order l (cda and dpmix), or `auto` (default: DP-CDA chooses l from public numbers
+    /// and the receipt states the choice; other mechanisms use 4).
+    #[arg(long, default_value = "auto", value_parser = parse_mix)]
     mix: usize,
     /// L2 clip norm c, in normalized units (cda, local, projection; dpmix clamps features to
     /// [0, 1] instead).
@@ -1748,5 +1749,18 @@ fn main() {
             print_json(&json!({"error": e.to_string()}));
         }
         std::process::exit(1);
+    }
+}
+
+/// `--mix`: a whole number ≥ 1, or `auto` (0 inside the library).
+fn parse_mix(s: &str) -> std::result::Result<usize, String> {
+    if s == "auto" {
+        return Ok(privmix::preprocess::auto::MIX_AUTO);
+    }
+    match s.parse::<usize>() {
+        Ok(l) if l >= 1 => Ok(l),
+        _ => Err(format!(
+            "'{s}' is not a mix order; give a whole number ≥ 1, or auto"
+        )),
     }
 }

@@ -450,6 +450,8 @@ impl SynthRequest {
         n_rows: usize,
         n_features: usize,
     ) -> Result<SynthOptions> {
+        // The shape is no longer needed here: `auto` is resolved inside the synthesis.
+        let _ = (class_sizes, n_rows, n_features);
         let d = SynthOptions::default();
         let delta = self.delta.unwrap_or(d.delta);
         check_delta(delta)?;
@@ -475,33 +477,8 @@ impl SynthRequest {
         opts.mix = match &self.mix {
             None => d.mix,
             Some(MixChoice::Fixed(l)) => *l as usize,
-            Some(MixChoice::Named(s)) if s == "auto" => {
-                let pool = class_sizes.iter().copied().min().unwrap_or(0) as u64;
-                let t = opts.samples.unwrap_or(n_rows) as u64;
-                let k = class_sizes.len().max(1) as u64;
-                let eps = opts.epsilon.ok_or_else(|| {
-                    Error::param(
-                        "mix",
-                        "auto",
-                        "an automatic mix order needs a target epsilon",
-                    )
-                })?;
-                let eps = if opts.normalize == NormalizeMode::Dp {
-                    eps * (1.0 - opts.normalize_share)
-                } else {
-                    eps
-                };
-                suggest_mix(
-                    pool,
-                    t / k,
-                    n_features as u64,
-                    delta,
-                    eps,
-                    opts.clip,
-                    opts.preset,
-                    &opts.orders,
-                )? as usize
-            }
+            // One rule for every caller: the synthesis resolves it (preprocess::auto).
+            Some(MixChoice::Named(s)) if s == "auto" => crate::preprocess::auto::MIX_AUTO,
             Some(MixChoice::Named(s)) => {
                 return Err(Error::param(
                     "mix",
