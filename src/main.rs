@@ -182,7 +182,7 @@ struct SynthArgs {
     #[arg(long, default_value = "dp")]
     normalize: String,
     /// Share of ε spent on DP normalization.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.2)]
     normalize_share: f64,
     /// Schema JSON overriding column types, bounds and categories.
     #[arg(long)]

@@ -180,7 +180,9 @@ impl FeatureSpace {
     /// Decodes a batch of T synthetic rows (row-major T × d, modified in place) keeping the
     /// released marginals (post-processing; see [`crate::preprocess::quantile`]):
     ///
-    /// * every row is first multiplied by `scale` (restoring the norm after row scaling; 1
+    /// * with `denoise` = (class of each row, noise σ), rows are first shrunk toward their
+    ///   class's mean ([`crate::preprocess::quantile::shrink_to_class_means`]);
+    /// * every row is then multiplied by `scale` (restoring the norm after row scaling; 1
     ///   when rows were not scaled);
     /// * a numeric column with a marginal in `marginals` (one entry per input column) is
     ///   quantile-mapped onto it; one without is mapped back linearly, not clamped (clamping
@@ -194,6 +196,7 @@ impl FeatureSpace {
         rows: &mut [f32],
         scale: f64,
         marginals: &[Option<ColumnMarginal>],
+        denoise: Option<(&[u32], f64)>,
         label: &dyn Fn(usize) -> String,
         sink: &mut dyn FnMut(&[String]) -> Result<()>,
     ) -> Result<()> {
@@ -205,6 +208,11 @@ impl FeatureSpace {
             ));
         }
         let t = rows.len() / d;
+        if let Some((labels, sigma)) = denoise {
+            if labels.len() == t {
+                crate::preprocess::quantile::shrink_to_class_means(rows, d, labels, sigma);
+            }
+        }
         if scale != 1.0 {
             let s = scale as f32;
             rows.iter_mut().for_each(|x| *x *= s);

@@ -988,6 +988,125 @@ mod tests {
     }
 
     #[test]
+    fn small_data_without_bounds_is_a_loud_error_not_zero_one() {
+        // 150 rows spread over [4, 8): at this budget no coarse bin clears the threshold.
+        let values: Vec<f32> = (0..150).map(|i| 4.0 + (i % 40) as f32 * 0.1).collect();
+        let t = table(values, vec![0; 150], vec!["p"]);
+        let b = DpHistogramBudget {
+            noise_multiplier: 20.0,
+            delta_categories: 1e-6,
+        };
+        let e = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("column 'x'") && e.contains("schema"), "{e}");
+    }
+
+    #[test]
+    fn schema_bounds_keep_a_column_real_and_public() {
+        let t = table(vec![1.0, 2.0, 3.0], vec![0, 0, 0], vec!["p"]);
+        let schema =
+            Schema::from_json(r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10}}}"#)
+                .unwrap();
+        assert_eq!(dp_columns(&t, Some(&schema)), (0, 1));
+        let b = DpHistogramBudget {
+            noise_multiplier: 1.0,
+            delta_categories: 1e-6,
+        };
+        let (fs, _) = fit_feature_space(
+            &t,
+            Some(&schema),
+            NormalizeMode::Dp,
+            Some(&b),
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        assert!(
+            matches!(fs.codecs[0], ColumnCodec::Numeric { integer: false, lo, hi, .. } if lo == 0.0 && hi == 10.0)
+        );
+    }
+
+    #[test]
+    fn marginals_are_planned_from_public_numbers_and_track_the_data() {
+        // 40,000 rows: 70 % at 20..24, 30 % at 60..64 (integers); a 60/40 categorical column.
+        let n = 40_000;
+        let values: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 10 < 7 {
+                    20.0 + (i % 4) as f32
+                } else {
+                    60.0 + (i % 4) as f32
+                }
+            })
+            .collect();
+        let cats: Vec<u32> = (0..n).map(|i| u32::from(i % 5 >= 3)).collect();
+        let t = table(values, cats, vec!["p", "q"]);
+        let want = ExtraStats {
+            marginals: true,
+            mean_norm: true,
+        };
+        let plan = plan_extras(&t, None, want, 2.0);
+        assert_eq!(plan.numeric_marginals, 1);
+        assert!(plan.mean_norm);
+        assert!(
+            (plan.l2_sensitivity() - 8f64.sqrt()).abs() < 1e-12,
+            "ranges 3 + levels 2 (also the marginal) + numeric marginal 2 + mean norm 1 = 8"
+        );
+        // Far too much noise for n: no marginals.
+        assert_eq!(plan_extras(&t, None, want, 1e4).numeric_marginals, 0);
+        let b = DpHistogramBudget {
+            noise_multiplier: 2.0,
+            delta_categories: 1e-6,
+        };
+        let (fs, _, rel) = fit_feature_space_with(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &plan,
+            &mut ReleaseRng::seeded(3),
+        )
+        .unwrap();
+        match &rel.marginals[0] {
+            Some(ColumnMarginal::Numeric(m)) => {
+                // The mass below 40 is ≈ 0.7 (noise σ ≈ 6 counts on 40,000 rows).
+                let below: f64 = m
+                    .probs
+                    .iter()
+                    .zip(&m.edges)
+                    .filter(|(_, &e)| e < 40.0)
+                    .map(|(p, _)| p)
+                    .sum();
+                assert!((below - 0.7).abs() < 0.01, "{below}");
+                let (a, z) = m.support();
+                assert!(
+                    (16.0..=20.0).contains(&a) && (64.0..=80.0).contains(&z),
+                    "{a} {z}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match &rel.marginals[1] {
+            Some(ColumnMarginal::Categorical(p)) => {
+                let f = p[0] / (p[0] + p[1]);
+                assert!((f - 0.6).abs() < 0.01, "{f}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(rel.marginals[2].is_none(), "the label has no marginal");
+        let m = rel.mean_norm.unwrap();
+        // Encoded rows: u_x ∈ [0, 1] plus one one-hot entry, so 1 ≤ ‖u‖ ≤ √2.
+        assert!((1.0..=2f64.sqrt()).contains(&m), "{m}");
+        assert_eq!(fs.dim, 3);
+    }
+
+    #[test]
     fn mode_parsing() {
         assert_eq!("dp".parse::<NormalizeMode>().unwrap(), NormalizeMode::Dp);
         assert!("zscore"
