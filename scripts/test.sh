@@ -22,10 +22,17 @@ cargo clippy --all-targets -- -D warnings
 echo "== cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
 
-echo "== wasm32 build of the library, and clippy on the bindings (feature wasm)"
+echo "== wasm32 build of the library, and clippy on the bindings (features wasm-accountant, wasm, wasm-extra)"
 cargo build --target wasm32-unknown-unknown --lib
+cargo clippy --target wasm32-unknown-unknown --lib --features wasm-accountant -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --features wasm -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --lib --features wasm-extra -- -D warnings
+
+echo "== clap stays out of the wasm32 dependency tree"
+if cargo tree --target wasm32-unknown-unknown --features wasm-extra -e normal | grep -q ' clap '; then
+  echo "error: clap is in the wasm32 dependency tree" >&2
+  exit 1
+fi
 
 echo "== cargo test"
 log=$(mktemp)

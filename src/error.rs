@@ -1,17 +1,150 @@
 //! One error type for the whole crate. Every message names the offending value and the fix,
 //! because it is shown verbatim to a user (CLI stderr, a JS `Error` in the browser).
+//!
+//! An error has a [`kind`](Error::kind) (what JS reads as `error.name`) and, for a bad
+//! parameter, a parameter identity ([`Param`]): the canonical snake_case name of the option
+//! (`sigma_x`). Core messages never name a CLI flag or a JS key; the front ends render the
+//! identity their way ([`Error::render`]): `--sigma-x` in the CLI, `sigmaX` in JS.
 
 /// Crate-wide result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, as a category a program can test (JS: `error.name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A parameter is missing, out of range or inconsistent with another (`ParameterError`).
+    Parameter,
+    /// The input data cannot be used as given (`DataError`).
+    Data,
+    /// The operation was stopped by its caller (`AbortError`).
+    Abort,
+    /// A bug or an environment failure (`InternalError`).
+    Internal,
+}
+
+impl ErrorKind {
+    /// The JS error name: `ParameterError`, `DataError`, `AbortError` or `InternalError`.
+    pub fn js_name(self) -> &'static str {
+        match self {
+            ErrorKind::Parameter => "ParameterError",
+            ErrorKind::Data => "DataError",
+            ErrorKind::Abort => "AbortError",
+            ErrorKind::Internal => "InternalError",
+        }
+    }
+}
+
+/// A parameter's identity: its canonical snake_case name (`sigma_x`), whatever form it was
+/// given in (`--sigma-x`, `sigma-x`, `sigmaX` and `sigma_x` all give `sigma_x`). The library's
+/// own messages (`Display`) keep the spelling it was given, without leading dashes.
+#[derive(Debug, Clone)]
+pub struct Param {
+    id: String,
+    shown: String,
+}
+
+impl PartialEq for Param {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Param {}
+
+impl std::hash::Hash for Param {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state)
+    }
+}
+
+impl Param {
+    /// The identity of `name`, normalized to snake_case.
+    pub fn new(name: &str) -> Self {
+        let shown = name.trim_start_matches('-');
+        let mut s = String::with_capacity(name.len() + 4);
+        for c in shown.chars() {
+            match c {
+                '-' => s.push('_'),
+                c if c.is_ascii_uppercase() => {
+                    if !s.is_empty() && !s.ends_with('_') {
+                        s.push('_');
+                    }
+                    s.push(c.to_ascii_lowercase());
+                }
+                c => s.push(c),
+            }
+        }
+        Param {
+            id: s,
+            shown: shown.to_string(),
+        }
+    }
+
+    /// The canonical name (`sigma_x`).
+    pub fn as_str(&self) -> &str {
+        &self.id
+    }
+
+    /// The CLI flag (`--sigma-x`).
+    pub fn flag(&self) -> String {
+        format!("--{}", self.id.replace('_', "-"))
+    }
+
+    /// The JS option key (`sigmaX`).
+    pub fn js_key(&self) -> String {
+        let mut out = String::with_capacity(self.id.len());
+        let mut upper = false;
+        for c in self.id.chars() {
+            if c == '_' {
+                upper = true;
+            } else if upper {
+                out.push(c.to_ascii_uppercase());
+                upper = false;
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+}
+
+/// The spelling the library's own messages use (as given, without leading dashes).
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// How a front end names parameters in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamStyle {
+    /// The library's own spelling, as in `Display`.
+    Canonical,
+    /// Command-line flags (`--sigma-x`).
+    Cli,
+    /// JS option keys (`sigmaX`).
+    Js,
+}
+
+impl ParamStyle {
+    /// `p` rendered in this style.
+    pub fn name(self, p: &Param) -> String {
+        match self {
+            ParamStyle::Canonical => p.to_string(),
+            ParamStyle::Cli => p.flag(),
+            ParamStyle::Js => p.js_key(),
+        }
+    }
+}
 
 /// Everything that can go wrong, with a message fit for an end user.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A user-supplied parameter is out of range.
-    #[error("invalid {name} = {value}: {fix}")]
+    #[error("invalid {param} = {value}: {fix}")]
     Parameter {
-        /// Parameter name as the user typed it (e.g. `--epsilon`).
-        name: String,
+        /// Which parameter (rendered at the edge: `--sigma-x`, `sigmaX`).
+        param: Param,
         /// The offending value, formatted.
         value: String,
         /// What to do instead.
@@ -32,7 +165,7 @@ pub enum Error {
     /// A problem with the input data as a whole (empty file, missing column, tiny class...).
     #[error("{0}")]
     Data(String),
-    /// The accountant cannot give a finite, trustworthy answer.
+    /// The accountant cannot give a finite, trustworthy answer for the parameters given.
     #[error("accountant: {0}")]
     Accountant(String),
     /// File system errors, with the path.
@@ -44,26 +177,94 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The caller stopped the operation (a progress callback asked to stop).
+    #[error("aborted: {0}")]
+    Abort(String),
+    /// A bug: an invariant of the library does not hold.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {
-    /// Shorthand for [`Error::Parameter`].
+    /// Shorthand for [`Error::Parameter`]; `name` may be given in any style (`sigma_x`,
+    /// `sigma-x`, `sigmaX`).
     pub fn param(
-        name: impl Into<String>,
+        name: impl AsRef<str>,
         value: impl std::fmt::Display,
         fix: impl Into<String>,
     ) -> Self {
         Error::Parameter {
-            name: name.into(),
+            param: Param::new(name.as_ref()),
             value: value.to_string(),
             fix: fix.into(),
         }
     }
+
     /// Shorthand for [`Error::Io`].
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
             source,
         }
+    }
+
+    /// The error's category.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Parameter { .. } | Error::Accountant(_) => ErrorKind::Parameter,
+            Error::Cell { .. } | Error::Data(_) | Error::Io { .. } => ErrorKind::Data,
+            Error::Abort(_) => ErrorKind::Abort,
+            Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// The parameter at fault, if the error is about one.
+    pub fn param_id(&self) -> Option<&Param> {
+        match self {
+            Error::Parameter { param, .. } => Some(param),
+            _ => None,
+        }
+    }
+
+    /// The message with the parameter named in `style` (`invalid --mix = 0: ...` in the CLI,
+    /// `invalid mix = 0: ...` in JS).
+    pub fn render(&self, style: ParamStyle) -> String {
+        match self {
+            Error::Parameter { param, value, fix } => {
+                format!("invalid {} = {value}: {fix}", style.name(param))
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_identity_is_rendered_per_front_end() {
+        for given in ["sigma_x", "--sigma-x", "sigma-x", "sigmaX"] {
+            let p = Param::new(given);
+            assert_eq!(p.as_str(), "sigma_x", "from {given}");
+            assert_eq!(p.flag(), "--sigma-x");
+            assert_eq!(p.js_key(), "sigmaX");
+        }
+        assert_eq!(Param::new("normalizeShare").flag(), "--normalize-share");
+        assert_eq!(Param::new("epsilon").js_key(), "epsilon");
+        let e = Error::param("sigmaX", -1, "give a positive number");
+        assert_eq!(e.kind(), ErrorKind::Parameter);
+        assert_eq!(e.param_id().map(Param::as_str), Some("sigma_x"));
+        assert_eq!(
+            e.render(ParamStyle::Cli),
+            "invalid --sigma-x = -1: give a positive number"
+        );
+        assert_eq!(
+            e.render(ParamStyle::Js),
+            "invalid sigmaX = -1: give a positive number"
+        );
+        assert_eq!(Error::Data("x".into()).kind(), ErrorKind::Data);
+        assert_eq!(Error::Data("x".into()).param_id(), None);
+        assert_eq!(ErrorKind::Abort.js_name(), "AbortError");
     }
 }

@@ -10,9 +10,12 @@
 //! * [`eval`]: train-on-synthetic, test-on-real models;
 //! * [`federated`]: federated DP-CDA (CAPE and conventional), simulated or across real
 //!   parties with no server;
-//! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end pipeline the CLI and the
-//!   browser build both call.
+//! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end tabular pipeline;
+//! * [`api`]: the application layer, typed requests and responses over all of the above; the
+//!   CLI (`src/cli/`, feature `cli`) and the JS bindings (`src/wasm/`, features
+//!   `wasm-accountant`, `wasm`, `wasm-extra`) are thin front ends over it.
 pub mod accountant;
+pub mod api;
 pub mod data;
 pub mod error;
 pub mod eval;
@@ -21,10 +24,9 @@ pub mod federated;
 pub mod images;
 pub mod math;
 pub mod mechanisms;
-pub mod ops;
 pub mod preprocess;
 pub mod receipt;
 pub mod rng;
 pub mod synth;
-#[cfg(feature = "wasm")]
+#[cfg(feature = "wasm-accountant")]
 pub mod wasm;

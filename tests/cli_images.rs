@@ -305,9 +305,14 @@ fn bad_image_inputs_fail_cleanly_naming_the_problem() {
     fails_cleanly(d, &p, &[], "'loose.png' is not inside a class folder");
     // bad shape options
     let p = put("ok.zip", &digits(6));
-    fails_cleanly(d, &p, &["--channels", "2"], "invalid channels = 2");
-    fails_cleanly(d, &p, &["--width", "0"], "invalid width = 0");
-    fails_cleanly(d, &p, &["--alpha", "black"], "invalid alpha = black");
+    fails_cleanly(d, &p, &["--channels", "2"], "invalid --channels = 2");
+    fails_cleanly(d, &p, &["--width", "0"], "invalid --width = 0");
+    fails_cleanly(
+        d,
+        &p,
+        &["--alpha", "black"],
+        "invalid value 'black' for '--alpha",
+    );
     fails_cleanly(d, &p, &["--mix", "0"], "mix");
     // a single image is not a data set
     let single = d.join("one.png");
@@ -322,5 +327,5 @@ fn bad_image_inputs_fail_cleanly_naming_the_problem() {
         &["--label", "y", "--width", "4"],
         "--width applies to image input",
     );
-    fails_cleanly(d, &csv, &[], "invalid label = (none)");
+    fails_cleanly(d, &csv, &[], "invalid --label = (none)");
 }

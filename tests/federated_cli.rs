@@ -365,7 +365,7 @@ fn bad_inputs_are_named() {
     for (args, needle) in [
         (
             vec!["--variant", "magic", "--clients", "3"],
-            "variant = magic",
+            "invalid value 'magic' for '--variant",
         ),
         (vec!["--variant", "cape", "--clients", "1"], "clients = 1"),
         (
@@ -377,7 +377,7 @@ fn bad_inputs_are_named() {
                 "--partition",
                 "weird",
             ],
-            "partition = weird",
+            "invalid value 'weird' for '--partition",
         ),
     ] {
         let mut a = vec![

@@ -364,16 +364,24 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
     let cat = write("cat.csv", &t);
     call(&cat, &[], "column 'b' is categorical");
     // parameters
-    call(&small, &["--noise", "magic"], "invalid noise = magic");
-    call(&small, &["--adjacency", "row"], "invalid adjacency = row");
-    call(&small, &["--bound", "-2"], "invalid bound = -2");
-    call(&small, &["--pca", "3"], "invalid pca = 3");
-    call(&small, &["--samples", "10"], "invalid output");
-    call(&small, &["--lambda", "1.5"], "invalid lambda = 1.5");
+    call(
+        &small,
+        &["--noise", "magic"],
+        "invalid value 'magic' for '--noise",
+    );
+    call(
+        &small,
+        &["--adjacency", "row"],
+        "invalid value 'row' for '--adjacency",
+    );
+    call(&small, &["--bound", "-2"], "invalid --bound = -2");
+    call(&small, &["--pca", "3"], "invalid --pca = 3");
+    call(&small, &["--samples", "10"], "invalid --output");
+    call(&small, &["--lambda", "1.5"], "invalid --lambda = 1.5");
     let mut a = args(&small);
     a[6] = "0".into(); // --epsilon 0
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
-    fails(&refs, "invalid epsilon = 0", &[&m, &r]);
+    fails(&refs, "invalid --epsilon = 0", &[&m, &r]);
     // sampling an invalid model
     let bad = write(
         "bad.json",

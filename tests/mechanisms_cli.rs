@@ -634,7 +634,7 @@ fn bad_account_and_calibrate_inputs_are_named() {
             "--delta",
             "1e-5",
         ],
-        "mechanism = gan",
+        "invalid value 'gan' for '--mechanism",
     );
 }
 
@@ -688,7 +688,7 @@ fn bad_synth_inputs_are_named() {
     );
     expect_synth_error(
         &with(&["--mechanism", "dpmix", "--labels", "fuzzy"]),
-        "labels = fuzzy",
+        "invalid value 'fuzzy' for '--labels",
     );
     expect_synth_error(
         &with(&["--mechanism", "local", "--labels", "soft"]),
@@ -716,7 +716,10 @@ fn bad_synth_inputs_are_named() {
         "projection-dim = 7",
     );
     expect_synth_error(&with(&["--projection-dim", "2"]), "projection-dim");
-    expect_synth_error(&with(&["--mechanism", "gmm-typo"]), "mechanism = gmm-typo");
+    expect_synth_error(
+        &with(&["--mechanism", "gmm-typo"]),
+        "invalid value 'gmm-typo' for '--mechanism",
+    );
     expect_synth_error(&["--mechanism", "dpmix", "--epsilon", "-1"], "epsilon = -1");
     // A σ too small for the target is refused, not silently released.
     expect_synth_error(

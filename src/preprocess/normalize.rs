@@ -697,9 +697,9 @@ fn public_edges(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
 fn refined_edges(coarse_noisy: &[f64], first: usize, last: usize, sigma: f64) -> Vec<f64> {
     let mut edges = vec![coarse_edges(first).0];
     let mut gap = false;
-    for cb in first..=last {
+    for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
         let (a, _) = coarse_edges(cb);
-        if coarse_noisy[cb] > sigma || cb == first || cb == last {
+        if noisy > sigma || cb == first || cb == last {
             if gap {
                 edges.push(a);
                 gap = false;

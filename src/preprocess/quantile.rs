@@ -212,7 +212,7 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
 /// λ = max(v − σ², 0)/v: the linear minimum-mean-square-error estimate of the noise-free value
 /// when the noise is independent of it. Classes with fewer than 2 rows are left as they are.
 pub fn shrink_to_class_means(rows: &mut [f32], d: usize, labels: &[u32], sigma: f64) {
-    if d == 0 || !(sigma > 0.0) {
+    if d == 0 || sigma.is_nan() || sigma <= 0.0 {
         return;
     }
     let k = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);

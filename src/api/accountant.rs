@@ -1,0 +1,779 @@
+//! The accountant operations: `rdp`, `account` and `calibrate` for every mechanism (DP-CDA,
+//! DPMix, local perturbation, projection), and the page's live noise preview. The CLI's
+//! `rdp`, `account` and `calibrate` subcommands and the JS functions of the same names call
+//! these; the responses are the same documents (camelCase in JS, snake_case in the CLI).
+
+use super::{orders_of, preset_of, synth::MixChoice, DEFAULT_CLIP};
+use crate::accountant::subsampled_gaussian::validate_orders;
+use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
+use crate::error::{Error, Result};
+use crate::mechanisms::cda::accounting::{calibrate_sigma_x, suggest_mix, CdaPrivacy};
+use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use crate::mechanisms::local::{calibrate_local, LocalPrivacy};
+use serde::{Deserialize, Serialize};
+
+/// Parses an order list: integers ≥ 2 and ranges like `2..256`, separated by commas.
+pub fn parse_orders(spec: &str) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for tok in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let bad = || {
+            Error::param(
+                "orders",
+                tok,
+                "use integers ≥ 2 separated by commas, or a range like 2..256",
+            )
+        };
+        if let Some((a, b)) = tok.split_once("..") {
+            let a: u32 = a.trim().parse().map_err(|_| bad())?;
+            let b: u32 = b
+                .trim()
+                .trim_start_matches('=')
+                .parse()
+                .map_err(|_| bad())?;
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(tok.parse().map_err(|_| bad())?);
+        }
+    }
+    validate_orders(&out)?;
+    Ok(out)
+}
+
+/// `rdp(params)`: the raw subsampled-Gaussian RDP curve.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RdpRequest {
+    /// Sampling rate q.
+    pub sampling_rate: f64,
+    /// Noise multiplier z.
+    pub noise_multiplier: f64,
+    /// `default` or `paper`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// RDP orders (default 2..=256).
+    #[serde(default)]
+    pub orders: Option<Vec<u32>>,
+}
+
+/// The result of [`rdp`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RdpResponse {
+    /// Orders.
+    pub orders: Vec<u32>,
+    /// RDP at each order.
+    pub rdp: Vec<f64>,
+    /// Preset name.
+    pub preset: &'static str,
+    /// The sampling rate q asked for.
+    pub sampling_rate: f64,
+    /// The noise multiplier z asked for.
+    pub noise_multiplier: f64,
+}
+
+/// The raw RDP curve of the subsampled-without-replacement Gaussian.
+pub fn rdp(r: &RdpRequest) -> Result<RdpResponse> {
+    let preset = preset_of(&r.preset)?;
+    let orders = orders_of(&r.orders)?;
+    if r.noise_multiplier.is_nan() || r.noise_multiplier <= 0.0 {
+        return Err(Error::param(
+            "noise_multiplier",
+            r.noise_multiplier,
+            "must be a positive number",
+        ));
+    }
+    let c = RdpCurve::subsampled_gaussian(
+        r.sampling_rate,
+        r.noise_multiplier,
+        &orders,
+        preset.bound(),
+    )?;
+    Ok(RdpResponse {
+        orders: c.orders,
+        rdp: c.rdp,
+        preset: preset.name(),
+        sampling_rate: r.sampling_rate,
+        noise_multiplier: r.noise_multiplier,
+    })
+}
+
+/// `account(params)` and `calibrate(params)`: a mechanism's public parameters.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MechanismRequest {
+    /// `cda` (default), `dpmix`, `local` or `projection`.
+    #[serde(default)]
+    pub mechanism: Option<String>,
+    /// Pool size n: cda: the class size of the sampling rate l/n; dpmix: the rows the mixes
+    /// are drawn from; local/projection: the input rows.
+    pub pool: u64,
+    /// Mix order l (cda and dpmix; required there).
+    #[serde(default)]
+    pub mix: Option<u32>,
+    /// Clip norm c (default 1; cda, local, projection).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// Feature noise σx (for `account`).
+    #[serde(default)]
+    pub sigma_x: Option<f64>,
+    /// cda: label noise σy (paper mode). dpmix: label noise (account: required unless
+    /// `dim_y` is 0; calibrate: held fixed, or omitted for one shared σ).
+    #[serde(default)]
+    pub sigma_y: Option<f64>,
+    /// dpmix: feature dimension dx.
+    #[serde(default)]
+    pub dim_x: Option<u64>,
+    /// dpmix: label dimension dy (0: the class-wise variant).
+    #[serde(default)]
+    pub dim_y: Option<u64>,
+    /// Number of mixes T (local/projection: rows released).
+    pub samples: u64,
+    /// δ.
+    pub delta: f64,
+    /// Target ε (for `calibrate`).
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+    /// `default` or `paper`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// RDP orders.
+    #[serde(default)]
+    pub orders: Option<Vec<u32>>,
+}
+
+/// The mechanism being accounted, with the parameters it uses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AccountedMechanism {
+    /// DP-CDA.
+    Cda {
+        /// Pool n.
+        pool: u64,
+        /// l.
+        mix: u32,
+        /// c.
+        clip: f64,
+        /// σy (paper mode) or none (label-free).
+        sigma_y: Option<f64>,
+        /// T.
+        samples: u64,
+    },
+    /// DPMix.
+    DpMix {
+        /// Pool n.
+        pool: u64,
+        /// l.
+        mix: u32,
+        /// dx.
+        dim_x: u64,
+        /// dy.
+        dim_y: u64,
+        /// σy, if given.
+        sigma_y: Option<f64>,
+        /// T.
+        samples: u64,
+    },
+    /// Local perturbation, or random projection (accounted alike).
+    Local {
+        /// `local` or `projection`.
+        name: &'static str,
+        /// Input rows n.
+        rows: u64,
+        /// Rows released.
+        samples: u64,
+        /// c.
+        clip: f64,
+    },
+}
+
+/// Checked accountant parameters: built once from a [`MechanismRequest`]; every default and
+/// every cross-parameter rule is applied here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MechanismParams {
+    /// The mechanism.
+    pub mechanism: AccountedMechanism,
+    /// δ.
+    pub delta: f64,
+    /// Preset.
+    pub preset: Preset,
+    /// RDP orders.
+    pub orders: Vec<u32>,
+    /// σx (`account`), if given.
+    pub sigma_x: Option<f64>,
+    /// Target ε (`calibrate`), if given.
+    pub epsilon: Option<f64>,
+}
+
+impl TryFrom<&MechanismRequest> for MechanismParams {
+    type Error = Error;
+
+    fn try_from(r: &MechanismRequest) -> Result<Self> {
+        let name = r.mechanism.as_deref().unwrap_or("cda");
+        let needs_mix = || {
+            r.mix.ok_or_else(|| {
+                Error::param(
+                    "mix",
+                    "(none)",
+                    format!("the {name} mechanism needs the mix order l"),
+                )
+            })
+        };
+        if name != "dpmix" {
+            if let Some(x) = r.dim_x {
+                return Err(Error::param(
+                    "dim_x",
+                    x,
+                    "applies to the dpmix mechanism only",
+                ));
+            }
+            if let Some(y) = r.dim_y {
+                return Err(Error::param(
+                    "dim_y",
+                    y,
+                    "applies to the dpmix mechanism only",
+                ));
+            }
+        }
+        let mechanism = match name {
+            "cda" => AccountedMechanism::Cda {
+                pool: r.pool,
+                mix: needs_mix()?,
+                clip: r.clip.unwrap_or(DEFAULT_CLIP),
+                sigma_y: r.sigma_y,
+                samples: r.samples,
+            },
+            "dpmix" => {
+                let dim_x = r.dim_x.ok_or_else(|| {
+                    Error::param(
+                        "dim_x",
+                        "(none)",
+                        "the dpmix mechanism needs the feature dimension dx",
+                    )
+                })?;
+                let dim_y = r.dim_y.ok_or_else(|| {
+                    Error::param(
+                        "dim_y",
+                        "(none)",
+                        "the dpmix mechanism needs the label dimension dy (the number of classes; 0 for the class-wise variant)",
+                    )
+                })?;
+                AccountedMechanism::DpMix {
+                    pool: r.pool,
+                    mix: needs_mix()?,
+                    dim_x,
+                    dim_y,
+                    sigma_y: r.sigma_y,
+                    samples: r.samples,
+                }
+            }
+            "local" | "projection" => {
+                if let Some(l) = r.mix {
+                    return Err(Error::param(
+                        "mix",
+                        l,
+                        "local perturbation and projection do not mix rows; leave the mix order out",
+                    ));
+                }
+                if let Some(s) = r.sigma_y {
+                    return Err(Error::param(
+                        "sigma_y",
+                        s,
+                        "local perturbation and projection add no label noise; leave it out",
+                    ));
+                }
+                AccountedMechanism::Local {
+                    name: if name == "local" {
+                        "local"
+                    } else {
+                        "projection"
+                    },
+                    rows: r.pool,
+                    samples: r.samples,
+                    clip: r.clip.unwrap_or(DEFAULT_CLIP),
+                }
+            }
+            other => {
+                return Err(Error::param(
+                    "mechanism",
+                    other,
+                    "use cda (DP-CDA), dpmix, local or projection",
+                ))
+            }
+        };
+        Ok(MechanismParams {
+            mechanism,
+            delta: r.delta,
+            preset: preset_of(&r.preset)?,
+            orders: orders_of(&r.orders)?,
+            sigma_x: r.sigma_x,
+            epsilon: r.epsilon,
+        })
+    }
+}
+
+/// ε under the other preset.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OtherPreset {
+    /// Preset name.
+    pub preset: &'static str,
+    /// ε.
+    pub epsilon: f64,
+    /// Optimal order.
+    pub order: u32,
+}
+
+/// The result of [`account`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountResponse {
+    /// ε.
+    pub epsilon: f64,
+    /// Optimal order.
+    pub order: u32,
+    /// δ.
+    pub delta: f64,
+    /// Preset.
+    pub preset: &'static str,
+    /// `cda`, `dpmix`, `local` or `projection`.
+    pub mechanism: &'static str,
+    /// z of one step.
+    pub noise_multiplier: f64,
+    /// The sampling rate of one step.
+    pub sampling_rate: f64,
+    /// The same under the other preset.
+    pub epsilon_other_preset: OtherPreset,
+    /// What only this mechanism reports.
+    #[serde(flatten)]
+    pub detail: AccountDetail,
+}
+
+/// The per-mechanism part of an [`AccountResponse`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum AccountDetail {
+    /// DP-CDA.
+    #[serde(rename_all = "camelCase")]
+    Cda {
+        /// `label-free` or `paper`.
+        mode: &'static str,
+    },
+    /// DPMix.
+    #[serde(rename_all = "camelCase")]
+    DpMix {
+        /// σx.
+        sigma_x: f64,
+        /// σy (null for the class-wise variant, dy = 0).
+        sigma_y: Option<f64>,
+        /// dx.
+        dim_x: u64,
+        /// dy.
+        dim_y: u64,
+        /// The squared sensitivity Δ² of one mix.
+        delta_squared: f64,
+        /// T.
+        samples: u64,
+        /// n.
+        pool: u64,
+        /// l.
+        mix: u32,
+    },
+    /// Local perturbation and projection.
+    #[serde(rename_all = "camelCase")]
+    Local {
+        /// σ.
+        sigma_x: f64,
+        /// c.
+        clip: f64,
+    },
+}
+
+fn mode(sigma_y: Option<f64>) -> &'static str {
+    if sigma_y.is_some() {
+        "paper"
+    } else {
+        "label-free"
+    }
+}
+
+/// ε of a mechanism with the given noise.
+pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
+    let p = MechanismParams::try_from(r)?;
+    let sigma_x = p
+        .sigma_x
+        .ok_or_else(|| Error::param("sigma_x", "(none)", "give the feature noise σx"))?;
+    let (preset, other, delta, orders) = (p.preset, p.preset.other(), p.delta, &p.orders);
+    let other_preset = |e: crate::accountant::EpsDelta| OtherPreset {
+        preset: other.name(),
+        epsilon: e.epsilon,
+        order: e.order,
+    };
+    match p.mechanism {
+        AccountedMechanism::Cda {
+            pool,
+            mix,
+            clip,
+            sigma_y,
+            samples,
+        } => {
+            let m = CdaPrivacy {
+                pool,
+                mix,
+                clip,
+                sigma_x,
+                sigma_y,
+                samples,
+            };
+            let e = m.epsilon(delta, orders, preset, None)?;
+            let o = m.epsilon(delta, orders, other, None)?;
+            Ok(AccountResponse {
+                epsilon: e.epsilon,
+                order: e.order,
+                delta,
+                preset: preset.name(),
+                mechanism: "cda",
+                noise_multiplier: m.noise_multiplier()?,
+                sampling_rate: m.sampling_rate(),
+                epsilon_other_preset: other_preset(o),
+                detail: AccountDetail::Cda {
+                    mode: mode(sigma_y),
+                },
+            })
+        }
+        AccountedMechanism::DpMix {
+            pool,
+            mix,
+            dim_x,
+            dim_y,
+            sigma_y,
+            samples,
+        } => {
+            let sigma_y = match (dim_y, sigma_y) {
+                (0, s) => s.unwrap_or(f64::NAN),
+                (_, Some(s)) => s,
+                (_, None) => {
+                    return Err(Error::param(
+                        "sigma_y",
+                        "(none)",
+                        "the dpmix mechanism needs the label noise σy (or dy = 0 for the class-wise variant)",
+                    ))
+                }
+            };
+            let m = DpMixPrivacy {
+                pool,
+                mix,
+                dim_x,
+                dim_y,
+                sigma_x,
+                sigma_y,
+                samples,
+            };
+            let e = m.epsilon(delta, orders, preset, None)?;
+            let o = m.epsilon(delta, orders, other, None)?;
+            Ok(AccountResponse {
+                epsilon: e.epsilon,
+                order: e.order,
+                delta,
+                preset: preset.name(),
+                mechanism: "dpmix",
+                noise_multiplier: m.noise_multiplier()?,
+                sampling_rate: m.sampling_rate(),
+                epsilon_other_preset: other_preset(o),
+                detail: AccountDetail::DpMix {
+                    sigma_x,
+                    sigma_y: (dim_y > 0).then_some(sigma_y),
+                    dim_x,
+                    dim_y,
+                    delta_squared: m.delta_squared()?,
+                    samples,
+                    pool,
+                    mix,
+                },
+            })
+        }
+        AccountedMechanism::Local {
+            name,
+            rows,
+            samples,
+            clip,
+        } => {
+            let m = LocalPrivacy {
+                rows,
+                samples,
+                clip,
+                sigma: sigma_x,
+            };
+            let e = m.epsilon(delta, orders, preset, None)?;
+            let o = m.epsilon(delta, orders, other, None)?;
+            Ok(AccountResponse {
+                epsilon: e.epsilon,
+                order: e.order,
+                delta,
+                preset: preset.name(),
+                mechanism: name,
+                noise_multiplier: m.noise_multiplier()?,
+                sampling_rate: m.sampling_rate(),
+                epsilon_other_preset: other_preset(o),
+                detail: AccountDetail::Local { sigma_x, clip },
+            })
+        }
+    }
+}
+
+/// The result of [`calibrate`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CalibrateResponse {
+    /// The smallest σx found whose ε ≤ the target.
+    pub sigma_x: f64,
+    /// Its ε (re-accounted).
+    pub epsilon: f64,
+    /// Optimal order.
+    pub order: u32,
+    /// The target.
+    pub target_epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// z of one step.
+    pub noise_multiplier: f64,
+    /// Preset.
+    pub preset: &'static str,
+    /// `cda`, `dpmix`, `local` or `projection`.
+    pub mechanism: &'static str,
+    /// What only this mechanism reports.
+    #[serde(flatten)]
+    pub detail: CalibrateDetail,
+}
+
+/// The per-mechanism part of a [`CalibrateResponse`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum CalibrateDetail {
+    /// DP-CDA.
+    #[serde(rename_all = "camelCase")]
+    Cda {
+        /// `label-free` or `paper`.
+        mode: &'static str,
+    },
+    /// DPMix.
+    #[serde(rename_all = "camelCase")]
+    DpMix {
+        /// σy (null for the class-wise variant).
+        sigma_y: Option<f64>,
+        /// Whether σy = σx was calibrated jointly.
+        shared_sigma: bool,
+        /// dx.
+        dim_x: u64,
+        /// dy.
+        dim_y: u64,
+    },
+    /// Local perturbation and projection.
+    #[serde(rename_all = "camelCase")]
+    Local {
+        /// c.
+        clip: f64,
+    },
+}
+
+/// The smallest σx whose ε is at most the target.
+pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
+    let p = MechanismParams::try_from(r)?;
+    let target = p
+        .epsilon
+        .ok_or_else(|| Error::param("epsilon", "(none)", "give the target ε"))?;
+    let (preset, delta, orders) = (p.preset, p.delta, &p.orders);
+    let response =
+        |sigma_x, epsilon, order, noise_multiplier, mechanism, detail| CalibrateResponse {
+            sigma_x,
+            epsilon,
+            order,
+            target_epsilon: target,
+            delta,
+            noise_multiplier,
+            preset: preset.name(),
+            mechanism,
+            detail,
+        };
+    Ok(match p.mechanism {
+        AccountedMechanism::Cda {
+            pool,
+            mix,
+            clip,
+            sigma_y,
+            samples,
+        } => {
+            let c = calibrate_sigma_x(
+                pool, mix, clip, sigma_y, samples, delta, target, orders, preset, None,
+            )?;
+            response(
+                c.sigma_x,
+                c.epsilon,
+                c.order,
+                c.noise_multiplier,
+                "cda",
+                CalibrateDetail::Cda {
+                    mode: mode(sigma_y),
+                },
+            )
+        }
+        AccountedMechanism::DpMix {
+            pool,
+            mix,
+            dim_x,
+            dim_y,
+            sigma_y,
+            samples,
+        } => {
+            let c = calibrate_dpmix(
+                pool, mix, dim_x, dim_y, sigma_y, samples, delta, target, orders, preset, None,
+            )?;
+            response(
+                c.sigma_x,
+                c.epsilon,
+                c.order,
+                c.noise_multiplier,
+                "dpmix",
+                CalibrateDetail::DpMix {
+                    sigma_y: (dim_y > 0).then_some(c.sigma_y),
+                    shared_sigma: c.shared,
+                    dim_x,
+                    dim_y,
+                },
+            )
+        }
+        AccountedMechanism::Local {
+            name,
+            rows,
+            samples,
+            clip,
+        } => {
+            let c = calibrate_local(rows, samples, clip, delta, target, orders, preset, None)?;
+            response(
+                c.sigma,
+                c.epsilon,
+                c.order,
+                c.noise_multiplier,
+                name,
+                CalibrateDetail::Local { clip },
+            )
+        }
+    })
+}
+
+/// The page's live readout: the calibrated noise for the current controls. Uses only public
+/// information (class sizes, which the adjacency keeps fixed; T; the privacy target).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PreviewRequest {
+    /// Rows per class (class sizes).
+    pub class_sizes: Vec<u64>,
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// Feature columns (header columns minus the label).
+    pub features: u64,
+    /// l or "auto".
+    #[serde(default)]
+    pub mix: Option<MixChoice>,
+    /// T (default: the sum of class sizes).
+    #[serde(default)]
+    pub samples: Option<u64>,
+    /// Clip (default 1).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// Normalization share of ε when DP normalization runs (default 0.1; 0 for none).
+    #[serde(default)]
+    pub normalize_share: Option<f64>,
+    /// Preset.
+    #[serde(default)]
+    pub preset: Option<String>,
+}
+
+/// The live readout.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewResponse {
+    /// l used (the suggestion when "auto").
+    pub mix: u32,
+    /// The suggested l for these settings.
+    pub suggested_mix: u32,
+    /// Calibrated σx for the mixing step (with the normalization share set aside).
+    pub sigma_x: f64,
+    /// Noise multiplier of one step.
+    pub noise_multiplier: f64,
+    /// ε of the mixing step alone at that σx.
+    pub epsilon_mixing: f64,
+    /// Rows per class T_k.
+    pub samples_per_class: u64,
+    /// The ε curve: ε of the mixing step against σx around the calibrated value.
+    pub curve: Vec<(f64, f64)>,
+}
+
+/// Calibrates the noise for the page's live readout. The synthesis itself re-calibrates with
+/// the normalization step composed in, so its σx can be a little larger than this preview.
+pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
+    check_epsilon(r.epsilon)?;
+    check_delta(r.delta)?;
+    let preset = preset_of(&r.preset)?;
+    let orders = default_orders();
+    if r.class_sizes.is_empty() {
+        return Err(Error::Data("no classes: choose a label column".into()));
+    }
+    let pool = *r.class_sizes.iter().min().expect("non-empty");
+    let k = r.class_sizes.len() as u64;
+    let t = r.samples.unwrap_or_else(|| r.class_sizes.iter().sum());
+    if t < k {
+        return Err(Error::param(
+            "samples",
+            t,
+            format!("T must be at least the number of classes K = {k}"),
+        ));
+    }
+    let per_class = t / k;
+    let clip = r.clip.unwrap_or(1.0);
+    let share = r.normalize_share.unwrap_or(0.1);
+    if !(0.0..1.0).contains(&share) {
+        return Err(Error::param(
+            "normalize_share",
+            share,
+            "use a share in [0, 1)",
+        ));
+    }
+    let eps = r.epsilon * (1.0 - share);
+    let suggested = suggest_mix(
+        pool, per_class, r.features, r.delta, eps, clip, preset, &orders,
+    )?;
+    let mix = match r.mix.as_ref().map(MixChoice::checked).transpose()? {
+        None => super::synth::DEFAULT_MIX,
+        Some(MixChoice::Fixed(l)) => l,
+        Some(_) => suggested,
+    };
+    let c = calibrate_sigma_x(
+        pool, mix, clip, None, per_class, r.delta, eps, &orders, preset, None,
+    )?;
+    let mut curve = Vec::with_capacity(9);
+    for f in [0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 1.75, 2.0] {
+        let p = CdaPrivacy {
+            pool,
+            mix,
+            clip,
+            sigma_x: c.sigma_x * f,
+            sigma_y: None,
+            samples: per_class,
+        };
+        let e = p.epsilon(r.delta, &orders, preset, None)?;
+        curve.push((p.sigma_x, e.epsilon));
+    }
+    Ok(PreviewResponse {
+        mix,
+        suggested_mix: suggested,
+        sigma_x: c.sigma_x,
+        noise_multiplier: c.noise_multiplier,
+        epsilon_mixing: c.epsilon,
+        samples_per_class: per_class,
+        curve,
+    })
+}

@@ -1,0 +1,193 @@
+//! Federated DP-CDA: `federatedSimulate`, `federatedKeygen`, `federatedContribute` and
+//! `federatedAggregate` in JS; `privmix federated simulate|keygen|contribute|aggregate` in
+//! the CLI.
+
+use super::{csv_sink, csv_string, csv_write_err, preset_of, rng_for, schema_of, DEFAULT_DELTA};
+use crate::accountant::{check_delta, check_epsilon};
+use crate::data::{read_csv_bytes, CsvOptions, Schema, Table};
+use crate::error::{Error, Result};
+use crate::federated::{FedOptions, FedReceipt, Partition};
+use crate::rng::ReleaseRng;
+use serde::Deserialize;
+
+/// Options shared by `federatedSimulate` and `federatedContribute`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FedRequest {
+    /// Label column.
+    pub label: String,
+    /// `cape` (default) or `conventional`.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ (default 1e-5).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// l (default 4).
+    #[serde(default)]
+    pub mix: Option<usize>,
+    /// Clip norm (default: automatic from the header).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// T (required to contribute).
+    #[serde(default)]
+    pub samples: Option<usize>,
+    /// `dp` (default) or `public` (with a schema).
+    #[serde(default)]
+    pub normalize: Option<String>,
+    /// Share of ε for DP normalization.
+    #[serde(default)]
+    pub normalize_share: Option<f64>,
+    /// Schema.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// Preset.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// Simulation: number of parties S.
+    #[serde(default)]
+    pub clients: Option<usize>,
+    /// Simulation: `iid` (default) or `skewed`.
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// Multi-party: agreed floor on every party's smallest class (CAPE's gain needs it).
+    #[serde(default)]
+    pub pool: Option<usize>,
+    /// Multi-party: agreed session label.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Fixed seed (tests only).
+    #[serde(default)]
+    pub seed: Option<f64>,
+}
+
+impl FedRequest {
+    pub fn options(&self) -> Result<(FedOptions, Option<Schema>)> {
+        let d = FedOptions::default();
+        let opts = FedOptions {
+            variant: match &self.variant {
+                Some(v) => v.parse()?,
+                None => d.variant,
+            },
+            epsilon: self.epsilon,
+            delta: self.delta.unwrap_or(DEFAULT_DELTA),
+            mix: self.mix.unwrap_or(d.mix),
+            clip: self.clip,
+            samples: self.samples,
+            normalize: match &self.normalize {
+                Some(s) => s.parse()?,
+                None => d.normalize,
+            },
+            normalize_share: self.normalize_share.unwrap_or(d.normalize_share),
+            preset: preset_of(&self.preset)?,
+            orders: d.orders,
+            pool: self.pool,
+            session: self.session.clone(),
+        };
+        check_delta(opts.delta)?;
+        check_epsilon(opts.epsilon)?;
+        Ok((opts, schema_of(&self.schema)?))
+    }
+
+    pub fn table(&self, csv: &[u8], schema: &Option<Schema>) -> Result<Table> {
+        read_csv_bytes(
+            csv,
+            &CsvOptions {
+                label: Some(self.label.clone()),
+                schema: schema.clone(),
+                ..CsvOptions::default()
+            },
+        )
+    }
+}
+
+/// `federatedSimulate`: S parties in one process; `{csv, receipt}` with both views.
+pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedReceipt)> {
+    let (opts, schema) = r.options()?;
+    let clients = r.clients.ok_or_else(|| {
+        Error::param(
+            "clients",
+            "(none)",
+            "give the number of simulated parties, e.g. clients: 10",
+        )
+    })?;
+    let partition: Partition = match &r.partition {
+        Some(p) => p.parse()?,
+        None => Partition::Iid,
+    };
+    let table = r.table(csv, &schema)?;
+    let mut rng = rng_for(r.seed)?;
+    let w = csv_sink();
+    let receipt = crate::federated::simulate(
+        &table,
+        schema.as_ref(),
+        &opts,
+        clients,
+        partition,
+        &mut rng,
+        |h| w.borrow_mut().write_record(h).map_err(csv_write_err),
+        |row| w.borrow_mut().write_record(row).map_err(csv_write_err),
+    )?;
+    Ok((csv_string(w)?, receipt))
+}
+
+/// `federatedKeygen`: `(secretKey, publicKey)` as JSON texts (keep the first, share the
+/// second).
+pub fn federated_keygen(party: u32) -> Result<(String, String)> {
+    let mut rng = ReleaseRng::from_entropy()?;
+    Ok(crate::federated::keygen(party, &mut rng))
+}
+
+/// `federatedContribute`: this party's contribution file (JSON) and its secret key updated
+/// with the run it was used for (a key is refused for a run it already contributed to).
+pub fn federated_contribute(
+    csv: &[u8],
+    secret_key: &str,
+    peers: &[String],
+    r: &FedRequest,
+) -> Result<(String, String)> {
+    use crate::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
+    let mut key = SecretKeyFile::from_json(secret_key)?;
+    if peers.is_empty() {
+        return Err(Error::param(
+            "peers",
+            "(none)",
+            "load the other parties' public keys",
+        ));
+    }
+    let peers = peers
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            PublicKeyFile::from_json(p)
+                .map_err(|e| Error::Data(format!("public key {}: {e}", i + 1)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (opts, schema) = r.options()?;
+    let table = r.table(csv, &schema)?;
+    let mut rng = rng_for(r.seed)?;
+    let c = crate::federated::contribute(&table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
+    key.used_contexts.push(c.context.clone());
+    let key_json = serde_json::to_string_pretty(&key)
+        .map_err(|e| Error::Internal(format!("cannot write the key: {e}")))?;
+    Ok((c.to_json(), key_json))
+}
+
+/// `federatedAggregate`: averages contribution files into `{csv, receipt}`.
+pub fn federated_aggregate(contributions: &[String]) -> Result<(String, FedReceipt)> {
+    let parsed = contributions
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            crate::federated::Contribution::from_json(c, &format!("contribution {}", i + 1))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let w = csv_sink();
+    let receipt = crate::federated::aggregate(
+        &parsed,
+        |h| w.borrow_mut().write_record(h).map_err(csv_write_err),
+        |row| w.borrow_mut().write_record(row).map_err(csv_write_err),
+    )?;
+    Ok((csv_string(w)?, receipt))
+}

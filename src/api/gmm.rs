@@ -1,0 +1,248 @@
+//! The DP Gaussian-mixture release: `gmmRelease` / `gmmSample` in JS, `privmix gmm` and
+//! `privmix gmm sample` in the CLI.
+
+use super::{check_seed, rng_for, rng_for_seed, DEFAULT_DELTA};
+use crate::accountant::{check_delta, check_epsilon};
+use crate::data::{read_csv_bytes, CsvOptions, Table};
+use crate::error::{Error, Result};
+use crate::mechanisms::gmm::{self, GmmOptions};
+use crate::rng::ReleaseRng;
+use serde::{Deserialize, Serialize};
+
+/// Options of `gmmRelease` (the JS names of the CLI's `gmm` flags).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GmmRequest {
+    /// Label column.
+    pub label: String,
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ (default 1e-5).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// `optimized` (default), `iid-gaussian`, `iid-laplace` or `colored-gaussian`.
+    #[serde(default)]
+    pub noise: Option<String>,
+    /// `record` (default) or `label`.
+    #[serde(default)]
+    pub adjacency: Option<String>,
+    /// Public bound B on each row's L2 norm.
+    #[serde(default)]
+    pub bound: Option<f64>,
+    /// Project to K principal components first.
+    #[serde(default)]
+    pub pca: Option<usize>,
+    /// `gaussian` (default) or `wishart`.
+    #[serde(default)]
+    pub covariance_noise: Option<String>,
+    /// Smoothing λ of the weight mapping (default 1e-3).
+    #[serde(default)]
+    pub lambda: Option<f64>,
+    /// Rows to sample from the released model (none by default).
+    #[serde(default)]
+    pub samples: Option<u64>,
+    /// Grid points of the marginal-density curves for the page (default 0: none).
+    #[serde(default)]
+    pub marginal_points: Option<usize>,
+    /// Fixed seed (tests only).
+    #[serde(default)]
+    pub seed: Option<f64>,
+}
+
+/// The result of [`gmm_release`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GmmReleaseResult {
+    /// The released model (the CLI's model JSON).
+    pub model: gmm::GmmModel,
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// The receipt.
+    pub receipt: gmm::GmmReceipt,
+    /// Sampled rows as CSV (when `samples` was given).
+    pub csv: Option<String>,
+    /// Per-feature, per-class marginal densities of the released model on a grid.
+    pub marginals: Option<Vec<gmm::MarginalCurves>>,
+    /// Computed from the data without protection, for the data owner's eyes only.
+    pub private: GmmPrivate,
+}
+
+/// The unprotected part of a [`GmmReleaseResult`] (never part of a release).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GmmPrivate {
+    /// Exact KL(released ‖ non-private fit).
+    pub kl: f64,
+    /// The marginal curves of the non-private fit.
+    pub reference_marginals: Option<Vec<gmm::MarginalCurves>>,
+}
+
+/// Sampled rows as CSV: the model's feature columns, then the label column. The CLI's
+/// `gmm --samples` and `gmm sample` write these bytes too.
+pub fn gmm_samples_csv(
+    model: &gmm::GmmModel,
+    samples: usize,
+    rng: &mut ReleaseRng,
+) -> Result<Vec<u8>> {
+    let (classes, rows) = gmm::sample(model, samples, rng)?;
+    let err = |e: csv::Error| Error::Data(format!("cannot write the samples: {e}"));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = model.output_features();
+    let d = header.len();
+    header.push(if model.label.is_empty() {
+        "label".into()
+    } else {
+        model.label.clone()
+    });
+    w.write_record(&header).map_err(err)?;
+    let mut cells: Vec<String> = Vec::with_capacity(d + 1);
+    for (c, r) in classes.iter().zip(&rows) {
+        cells.clear();
+        cells.extend(r.iter().map(|x| format!("{x}")));
+        cells.push(model.classes[*c].clone());
+        w.write_record(&cells).map_err(err)?;
+    }
+    w.into_inner()
+        .map_err(|e| Error::Data(format!("cannot write the samples: {e}")))
+}
+
+/// The GMM input of a table read from `csv`, with the cells' exact f64 values (the table
+/// stores f32) so that `kl` refers to the input as written. When the exact values cannot be
+/// read, the f32 values are used and the reason is returned as a warning.
+pub fn gmm_data_exact(table: &Table, csv: &[u8]) -> Result<(gmm::GmmData, Option<String>)> {
+    let data = gmm::GmmData::from_table(table)?;
+    match data
+        .exact_values_from_csv(csv, table.delimiter)
+        .and_then(|v| data.clone().with_exact_values(v))
+    {
+        Ok(d) => Ok((d, None)),
+        Err(e) => Ok((
+            data,
+            Some(format!("using the f32 values of the input ({e})")),
+        )),
+    }
+}
+
+/// Checked GMM release parameters, built once from a [`GmmRequest`].
+#[derive(Debug, Clone)]
+pub struct GmmParams {
+    /// Label column.
+    pub label: String,
+    /// The release options, defaults applied.
+    pub options: GmmOptions,
+    /// Rows to sample from the released model.
+    pub samples: Option<usize>,
+    /// Grid points of the marginal curves (0: none).
+    pub marginal_points: usize,
+    /// Fixed seed (tests only).
+    pub seed: Option<u64>,
+}
+
+impl TryFrom<&GmmRequest> for GmmParams {
+    type Error = Error;
+
+    fn try_from(r: &GmmRequest) -> Result<Self> {
+        check_epsilon(r.epsilon)?;
+        let delta = r.delta.unwrap_or(DEFAULT_DELTA);
+        check_delta(delta)?;
+        let d = GmmOptions::default();
+        let options = GmmOptions {
+            epsilon: r.epsilon,
+            delta,
+            noise: match &r.noise {
+                Some(s) => s.parse()?,
+                None => d.noise,
+            },
+            adjacency: match &r.adjacency {
+                Some(s) => s.parse()?,
+                None => d.adjacency,
+            },
+            bound: r.bound,
+            lambda: r.lambda.unwrap_or(d.lambda),
+            pca: r.pca,
+            covariance_noise: match &r.covariance_noise {
+                Some(s) => s.parse()?,
+                None => d.covariance_noise,
+            },
+            ..d
+        };
+        if r.samples == Some(0) {
+            return Err(Error::param(
+                "samples",
+                0,
+                "sample at least 1 row, or leave samples out",
+            ));
+        }
+        Ok(GmmParams {
+            label: r.label.clone(),
+            options,
+            samples: r.samples.map(|t| t as usize),
+            marginal_points: r.marginal_points.unwrap_or(0),
+            seed: check_seed(r.seed)?,
+        })
+    }
+}
+
+/// `gmmRelease`: fits the per-class GMM of a CSV and releases it under (ε, δ)-DP.
+pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
+    let p = GmmParams::try_from(r)?;
+    let table = read_csv_bytes(
+        csv,
+        &CsvOptions {
+            label: Some(p.label.clone()),
+            ..CsvOptions::default()
+        },
+    )?;
+    let (data, _) = gmm_data_exact(&table, csv)?;
+    drop(table);
+    let mut rng = rng_for_seed(p.seed)?;
+    let release = gmm::release_gmm_data(&data, &p.options, &mut rng)?;
+    let csv_out = match p.samples {
+        Some(t) => Some(
+            String::from_utf8(gmm_samples_csv(&release.model, t, &mut rng)?)
+                .map_err(|_| Error::Internal("the samples are not UTF-8".into()))?,
+        ),
+        None => None,
+    };
+    let (marginals, reference_marginals) = match p.marginal_points {
+        0 => (None, None),
+        points => {
+            let reference = gmm::reference_model(&data)?;
+            let reference = match &release.model.projection {
+                // Curves are drawn in the model's own coordinates.
+                Some(_) => None,
+                None => Some(gmm::all_marginals(&reference, points)?),
+            };
+            (Some(gmm::all_marginals(&release.model, points)?), reference)
+        }
+    };
+    Ok(GmmReleaseResult {
+        model: release.model,
+        epsilon: release.epsilon,
+        delta: release.delta,
+        receipt: release.receipt,
+        csv: csv_out,
+        marginals,
+        private: GmmPrivate {
+            kl: release.kl,
+            reference_marginals,
+        },
+    })
+}
+
+/// `gmmSample`: rows sampled from a released model (post-processing).
+pub fn gmm_sample(model_json: &str, samples: usize, seed: Option<f64>) -> Result<String> {
+    let model: gmm::GmmModel = serde_json::from_str(model_json)
+        .map_err(|e| Error::Data(format!("not a GMM model JSON: {e}")))?;
+    model
+        .validate()
+        .map_err(|e| Error::Data(format!("the model: {e}")))?;
+    if samples == 0 {
+        return Err(Error::param("samples", 0, "sample at least 1 row"));
+    }
+    let mut rng = rng_for(seed)?;
+    String::from_utf8(gmm_samples_csv(&model, samples, &mut rng)?)
+        .map_err(|_| Error::Internal("the samples are not UTF-8".into()))
+}

@@ -1,0 +1,137 @@
+//! Image operations: inspecting an image set and DP-CDA on images (`inspectImages`,
+//! `synthesizeImages` in JS; `privmix synth` on a ZIP or a folder in the CLI).
+
+use super::synth::{SynthParams, SynthRequest};
+use crate::error::{Error, Result};
+use crate::images::{self, ImageOptions, ImageSet, ImageSetSummary};
+use crate::receipt::Receipt;
+use crate::rng::ReleaseRng;
+use crate::synth::Mechanism;
+
+/// Image input from JS: a ZIP, or (relative path, bytes) pairs from a folder pick.
+pub enum ImageInput {
+    /// A ZIP of class folders.
+    Zip(Vec<u8>),
+    /// Files whose paths end in `<class>/<name>.png|jpg`.
+    Files(Vec<(String, Vec<u8>)>),
+}
+
+/// Splits an options object (JSON text) into the image keys ([`ImageOptions`]) and the
+/// synthesis keys ([`SynthRequest`]).
+pub fn image_request(json: &str) -> Result<(ImageOptions, SynthRequest)> {
+    let bad = |e: serde_json::Error| {
+        Error::param("options", e.to_string(), "check the option names and types")
+    };
+    let mut all: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(bad)?;
+    let mut img = serde_json::Map::new();
+    for key in [
+        "width", "height", "channels", "alpha", "maxSide", "maxBytes",
+    ] {
+        if let Some(v) = all.remove(key) {
+            img.insert(key.to_string(), v);
+        }
+    }
+    // Both halves go through `from_str`, the one deserializer the wasm build already has.
+    let image: ImageOptions =
+        serde_json::from_str(&serde_json::Value::Object(img).to_string()).map_err(bad)?;
+    let synth: SynthRequest =
+        serde_json::from_str(&serde_json::Value::Object(all).to_string()).map_err(bad)?;
+    if synth.label.is_some() {
+        return Err(Error::param(
+            "label",
+            synth.label.clone().unwrap_or_default(),
+            "images take their class from the folder name; leave it out",
+        ));
+    }
+    Ok((image, synth))
+}
+
+/// Reads an image set.
+pub fn load_images(input: ImageInput, opts: &ImageOptions) -> Result<ImageSet> {
+    match input {
+        ImageInput::Zip(bytes) => images::load_zip(&bytes, opts, "the ZIP"),
+        ImageInput::Files(files) => images::load_files(files, opts, "the chosen files"),
+    }
+}
+
+/// `inspectImages`: what the page shows after loading images.
+pub fn inspect_images(input: ImageInput, opts: &ImageOptions) -> Result<ImageSetSummary> {
+    Ok(load_images(input, opts)?.summary())
+}
+
+/// The result of [`synthesize_images`].
+pub struct ImagesResult {
+    /// ZIP of PNGs in class folders.
+    pub zip: Vec<u8>,
+    /// Preview grid of synthetic images.
+    pub preview: Vec<u8>,
+    /// The same grid of real images (for the data owner's eyes only).
+    pub real_preview: Vec<u8>,
+    /// The receipt.
+    pub receipt: Receipt,
+}
+
+/// Checks that a synthesis request suits images: DP-CDA only, no schema, no label.
+pub fn image_params(req: &SynthRequest) -> Result<SynthParams> {
+    let p = SynthParams::try_from(req)?;
+    if !matches!(p.mechanism, Mechanism::Cda) {
+        return Err(Error::param(
+            "mechanism",
+            req.mechanism.clone().unwrap_or_default(),
+            "images support the cda mechanism (DP-CDA) only",
+        ));
+    }
+    if req.schema.is_some() {
+        return Err(Error::param(
+            "schema",
+            "(given)",
+            "images use the public pixel range 0..255 and need no schema; leave it out",
+        ));
+    }
+    Ok(p)
+}
+
+/// Synthesizes from a loaded image set into `sink` (a ZIP of PNGs in class folders);
+/// returns the sink, the preview grid PNG, the receipt and the number of files written.
+pub fn synthesize_image_set_to<W: std::io::Write>(
+    set: &ImageSet,
+    p: &SynthParams,
+    rng: &mut ReleaseRng,
+    sink: W,
+    progress: impl FnMut(f64),
+) -> Result<(W, Vec<u8>, Receipt, usize)> {
+    let summary = set.summary();
+    let opts = p.options_for(
+        &summary.class_counts,
+        summary.images,
+        set.width * set.height * set.channels,
+    )?;
+    images::synthesize_images_to(set, &opts, rng, sink, images::PREVIEW_PER_CLASS, progress)
+}
+
+/// `synthesizeImages`: DP-CDA on images (the pixel range 0..255 is public).
+pub fn synthesize_images(
+    input: ImageInput,
+    image: &ImageOptions,
+    req: &SynthRequest,
+    progress: impl FnMut(f64),
+) -> Result<ImagesResult> {
+    let p = image_params(req)?;
+    let set = load_images(input, image)?;
+    let summary = set.summary();
+    let opts = p.options_for(
+        &summary.class_counts,
+        summary.images,
+        set.width * set.height * set.channels,
+    )?;
+    let mut rng = super::rng_for_seed(p.seed)?;
+    let real_preview = images::preview_grid(&set, images::PREVIEW_PER_CLASS)?;
+    let out = images::synthesize_images(&set, &opts, &mut rng, progress)?;
+    Ok(ImagesResult {
+        zip: out.zip,
+        preview: out.preview_png,
+        real_preview,
+        receipt: out.receipt,
+    })
+}

@@ -1,0 +1,369 @@
+//! Tabular synthesis: `synthesizeCsv` / `Dataset.synthesize` in JS, `privmix synth` on a CSV
+//! in the CLI. [`SynthRequest`] holds the options as given; [`SynthParams`] is the checked
+//! form every pipeline takes, with all defaults applied.
+
+use super::{
+    check_seed, csv_write_err, orders_of, preset_of, schema_of, DEFAULT_CLIP, DEFAULT_DELTA,
+};
+use crate::accountant::{check_delta, check_epsilon};
+use crate::data::{read_csv_bytes, Column, CsvOptions, Schema, Table};
+use crate::error::{Error, Result};
+use crate::eval::Model;
+use crate::preprocess::NormalizeMode;
+use crate::receipt::Receipt;
+use crate::rng::ReleaseRng;
+use crate::synth::{synthesize_with, DpMixOptions, Mechanism, ProjectionOptions, SynthOptions};
+use serde::Deserialize;
+
+/// The default mix order l.
+pub const DEFAULT_MIX: u32 = 4;
+/// The default share of ε spent on DP normalization.
+pub const DEFAULT_NORMALIZE_SHARE: f64 = 0.2;
+/// The default held-out share of the utility check.
+pub const DEFAULT_TEST_SHARE: f64 = 0.2;
+
+/// A mix order: a number, or `"auto"` (the order [`crate::preprocess::auto::auto_mix`] picks for the data's
+/// public shape and the privacy target).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum MixChoice {
+    /// l itself.
+    Fixed(u32),
+    /// `"auto"`.
+    Named(String),
+}
+
+/// Options of `synthesizeCsv` (the JS names of the CLI's `synth` flags).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SynthRequest {
+    /// Label column (required for CSV).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// `cda` (default), `dpmix`, `local` or `projection`.
+    #[serde(default)]
+    pub mechanism: Option<String>,
+    /// dpmix: `hard` (default) or `soft` labels.
+    #[serde(default)]
+    pub labels: Option<String>,
+    /// dpmix: mix within each class.
+    #[serde(default)]
+    pub class_wise: Option<bool>,
+    /// projection: the projected dimension k.
+    #[serde(default)]
+    pub projection_dim: Option<usize>,
+    /// Target ε.
+    #[serde(default)]
+    pub epsilon: Option<f64>,
+    /// δ (default 1e-5).
+    #[serde(default)]
+    pub delta: Option<f64>,
+    /// l (default 4) or `"auto"`.
+    #[serde(default)]
+    pub mix: Option<MixChoice>,
+    /// Clip norm (default 1).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// T (default: the input's row count).
+    #[serde(default)]
+    pub samples: Option<u64>,
+    /// `dp` (default), `public` or `data`.
+    #[serde(default)]
+    pub normalize: Option<String>,
+    /// Share of ε for DP normalization (default 0.1).
+    #[serde(default)]
+    pub normalize_share: Option<f64>,
+    /// Schema (as the CLI's schema JSON file, parsed).
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// Explicit σx.
+    #[serde(default)]
+    pub sigma_x: Option<f64>,
+    /// σy: paper mode.
+    #[serde(default)]
+    pub sigma_y: Option<f64>,
+    /// Fixed seed (tests only: "seeded, not for release"). A number below 2^53.
+    #[serde(default)]
+    pub seed: Option<f64>,
+    /// `default` or `paper`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// RDP orders.
+    #[serde(default)]
+    pub orders: Option<Vec<u32>>,
+    /// Held-out share for `utilityCheck` (default 0.2).
+    #[serde(default)]
+    pub test_share: Option<f64>,
+    /// Model for `utilityCheck`: `logreg` (default) or `tree`.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+impl MixChoice {
+    /// The automatic choice.
+    pub fn auto() -> Self {
+        MixChoice::Named("auto".into())
+    }
+
+    /// Parses `auto` or a whole number (the CLI's `--mix`).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim() {
+            "auto" => Ok(Self::auto()),
+            t => t.parse().map(MixChoice::Fixed).map_err(|_| bad_mix(s)),
+        }
+    }
+
+    /// `self`, checked: a number, or exactly `"auto"`.
+    pub fn checked(&self) -> Result<Self> {
+        match self {
+            MixChoice::Named(s) if s != "auto" => Err(bad_mix(s)),
+            other => Ok(other.clone()),
+        }
+    }
+}
+
+fn bad_mix(s: &str) -> Error {
+    Error::param("mix", s, "give a whole number ≥ 1, or \"auto\"")
+}
+
+/// Checked synthesis parameters, built once from a [`SynthRequest`] by `TryFrom`: the
+/// mechanism, the schema, every default, and the checks that need no data.
+#[derive(Debug, Clone)]
+pub struct SynthParams {
+    /// Label column (CSV input).
+    pub label: Option<String>,
+    /// The mechanism and its options.
+    pub mechanism: Mechanism,
+    /// The schema, if any.
+    pub schema: Option<Schema>,
+    /// The core options; `mix` holds the fixed order, or the default until
+    /// [`SynthParams::options_for`] resolves `auto`.
+    pub options: SynthOptions,
+    /// Whether the mix order is chosen automatically.
+    pub auto_mix: bool,
+    /// Fixed seed (tests only).
+    pub seed: Option<u64>,
+    /// Held-out share of the utility check.
+    pub test_share: f64,
+    /// Model of the utility check.
+    pub model: Model,
+}
+
+impl TryFrom<&SynthRequest> for SynthParams {
+    type Error = Error;
+
+    fn try_from(r: &SynthRequest) -> Result<Self> {
+        let delta = r.delta.unwrap_or(DEFAULT_DELTA);
+        check_delta(delta)?;
+        if let Some(e) = r.epsilon {
+            check_epsilon(e)?;
+        }
+        let mechanism = mechanism_of(r)?;
+        let mix = r.mix.as_ref().map(MixChoice::checked).transpose()?;
+        let options = SynthOptions {
+            epsilon: r.epsilon,
+            delta,
+            mix: match mix {
+                Some(MixChoice::Fixed(l)) => l as usize,
+                _ => crate::preprocess::auto::MIX_AUTO,
+            },
+            clip: r.clip.unwrap_or(DEFAULT_CLIP),
+            samples: r.samples.map(|s| s as usize),
+            normalize: match &r.normalize {
+                None => NormalizeMode::Dp,
+                Some(s) => s.parse()?,
+            },
+            normalize_share: r.normalize_share.unwrap_or(DEFAULT_NORMALIZE_SHARE),
+            sigma_x: r.sigma_x,
+            sigma_y: r.sigma_y,
+            preset: preset_of(&r.preset)?,
+            orders: orders_of(&r.orders)?,
+        };
+        let test_share = r.test_share.unwrap_or(DEFAULT_TEST_SHARE);
+        if !(test_share > 0.0 && test_share < 1.0) {
+            return Err(Error::param(
+                "test_share",
+                test_share,
+                "use a share in (0, 1), e.g. 0.2",
+            ));
+        }
+        Ok(SynthParams {
+            label: r.label.clone(),
+            mechanism,
+            schema: schema_of(&r.schema)?,
+            auto_mix: !matches!(mix, Some(MixChoice::Fixed(_))),
+            options,
+            seed: check_seed(r.seed)?,
+            test_share,
+            model: r.model.as_deref().unwrap_or("logreg").parse()?,
+        })
+    }
+}
+
+/// The mechanism a request names, with its options; options of another mechanism are refused.
+fn mechanism_of(r: &SynthRequest) -> Result<Mechanism> {
+    let mut m: Mechanism = r.mechanism.as_deref().unwrap_or("cda").parse()?;
+    let misplaced = |name: &str, value: &dyn std::fmt::Display, what: &str| {
+        Err(Error::param(
+            name,
+            value,
+            format!("applies to the {what} mechanism only; leave it out"),
+        ))
+    };
+    match &mut m {
+        Mechanism::DpMix(o) => {
+            *o = DpMixOptions {
+                labels: match r.labels.as_deref() {
+                    None => o.labels,
+                    Some(l) => l.parse()?,
+                },
+                class_wise: r.class_wise.unwrap_or(false),
+            }
+        }
+        _ => {
+            if let Some(l) = &r.labels {
+                return misplaced("labels", l, "dpmix");
+            }
+            if let Some(c) = r.class_wise {
+                return misplaced("class_wise", &c, "dpmix");
+            }
+        }
+    }
+    match &mut m {
+        Mechanism::Projection(p) => {
+            *p = ProjectionOptions {
+                dim: r.projection_dim,
+            }
+        }
+        _ => {
+            if let Some(k) = r.projection_dim {
+                return misplaced("projection_dim", &k, "projection");
+            }
+        }
+    }
+    Ok(m)
+}
+
+impl SynthParams {
+    /// CSV reading options.
+    pub fn csv_options(&self, source_name: &str) -> Result<CsvOptions> {
+        let label = self.label.clone().ok_or_else(|| {
+            Error::param(
+                "label",
+                "(none)",
+                "choose the label column (the class of each row)",
+            )
+        })?;
+        Ok(CsvOptions {
+            label: Some(label),
+            schema: self.schema.clone(),
+            source_name: source_name.to_string(),
+            ..CsvOptions::default()
+        })
+    }
+
+    /// The core options for `table`, resolving an automatic mix order from its class sizes
+    /// (public under the adjacency) and the privacy target.
+    pub fn options(&self, table: &Table) -> Result<SynthOptions> {
+        let sizes = match (self.auto_mix, table.label_index) {
+            (true, Some(_)) => class_counts(table)?,
+            _ => Vec::new(),
+        };
+        self.options_for(&sizes, table.n_rows, table.n_cols().saturating_sub(1))
+    }
+
+    /// [`Self::options`] from the public shape of the data: class sizes (needed only for an
+    /// automatic mix order), the row count and the number of feature columns.
+    pub fn options_for(
+        &self,
+        class_sizes: &[usize],
+        n_rows: usize,
+        n_features: usize,
+    ) -> Result<SynthOptions> {
+        let mut opts = self.options.clone();
+        // `auto` (the default) is resolved inside the synthesis by one rule for every caller
+        // (preprocess::auto), after normalization, from public numbers only.
+        let _ = (class_sizes, n_rows, n_features);
+        if self.auto_mix {
+            opts.mix = crate::preprocess::auto::MIX_AUTO;
+        }
+        Ok(opts)
+    }
+}
+
+/// Rows per class of a table whose label is set, in level order.
+pub fn class_counts(table: &Table) -> Result<Vec<usize>> {
+    let li = table
+        .label_index
+        .ok_or_else(|| Error::param("label", "(none)", "choose the label column"))?;
+    match &table.columns[li] {
+        Column::Categorical { codes, levels } => {
+            let mut n = vec![0usize; levels.len()];
+            for &c in codes {
+                n[c as usize] += 1;
+            }
+            Ok(n)
+        }
+        Column::Numeric { .. } => Err(Error::Internal("the label must be categorical".into())),
+    }
+}
+
+/// Runs the synthesis of `table` with checked parameters, handing the header and each row
+/// to the sinks as they are made (the CLI streams them to a file).
+pub fn synthesize_table(
+    table: &Table,
+    p: &SynthParams,
+    rng: &mut ReleaseRng,
+    header: impl FnMut(&[String]) -> Result<()>,
+    row: impl FnMut(&[String]) -> Result<()>,
+    progress: impl FnMut(f64),
+) -> Result<Receipt> {
+    let opts = p.options(table)?;
+    synthesize_with(
+        table,
+        p.schema.as_ref(),
+        &opts,
+        &p.mechanism,
+        rng,
+        header,
+        row,
+        progress,
+    )
+}
+
+/// Runs the synthesis of `table` into CSV bytes (header included).
+pub fn synthesize_table_csv(
+    table: &Table,
+    p: &SynthParams,
+    rng: &mut ReleaseRng,
+    progress: impl FnMut(f64),
+) -> Result<(Vec<u8>, Receipt)> {
+    let out = std::cell::RefCell::new(csv::Writer::from_writer(Vec::with_capacity(
+        table
+            .n_rows
+            .saturating_mul(table.n_cols())
+            .saturating_mul(4)
+            .min(1 << 30),
+    )));
+    let receipt = synthesize_table(
+        table,
+        p,
+        rng,
+        |names| out.borrow_mut().write_record(names).map_err(csv_write_err),
+        |cells| out.borrow_mut().write_record(cells).map_err(csv_write_err),
+        progress,
+    )?;
+    Ok((super::csv_bytes(out)?, receipt))
+}
+
+/// Reads `csv` and synthesizes from it: `synthesizeCsv`.
+pub fn synthesize_csv(
+    csv: &[u8],
+    req: &SynthRequest,
+    progress: impl FnMut(f64),
+) -> Result<(Vec<u8>, Receipt)> {
+    let p = SynthParams::try_from(req)?;
+    let table = read_csv_bytes(csv, &p.csv_options("input")?)?;
+    let mut rng = super::rng_for_seed(p.seed)?;
+    synthesize_table_csv(&table, &p, &mut rng, progress)
+}

@@ -1,0 +1,308 @@
+//! `privmix gmm` and `privmix gmm sample`: the DP Gaussian-mixture release and sampling
+//! from a saved model.
+
+use super::{print_json, rng_for, same_file, Staged};
+use clap::{Args, Subcommand, ValueEnum};
+use privmix::api::{self, GmmParams, GmmRequest};
+use privmix::data::{read_csv_path, CsvOptions};
+use privmix::error::{Error, Result};
+use privmix::mechanisms::gmm::{self, Adjacency, GmmModel};
+use privmix::rng::ReleaseRng;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The noise of the release.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum NoiseArg {
+    /// Algorithm 1.
+    Optimized,
+    IidGaussian,
+    IidLaplace,
+    ColoredGaussian,
+}
+
+/// Neighbouring datasets.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AdjacencyArg {
+    /// Replace one record, ‖x‖ ≤ B.
+    Record,
+    /// The paper's (local sensitivity).
+    Label,
+}
+
+/// Covariance noise of `optimized`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum CovarianceNoiseArg {
+    Gaussian,
+    Wishart,
+}
+
+#[derive(Args)]
+#[command(
+    allow_negative_numbers = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub(crate) struct GmmArgs {
+    #[command(subcommand)]
+    sub: Option<GmmSub>,
+    /// Input CSV (optionally gzip-compressed); every column but the label must be numeric.
+    #[arg(long, required = true)]
+    input: Option<PathBuf>,
+    /// Label column name.
+    #[arg(long, required = true)]
+    label: Option<String>,
+    /// Target ε.
+    #[arg(long, required = true)]
+    epsilon: Option<f64>,
+    /// δ.
+    #[arg(long, required = true)]
+    delta: Option<f64>,
+    /// optimized (Algorithm 1), iid-gaussian, iid-laplace or colored-gaussian.
+    #[arg(long, value_enum, default_value = "optimized")]
+    noise: NoiseArg,
+    /// record (default: replace one record, ‖x‖ ≤ B) or label (the paper's; local sensitivity).
+    #[arg(long, value_enum, default_value = "record")]
+    adjacency: AdjacencyArg,
+    /// Public bound B on each row's L2 norm (input units); rows above it are clipped. Without
+    /// it, B is the data's largest row norm, which the receipt declares unprotected.
+    #[arg(long)]
+    bound: Option<f64>,
+    /// Project to K principal components first; the basis comes from the data and is declared
+    /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
+    #[arg(long)]
+    pca: Option<usize>,
+    /// Covariance noise of `optimized`: gaussian (default; a valid (ε, δ) guarantee) or
+    /// wishart (the paper's; its support depends on the data, so its receipt
+    /// declares the covariances NOT protected by a worst-case guarantee, see the README).
+    #[arg(long, value_enum, default_value = "gaussian")]
+    covariance_noise: CovarianceNoiseArg,
+    /// Smoothing λ of the weight mapping (default 1e-3).
+    #[arg(long)]
+    lambda: Option<f64>,
+    /// Released model JSON.
+    #[arg(long, required = true)]
+    model_out: Option<PathBuf>,
+    /// Synthetic rows to sample from the released model (needs --output).
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Synthetic CSV (with --samples).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Privacy receipt JSON.
+    #[arg(long, required = true)]
+    receipt: Option<PathBuf>,
+    /// Fixed seed: for tests only; the receipt then says "seeded, not for release".
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+impl GmmArgs {
+    /// Whether the output is JSON.
+    pub fn json(&self) -> bool {
+        match &self.sub {
+            Some(GmmSub::Sample(s)) => s.json,
+            None => self.json,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum GmmSub {
+    /// Sample rows from a saved model (post-processing: no privacy cost).
+    Sample(GmmSampleArgs),
+}
+
+#[derive(Args)]
+#[command(allow_negative_numbers = true)]
+struct GmmSampleArgs {
+    /// Model JSON written by `privmix gmm`.
+    #[arg(long)]
+    model: PathBuf,
+    /// Rows to sample.
+    #[arg(long)]
+    samples: usize,
+    /// Output CSV.
+    #[arg(long)]
+    output: PathBuf,
+    /// Fixed seed (tests only).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Writes `samples` rows sampled from `model` as CSV (see `api::gmm_samples_csv`).
+fn write_samples(
+    staged: &mut Staged,
+    path: &Path,
+    model: &GmmModel,
+    samples: usize,
+    rng: &mut ReleaseRng,
+) -> Result<usize> {
+    let bytes = api::gmm_samples_csv(model, samples, rng)?;
+    let (_, mut f) = staged.file(path)?;
+    let name = path.display().to_string();
+    f.write_all(&bytes)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| Error::io(name, e))?;
+    Ok(samples)
+}
+
+pub(crate) fn run(a: GmmArgs) -> Result<()> {
+    if let Some(GmmSub::Sample(s)) = a.sub {
+        return run_gmm_sample(s);
+    }
+    // clap enforces the required flags when no subcommand is given
+    let (Some(input), Some(label), Some(epsilon), Some(delta), Some(model_out), Some(receipt)) =
+        (a.input, a.label, a.epsilon, a.delta, a.model_out, a.receipt)
+    else {
+        return Err(Error::Data(
+            "gmm needs --input, --label, --epsilon, --delta, --model-out and --receipt".into(),
+        ));
+    };
+    let params = GmmParams::try_from(&GmmRequest {
+        label: label.clone(),
+        epsilon,
+        delta: Some(delta),
+        noise: Some(super::name_of(&a.noise)),
+        adjacency: Some(super::name_of(&a.adjacency)),
+        bound: a.bound,
+        pca: a.pca,
+        covariance_noise: Some(super::name_of(&a.covariance_noise)),
+        lambda: a.lambda,
+        samples: a.samples.map(|t| t as u64),
+        marginal_points: None,
+        seed: None,
+    })?;
+    let opts = &params.options;
+    match (a.samples, &a.output) {
+        (Some(_), None) => {
+            return Err(Error::param(
+                "output",
+                "(none)",
+                "--samples needs --output FILE.csv for the sampled rows",
+            ))
+        }
+        (None, Some(o)) => {
+            return Err(Error::param(
+                "samples",
+                "(none)",
+                format!("--output {} needs --samples T", o.display()),
+            ))
+        }
+        _ => {}
+    }
+    let mut outs = vec![&model_out, &receipt];
+    if let Some(o) = &a.output {
+        outs.push(o);
+    }
+    for (i, o) in outs.iter().enumerate() {
+        if same_file(&input, o) {
+            return Err(Error::param(
+                "output",
+                o.display(),
+                "the outputs must not overwrite the input",
+            ));
+        }
+        if outs[..i].contains(o) {
+            return Err(Error::param(
+                "output",
+                o.display(),
+                "--model-out, --receipt and --output must be different files",
+            ));
+        }
+    }
+    let csv_opts = CsvOptions {
+        label: Some(label.clone()),
+        ..CsvOptions::default()
+    };
+    let table = read_csv_path(&input, &csv_opts)?;
+    super::report_dropped(table.rows_dropped);
+    let bytes = std::fs::read(&input).map_err(|e| Error::io(input.display().to_string(), e))?;
+    let (data, warning) = api::gmm_data_exact(&table, &bytes)?;
+    if let Some(w) = warning {
+        eprintln!("privmix: warning: {w}");
+    }
+    drop(bytes);
+    drop(table);
+    let mut rng = rng_for(a.seed)?;
+    let release = gmm::release_gmm_data(&data, opts, &mut rng)?;
+    let mut staged = Staged::new();
+    let (_, mut mf) = staged.file(&model_out)?;
+    mf.write_all(
+        serde_json::to_string_pretty(&release.model)
+            .expect("model serializes")
+            .as_bytes(),
+    )
+    .and_then(|_| mf.sync_all())
+    .map_err(|e| Error::io(model_out.display().to_string(), e))?;
+    let mut rows = 0;
+    if let (Some(t), Some(o)) = (a.samples, &a.output) {
+        rows = write_samples(&mut staged, o, &release.model, t, &mut rng)?;
+    }
+    let (_, mut rf) = staged.file(&receipt)?;
+    rf.write_all(release.receipt.to_json().as_bytes())
+        .and_then(|_| rf.sync_all())
+        .map_err(|e| Error::io(receipt.display().to_string(), e))?;
+    staged.commit()?;
+    if a.json {
+        print_json(&json!({
+            "kl": release.kl, "epsilon": release.epsilon, "delta": release.delta,
+            "noise": opts.noise.name(),
+            "adjacency": match opts.adjacency { Adjacency::Record => "record", Adjacency::Label => "label" },
+            "classes": release.model.classes.len(), "features": release.model.means[0].len(),
+            "rows": rows, "model": model_out, "receipt": receipt, "output": a.output,
+            "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
+        }));
+    } else {
+        eprintln!(
+            "privmix: released a {}-class GMM with (ε = {:.4}, δ = {}) to {}; KL to the non-private fit = {:.6}; receipt in {}",
+            release.model.classes.len(),
+            release.epsilon,
+            release.delta,
+            model_out.display(),
+            release.kl,
+            receipt.display()
+        );
+        for w in &release.receipt.warnings {
+            eprintln!("privmix: warning: {w}");
+        }
+    }
+    Ok(())
+}
+
+fn run_gmm_sample(a: GmmSampleArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.model)
+        .map_err(|e| Error::io(a.model.display().to_string(), e))?;
+    let model: GmmModel = serde_json::from_str(&text)
+        .map_err(|e| Error::Data(format!("{}: not a GMM model JSON: {e}", a.model.display())))?;
+    model
+        .validate()
+        .map_err(|e| Error::Data(format!("{}: {e}", a.model.display())))?;
+    if same_file(&a.model, &a.output) {
+        return Err(Error::param(
+            "output",
+            a.output.display(),
+            "the output must not overwrite the model",
+        ));
+    }
+    if a.samples == 0 {
+        return Err(Error::param("samples", 0, "sample at least 1 row"));
+    }
+    let mut rng = rng_for(a.seed)?;
+    let mut staged = Staged::new();
+    let rows = write_samples(&mut staged, &a.output, &model, a.samples, &mut rng)?;
+    staged.commit()?;
+    if a.json {
+        print_json(&json!({"rows": rows, "output": a.output, "model": a.model}));
+    } else {
+        eprintln!("privmix: wrote {rows} rows to {}", a.output.display());
+    }
+    Ok(())
+}

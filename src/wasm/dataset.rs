@@ -1,0 +1,218 @@
+//! CSV synthesis (feature `wasm`): `inspectCsv`, `synthesizeCsv` and the `Dataset` class.
+
+use super::{bytes_of, from_js, internal, js_err, object, progress, to_js};
+use crate::api::{self, SynthParams, SynthRequest};
+use crate::data::{read_csv_bytes, Table};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+export interface SynthOptions {
+  /** Label column (CSV input). */
+  label?: string;
+  mechanism?: "cda" | "dpmix" | "local" | "projection";
+  /** dpmix: `hard` (default) or `soft` labels. */
+  labels?: "hard" | "soft";
+  /** dpmix: mix within each class. */
+  classWise?: boolean;
+  /** projection: the projected dimension k. */
+  projectionDim?: number;
+  /** Target ε: the noise is calibrated to it. */
+  epsilon?: number;
+  /** δ (default 1e-5). */
+  delta?: number;
+  /** Mix order l (default 4), or "auto". */
+  mix?: number | "auto";
+  /** L2 clip norm in normalized units (default 1). */
+  clip?: number;
+  /** Synthetic rows T (default: the input's row count). */
+  samples?: number;
+  /** `dp` (default, protected), `public` (bounds from `schema`) or `data` (NOT protected). */
+  normalize?: "dp" | "public" | "data";
+  normalizeShare?: number;
+  /** Schema object (as the CLI's schema JSON). */
+  schema?: object | string;
+  sigmaX?: number;
+  sigmaY?: number;
+  /** Fixed seed for tests only: the receipt then says "seeded, not for release". */
+  seed?: number;
+  preset?: Preset;
+  orders?: number[];
+  /** utilityCheck: held-out share (default 0.2). */
+  testShare?: number;
+  /** utilityCheck: `logreg` (default) or `tree`. */
+  model?: "logreg" | "tree";
+}
+
+export interface CsvSummary {
+  columns: { name: string; kind: "numeric" | "integer" | "categorical"; distinct: number }[];
+  rowsRead: number; truncated: boolean; delimiter: string;
+  suggestedLabel: string | null; imageSide: number | null;
+}
+export interface UtilityReport {
+  syntheticAccuracy: number; realAccuracy: number; majorityAccuracy: number;
+  trainRows: number; testRows: number; syntheticRows: number; model: string; epsilon: number;
+}
+export interface ColumnHistogram {
+  name: string; kind: "numeric" | "categorical"; bins: string[]; real: number[]; synthetic: number[];
+}
+"#;
+
+/// Checked parameters of an options object, with the dataset's label when none is given.
+fn params(options: JsValue, what: &str, label: Option<&str>) -> Result<SynthParams, JsValue> {
+    let mut req: SynthRequest = from_js(options, what)?;
+    if let Some(l) = label {
+        req.label.get_or_insert_with(|| l.to_string());
+    }
+    SynthParams::try_from(&req).map_err(js_err)
+}
+
+/// Header, column types and a label guess from the first `maxRows` rows (default 2000).
+#[wasm_bindgen(js_name = inspectCsv, unchecked_return_type = "CsvSummary")]
+pub fn inspect_csv(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+    #[wasm_bindgen(js_name = maxRows)] max_rows: Option<u32>,
+) -> Result<JsValue, JsValue> {
+    let bytes = bytes_of(&input, "inspectCsv")?;
+    to_js(&api::inspect_csv(&bytes, max_rows.unwrap_or(2000) as usize).map_err(js_err)?)
+}
+
+/// Synthesizes a DP dataset from CSV text: returns `{csv, receipt}`.
+#[wasm_bindgen(
+    js_name = synthesizeCsv,
+    unchecked_return_type = "{ csv: string; receipt: Receipt }"
+)]
+pub fn synthesize_csv(
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
+    #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
+    on_progress: Option<js_sys::Function>,
+) -> Result<JsValue, JsValue> {
+    let bytes = bytes_of(&input, "synthesizeCsv")?;
+    let req: SynthRequest = from_js(options, "synthesizeCsv options")?;
+    let (report, thrown) = progress(on_progress);
+    let (csv, receipt) = thrown.result(api::synthesize_csv(&bytes, &req, report))?;
+    drop(bytes);
+    let text = String::from_utf8(csv).map_err(|_| internal("internal: the output is not UTF-8"))?;
+    object(&[
+        ("csv", JsValue::from_str(&text)),
+        ("receipt", to_js(&receipt)?),
+    ])
+}
+
+/// A CSV read once and kept in memory, for the page and the worker: class counts for the
+/// live readout, synthesis, the utility check and the preview histograms without re-parsing.
+#[wasm_bindgen]
+pub struct Dataset {
+    table: Table,
+    label: String,
+}
+
+#[wasm_bindgen]
+impl Dataset {
+    /// Reads CSV text or bytes with `{label, schema?}`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ label: string; schema?: object | string }")]
+        options: JsValue,
+    ) -> Result<Dataset, JsValue> {
+        let p = params(options, "Dataset options", None)?;
+        let bytes = bytes_of(&input, "Dataset")?;
+        let table =
+            read_csv_bytes(&bytes, &p.csv_options("input").map_err(js_err)?).map_err(js_err)?;
+        Ok(Dataset {
+            table,
+            label: p.label.unwrap_or_default(),
+        })
+    }
+
+    /// Rows kept.
+    #[wasm_bindgen(getter)]
+    pub fn rows(&self) -> u32 {
+        self.table.n_rows as u32
+    }
+
+    /// Rows dropped for missing values.
+    #[wasm_bindgen(getter, js_name = rowsDropped)]
+    pub fn rows_dropped(&self) -> u32 {
+        self.table.rows_dropped as u32
+    }
+
+    /// Column names.
+    #[wasm_bindgen(getter)]
+    pub fn columns(&self) -> Vec<String> {
+        self.table.names.clone()
+    }
+
+    /// `{labels, counts}`: the classes and their sizes (public under the adjacency).
+    #[wasm_bindgen(
+        js_name = classCounts,
+        unchecked_return_type = "{ labels: string[]; counts: number[] }"
+    )]
+    pub fn class_counts(&self) -> Result<JsValue, JsValue> {
+        let counts = api::class_counts(&self.table).map_err(js_err)?;
+        let li = self.table.label_index.unwrap_or(0);
+        let labels = match &self.table.columns[li] {
+            crate::data::Column::Categorical { levels, .. } => levels.clone(),
+            crate::data::Column::Numeric { .. } => Vec::new(),
+        };
+        #[derive(Serialize)]
+        struct Out {
+            labels: Vec<String>,
+            counts: Vec<usize>,
+        }
+        to_js(&Out { labels, counts })
+    }
+
+    /// Synthesizes: `{csv: Uint8Array, receipt}` (bytes, to hand to a Blob without copies).
+    #[wasm_bindgen(unchecked_return_type = "{ csv: Uint8Array; receipt: Receipt }")]
+    pub fn synthesize(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
+        #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
+        on_progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
+        let p = params(options, "synthesize options", Some(&self.label))?;
+        let mut rng = api::rng_for_seed(p.seed).map_err(js_err)?;
+        let (report, thrown) = progress(on_progress);
+        let (csv, receipt) =
+            thrown.result(api::synthesize_table_csv(&self.table, &p, &mut rng, report))?;
+        let arr = js_sys::Uint8Array::from(csv.as_slice());
+        drop(csv);
+        object(&[("csv", arr.into()), ("receipt", to_js(&receipt)?)])
+    }
+
+    /// Train on synthetic, test on a held-out real split (a separate run on the training
+    /// split; nothing from it is released).
+    #[wasm_bindgen(js_name = utilityCheck, unchecked_return_type = "UtilityReport")]
+    pub fn utility_check(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
+        #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
+        on_progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
+        let p = params(options, "utilityCheck options", Some(&self.label))?;
+        let mut rng = api::rng_for_seed(p.seed).map_err(js_err)?;
+        let (report, thrown) = progress(on_progress);
+        let r = thrown.result(api::utility_check(&self.table, &p, &mut rng, report))?;
+        to_js(&r)
+    }
+
+    /// Per-column histograms, real against a synthetic CSV with the same header.
+    #[wasm_bindgen(unchecked_return_type = "ColumnHistogram[]")]
+    pub fn histograms(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] synthetic: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let bytes = bytes_of(&synthetic, "histograms")?;
+        let opts = crate::data::CsvOptions {
+            label: Some(self.label.clone()),
+            source_name: "synthetic".into(),
+            ..Default::default()
+        };
+        let s = read_csv_bytes(&bytes, &opts).map_err(js_err)?;
+        to_js(&api::histograms(&self.table, &s).map_err(js_err)?)
+    }
+}

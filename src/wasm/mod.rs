@@ -1,0 +1,190 @@
+//! JavaScript bindings: conversions between JS values and the typed requests and responses
+//! of [`crate::api`], and library errors as JS `Error`s. No logic lives here. One file per
+//! concept, each with its TypeScript types:
+//! * [`accountant`] (feature `wasm-accountant`): `rdp`, `account`, `calibrate`,
+//!   `noisePreview`, and `version` here;
+//! * [`dataset`] and [`images`] (feature `wasm`): CSV and image synthesis, the `Dataset` class;
+//! * [`gmm`] and [`federated`] (feature `wasm-extra`).
+//!
+//! Request objects go through JSON text into serde types, so a misspelt key is rejected by
+//! name. Every thrown value is an `Error` whose `name` is `ParameterError`, `DataError`,
+//! `AbortError` or `InternalError` and whose `param` is the option key at fault (camelCase),
+//! or undefined. If an `onProgress` callback throws, its exception is rethrown unchanged.
+
+pub mod accountant;
+#[cfg(feature = "wasm")]
+pub mod dataset;
+#[cfg(feature = "wasm-extra")]
+pub mod federated;
+#[cfg(feature = "wasm-extra")]
+pub mod gmm;
+#[cfg(feature = "wasm")]
+pub mod images;
+
+use crate::error::{Error, ErrorKind, ParamStyle};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Accountant preset: WBK Thm 27 + improved conversion (`default`), or the DP-CDA paper's Thm 9 + classic conversion (`paper`). */
+export type Preset = "default" | "paper";
+export type ProgressCallback = (fraction: number) => void;
+/** What every function throws: `name` is the kind, `param` the option key at fault (if any). */
+export interface PrivmixError extends Error {
+  name: "ParameterError" | "DataError" | "AbortError" | "InternalError";
+  param?: string;
+}
+/** The privacy receipt (the same JSON document the CLI writes; snake_case keys). */
+export interface Receipt {
+  epsilon: number;
+  delta: number;
+  mechanism: string;
+  guarantee: { adjacency: string; public_information: string[]; unprotected: string[]; limitations: string[] };
+  parameters: Record<string, unknown>;
+  accountant: Record<string, unknown>;
+  normalization: Record<string, unknown>;
+  data: { rows_used: number; rows_dropped: number; columns: string[]; label: string; class_labels: string[]; class_counts: number[] };
+  randomness: { source: string; seeded: boolean; fit_for_release: boolean };
+  warnings: string[];
+  version: string;
+  build_id: string;
+  [key: string]: unknown;
+}
+"#;
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// A JS `Error` with `name` = `kind` and `param` = `param` (when given).
+pub(crate) fn js_error(kind: ErrorKind, message: &str, param: Option<&str>) -> JsValue {
+    let e = js_sys::Error::new(message);
+    e.set_name(kind.js_name());
+    if let Some(p) = param {
+        let _ = js_sys::Reflect::set(&e, &JsValue::from_str("param"), &JsValue::from_str(p));
+    }
+    e.into()
+}
+
+/// A library error as a JS `Error` (parameters named by their JS keys).
+pub(crate) fn js_err(e: Error) -> JsValue {
+    let param = e.param_id().map(|p| p.js_key());
+    js_error(e.kind(), &e.render(ParamStyle::Js), param.as_deref())
+}
+
+/// An `InternalError`.
+pub(crate) fn internal(message: &str) -> JsValue {
+    js_error(ErrorKind::Internal, message, None)
+}
+
+/// A `ParameterError` without a parameter identity (a malformed argument).
+pub(crate) fn bad_argument(message: &str) -> JsValue {
+    js_error(ErrorKind::Parameter, message, None)
+}
+
+pub(crate) fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| internal(&format!("internal: cannot convert the result: {e}")))
+}
+
+/// The JSON text of an options object (`{}` for undefined or null). Going through JSON lets
+/// serde see every key, so a misspelt option is rejected by name, and keeps one deserializer
+/// (serde_json's) in the shipped wasm.
+pub(crate) fn json_of(v: &JsValue, what: &str) -> Result<String, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok("{}".into());
+    }
+    js_sys::JSON::stringify(v)
+        .map(String::from)
+        .map_err(|_| bad_argument(&format!("{what}: pass a plain options object")))
+}
+
+/// The key a serde message names (`unknown field `x``, `missing field `x``), if any.
+fn serde_key(message: &str) -> Option<&str> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("missing field `"))?;
+    rest.split('`').next()
+}
+
+/// Reads an options object into a request type (`ParameterError` naming a bad key).
+pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsValue> {
+    serde_json::from_str(&json_of(&v, what)?).map_err(|e| {
+        let message = e.to_string();
+        js_error(
+            ErrorKind::Parameter,
+            &format!("{what}: {message}"),
+            serde_key(&message),
+        )
+    })
+}
+
+/// A string, Uint8Array or ArrayBuffer as bytes.
+pub(crate) fn bytes_of(v: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> {
+    if let Some(s) = v.as_string() {
+        return Ok(s.into_bytes());
+    }
+    if v.is_instance_of::<js_sys::Uint8Array>() || v.is_instance_of::<js_sys::ArrayBuffer>() {
+        return Ok(js_sys::Uint8Array::new(v).to_vec());
+    }
+    Err(bad_argument(&format!(
+        "{what}: expected a string, Uint8Array or ArrayBuffer"
+    )))
+}
+
+/// The first exception thrown by an `onProgress` callback, to rethrow unchanged.
+#[derive(Clone, Default)]
+pub(crate) struct Thrown(Rc<RefCell<Option<JsValue>>>);
+
+impl Thrown {
+    /// The operation's result, unless the callback threw: then its exception.
+    pub fn result<T>(self, r: crate::error::Result<T>) -> Result<T, JsValue> {
+        if let Some(e) = self.0.borrow_mut().take() {
+            return Err(e);
+        }
+        r.map_err(js_err)
+    }
+}
+
+/// A progress reporter that calls `f(fraction)` at most every 0.5 %. Once `f` throws, it is
+/// not called again and [`Thrown::result`] rethrows the exception.
+pub(crate) fn progress(f: Option<js_sys::Function>) -> (impl FnMut(f64), Thrown) {
+    let thrown = Thrown::default();
+    let slot = thrown.clone();
+    let mut last = -1.0f64;
+    let report = move |x: f64| {
+        if let Some(f) = &f {
+            if slot.0.borrow().is_some() {
+                return;
+            }
+            if x - last >= 0.005 || x >= 1.0 {
+                last = x;
+                if let Err(e) = f.call1(&JsValue::NULL, &JsValue::from_f64(x)) {
+                    *slot.0.borrow_mut() = Some(e);
+                }
+            }
+        }
+    };
+    (report, thrown)
+}
+
+/// A plain object from key/value pairs.
+pub(crate) fn object(pairs: &[(&str, JsValue)]) -> Result<JsValue, JsValue> {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        js_sys::Reflect::set(&o, &JsValue::from_str(k), v)
+            .map_err(|_| internal("internal: cannot build the result object"))?;
+    }
+    Ok(o.into())
+}
+
+/// The library version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    format!("{} ({})", crate::receipt::VERSION, crate::receipt::BUILD_ID)
+}

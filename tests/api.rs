@@ -1,0 +1,185 @@
+//! The application layer, natively: checked parameters (defaults, cross-parameter rules, the
+//! parameter identity of each error), typed responses, and the one `mix: "auto"`.
+
+use privmix::api::{
+    self, AccountDetail, AccountedMechanism, CalibrateDetail, MechanismParams, MechanismRequest,
+    MixChoice, SynthParams, SynthRequest,
+};
+use privmix::error::{ErrorKind, ParamStyle};
+
+fn mech(json: &str) -> MechanismRequest {
+    serde_json::from_str(json).expect("valid request")
+}
+
+/// The parameter an error names, in its canonical form.
+fn param_of(e: &privmix::error::Error) -> Option<String> {
+    e.param_id().map(|p| p.as_str().to_string())
+}
+
+#[test]
+fn mechanism_params_apply_defaults_once() {
+    let p = MechanismParams::try_from(&mech(r#"{"pool":100,"mix":4,"samples":50,"delta":1e-5}"#))
+        .unwrap();
+    assert_eq!(
+        p.mechanism,
+        AccountedMechanism::Cda {
+            pool: 100,
+            mix: 4,
+            clip: 1.0,
+            sigma_y: None,
+            samples: 50
+        }
+    );
+    assert_eq!(p.orders, privmix::accountant::default_orders());
+    assert_eq!(p.preset.name(), "default");
+}
+
+#[test]
+fn mechanism_rules_name_the_parameter() {
+    let cases = [
+        // cda needs l.
+        (r#"{"pool":100,"samples":50,"delta":1e-5}"#, "mix"),
+        // dpmix needs dx and dy.
+        (
+            r#"{"mechanism":"dpmix","pool":100,"mix":4,"samples":50,"delta":1e-5,"dimY":2}"#,
+            "dim_x",
+        ),
+        (
+            r#"{"mechanism":"dpmix","pool":100,"mix":4,"samples":50,"delta":1e-5,"dimX":2}"#,
+            "dim_y",
+        ),
+        // dx only applies to dpmix.
+        (
+            r#"{"pool":100,"mix":4,"samples":50,"delta":1e-5,"dimX":2}"#,
+            "dim_x",
+        ),
+        // local takes neither l nor σy.
+        (
+            r#"{"mechanism":"local","pool":100,"mix":4,"samples":50,"delta":1e-5}"#,
+            "mix",
+        ),
+        (
+            r#"{"mechanism":"projection","pool":100,"samples":50,"delta":1e-5,"sigmaY":1}"#,
+            "sigma_y",
+        ),
+        (
+            r#"{"mechanism":"gan","pool":100,"samples":50,"delta":1e-5}"#,
+            "mechanism",
+        ),
+    ];
+    for (json, param) in cases {
+        let e = MechanismParams::try_from(&mech(json)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Parameter, "{json}");
+        assert_eq!(param_of(&e).as_deref(), Some(param), "{json}: {e}");
+        let cli = e.render(ParamStyle::Cli);
+        assert!(
+            cli.contains(&format!("--{}", param.replace('_', "-"))),
+            "{cli}"
+        );
+        // Core messages name no flag: only the CLI rendering does.
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+    let e = api::account(&mech(r#"{"pool":100,"mix":4,"samples":50,"delta":1e-5}"#)).unwrap_err();
+    assert_eq!(param_of(&e).as_deref(), Some("sigma_x"));
+    assert!(e.render(ParamStyle::Js).contains("sigmaX"), "{e}");
+}
+
+#[test]
+fn every_mechanism_accounts_and_calibrates() {
+    for (name, extra) in [
+        ("cda", r#""mix":4"#),
+        ("dpmix", r#""mix":4,"dimX":10,"dimY":3,"sigmaY":2"#),
+        ("local", r#""clip":1"#),
+        ("projection", r#""clip":2"#),
+    ] {
+        let base =
+            format!(r#"{{"mechanism":"{name}","pool":10000,"samples":5000,"delta":1e-5,{extra}"#);
+        let a = api::account(&mech(&format!(r#"{base},"sigmaX":3}}"#))).unwrap();
+        assert_eq!(a.mechanism, name);
+        assert!(a.epsilon.is_finite() && a.epsilon > 0.0, "{name}: {a:?}");
+        match (&a.detail, name) {
+            (AccountDetail::Cda { mode }, "cda") => assert_eq!(*mode, "label-free"),
+            (AccountDetail::DpMix { dim_x, .. }, "dpmix") => assert_eq!(*dim_x, 10),
+            (AccountDetail::Local { sigma_x, .. }, "local" | "projection") => {
+                assert_eq!(*sigma_x, 3.0)
+            }
+            (d, n) => panic!("{n}: wrong detail {d:?}"),
+        }
+        // Calibrating to the ε just accounted gives σx ≤ 3 and never overshoots the target.
+        let c = api::calibrate(&mech(&format!(r#"{base},"epsilon":{}}}"#, a.epsilon))).unwrap();
+        assert!(c.epsilon <= a.epsilon, "{name}: {c:?}");
+        assert!(c.sigma_x <= 3.0 * (1.0 + 1e-6), "{name}: {c:?}");
+        if name == "dpmix" {
+            assert!(matches!(
+                c.detail,
+                CalibrateDetail::DpMix {
+                    shared_sigma: false,
+                    ..
+                }
+            ));
+        }
+    }
+}
+
+#[test]
+fn unknown_keys_are_refused_by_serde_with_the_key() {
+    let e = serde_json::from_str::<SynthRequest>(r#"{"label":"y","epsilonn":1}"#).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.starts_with("unknown field `epsilonn`, expected one of"),
+        "{m}"
+    );
+}
+
+#[test]
+fn synth_params_check_everything_before_the_data() {
+    let p = SynthParams::try_from(&SynthRequest::default()).unwrap();
+    assert_eq!(p.options.delta, 1e-5);
+    assert_eq!(p.options.mix, 4);
+    assert_eq!(p.options.clip, 1.0);
+    assert_eq!(p.options.normalize_share, 0.1);
+    assert!(!p.auto_mix);
+    let bad: [(&str, &str); 7] = [
+        (r#"{"delta":2}"#, "delta"),
+        (r#"{"epsilon":-1}"#, "epsilon"),
+        (r#"{"mix":"often"}"#, "mix"),
+        (r#"{"labels":"soft"}"#, "labels"),
+        (r#"{"mechanism":"local","classWise":true}"#, "class_wise"),
+        (r#"{"projectionDim":3}"#, "projection_dim"),
+        (r#"{"seed":1.5}"#, "seed"),
+    ];
+    for (json, param) in bad {
+        let r: SynthRequest = serde_json::from_str(json).unwrap();
+        let e = SynthParams::try_from(&r).unwrap_err();
+        assert_eq!(param_of(&e).as_deref(), Some(param), "{json}: {e}");
+    }
+}
+
+#[test]
+fn auto_mix_is_one_choice_for_the_cli_and_js() {
+    assert_eq!(MixChoice::parse("auto").unwrap(), MixChoice::auto());
+    assert_eq!(MixChoice::parse("3").unwrap(), MixChoice::Fixed(3));
+    assert!(MixChoice::parse("three").is_err());
+    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","epsilon":2}"#).unwrap();
+    let p = SynthParams::try_from(&r).unwrap();
+    assert!(p.auto_mix);
+    let sizes = [50, 50, 50];
+    let opts = p.options_for(&sizes, 150, 4).unwrap();
+    // The preview suggests the same order for the same public shape and target.
+    let preview = api::preview(
+        &serde_json::from_str(
+            r#"{"classSizes":[50,50,50],"epsilon":2,"delta":1e-5,"features":4,"mix":"auto"}"#,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(opts.mix as u32, preview.suggested_mix);
+    assert_eq!(preview.mix, preview.suggested_mix);
+    // Without a target ε there is nothing to choose against.
+    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","sigmaX":2}"#).unwrap();
+    let e = SynthParams::try_from(&r)
+        .unwrap()
+        .options_for(&sizes, 150, 4)
+        .unwrap_err();
+    assert_eq!(param_of(&e).as_deref(), Some("mix"));
+}
