@@ -139,7 +139,6 @@ def utility_check(pm, name, path, label, eps, tmp, schema=None, reps=3):
 # ---- Adult --------------------------------------------------------------------------------
 
 def adult_rows(path, test=False):
-    header = None
     rows = []
     with open(path) as f:
         for line in f:
@@ -147,8 +146,7 @@ def adult_rows(path, test=False):
             if not line or line.startswith("|"):
                 continue
             parts = [p.strip() for p in line.split(",")]
-            if header is None and not test and parts[0] == "age":
-                header = parts
+            if parts[0] == "age":
                 continue
             if len(parts) < 15:
                 continue
