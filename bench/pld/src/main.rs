@@ -41,15 +41,26 @@ fn main() {
             };
             let t0 = Instant::now();
             let rdp = calibrate_sigma_x(
-                pool, mix, 1.0, None, samples, delta, eps, &orders, Preset::Default, None,
+                pool,
+                mix,
+                1.0,
+                None,
+                samples,
+                delta,
+                eps,
+                &orders,
+                Preset::Default,
+                None,
             )
-                .expect("rdp calibration");
+            .expect("rdp calibration");
             let t_rdp = t0.elapsed().as_secs_f64() * 1e3;
             let mut times = Vec::new();
             let mut kept = None;
             for _ in 0..3 {
                 let t = Instant::now();
-                kept = Some(calibrate_cda(&base, Adjacency::LabelKept, eps, delta, &opts).expect("pld"));
+                kept = Some(
+                    calibrate_cda(&base, Adjacency::LabelKept, eps, delta, &opts).expect("pld"),
+                );
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }
             let (s_kept, _) = kept.unwrap();
