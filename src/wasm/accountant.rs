@@ -4,68 +4,8 @@ use super::{from_js, js_err, to_js};
 use crate::api::{self, MechanismRequest, PreviewRequest, RdpRequest};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-export interface RdpParams { samplingRate: number; noiseMultiplier: number; preset?: Preset; orders?: number[]; }
-export interface RdpResult { orders: number[]; rdp: number[]; preset: Preset; samplingRate: number; noiseMultiplier: number; }
-
-export interface MechanismParams {
-  /** `cda` (DP-CDA, default), `dpmix`, `local` or `projection` (accounted like local). */
-  mechanism?: "cda" | "dpmix" | "local" | "projection";
-  /** Pool size n: cda: the smallest class size; dpmix: the rows mixes are drawn from; local/projection: the input rows. */
-  pool: number;
-  /** Mix order l (cda and dpmix; required there). */
-  mix?: number;
-  /** L2 clip norm c (default 1; cda, local, projection). */
-  clip?: number;
-  /** cda: label noise σy (paper mode; omit for label-free). dpmix: label noise (account: required unless dimY = 0; calibrate: held fixed, or omit for one shared σ). */
-  sigmaY?: number;
-  /** dpmix: feature dimension dx. */
-  dimX?: number;
-  /** dpmix: label dimension dy (0: class-wise). */
-  dimY?: number;
-  /** Number of mixes T (local/projection: rows released). */
-  samples: number;
-  delta: number;
-  preset?: Preset;
-  orders?: number[];
-}
-export interface AccountParams extends MechanismParams { sigmaX: number; }
-export interface CalibrateParams extends MechanismParams { epsilon: number; }
-export interface AccountResult {
-  epsilon: number; order: number; delta: number; preset: Preset;
-  mechanism: "cda" | "dpmix" | "local" | "projection";
-  noiseMultiplier: number; samplingRate: number;
-  epsilonOtherPreset: { preset: Preset; epsilon: number; order: number };
-  /** cda. */
-  mode?: "label-free" | "paper";
-  /** dpmix, local, projection. */
-  sigmaX?: number;
-  /** dpmix (null when dimY = 0). */
-  sigmaY?: number | null; dimX?: number; dimY?: number; deltaSquared?: number;
-  samples?: number; pool?: number; mix?: number;
-  /** local, projection. */
-  clip?: number;
-}
-export interface CalibrateResult {
-  sigmaX: number; epsilon: number; order: number; targetEpsilon: number; delta: number;
-  noiseMultiplier: number; preset: Preset; mechanism: "cda" | "dpmix" | "local" | "projection";
-  /** cda. */
-  mode?: "label-free" | "paper";
-  /** dpmix. */
-  sigmaY?: number | null; sharedSigma?: boolean; dimX?: number; dimY?: number;
-  /** local, projection. */
-  clip?: number;
-}
-export interface PreviewParams {
-  classSizes: number[]; epsilon: number; delta: number; features: number;
-  mix?: number | "auto"; samples?: number; clip?: number; normalizeShare?: number; preset?: Preset;
-}
-export interface PreviewResult {
-  mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number;
-  epsilonMixing: number; samplesPerClass: number; curve: [number, number][];
-}
-"#;
+// The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
+// runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
 /// Raw RDP curve of the subsampled-without-replacement Gaussian.
 #[wasm_bindgen(unchecked_return_type = "RdpResult")]

@@ -6,58 +6,8 @@ use crate::data::{read_csv_bytes, Table};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-export interface SynthOptions {
-  /** Label column (CSV input). */
-  label?: string;
-  mechanism?: "cda" | "dpmix" | "local" | "projection";
-  /** dpmix: `hard` (default) or `soft` labels. */
-  labels?: "hard" | "soft";
-  /** dpmix: mix within each class. */
-  classWise?: boolean;
-  /** projection: the projected dimension k. */
-  projectionDim?: number;
-  /** Target ε: the noise is calibrated to it. */
-  epsilon?: number;
-  /** δ (default 1e-5). */
-  delta?: number;
-  /** Mix order l (default 4), or "auto". */
-  mix?: number | "auto";
-  /** L2 clip norm in normalized units (default 1). */
-  clip?: number;
-  /** Synthetic rows T (default: the input's row count). */
-  samples?: number;
-  /** `dp` (default, protected), `public` (bounds from `schema`) or `data` (NOT protected). */
-  normalize?: "dp" | "public" | "data";
-  normalizeShare?: number;
-  /** Schema object (as the CLI's schema JSON). */
-  schema?: object | string;
-  sigmaX?: number;
-  sigmaY?: number;
-  /** Fixed seed for tests only: the receipt then says "seeded, not for release". */
-  seed?: number;
-  preset?: Preset;
-  orders?: number[];
-  /** utilityCheck: held-out share (default 0.2). */
-  testShare?: number;
-  /** utilityCheck: `logreg` (default) or `tree`. */
-  model?: "logreg" | "tree";
-}
-
-export interface CsvSummary {
-  columns: { name: string; kind: "numeric" | "integer" | "categorical"; distinct: number }[];
-  rowsRead: number; truncated: boolean; delimiter: string;
-  suggestedLabel: string | null; imageSide: number | null;
-}
-export interface UtilityReport {
-  syntheticAccuracy: number; realAccuracy: number; majorityAccuracy: number;
-  trainRows: number; testRows: number; syntheticRows: number; model: string; epsilon: number;
-}
-export interface ColumnHistogram {
-  name: string; kind: "numeric" | "categorical"; bins: string[]; real: number[]; synthetic: number[];
-}
-"#;
+// The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
+// runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
 /// Checked parameters of an options object, with the dataset's label when none is given.
 fn params(options: JsValue, what: &str, label: Option<&str>) -> Result<SynthParams, JsValue> {

@@ -5,21 +5,8 @@ use super::{bytes_of, from_js, js_err, object, to_js};
 use crate::api::{self, FedRequest};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-export interface FederatedOptions {
-  label: string; epsilon: number; delta?: number; variant?: "cape" | "conventional";
-  mix?: number; clip?: number; samples?: number; normalize?: "dp" | "public";
-  normalizeShare?: number; schema?: object | string; preset?: Preset;
-  /** Simulation: the number of parties and how rows are split. */
-  clients?: number; partition?: "iid" | "skewed";
-  /** Multi-party: an agreed floor on every party's smallest class (CAPE's gain needs it), and a session label. */
-  pool?: number; session?: string;
-  /** t: the aggregator may hold the pairwise seeds of t parties (default 1: any one party aggregates; 0: a seedless aggregator, assumed). */
-  aggregatorSeeds?: number;
-  seed?: number;
-}
-"#;
+// The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
+// runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
 /// Simulated federated DP-CDA (CAPE or conventional): `{csv, receipt}` with both views.
 #[wasm_bindgen(

@@ -4,35 +4,8 @@ use super::{bad_argument, bytes_of, from_js, js_err, to_js};
 use crate::api::{self, GmmRequest};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-export interface GmmOptions {
-  label: string; epsilon: number; delta?: number;
-  noise?: "optimized" | "iid-gaussian" | "iid-laplace" | "colored-gaussian";
-  /** `record` (default, worst-case DP with bound B) or `label` (the paper's; local sensitivity). */
-  adjacency?: "record" | "label";
-  bound?: number; pca?: number;
-  /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
-  covarianceNoise?: "gaussian" | "wishart";
-  lambda?: number;
-  /** Rows to sample from the released model. */
-  samples?: number;
-  /** Grid points of the marginal-density curves (for plots). */
-  marginalPoints?: number;
-  seed?: number;
-}
-/** The released GMM: the same JSON as `privmix gmm --model-out`. */
-export interface GmmModel {
-  classes: string[]; weights: number[]; means: number[][]; covariances: number[][][];
-  [key: string]: unknown;
-}
-export interface GmmResult {
-  model: GmmModel; epsilon: number; delta: number; receipt: Record<string, unknown>;
-  csv: string | null; marginals: unknown[] | null;
-  /** Computed from the data without protection: for the data owner's eyes only. */
-  private: { kl: number; referenceMarginals: unknown[] | null };
-}
-"#;
+// The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
+// runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
 /// Releases a DP Gaussian mixture model of a CSV: `{model, epsilon, delta, receipt, csv,
 /// marginals, private: {kl, referenceMarginals}}`.

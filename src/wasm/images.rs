@@ -5,26 +5,8 @@ use crate::api::{self, ImageInput, SynthRequest};
 use crate::images::ImageOptions;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-/** Image input: a ZIP of class folders, or files whose paths end in `<class>/<name>.png|jpg`. */
-export type ImageInput = Uint8Array | ArrayBuffer | { name: string; data: Uint8Array }[];
-export interface ImageSummary {
-  images: number; width: number; height: number; channels: number;
-  classNames: string[]; classCounts: number[]; shapeFromData: boolean; warnings: string[];
-}
-/** Options of synthesizeImages: the synthesis options plus the image shape. */
-export interface ImageOptions extends SynthOptions {
-  /** Output width and height in pixels (default: the input's most common size, longer side at most 32). */
-  width?: number; height?: number;
-  /** 1 (grayscale) or 3 (RGB); default: 1 when every file is grayscale. */
-  channels?: 1 | 3;
-  /** Alpha: composite on white (default) or drop. */
-  alpha?: "white" | "drop";
-  /** Cap on the longer side of a shape taken from the data (default 32). */
-  maxSide?: number;
-}
-"#;
+// The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
+// runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
 fn image_input(v: &JsValue) -> Result<ImageInput, JsValue> {
     if js_sys::Array::is_array(v) {

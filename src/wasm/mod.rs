@@ -30,33 +30,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-/** Accountant preset: WBK Thm 27 + improved conversion (`default`), or the DP-CDA paper's Thm 9 + classic conversion (`paper`). */
-export type Preset = "default" | "paper";
-export type ProgressCallback = (fraction: number) => void;
-/** What every function throws: `name` is the kind, `param` the option key at fault (if any). */
-export interface PrivmixError extends Error {
-  name: "ParameterError" | "DataError" | "AbortError" | "InternalError";
-  param?: string;
-}
-/** The privacy receipt (the same JSON document the CLI writes; snake_case keys). */
-export interface Receipt {
-  epsilon: number;
-  delta: number;
-  mechanism: string;
-  guarantee: { adjacency: string; public_information: string[]; unprotected: string[]; limitations: string[] };
-  parameters: Record<string, unknown>;
-  accountant: Record<string, unknown>;
-  normalization: Record<string, unknown>;
-  data: { rows_used: number; rows_dropped: number; columns: string[]; label: string; class_labels: string[]; class_counts: number[] };
-  randomness: { source: string; seeded: boolean; fit_for_release: boolean };
-  warnings: string[];
-  version: string;
-  build_id: string;
-  [key: string]: unknown;
-}
-"#;
+// The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
+// runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
 #[wasm_bindgen(start)]
 fn start() {
