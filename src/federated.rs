@@ -806,12 +806,12 @@ pub fn simulate(
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm.report.statement.clone());
         guarantee.unprotected.push(
-            "normalization statistics (means, standard deviations, ranges, categories): --normalize data".into(),
+            "normalization statistics (means, standard deviations, ranges, categories): normalize = data".into(),
         );
     }
     warnings.push("simulation: the normalization statistics are estimated once over the union of the partitions (as a trusted simulator can); a real federation estimates them per party (`federated contribute`)".into());
     if rng.seed().is_some() {
-        warnings.push("seeded, not for release: this run used a fixed --seed".into());
+        warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
     let epsilon = headline(&views);
     let (bound, conversion) = preset_parts(opts.preset);
@@ -1593,7 +1593,7 @@ pub fn aggregate(
                         column: name.clone(),
                         std: r,
                         cause: if missing.is_empty() {
-                            "the parties' DP-estimated ranges differ, so their scaled correlated noise does not cancel exactly (give a --schema with bounds to make it exact)".into()
+                            "the parties' DP-estimated ranges differ, so their scaled correlated noise does not cancel exactly (give every party a schema with bounds to make it exact)".into()
                         } else {
                             "missing parties' correlated noise does not cancel".into()
                         },
@@ -1771,14 +1771,14 @@ pub fn aggregate(
         ));
     }
     if variant == Variant::Cape && agreed.pool.is_none() {
-        warnings.push("no agreed --pool: each party's independent noise alone protects its records (it cannot rely on the others' noise without knowing their class sizes), so the release is as noisy as the conventional scheme's; agree on --pool N (at most every party's smallest class) to get CAPE's gain".into());
+        warnings.push("no agreed pool size: each party's independent noise alone protects its records (it cannot rely on the others' noise without knowing their class sizes), so the release is as noisy as the conventional scheme's; agree on a pool size (pool; at most every party's smallest class) to get CAPE's gain".into());
     }
     if !residual.is_empty() && missing.is_empty() {
-        warnings.push("some correlated noise did not cancel (residual_noise): it is data-independent, so privacy does not suffer, but the output is noisier there; give every party the same --schema with bounds to make it exact".into());
+        warnings.push("some correlated noise did not cancel (residual_noise): it is data-independent, so privacy does not suffer, but the output is noisier there; give every party the same schema with bounds to make it exact".into());
     }
     let seeded = contributions.iter().any(|c| c.seeded);
     if seeded {
-        warnings.push("seeded, not for release: a contribution used a fixed --seed".into());
+        warnings.push("seeded, not for release: a contribution used a fixed seed".into());
     }
     let normalization = serde_json::Value::Array(
         contributions

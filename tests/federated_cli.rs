@@ -212,7 +212,7 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
         .as_array()
         .unwrap()
         .iter()
-        .any(|w| w.as_str().unwrap().contains("--pool")));
+        .any(|w| w.as_str().unwrap().contains("agree on a pool size (pool")));
     // Each party's key now records the run: contributing again with the same key and
     // parameters is refused (the correlated noise would repeat).
     fails(

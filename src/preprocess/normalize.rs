@@ -52,7 +52,7 @@ impl std::str::FromStr for NormalizeMode {
             other => Err(Error::param(
                 "normalize",
                 other,
-                "use 'dp' (default), 'public' (bounds from --schema) or 'data'",
+                "use 'dp' (default), 'public' (bounds from the schema) or 'data'",
             )),
         }
     }
@@ -295,7 +295,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                             "normalize",
                             "public",
                             format!(
-                                "column '{name}' has no public bounds; add {{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}} to the schema, or use --normalize dp"
+                                "column '{name}' has no public bounds; add {{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}} to the schema, or use normalize = dp"
                             ),
                         ));
                     }
@@ -344,7 +344,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                             "normalize",
                             "public",
                             format!(
-                                "column '{name}' has no public categories; add {{\"{name}\": {{\"type\": \"categorical\", \"categories\": […]}}}} to the schema, or use --normalize dp"
+                                "column '{name}' has no public categories; add {{\"{name}\": {{\"type\": \"categorical\", \"categories\": […]}}}} to the schema, or use normalize = dp"
                             ),
                         ));
                     }
@@ -396,7 +396,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     let statement = match mode {
         NormalizeMode::Dp => "Normalization statistics (ranges, integrality, categories) the schema does not give were estimated under differential privacy; their cost is composed into ε and δ.".to_string(),
         NormalizeMode::Public => "Normalization uses only public bounds and categories from the schema; nothing was learned from the data.".to_string(),
-        NormalizeMode::Data => "WARNING: normalization statistics (means, standard deviations, ranges, categories) were computed exactly from the data and are NOT protected by differential privacy; the output reveals them. Use --normalize dp (default) or public for a release.".to_string(),
+        NormalizeMode::Data => "WARNING: normalization statistics (means, standard deviations, ranges, categories) were computed exactly from the data and are NOT protected by differential privacy; the output reveals them. Use normalize = dp (default) or public for a release.".to_string(),
     };
     let dp_histogram = dp_hist.map(|(b, sens, g)| DpHistogramReport {
         noise_multiplier: b.noise_multiplier,

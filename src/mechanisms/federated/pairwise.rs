@@ -150,7 +150,7 @@ impl SecretKeyFile {
             return Err(Error::param(
                 "peers",
                 peer.party,
-                "a peer has this party's own id; every party needs a distinct --party",
+                "a peer has this party's own id; every party needs a distinct id (party)",
             ));
         }
         let s = StaticSecret::from(key32("private key", &self.x25519_secret)?);
@@ -283,7 +283,7 @@ mod tests {
             .pair_key(&p1, b"c")
             .unwrap_err()
             .to_string()
-            .contains("distinct --party"));
+            .contains("distinct id (party)"));
         let zero = PublicKeyFile {
             x25519: B64.encode([0u8; 32]),
             party: 9,

@@ -269,7 +269,7 @@ impl GmmData {
     pub fn from_table(table: &Table) -> Result<GmmData> {
         let li = table
             .label_index
-            .ok_or_else(|| Error::Data("no label column was chosen; pass --label COLUMN".into()))?;
+            .ok_or_else(|| Error::Data("no label column was chosen; give the label column (label)".into()))?;
         let (codes, classes) = match &table.columns[li] {
             Column::Categorical { codes, levels } => (codes, levels.clone()),
             Column::Numeric { .. } => {
@@ -858,7 +858,7 @@ pub fn release_gmm_data(
         r.receipt.guarantee.unprotected.insert(
             0,
             format!(
-                "the PCA projection (center and {k} components) in the model, computed from the non-private data; the means, covariances and kl are in its coordinates, and --bound applies to them"
+                "the PCA projection (center and {k} components) in the model, computed from the non-private data; the means, covariances and kl are in its coordinates, and the bound (bound) applies to them"
             ),
         );
         return Ok(r);
@@ -892,7 +892,7 @@ pub fn release_gmm_data(
         .map(|r| r.iter().map(|x| x * x).sum::<f64>().sqrt())
         .fold(0.0, f64::max);
     let (bound, bound_source) = match opts.bound {
-        Some(b) => (b, "given (--bound)".to_string()),
+        Some(b) => (b, "given (bound)".to_string()),
         None => {
             if !(max_norm > 0.0 && max_norm.is_finite()) {
                 return Err(Error::Data("every row is zero; nothing to model".into()));
