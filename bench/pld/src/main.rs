@@ -1,12 +1,14 @@
 //! PLD vs RDP: noise ratios at equal ε and calibration time (native).
 //!
-//! For each configuration (label-free DP-CDA, c = 1, δ = 1e-5 unless stated) it calibrates σx
-//! with today's RDP accountant (WBK Theorem 27 + improved conversion, orders 2..=256) and with
-//! the PLD accountant (replace-one within the class; and the standard adjacency), prints both
-//! σ, the ratio PLD/RDP, the ε each accountant gives at the other's σ, and the wall time of the
-//! PLD calibration (median of 3 runs) beside the RDP calibration's time measured in the same run.
+//! For each configuration (label-free DP-CDA, c = 1, δ = 1e-5) it calibrates σx with today's
+//! RDP accountant (WBK Theorem 27 + improved conversion, orders 2..=256) and with the PLD
+//! accountant's fast calibration (`PldOptions::calibration()`: replace-one within the class,
+//! and the standard adjacency), prints both σ, the ratios PLD/RDP, the fast σ against the
+//! calibration on the 6.25× finer default grid, and the wall time of each calibration
+//! (median of 3 runs, process CPU time beside it) with the ratio to the RDP calibration's time
+//! measured in the same run.
 
-use privmix::accountant::pld::mechanisms::{calibrate_cda, cda, Adjacency};
+use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
 use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
@@ -17,8 +19,29 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// CPU time of this thread in ms (Linux; NaN elsewhere).
+fn cpu_ms() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e6)
+}
+
+/// Median wall ms and median CPU ms of 3 runs, and the last result.
+fn timed<T>(mut f: impl FnMut() -> T) -> (f64, f64, T) {
+    let (mut wall, mut cpu, mut out) = (Vec::new(), Vec::new(), None);
+    for _ in 0..3 {
+        let (t, c) = (Instant::now(), cpu_ms());
+        out = Some(f());
+        cpu.push(cpu_ms() - c);
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    (median(wall), median(cpu), out.unwrap())
+}
+
 fn main() {
-    let opts = PldOptions::default();
+    let fast = PldOptions::calibration();
+    let fine = PldOptions::default();
     let orders = default_orders();
     let delta = 1e-5;
     let configs: &[(&str, u64, u32, u64)] = &[
@@ -27,8 +50,8 @@ fn main() {
         ("q=0.01, T=1e4 (pool 400, l=4)", 400, 4, 10_000),
         ("T=60000 (pool 5978, l=4)", 5978, 4, 60_000),
     ];
-    println!("| config | ε | σ RDP | σ PLD (label kept) | ratio | σ PLD (standard) | ratio | ε_PLD at σ_RDP | t RDP calib (ms) | t PLD calib (ms) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| config | ε | σ RDP | σ PLD kept | ratio | σ PLD std | ratio | fast/fine σ (kept, std) | t RDP (ms) | t PLD kept (ms, cpu) | t PLD std (ms, cpu) | t PLD std / t RDP |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &(name, pool, mix, samples) in configs {
         for &eps in &[10.0, 1.0] {
             let base = CdaPrivacy {
@@ -39,50 +62,46 @@ fn main() {
                 sigma_y: None,
                 samples,
             };
-            let t0 = Instant::now();
-            let rdp = calibrate_sigma_x(
-                pool,
-                mix,
-                1.0,
-                None,
-                samples,
-                delta,
-                eps,
-                &orders,
-                Preset::Default,
-                None,
-            )
-            .expect("rdp calibration");
-            let t_rdp = t0.elapsed().as_secs_f64() * 1e3;
-            let mut times = Vec::new();
-            let mut kept = None;
-            for _ in 0..3 {
-                let t = Instant::now();
-                kept = Some(
-                    calibrate_cda(&base, Adjacency::LabelKept, eps, delta, &opts).expect("pld"),
-                );
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            let (s_kept, _) = kept.unwrap();
-            let (s_std, _) =
-                calibrate_cda(&base, Adjacency::Standard, eps, delta, &opts).expect("pld std");
-            let mut at_rdp = base;
-            at_rdp.sigma_x = rdp.sigma_x;
-            let e_at = cda(&at_rdp, Adjacency::LabelKept)
-                .unwrap()
-                .epsilon(delta, &opts)
-                .unwrap()
-                .epsilon;
+            let (t_rdp, _, rdp) = timed(|| {
+                calibrate_sigma_x(
+                    pool,
+                    mix,
+                    1.0,
+                    None,
+                    samples,
+                    delta,
+                    eps,
+                    &orders,
+                    Preset::Default,
+                    None,
+                )
+                .expect("rdp calibration")
+            });
+            let (t_kept, c_kept, (s_kept, _)) = timed(|| {
+                calibrate_cda(&base, Adjacency::LabelKept, eps, delta, &fast).expect("pld")
+            });
+            let (t_std, c_std, (s_std, _)) = timed(|| {
+                calibrate_cda(&base, Adjacency::Standard, eps, delta, &fast).expect("pld std")
+            });
+            let (f_kept, _) =
+                calibrate_cda(&base, Adjacency::LabelKept, eps, delta, &fine).expect("fine");
+            let (f_std, _) =
+                calibrate_cda(&base, Adjacency::Standard, eps, delta, &fine).expect("fine std");
             println!(
-                "| {name} | {eps} | {:.5} | {:.5} | {:.3} | {:.5} | {:.3} | {:.3} | {:.1} | {:.1} |",
+                "| {name} | {eps} | {:.5} | {:.5} | {:.3} | {:.5} | {:.3} | {:.4}, {:.4} | {:.1} | {:.1}, {:.1} | {:.1}, {:.1} | {:.2} |",
                 rdp.sigma_x,
                 s_kept,
                 s_kept / rdp.sigma_x,
                 s_std,
                 s_std / rdp.sigma_x,
-                e_at,
+                s_kept / f_kept,
+                s_std / f_std,
                 t_rdp,
-                median(times)
+                t_kept,
+                c_kept,
+                t_std,
+                c_std,
+                t_std / t_rdp
             );
         }
     }

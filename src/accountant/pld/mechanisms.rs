@@ -194,6 +194,20 @@ impl Plan {
 
     /// ε(δ): the maximum over branches; never NaN (+∞ when nothing finite is valid).
     pub fn epsilon(&self, delta: f64, opts: &PldOptions) -> Result<PldEpsilon> {
+        Ok(self.epsilon_until(delta, opts, f64::INFINITY, 0)?.0)
+    }
+
+    /// ε(δ) over the branches taken from index `first` on (cyclically), stopping at the first
+    /// branch whose ε exceeds `stop_above`: then the result is that branch's ε, a lower bound
+    /// on the plan's ε that already exceeds `stop_above` (enough to reject a trial noise in
+    /// calibration). Also returns the index of the branch that gave the result.
+    pub fn epsilon_until(
+        &self,
+        delta: f64,
+        opts: &PldOptions,
+        stop_above: f64,
+        first: usize,
+    ) -> Result<(PldEpsilon, usize)> {
         check_delta(delta)?;
         let mut worst = PldEpsilon {
             epsilon: 0.0,
@@ -202,8 +216,11 @@ impl Plan {
             grid_step: 0.0,
             fft_len: 0,
         };
-        for b in &self.branches {
-            let (eps, c) = branch_epsilon(b, delta, opts)?;
+        let n = self.branches.len();
+        let mut at = 0;
+        for i in 0..n {
+            let j = (first + i) % n;
+            let (eps, c) = branch_epsilon(&self.branches[j], delta, opts)?;
             let eps = no_nan(eps);
             if eps >= worst.epsilon {
                 worst = PldEpsilon {
@@ -213,9 +230,13 @@ impl Plan {
                     grid_step: c.h,
                     fft_len: c.fft_len,
                 };
+                at = j;
+            }
+            if eps > stop_above {
+                break;
             }
         }
-        Ok(worst)
+        Ok((worst, at))
     }
 
     /// δ(ε): the maximum over branches (an upper bound; ≤ 1).
@@ -351,19 +372,36 @@ pub fn laplace_extras(eps0: f64, releases: u64) -> Result<Plan> {
     Plan::laplace(eps0, releases)
 }
 
-/// The smallest noise s (σ or z, with ε non-increasing in s) whose ε at δ is ≤ `target`.
+/// The smallest noise s (σ or z, with ε non-increasing in s) whose ε at δ is ≤ `target`, up to
+/// a relative tolerance of 0.1 % (the returned s is at most e^{0.001} times the smallest s that
+/// `opts`'s grid certifies).
 ///
 /// The true ε is non-increasing in the noise (a larger-σ Gaussian pair is a post-processing of
-/// a smaller one, and subsampling and composition preserve that order), so bisection applies;
+/// a smaller one, and subsampling and composition preserve that order), so bracketing applies;
 /// whatever the discretisation does, the returned s has been accounted with `opts` and meets
-/// the target (the upper end of the bracket is only ever a verified point).
+/// the target (the upper end of the bracket is only ever a verified point, and the returned
+/// [`PldEpsilon`] is that verification).
 ///
-/// Two phases for speed: a coarse grid (4× coarser, itself a valid upper bound) brackets and
-/// solves to 1e-3; the fine grid then only searches around that point.
+/// Two grids for speed (PROOF.md §9): a grid 4× coarser than `opts` (itself a valid,
+/// more pessimistic upper bound) brackets and solves to 2 %; on `opts`'s grid a secant step
+/// from the coarse answer (with the coarse slope of ln ε in ln s) then needs two or three
+/// evaluations. Use [`PldOptions::calibration`] for interactive speed.
 pub fn calibrate(
     target: f64,
     delta: f64,
     opts: &PldOptions,
+    plan: impl Fn(f64) -> Result<Plan>,
+) -> Result<(f64, PldEpsilon)> {
+    calibrate_from(target, delta, opts, None, plan)
+}
+
+/// [`calibrate`] starting from a guess of the answer (e.g. the RDP σ); only the speed depends
+/// on the guess.
+pub fn calibrate_from(
+    target: f64,
+    delta: f64,
+    opts: &PldOptions,
+    guess: Option<f64>,
     plan: impl Fn(f64) -> Result<Plan>,
 ) -> Result<(f64, PldEpsilon)> {
     check_epsilon(target)?;
@@ -373,99 +411,220 @@ pub fn calibrate(
         total_fraction: opts.total_fraction / 4.0,
         ..*opts
     };
-    let (s1, _) = solve(target, delta, &coarse, &plan, None, 1e-3)?;
-    solve(target, delta, opts, &plan, Some(s1), 1e-5)
+    let start = guess.filter(|g| g.is_finite() && *g >= S_MIN && *g <= S_MAX);
+    let mut c = Solver::new(target, delta, &coarse, &plan);
+    let first = c.eval(start.unwrap_or(1.0))?;
+    // Prior slope d ln ε / d ln s = −1.5 (measured −1…−4 for subsampled Gaussians).
+    let (lo, hi) = c.bracket_with(first, Some(-1.5), 0.2, 1e-3)?;
+    let (lo, hi) = c.narrow(lo, hi, 2e-2)?;
+    let slope = lo.and_then(|lo| slope_of(&lo, &hi));
+    let mut f = Solver::new(target, delta, opts, &plan);
+    let at = f.eval(hi.s)?;
+    // Aim 0.4·tol beyond the secant's root: with an accurate slope the step crosses the
+    // target by little, and the next secant step closes the bracket.
+    let (lo_f, hi_f) = f.bracket_with(at, slope, 0.0, 4e-4)?;
+    let (_, hi_f) = f.narrow(lo_f, hi_f, 1e-3)?;
+    Ok((hi_f.s, hi_f.e))
 }
 
-fn solve(
-    target: f64,
-    delta: f64,
-    opts: &PldOptions,
-    plan: &impl Fn(f64) -> Result<Plan>,
-    start: Option<f64>,
-    tol: f64,
-) -> Result<(f64, PldEpsilon)> {
-    let eval = |s: f64| -> Result<PldEpsilon> { plan(s)?.epsilon(delta, opts) };
-    let (s_min, s_max) = (1e-6, 1e8);
-    let step = if start.is_some() { 1.03 } else { 4.0 };
-    let mut hi = start.unwrap_or(1.0);
-    let mut e_hi = eval(hi)?;
-    while e_hi.epsilon > target {
-        if hi >= s_max {
-            return Err(Error::param(
-                "epsilon",
-                target,
-                format!(
-                    "this target cannot be reached at δ = {delta} with any amount of noise (ε stays ≥ {:.4}); raise ε or δ",
-                    e_hi.epsilon
-                ),
-            ));
-        }
-        hi *= step;
-        e_hi = eval(hi)?;
-    }
-    let mut lo = hi / step;
-    let mut e_lo;
-    loop {
-        let s = lo.max(s_min);
-        let e = eval(s)?;
-        if e.epsilon > target {
-            lo = s;
-            e_lo = e.epsilon;
-            break;
-        }
-        if s <= s_min {
-            return Ok((s, e));
-        }
-        hi = s;
-        e_hi = e;
-        lo /= step;
-    }
-    // Illinois regula falsi on g(x) = ln ε(e^x) − ln target, bracket [lo, hi].
-    let lt = target.ln();
-    let g = |e: f64| {
-        if e.is_finite() {
-            e.max(1e-300).ln() - lt
+const S_MIN: f64 = 1e-6;
+const S_MAX: f64 = 1e8;
+
+/// One evaluated point: the noise and its ε.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    s: f64,
+    e: PldEpsilon,
+}
+
+impl Point {
+    /// ln ε, finite for finite ε (+50 stands for +∞, a point far above any target).
+    fn g(&self) -> f64 {
+        if self.e.epsilon.is_finite() {
+            self.e.epsilon.max(1e-300).ln()
         } else {
             50.0
         }
-    };
-    let (mut xl, mut xh) = (lo.ln(), hi.ln());
-    let (mut gl, mut gh) = (g(e_lo), g(e_hi.epsilon));
-    let mut side = 0;
-    let mut it = 0;
-    while (xh - xl) > tol && it < 60 {
-        it += 1;
-        let mut x = if it % 6 == 0 || gl.partial_cmp(&gh) != Some(std::cmp::Ordering::Greater) {
-            0.5 * (xl + xh)
-        } else {
-            xl + (xh - xl) * gl / (gl - gh)
-        };
-        if !(x > xl && x < xh) {
-            x = 0.5 * (xl + xh);
-        }
-        let s = x.exp();
-        let e = eval(s)?;
-        if e.epsilon <= target {
-            xh = x;
-            hi = s;
-            e_hi = e;
-            gh = g(e.epsilon);
-            if side == 1 {
-                gl /= 2.0;
-            }
-            side = 1;
-        } else {
-            xl = x;
-            e_lo = e.epsilon;
-            gl = g(e_lo);
-            if side == -1 {
-                gh /= 2.0;
-            }
-            side = -1;
+    }
+}
+
+/// d ln ε / d ln s between two points, if finite and negative.
+fn slope_of(a: &Point, b: &Point) -> Option<f64> {
+    if !(a.e.epsilon.is_finite() && b.e.epsilon.is_finite()) || a.s == b.s {
+        return None;
+    }
+    let k = (b.g() - a.g()) / (b.s.ln() - a.s.ln());
+    (k.is_finite() && k < -1e-3).then_some(k)
+}
+
+struct Solver<'a, F: Fn(f64) -> Result<Plan>> {
+    /// The branch that gave the last ε (tried first next time: a trial above the target
+    /// then usually costs one branch).
+    first: usize,
+    /// The last accountant failure at a trial point.
+    failure: Option<String>,
+    target: f64,
+    delta: f64,
+    opts: &'a PldOptions,
+    plan: &'a F,
+}
+
+impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
+    fn new(target: f64, delta: f64, opts: &'a PldOptions, plan: &'a F) -> Self {
+        Solver {
+            first: 0,
+            failure: None,
+            target,
+            delta,
+            opts,
+            plan,
         }
     }
-    Ok((hi, e_hi))
+
+    fn eval(&mut self, s: f64) -> Result<Point> {
+        let s = s.clamp(S_MIN, S_MAX);
+        let plan = (self.plan)(s)?;
+        match plan.epsilon_until(self.delta, self.opts, self.target, self.first) {
+            Ok((e, at)) => {
+                self.first = at;
+                Ok(Point { s, e })
+            }
+            // The accountant cannot represent this noise (e.g. a composition too wide for
+            // memory at a tiny noise): a rejected trial point, as if ε = +∞ (only ever a
+            // lower end; the error is reported if no noise works).
+            Err(Error::Accountant(m)) => {
+                self.failure = Some(m);
+                Ok(Point {
+                    s,
+                    e: PldEpsilon {
+                        epsilon: f64::INFINITY,
+                        delta: self.delta,
+                        charge: 0.0,
+                        grid_step: 0.0,
+                        fft_len: 0,
+                    },
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn ok(&self, p: &Point) -> bool {
+        p.e.epsilon <= self.target
+    }
+
+    /// A bracket (lo with ε > target, or None when lo would be below S_MIN; hi with ε ≤
+    /// target) from one point: secant steps in (ln s, ln ε), aimed beyond the target (by
+    /// `rel` of the step plus `abs`, in ln s) so that they cross it, else factors of 4.
+    fn bracket_with(
+        &mut self,
+        p: Point,
+        slope: Option<f64>,
+        rel: f64,
+        abs: f64,
+    ) -> Result<(Option<Point>, Point)> {
+        let lt = self.target.ln();
+        let mut prev: Option<Point> = None;
+        let mut cur = p;
+        let mut k = slope;
+        for _ in 0..80 {
+            let up = !self.ok(&cur);
+            if let Some(q) = prev {
+                if self.ok(&q) != self.ok(&cur) {
+                    return Ok(if up { (Some(cur), q) } else { (Some(q), cur) });
+                }
+                k = slope_of(&q, &cur).or(k);
+            }
+            if up && cur.s >= S_MAX {
+                if let (Some(m), false) = (&self.failure, cur.e.epsilon.is_finite()) {
+                    return Err(Error::Accountant(m.clone()));
+                }
+                return Err(Error::param(
+                    "epsilon",
+                    self.target,
+                    format!(
+                        "this target cannot be reached at δ = {} with any amount of noise (ε stays ≥ {:.4}); raise ε or δ",
+                        self.delta, cur.e.epsilon
+                    ),
+                ));
+            }
+            if !up && cur.s <= S_MIN {
+                return Ok((None, cur));
+            }
+            // Step in ln s: the secant estimate plus the overshoot, clamped to a factor of 4
+            // either way; a factor of 4 without a finite slope.
+            let d = match k {
+                Some(k) if cur.e.epsilon.is_finite() => {
+                    let d = (lt - cur.g()) / k;
+                    let d = d * (1.0 + rel) + abs * d.signum();
+                    d.clamp(-4f64.ln(), 4f64.ln())
+                }
+                _ => {
+                    if up {
+                        4f64.ln()
+                    } else {
+                        -4f64.ln()
+                    }
+                }
+            };
+            let next = self.eval(cur.s * d.exp())?;
+            prev = Some(cur);
+            cur = next;
+        }
+        Err(Error::Accountant(
+            "PLD calibration did not bracket the target".into(),
+        ))
+    }
+
+    /// Illinois regula falsi on g(x) = ln ε(e^x) − ln target until the bracket is narrower
+    /// than `tol` in ln s; trial points keep 0.4·tol from the ends, so an accurate secant
+    /// closes the bracket in two steps. Returns the final bracket.
+    fn narrow(
+        &mut self,
+        lo: Option<Point>,
+        mut hi: Point,
+        tol: f64,
+    ) -> Result<(Option<Point>, Point)> {
+        let Some(mut lo) = lo else {
+            return Ok((None, hi));
+        };
+        let lt = self.target.ln();
+        let (mut gl, mut gh) = (lo.g() - lt, hi.g() - lt);
+        let mut side = 0;
+        for it in 1..=60 {
+            let (xl, xh) = (lo.s.ln(), hi.s.ln());
+            if xh - xl <= tol {
+                break;
+            }
+            let mut x = if it % 6 == 0 || gl.partial_cmp(&gh) != Some(std::cmp::Ordering::Greater) {
+                0.5 * (xl + xh)
+            } else {
+                xl + (xh - xl) * gl / (gl - gh)
+            };
+            if !(x > xl && x < xh) {
+                x = 0.5 * (xl + xh);
+            }
+            let m = (0.4 * tol).min(0.25 * (xh - xl));
+            x = x.clamp(xl + m, xh - m);
+            let p = self.eval(x.exp())?;
+            if self.ok(&p) {
+                hi = p;
+                gh = p.g() - lt;
+                if side == 1 {
+                    gl /= 2.0;
+                }
+                side = 1;
+            } else {
+                lo = p;
+                gl = p.g() - lt;
+                if side == -1 {
+                    gh /= 2.0;
+                }
+                side = -1;
+            }
+        }
+        Ok((Some(lo), hi))
+    }
 }
 
 /// Calibrates DP-CDA's σx (σy fixed as in `p`) with the PLD accountant. The returned σx has

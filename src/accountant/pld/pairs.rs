@@ -45,6 +45,14 @@ pub trait LossPair: Send + Sync + std::fmt::Debug {
     fn support(&self, tau: f64) -> (f64, f64) {
         default_support(self, tau)
     }
+    /// Tails at every point y_k = (i_lo + k)·h, k < n, of the discretiser's grid (the
+    /// default evaluates [`LossPair::tails`] at each; a pair may share work between points,
+    /// returning the same values).
+    fn tails_grid(&self, i_lo: i64, n: usize, h: f64) -> Vec<Tails> {
+        (0..n)
+            .map(|k| self.tails((i_lo + k as i64) as f64 * h))
+            .collect()
+    }
 }
 
 /// Finds hi with G_A(hi) ≤ τ (or 1e4) and lo with 1 − G_A(lo) ≤ τ (or −1e4) by doubling and
@@ -199,8 +207,15 @@ impl LossPair for MixtureRemove {
             return GaussianPair { mu: self.mu }.support(tau);
         }
         let k = (2.0 * (-tau.dln())).sqrt() + 1.0;
+        let (g, mu) = (self.gamma, self.mu);
+        // ln(1 − γ + γe^a), without overflow for large a (μ ≫ 1).
         let l = |x: f64| {
-            (1.0 - self.gamma + self.gamma * (self.mu * x - self.mu * self.mu / 2.0).dexp()).dln()
+            let a = mu * x - mu * mu / 2.0;
+            if a > 700.0 {
+                a + g.dln() + ((1.0 - g) / g * (-a).dexp()).dln_1p()
+            } else {
+                (1.0 - g + g * a.dexp()).dln()
+            }
         };
         (l(-k), l(self.mu + k))
     }
@@ -272,20 +287,46 @@ impl Symmetrized {
     }
 }
 
+/// The symmetrised tails at −y < 0 from the inner tails `t` at y > 0.
+fn mirrored(t: Tails) -> Tails {
+    // ω(L > −y) = 1 − B(L ≥ y); B'(L > −y) = 1 − A(L ≥ y) (continuous laws).
+    Tails {
+        ga: (1.0 - t.gb).max(0.0),
+        ea: t.eb + f64::EPSILON,
+        gb: (1.0 - t.ga).max(0.0),
+        eb: t.ea + f64::EPSILON,
+    }
+}
+
 impl LossPair for Symmetrized {
     fn tails(&self, y: f64) -> Tails {
         if y >= 0.0 {
             self.inner.tails(y)
         } else {
-            // ω(L > y) = 1 − B(L ≥ −y); B'(L > y) = 1 − A(L ≥ −y) (continuous laws).
-            let t = self.inner.tails(-y);
-            Tails {
-                ga: (1.0 - t.gb).max(0.0),
-                ea: t.eb + f64::EPSILON,
-                gb: (1.0 - t.ga).max(0.0),
-                eb: t.ea + f64::EPSILON,
-            }
+            mirrored(self.inner.tails(-y))
         }
+    }
+    /// The inner tails once per |index| (the grid ±j·h is symmetric: (−j)·h = −(j·h)
+    /// exactly), so the values equal those of [`Symmetrized::tails`] bit for bit.
+    fn tails_grid(&self, i_lo: i64, n: usize, h: f64) -> Vec<Tails> {
+        let i_hi = i_lo + n as i64 - 1;
+        let (a, m) = if i_lo >= 0 {
+            (i_lo, i_hi)
+        } else if i_hi <= 0 {
+            (-i_hi, -i_lo)
+        } else {
+            (0, i_hi.max(-i_lo))
+        };
+        let inner = self.inner.tails_grid(a, (m - a + 1) as usize, h);
+        (i_lo..=i_hi)
+            .map(|i| {
+                if i >= 0 {
+                    inner[(i - a) as usize]
+                } else {
+                    mirrored(inner[(-i - a) as usize])
+                }
+            })
+            .collect()
     }
     fn support(&self, tau: f64) -> (f64, f64) {
         let (_, hi) = self.inner.support(tau);
@@ -480,6 +521,24 @@ mod tests {
         assert!(below >= up); // atom at 0
         let t = r.tails(0.0);
         assert!((below - up - (1.0 - t.ga - t.gb)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn symmetrized_grid_equals_pointwise_tails() {
+        let s = Symmetrized::new(Arc::new(MixtureRemove {
+            gamma: 0.01,
+            mu: 2.0,
+        }))
+        .unwrap();
+        for &(i_lo, n) in &[(-50i64, 101usize), (-50, 30), (7, 40), (-80, 200), (0, 1)] {
+            let h = 0.037;
+            let grid = s.tails_grid(i_lo, n, h);
+            assert_eq!(grid.len(), n);
+            for (k, t) in grid.iter().enumerate() {
+                let y = (i_lo + k as i64) as f64 * h;
+                assert_eq!(*t, s.tails(y), "index {}", i_lo + k as i64);
+            }
+        }
     }
 
     #[test]

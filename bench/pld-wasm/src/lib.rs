@@ -1,0 +1,44 @@
+//! The PLD (fast) and RDP calibrations of label-free DP-CDA as plain wasm exports, for timing
+//! from Node (`run.mjs`): no bindings, numbers in, σ out (NaN on error).
+
+use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
+use privmix::accountant::pld::PldOptions;
+use privmix::accountant::{default_orders, Preset};
+use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
+
+/// σx calibrated by the PLD accountant (`standard` ≠ 0: standard adjacency).
+#[no_mangle]
+pub extern "C" fn pld_sigma(pool: u32, mix: u32, samples: u32, eps: f64, standard: u32) -> f64 {
+    let p = CdaPrivacy {
+        pool: pool as u64,
+        mix,
+        clip: 1.0,
+        sigma_x: 1.0,
+        sigma_y: None,
+        samples: samples as u64,
+    };
+    let adj = if standard != 0 {
+        Adjacency::Standard
+    } else {
+        Adjacency::LabelKept
+    };
+    calibrate_cda(&p, adj, eps, 1e-5, &PldOptions::calibration()).map_or(f64::NAN, |r| r.0)
+}
+
+/// σx calibrated by the RDP accountant.
+#[no_mangle]
+pub extern "C" fn rdp_sigma(pool: u32, mix: u32, samples: u32, eps: f64) -> f64 {
+    calibrate_sigma_x(
+        pool as u64,
+        mix,
+        1.0,
+        None,
+        samples as u64,
+        1e-5,
+        eps,
+        &default_orders(),
+        Preset::Default,
+        None,
+    )
+    .map_or(f64::NAN, |c| c.sigma_x)
+}
