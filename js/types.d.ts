@@ -43,6 +43,9 @@ export interface MechanismParams {
   delta: number;
   preset?: Preset;
   orders?: number[];
+  /** `rdp` (default) or `pld`: the privacy-loss-distribution accountant (cda label-free only;
+   * ε is then the smaller of the PLD and RDP bounds, and calibrate uses the PLD). */
+  accountant?: "rdp" | "pld";
 }
 export interface AccountParams extends MechanismParams { sigmaX: number; }
 export interface CalibrateParams extends MechanismParams { epsilon: number; }
@@ -50,10 +53,12 @@ export interface AccountResult {
   epsilon: number; order: number; delta: number; preset: Preset; mechanism: Mechanism;
   mode: string; noiseMultiplier: number; samplingRate: number;
   epsilonOtherPreset: { preset: Preset; epsilon: number; order: number };
+  accountant: "rdp" | "pld"; epsilonRdp: number; epsilonPld: number | null;
 }
 export interface CalibrateResult {
   sigmaX: number; epsilon: number; order: number; targetEpsilon: number; delta: number;
   noiseMultiplier: number; preset: Preset; mechanism: Mechanism; mode: string;
+  accountant: "rdp" | "pld"; epsilonRdp: number; epsilonPld: number | null;
 }
 
 export type Mechanism = "cda" | "dpmix" | "local" | "projection";

@@ -57,7 +57,10 @@ fn has_flag(s: &str) -> bool {
 
 #[test]
 fn the_scanner_sees_a_flag() {
-    assert_eq!(literals(r#"x("give --epsilon", "b")"#), vec!["give --epsilon", "b"]);
+    assert_eq!(
+        literals(r#"x("give --epsilon", "b")"#),
+        vec!["give --epsilon", "b"]
+    );
     assert!(has_flag("give --epsilon"));
     assert!(has_flag("--seed"));
     assert!(!has_flag("a -- b"));
@@ -71,7 +74,11 @@ fn library_messages_name_no_cli_flags() {
     rust_files(&root, &mut files);
     let mut found = Vec::new();
     for f in files {
-        let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         // The CLI renders flags; error.rs renders a parameter identity as a flag (and tests it).
         if rel.starts_with("cli/") || rel == "main.rs" || rel == "error.rs" {
             continue;

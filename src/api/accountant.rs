@@ -5,7 +5,7 @@
 
 use super::{orders_of, preset_of, synth::MixChoice, DEFAULT_CLIP};
 use crate::accountant::subsampled_gaussian::validate_orders;
-use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
+use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, suggest_mix, CdaPrivacy};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
@@ -142,6 +142,30 @@ pub struct MechanismRequest {
     /// RDP orders.
     #[serde(default)]
     pub orders: Option<Vec<u32>>,
+    /// `rdp` (default) or `pld`: the privacy-loss-distribution accountant (DP-CDA label-free;
+    /// replace-one inside the pool). With `pld`, ε is the smaller of the two valid upper
+    /// bounds and calibration uses the PLD; the RDP value stays in the response.
+    #[serde(default)]
+    pub accountant: Option<String>,
+}
+
+/// Which accountant answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountantKind {
+    /// Rényi DP (WBK Theorem 27 + conversion), the default.
+    Rdp,
+    /// The PLD accountant ([`crate::accountant::pld`]); RDP kept as a cross-check.
+    Pld,
+}
+
+impl AccountantKind {
+    /// The name used in responses.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccountantKind::Rdp => "rdp",
+            AccountantKind::Pld => "pld",
+        }
+    }
 }
 
 /// The mechanism being accounted, with the parameters it uses.
@@ -204,6 +228,8 @@ pub struct MechanismParams {
     pub sigma_x: Option<f64>,
     /// Target ε (`calibrate`), if given.
     pub epsilon: Option<f64>,
+    /// The accountant.
+    pub accountant: AccountantKind,
 }
 
 impl TryFrom<&MechanismRequest> for MechanismParams {
@@ -302,7 +328,28 @@ impl TryFrom<&MechanismRequest> for MechanismParams {
                 ))
             }
         };
+        let accountant = match r.accountant.as_deref() {
+            None | Some("rdp") => AccountantKind::Rdp,
+            Some("pld") => AccountantKind::Pld,
+            Some(other) => {
+                return Err(Error::param(
+                    "accountant",
+                    other,
+                    "use rdp (default) or pld (privacy-loss distribution)",
+                ))
+            }
+        };
+        if accountant == AccountantKind::Pld
+            && !matches!(mechanism, AccountedMechanism::Cda { sigma_y: None, .. })
+        {
+            return Err(Error::param(
+                "accountant",
+                "pld",
+                "the PLD accountant covers DP-CDA in label-free mode here (no σy); use rdp for this mechanism",
+            ));
+        }
         Ok(MechanismParams {
+            accountant,
             mechanism,
             delta: r.delta,
             preset: preset_of(&r.preset)?,
@@ -345,6 +392,12 @@ pub struct AccountResponse {
     pub sampling_rate: f64,
     /// The same under the other preset.
     pub epsilon_other_preset: OtherPreset,
+    /// `rdp` or `pld`: which accountant was asked for.
+    pub accountant: &'static str,
+    /// ε from the RDP accountant (equals `epsilon` under `rdp`).
+    pub epsilon_rdp: f64,
+    /// ε from the PLD accountant (`pld` only); `epsilon` is then the smaller of the two.
+    pub epsilon_pld: Option<f64>,
     /// What only this mechanism reports.
     #[serde(flatten)]
     pub detail: AccountDetail,
@@ -428,8 +481,19 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
             };
             let e = m.epsilon(delta, orders, preset, None)?;
             let o = m.epsilon(delta, orders, other, None)?;
+            let pld = match p.accountant {
+                AccountantKind::Pld => Some(
+                    pld::mechanisms::cda(&m, pld::mechanisms::Adjacency::LabelKept)?
+                        .epsilon(delta, &pld::PldOptions::default())?
+                        .epsilon,
+                ),
+                AccountantKind::Rdp => None,
+            };
             Ok(AccountResponse {
-                epsilon: e.epsilon,
+                epsilon: pld.map_or(e.epsilon, |x| x.min(e.epsilon)),
+                accountant: p.accountant.name(),
+                epsilon_rdp: e.epsilon,
+                epsilon_pld: pld,
                 order: e.order,
                 delta,
                 preset: preset.name(),
@@ -474,6 +538,9 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
             let o = m.epsilon(delta, orders, other, None)?;
             Ok(AccountResponse {
                 epsilon: e.epsilon,
+                accountant: "rdp",
+                epsilon_rdp: e.epsilon,
+                epsilon_pld: None,
                 order: e.order,
                 delta,
                 preset: preset.name(),
@@ -509,6 +576,9 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
             let o = m.epsilon(delta, orders, other, None)?;
             Ok(AccountResponse {
                 epsilon: e.epsilon,
+                accountant: "rdp",
+                epsilon_rdp: e.epsilon,
+                epsilon_pld: None,
                 order: e.order,
                 delta,
                 preset: preset.name(),
@@ -542,6 +612,12 @@ pub struct CalibrateResponse {
     pub preset: &'static str,
     /// `cda`, `dpmix`, `local` or `projection`.
     pub mechanism: &'static str,
+    /// `rdp` or `pld`: the accountant that calibrated σx.
+    pub accountant: &'static str,
+    /// ε at σx from the RDP accountant.
+    pub epsilon_rdp: f64,
+    /// ε at σx from the PLD accountant (`pld` only); `epsilon` is the smaller of the two.
+    pub epsilon_pld: Option<f64>,
     /// What only this mechanism reports.
     #[serde(flatten)]
     pub detail: CalibrateDetail,
@@ -594,6 +670,9 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
             noise_multiplier,
             preset: preset.name(),
             mechanism,
+            accountant: "rdp",
+            epsilon_rdp: epsilon,
+            epsilon_pld: None,
             detail,
         };
     Ok(match p.mechanism {
@@ -604,19 +683,53 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
             sigma_y,
             samples,
         } => {
-            let c = calibrate_sigma_x(
-                pool, mix, clip, sigma_y, samples, delta, target, orders, preset, None,
-            )?;
-            response(
-                c.sigma_x,
-                c.epsilon,
-                c.order,
-                c.noise_multiplier,
-                "cda",
-                CalibrateDetail::Cda {
-                    mode: mode(sigma_y),
-                },
-            )
+            if p.accountant == AccountantKind::Pld {
+                let m = CdaPrivacy {
+                    pool,
+                    mix,
+                    clip,
+                    sigma_x: f64::NAN,
+                    sigma_y,
+                    samples,
+                };
+                let (sigma_x, e_pld) = pld::mechanisms::calibrate_cda(
+                    &m,
+                    pld::mechanisms::Adjacency::LabelKept,
+                    target,
+                    delta,
+                    &pld::PldOptions::default(),
+                )?;
+                let at = CdaPrivacy { sigma_x, ..m };
+                let e_rdp = at.epsilon(delta, orders, preset, None)?;
+                let mut r = response(
+                    sigma_x,
+                    e_pld.epsilon.min(e_rdp.epsilon),
+                    e_rdp.order,
+                    at.noise_multiplier()?,
+                    "cda",
+                    CalibrateDetail::Cda {
+                        mode: mode(sigma_y),
+                    },
+                );
+                r.accountant = "pld";
+                r.epsilon_rdp = e_rdp.epsilon;
+                r.epsilon_pld = Some(e_pld.epsilon);
+                r
+            } else {
+                let c = calibrate_sigma_x(
+                    pool, mix, clip, sigma_y, samples, delta, target, orders, preset, None,
+                )?;
+                response(
+                    c.sigma_x,
+                    c.epsilon,
+                    c.order,
+                    c.noise_multiplier,
+                    "cda",
+                    CalibrateDetail::Cda {
+                        mode: mode(sigma_y),
+                    },
+                )
+            }
         }
         AccountedMechanism::DpMix {
             pool,

@@ -1,7 +1,7 @@
 //! `privmix account`: ε of a mechanism with given noise. The mechanism flags are shared with
 //! `privmix calibrate`.
 
-use super::{name_of, print_snake, Common, MechanismArg};
+use super::{name_of, print_snake, AccountantArg, Common, MechanismArg};
 use clap::Args;
 use privmix::api::{self, MechanismRequest};
 use privmix::error::Result;
@@ -42,6 +42,10 @@ pub(crate) struct MechArgs {
     /// δ.
     #[arg(long)]
     pub delta: f64,
+    /// Accountant: rdp, or pld (privacy-loss distribution; DP-CDA label-free: ε is the
+    /// smaller of the two bounds, and calibrate uses the PLD).
+    #[arg(long, value_enum, default_value = "rdp")]
+    accountant: AccountantArg,
 }
 
 impl MechArgs {
@@ -61,6 +65,7 @@ impl MechArgs {
             epsilon: None,
             preset: common.preset(),
             orders: common.orders()?,
+            accountant: Some(name_of(&self.accountant)),
         })
     }
 }
@@ -89,6 +94,9 @@ pub(crate) fn run(a: AccountArgs) -> Result<()> {
             "ε = {:.6} at δ = {} (order {}, preset {})",
             r.epsilon, r.delta, r.order, r.preset
         );
+        if let Some(p) = r.epsilon_pld {
+            println!("PLD ε = {p:.6}, RDP ε = {:.6}", r.epsilon_rdp);
+        }
     }
     Ok(())
 }

@@ -30,6 +30,12 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<()> {
         "σx = {:.9} gives ε = {:.6} ≤ {} at δ = {} (preset {})",
         r.sigma_x, r.epsilon, r.target_epsilon, r.delta, r.preset
     );
+    if let Some(p) = r.epsilon_pld {
+        println!(
+            "calibrated by the PLD accountant: PLD ε = {p:.6}, RDP ε = {:.6}",
+            r.epsilon_rdp
+        );
+    }
     if let CalibrateDetail::DpMix {
         sigma_y: Some(sy),
         shared_sigma,

@@ -73,6 +73,15 @@ pub(crate) enum MechanismArg {
     Projection,
 }
 
+/// The accountant of `account` and `calibrate`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum AccountantArg {
+    /// Rényi DP (WBK Theorem 27 + conversion).
+    Rdp,
+    /// Privacy-loss distribution (DP-CDA label-free); ε is the smaller of PLD and RDP.
+    Pld,
+}
+
 /// Normalization of the features.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum NormalizeArg {

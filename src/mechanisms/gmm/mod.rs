@@ -267,9 +267,9 @@ pub struct GmmData {
 impl GmmData {
     /// From a [`Table`] whose label column is set; every other column must be numeric.
     pub fn from_table(table: &Table) -> Result<GmmData> {
-        let li = table
-            .label_index
-            .ok_or_else(|| Error::Data("no label column was chosen; give the label column (label)".into()))?;
+        let li = table.label_index.ok_or_else(|| {
+            Error::Data("no label column was chosen; give the label column (label)".into())
+        })?;
         let (codes, classes) = match &table.columns[li] {
             Column::Categorical { codes, levels } => (codes, levels.clone()),
             Column::Numeric { .. } => {
