@@ -404,6 +404,47 @@ fn normalize(
     })
 }
 
+/// Missing-value indicator columns without a released marginal get one from the DP count of
+/// missing cells that the type decision already released (`noisy_missing`, accounted there):
+/// a two-point marginal with mass p̂ = clamp(noisy_missing / n, 0, 1) at 1 (n is public).
+/// Decoding then marks the p̂·T rows with the highest noisy indicator as missing (quantile
+/// mapping; post-processing) instead of thresholding the noisy value at 0.5, which under the
+/// mixing noise marks a large share of rows missing in columns that have none.
+fn indicator_marginals(table: &Table, decisions: &DecisionReport, released: &mut Released) {
+    use crate::preprocess::missing::INDICATOR_SUFFIX;
+    use crate::preprocess::normalize::ColumnMarginal;
+    use crate::preprocess::quantile::NumericMarginal;
+    let n = table.n_rows.max(1) as f64;
+    for (j, name) in table.names.iter().enumerate() {
+        let Some(base) = name.strip_suffix(INDICATOR_SUFFIX) else {
+            continue;
+        };
+        if released.marginals.get(j).is_some_and(Option::is_some) {
+            continue;
+        }
+        let Some(b) = decisions
+            .columns
+            .iter()
+            .find(|c| c.name == base)
+            .and_then(|c| c.noisy_missing)
+        else {
+            continue;
+        };
+        let p = if b.is_finite() {
+            (b / n).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        if released.marginals.len() <= j {
+            released.marginals.resize(j + 1, None);
+        }
+        released.marginals[j] = Some(ColumnMarginal::Numeric(NumericMarginal {
+            edges: vec![0.0, 0.0, 1.0, 1.0],
+            probs: vec![1.0 - p, 0.0, p],
+        }));
+    }
+}
+
 /// A mechanism's accounting, fixed before any row is made.
 struct Plan {
     /// The mechanism's own RDP curve under the chosen preset and under the other one.
@@ -519,7 +560,12 @@ fn synthesize_dyn(
     let resolved_early;
     let opts = if auto_mix_requested {
         resolved_early = SynthOptions {
-            mix: if matches!(mechanism, Mechanism::Cda) {
+            // DP-CDA with a target ε chooses l after normalization (1 until then, so no
+            // class is refused for being smaller than a guess); otherwise a fixed order.
+            mix: if matches!(mechanism, Mechanism::Cda)
+                && opts.epsilon.is_some()
+                && opts.sigma_x.is_none()
+            {
                 1
             } else {
                 FIXED_MIX_FALLBACK
@@ -712,7 +758,8 @@ fn synthesize_dyn(
     )?;
     let mut space = norm.space;
     let mut norm_report = norm.report;
-    let released = norm.released;
+    let mut released = norm.released;
+    indicator_marginals(table, &decisions, &mut released);
     let unit_box = matches!(mechanism, Mechanism::DpMix(_));
     if unit_box {
         space.to_unit_box()?;

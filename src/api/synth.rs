@@ -130,6 +130,12 @@ impl MixChoice {
     pub fn checked(&self) -> Result<Self> {
         match self {
             MixChoice::Named(s) if s != "auto" => Err(bad_mix(s)),
+            // 0 is the synthesis's internal "auto" sentinel: an explicit 0 is an error.
+            MixChoice::Fixed(0) => Err(Error::param(
+                "mix",
+                0,
+                "the mix order l must be at least 1; give l ≥ 1, or \"auto\"",
+            )),
             other => Ok(other.clone()),
         }
     }

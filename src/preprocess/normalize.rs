@@ -497,24 +497,40 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                     }
                     (NormalizeMode::Dp, _, _) => {
                         let (_, _, g) = dp_hist.as_ref().expect("dp columns imply a budget");
-                        let r = dp_range(values, g, t_num, rng).ok_or_else(|| {
-                            Error::Data(format!(
-                                    "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise). Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
-                            ))
-                        })?;
-                        let (mut lo, mut hi) = (r.lo, r.hi);
-                        if marginals_on {
-                            let (_, _, g) = dp_hist.as_ref().expect("marginals imply a budget");
-                            let edges = refined_edges(&r.coarse_noisy, r.first, r.last, g.sigma());
-                            marginal = dp_marginal(values, &edges, g, rng);
-                            if let Some(m) = &marginal {
-                                // Refinement: the range shrinks to the marginal's support.
-                                let (a, b) = m.support();
-                                lo = a;
-                                hi = b;
+                        match dp_range(values, g, t_num, rng) {
+                            Ok(r) => {
+                                let (mut lo, mut hi) = (r.lo, r.hi);
+                                if marginals_on {
+                                    let (_, _, g) =
+                                        dp_hist.as_ref().expect("marginals imply a budget");
+                                    let edges =
+                                        refined_edges(&r.coarse_noisy, r.first, r.last, g.sigma());
+                                    marginal = dp_marginal(values, &edges, g, rng);
+                                    if let Some(m) = &marginal {
+                                        // Refinement: the range shrinks to the marginal's support.
+                                        let (a, b) = m.support();
+                                        lo = a;
+                                        hi = b;
+                                    }
+                                }
+                                (lo, hi, s_int.unwrap_or(r.integral), "dp")
+                            }
+                            Err(integral) => {
+                                // Loud, never silent: the receipt's warnings (printed by the
+                                // CLI) and the column's source say the range is a default.
+                                // Which columns fall back is post-processing of the noisy
+                                // histogram (DP), so it releases nothing more.
+                                warnings.push(format!(
+                                    "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
+                                ));
+                                (
+                                    0.0,
+                                    1.0,
+                                    s_int.unwrap_or(integral),
+                                    "default [0, 1]: no DP range found",
+                                )
                             }
                         }
-                        (lo, hi, s_int.unwrap_or(r.integral), "dp")
                     }
                 };
                 let (offset, scale) = if hi > lo { (lo, hi - lo) } else { (lo, 1.0) };
@@ -802,9 +818,16 @@ struct DpRange {
     coarse_noisy: Vec<f64>,
 }
 
-/// DP range and integrality of one numeric column from its noisy coarse-grid histogram; None
-/// when no bin stands out of the noise (the caller turns that into an error naming the fix).
-fn dp_range<R: Rng + ?Sized>(values: &[f32], g: &Gaussian, t: f64, rng: &mut R) -> Option<DpRange> {
+/// DP range and integrality of one numeric column from its noisy coarse-grid histogram;
+/// `Err(integral)` (the DP integrality alone, main's rule: the noisy non-integral count below
+/// the threshold) when no bin stands out of the noise (the caller then uses [0, 1] with a loud
+/// warning naming the fix).
+fn dp_range<R: Rng + ?Sized>(
+    values: &[f32],
+    g: &Gaussian,
+    t: f64,
+    rng: &mut R,
+) -> std::result::Result<DpRange, bool> {
     let mut counts = vec![0f64; COARSE_BINS];
     let mut non_integral = 0f64;
     for &v in values {
@@ -826,7 +849,9 @@ fn dp_range<R: Rng + ?Sized>(values: &[f32], g: &Gaussian, t: f64, rng: &mut R) 
         max_noisy = max_noisy.max(c);
     }
     let nonint_noisy = non_integral + g.sample(rng);
-    let (b0, b1) = (first?, last?);
+    let (Some(b0), Some(b1)) = (first, last) else {
+        return Err(nonint_noisy <= tau);
+    };
     // Integral only on evidence: the non-integral count does not clear the threshold and is
     // small next to the largest bin (both noisy), so small samples stay real-valued.
     let integral = nonint_noisy <= tau && nonint_noisy <= 0.05 * max_noisy;
@@ -835,7 +860,7 @@ fn dp_range<R: Rng + ?Sized>(values: &[f32], g: &Gaussian, t: f64, rng: &mut R) 
     } else {
         (coarse_edges(b0).0, coarse_edges(b1).1)
     };
-    Some(DpRange {
+    Ok(DpRange {
         lo,
         hi,
         integral,
@@ -999,7 +1024,7 @@ mod tests {
     }
 
     #[test]
-    fn small_data_without_bounds_is_a_loud_error_not_zero_one() {
+    fn small_data_without_bounds_warns_loudly_and_says_default() {
         // 150 rows spread over [4, 8): at this budget no coarse bin clears the threshold.
         let values: Vec<f32> = (0..150).map(|i| 4.0 + (i % 40) as f32 * 0.1).collect();
         let t = table(values, vec![0; 150], vec!["p"]);
@@ -1007,16 +1032,25 @@ mod tests {
             noise_multiplier: 20.0,
             delta_categories: 1e-6,
         };
-        let e = fit_feature_space(
+        let (_, report) = fit_feature_space(
             &t,
             None,
             NormalizeMode::Dp,
             Some(&b),
             &mut ReleaseRng::seeded(1),
         )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("column 'x'") && e.contains("schema"), "{e}");
+        .unwrap();
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.contains("column 'x'"))
+            .expect("a warning names the column");
+        assert!(
+            w.contains("DEFAULT range [0, 1]") && w.contains("schema"),
+            "{w}"
+        );
+        let x = report.columns.iter().find(|c| c.name == "x").unwrap();
+        assert!(x.source.starts_with("default"), "{}", x.source);
     }
 
     #[test]
