@@ -89,6 +89,10 @@ pub struct CdaParameters {
     /// Input rows scaled down by clipping (count of the private data; not released elsewhere).
     #[serde(skip)]
     pub rows_clipped: usize,
+    /// DP-CDA's encoding and automatic choices (rows scaled or clipped, sensitivity,
+    /// rescaling, decoding, how l was chosen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<crate::preprocess::auto::EncodingReport>,
 }
 
 /// DPMix's parameters (SPEC §1.2).

@@ -18,14 +18,20 @@ use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::projection::{self, Projection};
+use crate::preprocess::auto::{
+    auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
+};
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
 use crate::preprocess::dp_counts::{
     build_pools, calibrate_standard, dp_classes, split_samples, standard_curve, ClassCountReport,
 };
 use crate::preprocess::encode::write_number;
 use crate::preprocess::missing::{encode_missing, MissingReport};
-use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
-use crate::preprocess::{fit_feature_space, FeatureSpace, NormalizationReport, NormalizeMode};
+use crate::preprocess::normalize::{
+    dp_columns, fit_feature_space_with, plan_extras, DpHistogramBudget, ExtraStats, Released,
+};
+use crate::preprocess::rownorm::{accounting_clip, scale_rows_to_norm};
+use crate::preprocess::{FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
     component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
     DpMixParameters, EpsByPreset, Guarantee, Parameters, Randomness, Receipt, BUILD_ID, VERSION,
@@ -41,7 +47,7 @@ pub struct SynthOptions {
     pub epsilon: Option<f64>,
     /// δ ∈ (0, 1).
     pub delta: f64,
-    /// Mix order l (default 4, the paper's best).
+    /// Mix order l; [`MIX_AUTO`] (0, the default) chooses it ([`crate::preprocess::auto`]).
     pub mix: usize,
     /// Clip norm c in normalized units (default 1).
     pub clip: f64,
@@ -49,7 +55,8 @@ pub struct SynthOptions {
     pub samples: Option<usize>,
     /// Normalization mode (default `dp`).
     pub normalize: NormalizeMode,
-    /// Share of ε for DP normalization (default 0.1).
+    /// Share of ε for DP normalization (default 0.2: ranges, categories, the marginals the
+    /// decoder maps onto and the mean norm).
     pub normalize_share: f64,
     /// Explicit σx instead of calibration.
     pub sigma_x: Option<f64>,
@@ -138,11 +145,11 @@ impl Default for SynthOptions {
         SynthOptions {
             epsilon: None,
             delta: 1e-5,
-            mix: 4,
+            mix: MIX_AUTO,
             clip: 1.0,
             samples: None,
             normalize: NormalizeMode::Dp,
-            normalize_share: 0.1,
+            normalize_share: 0.2,
             sigma_x: None,
             sigma_y: None,
             preset: Preset::Default,
@@ -316,6 +323,7 @@ fn classes_of(table: &Table) -> Result<Classes<'_>> {
 struct Normalized {
     space: FeatureSpace,
     report: NormalizationReport,
+    released: Released,
     curve: RdpCurve,
     dp: bool,
     delta_rdp: f64,
@@ -326,10 +334,18 @@ fn normalize(
     schema: Option<&Schema>,
     opts: &SynthOptions,
     delta_avail: f64,
+    want: ExtraStats,
     rng: &mut ReleaseRng,
 ) -> Result<Normalized> {
     let (m_num, m_cat) = dp_columns(table, schema);
-    let dp = opts.normalize == NormalizeMode::Dp && m_num + m_cat > 0;
+    // Extras (marginals, mean norm) need a target ε to size the normalization share.
+    let want = if opts.normalize == NormalizeMode::Dp && opts.epsilon.is_some() {
+        want
+    } else {
+        ExtraStats::default()
+    };
+    let mut dp = opts.normalize == NormalizeMode::Dp
+        && (m_num + m_cat > 0 || want.mean_norm || want.marginals);
     let delta_cat = if dp && m_cat > 0 {
         delta_avail * DELTA_CATEGORY_SHARE
     } else {
@@ -337,27 +353,41 @@ fn normalize(
     };
     let delta_rdp = delta_avail - delta_cat;
     let orders = &opts.orders;
-    let (curve, budget) = if dp {
+    let z = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
         })?;
-        let cal = smallest_z(
+        smallest_z(
             eps * opts.normalize_share,
             delta_rdp,
             opts.preset.conversion(),
             |z| RdpCurve::gaussian(z, orders),
-        )?;
+        )?
+        .z
+    } else {
+        f64::INFINITY
+    };
+    // The plan depends only on public numbers and z; when it releases nothing (a complete
+    // schema and no extras worth their noise), no budget is spent on normalization.
+    let plan = if dp {
+        plan_extras(table, schema, want, z)
+    } else {
+        plan_extras(table, schema, ExtraStats::default(), f64::INFINITY)
+    };
+    dp = dp && plan.any();
+    let (curve, budget) = if dp {
         (
-            RdpCurve::gaussian(cal.z, orders)?,
+            RdpCurve::gaussian(z, orders)?,
             Some(DpHistogramBudget {
-                noise_multiplier: cal.z,
+                noise_multiplier: z,
                 delta_categories: delta_cat,
             }),
         )
     } else {
         (RdpCurve::zero(orders), None)
     };
-    let (space, report) = fit_feature_space(table, schema, opts.normalize, budget.as_ref(), rng)?;
+    let (space, report, released) =
+        fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
     if space.dim == 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label; add at least one feature column"
@@ -367,10 +397,52 @@ fn normalize(
     Ok(Normalized {
         space,
         report,
+        released,
         curve,
         dp,
         delta_rdp,
     })
+}
+
+/// Missing-value indicator columns without a released marginal get one from the DP count of
+/// missing cells that the type decision already released (`noisy_missing`, accounted there):
+/// a two-point marginal with mass p̂ = clamp(noisy_missing / n, 0, 1) at 1 (n is public).
+/// Decoding then marks the p̂·T rows with the highest noisy indicator as missing (quantile
+/// mapping; post-processing) instead of thresholding the noisy value at 0.5, which under the
+/// mixing noise marks a large share of rows missing in columns that have none.
+fn indicator_marginals(table: &Table, decisions: &DecisionReport, released: &mut Released) {
+    use crate::preprocess::missing::INDICATOR_SUFFIX;
+    use crate::preprocess::normalize::ColumnMarginal;
+    use crate::preprocess::quantile::NumericMarginal;
+    let n = table.n_rows.max(1) as f64;
+    for (j, name) in table.names.iter().enumerate() {
+        let Some(base) = name.strip_suffix(INDICATOR_SUFFIX) else {
+            continue;
+        };
+        if released.marginals.get(j).is_some_and(Option::is_some) {
+            continue;
+        }
+        let Some(b) = decisions
+            .columns
+            .iter()
+            .find(|c| c.name == base)
+            .and_then(|c| c.noisy_missing)
+        else {
+            continue;
+        };
+        let p = if b.is_finite() {
+            (b / n).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        if released.marginals.len() <= j {
+            released.marginals.resize(j + 1, None);
+        }
+        released.marginals[j] = Some(ColumnMarginal::Numeric(NumericMarginal {
+            edges: vec![0.0, 0.0, 1.0, 1.0],
+            probs: vec![1.0 - p, 0.0, p],
+        }));
+    }
 }
 
 /// A mechanism's accounting, fixed before any row is made.
@@ -434,6 +506,38 @@ pub fn synthesize_with(
         &mut header_once,
         &mut row,
         &mut progress,
+        false,
+    )
+}
+
+/// [`synthesize`] (DP-CDA) whose rows are also shrunk toward their class's mean after the
+/// noise ([`crate::preprocess::quantile::shrink_to_class_means`], post-processing): cleaner
+/// individual rows (the image path uses it, so synthetic images are recognisable) with less
+/// spread, which a classifier trained on the rows does not always like.
+pub fn synthesize_denoised(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    rng: &mut ReleaseRng,
+    header: impl FnOnce(&[String]) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+    mut progress: impl FnMut(f64),
+) -> Result<Receipt> {
+    let mut header = Some(header);
+    let mut header_once = |names: &[String]| match header.take() {
+        Some(h) => h(names),
+        None => Err(Error::Data("internal: the header was written twice".into())),
+    };
+    synthesize_dyn(
+        table,
+        schema,
+        opts,
+        &Mechanism::Cda,
+        rng,
+        &mut header_once,
+        &mut row,
+        &mut progress,
+        true,
     )
 }
 
@@ -447,8 +551,31 @@ fn synthesize_dyn(
     header: &mut dyn FnMut(&[String]) -> Result<()>,
     row: &mut dyn FnMut(&[String]) -> Result<()>,
     mut progress: &mut dyn FnMut(f64),
+    denoise: bool,
 ) -> Result<Receipt> {
     // ---- checks ------------------------------------------------------------------------
+    // `mix` 0 = auto: DP-CDA resolves it after normalization (preprocess::auto); the other
+    // mechanisms use a fixed l.
+    let auto_mix_requested = opts.mix == MIX_AUTO;
+    let resolved_early;
+    let opts = if auto_mix_requested {
+        resolved_early = SynthOptions {
+            // DP-CDA with a target ε chooses l after normalization (1 until then, so no
+            // class is refused for being smaller than a guess); otherwise a fixed order.
+            mix: if matches!(mechanism, Mechanism::Cda)
+                && opts.epsilon.is_some()
+                && opts.sigma_x.is_none()
+            {
+                1
+            } else {
+                FIXED_MIX_FALLBACK
+            },
+            ..opts.clone()
+        };
+        &resolved_early
+    } else {
+        opts
+    };
     check_delta(opts.delta)?;
     if let Some(e) = opts.epsilon {
         check_epsilon(e)?;
@@ -615,9 +742,24 @@ fn synthesize_dyn(
     }
 
     // ---- normalization, encoding, clipping ---------------------------------------------
-    let norm = normalize(table, schema, opts, delta_avail, rng)?;
+    let is_cda = matches!(mechanism, Mechanism::Cda);
+    let norm = normalize(
+        table,
+        schema,
+        opts,
+        delta_avail,
+        ExtraStats {
+            marginals: is_cda,
+            mean_norm: is_cda
+                && opts.normalize != NormalizeMode::Data
+                && use_common_norm(table.n_cols().saturating_sub(1)),
+        },
+        rng,
+    )?;
     let mut space = norm.space;
     let mut norm_report = norm.report;
+    let mut released = norm.released;
+    indicator_marginals(table, &decisions, &mut released);
     let unit_box = matches!(mechanism, Mechanism::DpMix(_));
     if unit_box {
         space.to_unit_box()?;
@@ -626,11 +768,41 @@ fn synthesize_dyn(
         }
     }
     let mut features = space.encode(table)?;
+    // DP-CDA on a non-negative encoding (ranges public or DP, one-hot): rows scaled to norm c
+    // when a DP mean norm lets the scale be restored, clipped otherwise; either way the
+    // replace-one sensitivity is √2·c/l (proof note in preprocess::rownorm).
+    // Public: the encoding (ranges fixed before the data are read, inputs clamped into them,
+    // one-hot segments) is non-negative by construction outside `data` mode; negative entries
+    // are set to 0 row by row anyway (a per-record map), so the √2·c bound never rests on the
+    // data.
+    let nonneg = is_cda && opts.normalize != NormalizeMode::Data;
+    if nonneg {
+        features.iter_mut().for_each(|x| *x = x.max(0.0));
+    }
+    let common_norm = nonneg && released.mean_norm.is_some();
+    let public_norm = nonneg && !common_norm && released.max_norm > 0.0;
+    let rescale = if common_norm {
+        released.mean_norm.map(|m| m / opts.clip)
+    } else if public_norm {
+        Some(released.max_norm / opts.clip)
+    } else {
+        None
+    };
     let (rows_clipped, entries_clamped) = if unit_box {
         (0, clamp_unit_box(&mut features))
+    } else if common_norm {
+        scale_rows_to_norm(&mut features, space.dim, opts.clip)?;
+        (0, 0)
+    } else if public_norm {
+        // ‖u‖ ≤ M for every encoded row; dividing by M/c puts every row in the ball of
+        // radius c without changing any row's direction or relative length.
+        let s = (opts.clip / released.max_norm) as f32;
+        features.iter_mut().for_each(|x| *x *= s);
+        (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     } else {
         (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     };
+    let acc_clip = accounting_clip(opts.clip, nonneg);
     let d = space.dim;
     let mut rows_padded = 0;
     if standard {
@@ -642,6 +814,44 @@ fn synthesize_dyn(
         cls.members = pools;
         rows_padded = padded;
     }
+    let resolved_auto;
+    let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
+        // Public or DP: the pools are the class sizes (keep-label) or their DP floors
+        // (standard adjacency); the rows per class come from T and the DP counts.
+        let pool = *cls.sizes.iter().min().unwrap_or(&0) as u64;
+        let per_class = per_class_counts.iter().copied().max().unwrap_or(0) as u64;
+        let target = opts.epsilon.unwrap_or(f64::NAN);
+        let l = auto_mix(
+            pool,
+            per_class,
+            d as u64,
+            opts.clip,
+            acc_clip,
+            norm.delta_rdp,
+            target,
+            opts.preset,
+            &opts.orders,
+            Some(&norm.curve),
+        )?;
+        resolved_auto = SynthOptions {
+            mix: l,
+            ..opts.clone()
+        };
+        (
+            &resolved_auto,
+            format!("auto: l = {l} minimizes c²/l + d·σx(l)² over {:?} (l ≤ smallest class / 2), from public numbers only", crate::preprocess::auto::CANDIDATES),
+        )
+    } else if auto_mix_requested {
+        (
+            opts,
+            format!(
+                "fixed l = {} (auto applies to DP-CDA with a target ε)",
+                opts.mix
+            ),
+        )
+    } else {
+        (opts, "given".to_string())
+    };
 
     // ---- accounting plan (calibration) -------------------------------------------------
     let delta_rdp = norm.delta_rdp;
@@ -671,6 +881,33 @@ fn synthesize_dyn(
     let pool_min = *cls.sizes.iter().min().unwrap_or(&0);
     let per_class = t.checked_div(k).unwrap_or(0);
     let rows_total: usize = per_class_counts.iter().sum();
+    let encoding = EncodingReport {
+        rows: if common_norm {
+            "scaled to L2 norm c (every row), rescaled after the noise by the DP mean norm / c"
+        } else if public_norm {
+            "divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise"
+        } else {
+            "clipped to L2 norm ≤ c"
+        },
+        nonnegative: nonneg,
+        sensitivity: 2.0 * acc_clip / opts.mix as f64,
+        rescale,
+        decoding: {
+            let m = released.marginals.iter().filter(|m| m.is_some()).count();
+            let shrink = if opts.sigma_y.is_some() || !denoise {
+                ""
+            } else {
+                "rows shrunk toward their class's mean by the empirical-Bayes factor max(v − σx², 0)/v per feature (post-processing); "
+            };
+            shrink.to_string()
+                + &if m > 0 {
+                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others mapped back linearly without clamping, so values may leave the range (categorical: argmax)")
+                } else {
+                    "mapped back linearly without clamping (clamping noise into the range biases the means), so values may leave the range; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)".to_string()
+                }
+        },
+        mix_choice: mix_choice.clone(),
+    };
     let plan = match mechanism {
         Mechanism::Cda if standard => {
             let paper_mode = opts.sigma_y.is_some();
@@ -690,7 +927,7 @@ fn synthesize_dyn(
                         &cls.sizes,
                         &comps,
                         mix,
-                        opts.clip,
+                        acc_clip,
                         label_term,
                         delta_rdp,
                         target,
@@ -701,7 +938,9 @@ fn synthesize_dyn(
                     true,
                 ),
             };
-            let dx = 2.0 * opts.clip / opts.mix as f64;
+            // Replace-one inside a pool (a member, or the zero padding row, for another):
+            // √2·c/l for non-negative rows (preprocess::rownorm), 2c/l otherwise.
+            let dx = 2.0 * acc_clip / opts.mix as f64;
             let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
             let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
             Plan {
@@ -727,6 +966,7 @@ fn synthesize_dyn(
                     classes: k,
                     feature_dim: d,
                     rows_clipped,
+                    encoding: Some(encoding.clone()),
                 }),
                 adjacency: "replace one whole record, label included (the label set, class counts, output class proportions and pool sizes are DP; a record that changes class is charged to both classes)".into(),
                 public_information: vec![
@@ -750,7 +990,7 @@ fn synthesize_dyn(
                     calibrate_sigma_x(
                         pool_min as u64,
                         opts.mix as u32,
-                        opts.clip,
+                        acc_clip,
                         opts.sigma_y,
                         compositions as u64,
                         delta_rdp,
@@ -766,7 +1006,7 @@ fn synthesize_dyn(
             let privacy = CdaPrivacy {
                 pool: pool_min as u64,
                 mix: opts.mix as u32,
-                clip: opts.clip,
+                clip: acc_clip,
                 sigma_x,
                 sigma_y: opts.sigma_y,
                 samples: compositions as u64,
@@ -794,6 +1034,7 @@ fn synthesize_dyn(
                     classes: k,
                     feature_dim: d,
                     rows_clipped,
+                    encoding: Some(encoding.clone()),
                 }),
                 adjacency: if paper_mode {
                     "replace one record (the paper's accounting: feature and label noise charged; class sizes taken as public)"
@@ -1015,6 +1256,9 @@ fn synthesize_dyn(
                 sigma_y: opts.sigma_y,
                 per_class: per_class_counts.clone(),
             };
+            // The whole output is decoded at once (quantile mapping needs every row's rank).
+            let mut buf: Vec<f32> = Vec::with_capacity(per_class * k * d);
+            let mut labels: Vec<u32> = Vec::with_capacity(per_class * k);
             cda::generate(
                 &features,
                 d,
@@ -1022,10 +1266,19 @@ fn synthesize_dyn(
                 &cfg,
                 rng,
                 |label, r| {
-                    space.decode_row(r, &cls.labels[label], &mut cells);
-                    out_row(&cells)
+                    buf.extend_from_slice(r);
+                    labels.push(label as u32);
+                    Ok(())
                 },
                 &mut progress,
+            )?;
+            space.decode_batch(
+                &mut buf,
+                rescale.unwrap_or(1.0),
+                &released.marginals,
+                (denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
+                &|i| cls.labels[labels[i] as usize].clone(),
+                &mut out_row,
             )?;
         }
         Mechanism::DpMix(o) => {

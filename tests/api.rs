@@ -135,10 +135,11 @@ fn unknown_keys_are_refused_by_serde_with_the_key() {
 fn synth_params_check_everything_before_the_data() {
     let p = SynthParams::try_from(&SynthRequest::default()).unwrap();
     assert_eq!(p.options.delta, 1e-5);
-    assert_eq!(p.options.mix, 4);
+    // Issue 12: the mix order is automatic by default (resolved inside the synthesis).
+    assert_eq!(p.options.mix, privmix::preprocess::auto::MIX_AUTO);
     assert_eq!(p.options.clip, 1.0);
-    assert_eq!(p.options.normalize_share, 0.1);
-    assert!(!p.auto_mix);
+    assert_eq!(p.options.normalize_share, 0.2);
+    assert!(p.auto_mix);
     let bad: [(&str, &str); 7] = [
         (r#"{"delta":2}"#, "delta"),
         (r#"{"epsilon":-1}"#, "epsilon"),
@@ -165,38 +166,29 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
         serde_json::from_str(r#"{"mix":"auto","epsilon":2,"adjacency":"keep-label"}"#).unwrap();
     let p = SynthParams::try_from(&r).unwrap();
     assert!(p.auto_mix);
-    let sizes = [50, 50, 50];
-    let opts = p.options_for(&sizes, 150, 4).unwrap();
-    // The preview suggests the same order for the same public shape and target.
-    let preview = api::preview(
-        &serde_json::from_str(
-            r#"{"classSizes":[50,50,50],"epsilon":2,"delta":1e-5,"features":4,"mix":"auto"}"#,
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(opts.mix as u32, preview.suggested_mix);
-    assert_eq!(preview.mix, preview.suggested_mix);
-    // Without a target ε there is nothing to choose against.
-    let r: SynthRequest =
-        serde_json::from_str(r#"{"mix":"auto","sigmaX":2,"adjacency":"keep-label"}"#).unwrap();
-    let e = SynthParams::try_from(&r)
-        .unwrap()
-        .options_for(&sizes, 150, 4)
-        .unwrap_err();
-    assert_eq!(param_of(&e).as_deref(), Some("mix"));
-    // Under the standard adjacency (default) the class sizes are private: an automatic order
-    // needs a public class-size floor, and then depends on no class size.
-    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","epsilon":2}"#).unwrap();
-    let p = SynthParams::try_from(&r).unwrap();
-    let e = p.options_for(&sizes, 150, 4).unwrap_err();
-    assert_eq!(param_of(&e).as_deref(), Some("mix"));
-    let r: SynthRequest =
-        serde_json::from_str(r#"{"mix":"auto","epsilon":2,"poolFloor":40}"#).unwrap();
-    let p = SynthParams::try_from(&r).unwrap();
+    // `auto` is one sentinel for every caller: the synthesis resolves it after normalization
+    // from public numbers (preprocess::auto), so the options carry no class-size-dependent l.
     let a = p.options_for(&[50, 50, 50], 150, 4).unwrap().mix;
     let b = p.options_for(&[45, 60, 45], 150, 4).unwrap().mix;
+    assert_eq!(a, privmix::preprocess::auto::MIX_AUTO);
     assert_eq!(a, b);
+    // The standard adjacency (default) needs no public class-size floor for it any more: the
+    // pools are the DP floors.
+    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","epsilon":2}"#).unwrap();
+    let p = SynthParams::try_from(&r).unwrap();
+    assert_eq!(
+        p.options_for(&[50, 50, 50], 150, 4).unwrap().mix,
+        privmix::preprocess::auto::MIX_AUTO
+    );
+    let r: SynthRequest = serde_json::from_str(r#"{"mix":3,"epsilon":2}"#).unwrap();
+    assert_eq!(
+        SynthParams::try_from(&r)
+            .unwrap()
+            .options_for(&[50, 50, 50], 150, 4)
+            .unwrap()
+            .mix,
+        3
+    );
 }
 
 #[test]

@@ -172,6 +172,11 @@ fn account_and_calibrate_round_trip_through_the_cli() {
 fn synth_on_messy_csv_with_defaults_keeps_the_promise() {
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "messy.csv", MESSY);
+    let schema = write(
+        dir.path(),
+        "schema.json",
+        r#"{"columns": {"age": {"type": "numeric", "min": 0, "max": 128, "integer": true}, "income": {"type": "numeric", "min": 0, "max": 131072}, "city, region": {"type": "categorical", "categories": ["Paris, IDF", "Lyon", "Nice"]}}}"#,
+    );
     let (out, rec) = (dir.path().join("out.csv"), dir.path().join("r.json"));
     let o = run(&[
         "synth",
@@ -189,6 +194,10 @@ fn synth_on_messy_csv_with_defaults_keeps_the_promise() {
         // (class sizes public, declared) is an explicit option.
         "--adjacency",
         "keep-label",
+        // Issue 12: 10 rows are too few to find a numeric range under DP, which is a loud
+        // error (never a silent [0, 1]); the public bounds come from a schema.
+        "--schema",
+        s(&schema),
         "--output",
         s(&out),
         "--receipt",
@@ -236,7 +245,7 @@ fn synth_on_messy_csv_with_defaults_keeps_the_promise() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, vec!["messy.csv", "out.csv", "r.json"]);
+    assert_eq!(names, vec!["messy.csv", "out.csv", "r.json", "schema.json"]);
 }
 
 #[test]
@@ -444,12 +453,25 @@ fn nan_or_inf_in_a_numeric_column_is_a_missing_value() {
         let dir = tempfile::tempdir().unwrap();
         let csv = format!("a,b,grade\n1,2,A\n3,{bad},B\n5,6,A\n7,8,B\n");
         let input = write(dir.path(), "in.csv", &csv);
+        // Public bounds: 4 rows cannot find a range under DP (a loud error, issue 12).
+        let schema = write(
+            dir.path(),
+            "schema.json",
+            r#"{"columns": {"a": {"type": "numeric", "min": 0, "max": 8}, "b": {"type": "numeric", "min": 0, "max": 8}}}"#,
+        );
         let (out, rec) = (dir.path().join("o.csv"), dir.path().join("r.json"));
         let o = run(&synth_args(
             s(&input),
             s(&out),
             s(&rec),
-            &["--mix", "1", "--adjacency", "keep-label"],
+            &[
+                "--mix",
+                "1",
+                "--adjacency",
+                "keep-label",
+                "--schema",
+                s(&schema),
+            ],
         ));
         assert!(
             o.status.success(),

@@ -298,7 +298,7 @@ fn bad_image_inputs_fail_cleanly_naming_the_problem() {
     let mut small = digits(6);
     small.push(("digits/9/a.png".into(), gray_png(6, 6, |_, _| 1)));
     let p = put("small.zip", &small);
-    fails_cleanly(d, &p, &[], "class folder '9' has only 1 image");
+    fails_cleanly(d, &p, &["--mix", "4"], "class folder '9' has only 1 image");
     // a corrupt PNG: named
     let mut bad = digits(6);
     bad.push((

@@ -9,7 +9,6 @@ use crate::accountant::{check_delta, check_epsilon};
 use crate::data::{read_csv_bytes, Column, CsvOptions, MissingPolicy, Schema, Table};
 use crate::error::{Error, Result};
 use crate::eval::Model;
-use crate::mechanisms::cda::accounting::suggest_mix;
 use crate::preprocess::NormalizeMode;
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
@@ -22,11 +21,11 @@ use serde::Deserialize;
 /// The default mix order l.
 pub const DEFAULT_MIX: u32 = 4;
 /// The default share of ε spent on DP normalization.
-pub const DEFAULT_NORMALIZE_SHARE: f64 = 0.1;
+pub const DEFAULT_NORMALIZE_SHARE: f64 = 0.2;
 /// The default held-out share of the utility check.
 pub const DEFAULT_TEST_SHARE: f64 = 0.2;
 
-/// A mix order: a number, or `"auto"` (the order [`suggest_mix`] picks for the data's
+/// A mix order: a number, or `"auto"` (the order [`crate::preprocess::auto::auto_mix`] picks for the data's
 /// public shape and the privacy target).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -131,6 +130,12 @@ impl MixChoice {
     pub fn checked(&self) -> Result<Self> {
         match self {
             MixChoice::Named(s) if s != "auto" => Err(bad_mix(s)),
+            // 0 is the synthesis's internal "auto" sentinel: an explicit 0 is an error.
+            MixChoice::Fixed(0) => Err(Error::param(
+                "mix",
+                0,
+                "the mix order l must be at least 1; give l ≥ 1, or \"auto\"",
+            )),
             other => Ok(other.clone()),
         }
     }
@@ -179,7 +184,7 @@ impl TryFrom<&SynthRequest> for SynthParams {
             delta,
             mix: match mix {
                 Some(MixChoice::Fixed(l)) => l as usize,
-                _ => DEFAULT_MIX as usize,
+                _ => crate::preprocess::auto::MIX_AUTO,
             },
             clip: r.clip.unwrap_or(DEFAULT_CLIP),
             samples: r.samples.map(|s| s as usize),
@@ -221,7 +226,7 @@ impl TryFrom<&SynthRequest> for SynthParams {
             label: r.label.clone(),
             mechanism,
             schema: schema_of(&r.schema)?,
-            auto_mix: matches!(mix, Some(MixChoice::Named(_))),
+            auto_mix: !matches!(mix, Some(MixChoice::Fixed(_))),
             options,
             seed: check_seed(r.seed)?,
             test_share,
@@ -314,50 +319,11 @@ impl SynthParams {
         n_features: usize,
     ) -> Result<SynthOptions> {
         let mut opts = self.options.clone();
+        // `auto` (the default) is resolved inside the synthesis by one rule for every caller
+        // (preprocess::auto), after normalization, from public numbers only.
+        let _ = (class_sizes, n_rows, n_features);
         if self.auto_mix {
-            // Under the standard adjacency (DP-CDA) the class sizes and the number of classes
-            // are not public: the suggestion then uses only public values, the public class-size
-            // floor as the pool and all T rows in one class (an upper bound on a class's share).
-            let standard =
-                opts.adjacency == Adjacency::Standard && matches!(self.mechanism, Mechanism::Cda);
-            let (pool, k) = if standard {
-                let floor = opts.pool_floor.ok_or_else(|| {
-                    Error::param(
-                        "mix",
-                        "auto",
-                        "under the standard adjacency the class sizes are private: an automatic mix order needs a public class-size floor (pool_floor), or the keep-label adjacency; or give the mix order",
-                    )
-                })?;
-                (floor as u64, 1)
-            } else {
-                (
-                    class_sizes.iter().copied().min().unwrap_or(0) as u64,
-                    class_sizes.len().max(1) as u64,
-                )
-            };
-            let t = opts.samples.unwrap_or(n_rows) as u64;
-            let eps = opts.epsilon.ok_or_else(|| {
-                Error::param(
-                    "mix",
-                    "auto",
-                    "an automatic mix order needs a target epsilon",
-                )
-            })?;
-            let eps = if opts.normalize == NormalizeMode::Dp {
-                eps * (1.0 - opts.normalize_share)
-            } else {
-                eps
-            };
-            opts.mix = suggest_mix(
-                pool,
-                t / k,
-                n_features as u64,
-                opts.delta,
-                eps,
-                opts.clip,
-                opts.preset,
-                &opts.orders,
-            )? as usize;
+            opts.mix = crate::preprocess::auto::MIX_AUTO;
         }
         Ok(opts)
     }

@@ -79,8 +79,8 @@ pub(crate) struct SynthArgs {
     /// δ.
     #[arg(long)]
     delta: f64,
-    /// Mix order l (cda and dpmix; default 4), or `auto`: the order that minimizes the noise
-    /// for the class sizes (public under the adjacency) and the target ε.
+    /// Mix order l (cda and dpmix), or `auto` (the default): DP-CDA chooses l from public
+    /// numbers (preprocess::auto) and the receipt states the choice; other mechanisms use 4.
     #[arg(long, value_parser = MixChoice::parse)]
     mix: Option<MixChoice>,
     /// L2 clip norm c, in normalized units (cda, local, projection; default 1; dpmix clamps

@@ -39,7 +39,7 @@ use crate::data::{natural_cmp, Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
-use crate::synth::{synthesize, SynthOptions};
+use crate::synth::{synthesize_denoised, SynthOptions};
 
 /// Default cap on the longer side of a shape taken from the data.
 pub const DEFAULT_MAX_SIDE: usize = 32;
@@ -657,7 +657,7 @@ pub fn synthesize_images_to<W: Write>(
     let mut index = vec![0usize; set.class_names.len()];
     let mut preview: Vec<Vec<Vec<u8>>> = vec![Vec::new(); set.class_names.len()];
     let mut bytes = vec![0u8; d];
-    let mut receipt = synthesize(
+    let mut receipt = synthesize_denoised(
         &table,
         Some(&schema),
         opts,

@@ -768,7 +768,10 @@ fn a_class_with_fewer_than_l_images_names_the_folder() {
     let set = load_files(files, &ImageOptions::default(), "f").unwrap();
     let e = synthesize_images(
         &set,
-        &synth_opts(1.0, 30),
+        &SynthOptions {
+            mix: 4,
+            ..synth_opts(1.0, 30)
+        },
         &mut ReleaseRng::seeded(1),
         |_| {},
     )

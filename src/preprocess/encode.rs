@@ -8,6 +8,7 @@
 
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
+use crate::preprocess::normalize::ColumnMarginal;
 use serde::Serialize;
 
 /// Placeholder written when no level of a categorical column could be released.
@@ -172,6 +173,136 @@ impl FeatureSpace {
                 }
             }
         }
+    }
+}
+
+impl FeatureSpace {
+    /// Decodes a batch of T synthetic rows (row-major T × d, modified in place) keeping the
+    /// released marginals (post-processing; see [`crate::preprocess::quantile`]):
+    ///
+    /// * with `denoise` = (class of each row, noise σ), rows are first shrunk toward their
+    ///   class's mean ([`crate::preprocess::quantile::shrink_to_class_means`]);
+    /// * every row is then multiplied by `scale` (restoring the norm after row scaling; 1
+    ///   when rows were not scaled);
+    /// * a numeric column with a marginal in `marginals` (one entry per input column) is
+    ///   quantile-mapped onto it; one without is mapped back linearly, not clamped (clamping
+    ///   noise into the range biases the means), so it may leave the range;
+    /// * a categorical column with level proportions gets levels in those proportions
+    ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
+    ///
+    /// `label(i)` gives row i's label cell; `sink` gets each row's cells in order.
+    pub fn decode_batch(
+        &self,
+        rows: &mut [f32],
+        scale: f64,
+        marginals: &[Option<ColumnMarginal>],
+        denoise: Option<(&[u32], f64)>,
+        label: &dyn Fn(usize) -> String,
+        sink: &mut dyn FnMut(&[String]) -> Result<()>,
+    ) -> Result<()> {
+        use crate::preprocess::quantile::{assign_in_proportion, quantile_map};
+        let d = self.dim;
+        if d == 0 || rows.len() % d != 0 {
+            return Err(Error::Data(
+                "internal: decode_batch got a ragged batch".into(),
+            ));
+        }
+        let t = rows.len() / d;
+        if let Some((labels, sigma)) = denoise {
+            if labels.len() == t {
+                crate::preprocess::quantile::shrink_to_class_means(rows, d, labels, sigma);
+            }
+        }
+        if scale != 1.0 {
+            let s = scale as f32;
+            rows.iter_mut().for_each(|x| *x *= s);
+        }
+        // Per column: decoded numbers or level indices.
+        enum Out {
+            None,
+            Num(Vec<f64>, bool),
+            Cat(Vec<usize>),
+        }
+        let mut outs: Vec<Out> = Vec::with_capacity(self.codecs.len());
+        for (j, codec) in self.codecs.iter().enumerate() {
+            let m = marginals.get(j).and_then(Option::as_ref);
+            match codec {
+                ColumnCodec::Label => outs.push(Out::None),
+                ColumnCodec::Numeric {
+                    offset,
+                    scale: sc,
+                    lo,
+                    integer,
+                    start,
+                    ..
+                } => {
+                    let mut v: Vec<f64> = (0..t)
+                        .map(|i| offset + f64::from(rows[i * d + start]) * sc)
+                        .collect();
+                    match m {
+                        Some(ColumnMarginal::Numeric(nm)) => quantile_map(&mut v, nm),
+                        // No clamping: pulling the noise into [lo, hi] would shift every mean
+                        // toward the middle of the range (a non-finite value, which the noise
+                        // cannot produce, would be written as the range's low end).
+                        _ => v.iter_mut().for_each(|x| {
+                            if !x.is_finite() {
+                                *x = *lo;
+                            }
+                        }),
+                    }
+                    outs.push(Out::Num(v, *integer));
+                }
+                ColumnCodec::Categorical { levels, start, .. } => {
+                    let w = levels.len();
+                    if w == 0 {
+                        outs.push(Out::Cat(Vec::new()));
+                        continue;
+                    }
+                    let mut seg = Vec::with_capacity(t * w);
+                    for i in 0..t {
+                        seg.extend_from_slice(&rows[i * d + start..i * d + start + w]);
+                    }
+                    let a = match m {
+                        Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
+                            assign_in_proportion(&seg, w, p)
+                        }
+                        _ => seg
+                            .chunks_exact(w)
+                            .map(|r| {
+                                let mut best = 0;
+                                for (k, &x) in r.iter().enumerate() {
+                                    if x > r[best] {
+                                        best = k;
+                                    }
+                                }
+                                best
+                            })
+                            .collect(),
+                    };
+                    outs.push(Out::Cat(a));
+                }
+            }
+        }
+        let mut cells: Vec<String> = vec![String::new(); self.codecs.len()];
+        for i in 0..t {
+            for ((codec, out), cell) in self.codecs.iter().zip(&outs).zip(cells.iter_mut()) {
+                cell.clear();
+                match (codec, out) {
+                    (ColumnCodec::Label, _) => cell.push_str(&label(i)),
+                    (_, Out::Num(v, integer)) => write_number(cell, v[i], *integer),
+                    (ColumnCodec::Categorical { levels, .. }, Out::Cat(a)) => {
+                        if levels.is_empty() {
+                            cell.push_str(SUPPRESSED);
+                        } else {
+                            cell.push_str(&levels[a[i]]);
+                        }
+                    }
+                    _ => return Err(Error::Data("internal: decode_batch mismatch".into())),
+                }
+            }
+            sink(&cells)?;
+        }
+        Ok(())
     }
 }
 

@@ -8,11 +8,14 @@
 //!   rounding, the input's column names and order).
 //! * [`clip`]: L2 clipping of each row.
 
+pub mod auto;
 pub mod clip;
 pub mod dp_counts;
 pub mod encode;
 pub mod missing;
 pub mod normalize;
+pub mod quantile;
+pub mod rownorm;
 
 pub use encode::{ColumnCodec, FeatureSpace};
 pub use normalize::{fit_feature_space, NormalizationReport, NormalizeMode};

@@ -24,6 +24,7 @@
 //!   so.
 
 use super::encode::{ColumnCodec, FeatureSpace};
+use super::quantile::NumericMarginal;
 use crate::data::{Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::{upper_quantile_conservative, Gaussian};
@@ -119,6 +120,11 @@ pub struct DpHistogramReport {
     pub delta_categories: f64,
     /// ε term of the categorical thresholds, ln(1/(1 − δ_cat)) (0 without categorical columns).
     pub epsilon_categories: f64,
+    /// Columns whose marginal was released (for quantile mapping / proportional categories).
+    pub marginal_columns: usize,
+    /// The DP mean norm of the encoded rows, when released.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_norm: Option<f64>,
 }
 
 /// Numbers of (numeric, categorical) feature columns whose statistics `dp` mode must estimate.
@@ -132,12 +138,13 @@ pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
         let spec = schema.and_then(|s| s.columns.get(name));
         match col {
             Column::Numeric { .. } => {
+                // min and max make a column public; without `integer` it is real-valued.
                 let public = matches!(
                     spec,
                     Some(ColumnSpec::Numeric {
                         min: Some(_),
                         max: Some(_),
-                        integer: Some(_)
+                        ..
                     })
                 );
                 if !public {
@@ -210,7 +217,148 @@ fn bin_edges(b: usize) -> (f64, f64) {
     }
 }
 
+// ---- the coarse grid (ranges) ----------------------------------------------------------
+
+const COARSE_HALF: usize = (MAX_EXP - MIN_EXP + 1) as usize;
+/// Number of bins of the coarse (sign × power of two) grid the ranges are read from.
+pub const COARSE_BINS: usize = 2 * COARSE_HALF + 1;
+
+fn coarse_of_fine(b: usize) -> usize {
+    if b == HALF {
+        COARSE_HALF
+    } else if b > HALF {
+        COARSE_HALF + 1 + (b - HALF - 1) / SUB
+    } else {
+        COARSE_HALF - 1 - (HALF - 1 - b) / SUB
+    }
+}
+
+/// The fine bins inside a coarse bin, increasing.
+fn fine_of_coarse(cb: usize) -> std::ops::RangeInclusive<usize> {
+    if cb == COARSE_HALF {
+        HALF..=HALF
+    } else if cb > COARSE_HALF {
+        let s = HALF + 1 + (cb - COARSE_HALF - 1) * SUB;
+        s..=s + SUB - 1
+    } else {
+        let e = HALF - 1 - (COARSE_HALF - 1 - cb) * SUB;
+        e + 1 - SUB..=e
+    }
+}
+
+fn coarse_edges(cb: usize) -> (f64, f64) {
+    let r = fine_of_coarse(cb);
+    (bin_edges(*r.start()).0, bin_edges(*r.end()).1)
+}
+
 // ---- fitting ---------------------------------------------------------------------------
+
+/// What [`fit_feature_space_with`] should release besides ranges and categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExtraStats {
+    /// DP marginals of every feature column (for quantile mapping and proportional
+    /// categories), when [`plan_extras`] finds them worth their noise.
+    pub marginals: bool,
+    /// A DP mean of the encoded rows' L2 norms (to restore the scale after row scaling).
+    pub mean_norm: bool,
+}
+
+/// The DP releases a normalization makes, as counted for its sensitivity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NormPlan {
+    /// Numeric columns whose range and integrality are estimated (3 coordinates change).
+    pub numeric_ranges: usize,
+    /// Categorical columns whose levels are estimated (2 coordinates change).
+    pub categorical_levels: usize,
+    /// Numeric columns with a marginal histogram (2 coordinates change).
+    pub numeric_marginals: usize,
+    /// Categorical columns with schema levels whose counts are released (2 coordinates).
+    pub categorical_marginals: usize,
+    /// Whether the mean-norm statistic is released (1 coordinate, scaled to sensitivity 1).
+    pub mean_norm: bool,
+}
+
+impl NormPlan {
+    /// L2 sensitivity of the whole (adaptively composed) Gaussian release under replace-one.
+    pub fn l2_sensitivity(&self) -> f64 {
+        ((3 * self.numeric_ranges
+            + 2 * (self.categorical_levels + self.numeric_marginals + self.categorical_marginals)
+            + usize::from(self.mean_norm)) as f64)
+            .sqrt()
+    }
+    /// True when anything is released.
+    pub fn any(&self) -> bool {
+        self.l2_sensitivity() > 0.0
+    }
+}
+
+/// Rows per marginal bin the noise must leave: marginals are released only when the noise
+/// standard deviation on a count is at most n / this.
+pub const MARGINAL_ROWS_PER_SIGMA: f64 = 64.0;
+
+/// Decides, from public numbers only (n, the columns, the schema and the noise multiplier z of
+/// the normalization budget), what normalization releases: marginals only when their noise
+/// σ = z·Δ is ≤ n / [`MARGINAL_ROWS_PER_SIGMA`] (otherwise they would be mostly noise).
+pub fn plan_extras(
+    table: &Table,
+    schema: Option<&Schema>,
+    want: ExtraStats,
+    noise_multiplier: f64,
+) -> NormPlan {
+    let (m_num, m_cat) = dp_columns(table, schema);
+    let mut num_all = 0;
+    let mut cat_all = 0;
+    for (j, col) in table.columns.iter().enumerate() {
+        if Some(j) == table.label_index {
+            continue;
+        }
+        match col {
+            Column::Numeric { .. } => num_all += 1,
+            Column::Categorical { .. } => cat_all += 1,
+        }
+    }
+    let base = NormPlan {
+        numeric_ranges: m_num,
+        categorical_levels: m_cat,
+        numeric_marginals: 0,
+        categorical_marginals: 0,
+        mean_norm: want.mean_norm,
+    };
+    if !want.marginals || num_all + cat_all == 0 {
+        return base;
+    }
+    let with = NormPlan {
+        numeric_marginals: num_all,
+        categorical_marginals: cat_all - m_cat,
+        ..base
+    };
+    let sigma = noise_multiplier * with.l2_sensitivity();
+    if sigma.is_finite() && sigma * MARGINAL_ROWS_PER_SIGMA <= table.n_rows as f64 {
+        with
+    } else {
+        base
+    }
+}
+
+/// Released marginal of one column (for decoding).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnMarginal {
+    /// A numeric column's histogram.
+    Numeric(NumericMarginal),
+    /// A categorical column's level proportions, one per released level (noisy, ≥ 0).
+    Categorical(Vec<f64>),
+}
+
+/// What normalization releases besides the feature space.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Released {
+    /// One entry per input column (None: no marginal; always None for the label).
+    pub marginals: Vec<Option<ColumnMarginal>>,
+    /// DP mean of ‖u_i‖ over the encoded rows, when asked for.
+    pub mean_norm: Option<f64>,
+    /// Public maximum norm of an encoded row (√(numeric columns + categorical columns)).
+    pub max_norm: f64,
+}
 
 /// Learns the feature space of `table` under `mode`.
 ///
@@ -223,10 +371,35 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<(FeatureSpace, NormalizationReport)> {
     let (m_num, m_cat) = dp_columns(table, schema);
-    let dp_hist = if mode == NormalizeMode::Dp && m_num + m_cat > 0 {
+    let plan = NormPlan {
+        numeric_ranges: m_num,
+        categorical_levels: m_cat,
+        numeric_marginals: 0,
+        categorical_marginals: 0,
+        mean_norm: false,
+    };
+    fit_feature_space_with(table, schema, mode, budget, &plan, rng).map(|(f, r, _)| (f, r))
+}
+
+/// [`fit_feature_space`] that also releases what `plan` (from [`plan_extras`]) asks for, in
+/// `dp` mode. The whole release is one adaptively composed Gaussian mechanism with noise
+/// σ = z·[`NormPlan::l2_sensitivity`] on every coordinate: (1) the coarse range histograms,
+/// non-integral counts and categorical level counts; (2) given (1), the marginal histograms on
+/// bin edges fixed by (1) and the schema; (3) given (1)–(2), Σ_i ‖u_i‖/M. Composing Gaussian
+/// mechanisms adds their RDP, α·Σ Δ_i²/(2σ²) = α/(2z²), which is the curve the caller charges.
+pub fn fit_feature_space_with<R: Rng + ?Sized>(
+    table: &Table,
+    schema: Option<&Schema>,
+    mode: NormalizeMode,
+    budget: Option<&DpHistogramBudget>,
+    plan: &NormPlan,
+    rng: &mut R,
+) -> Result<(FeatureSpace, NormalizationReport, Released)> {
+    let (m_num, m_cat) = (plan.numeric_ranges, plan.categorical_levels);
+    let dp_hist = if mode == NormalizeMode::Dp && plan.any() {
         let b = budget
             .ok_or_else(|| Error::Data("internal: dp normalization needs a budget".into()))?;
-        let sens = ((3 * m_num + 2 * m_cat) as f64).sqrt();
+        let sens = plan.l2_sensitivity();
         Some((
             b,
             sens,
@@ -235,8 +408,10 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     } else {
         None
     };
-    let t_num =
-        upper_quantile_conservative(FALSE_DETECTION_RATE / ((GRID_BINS + 1) * m_num.max(1)) as f64);
+    let marginals_on = dp_hist.is_some() && plan.numeric_marginals + plan.categorical_marginals > 0;
+    let t_num = upper_quantile_conservative(
+        FALSE_DETECTION_RATE / ((COARSE_BINS + 1) * m_num.max(1)) as f64,
+    );
     let t_cat = dp_hist
         .as_ref()
         .filter(|_| m_cat > 0)
@@ -245,10 +420,16 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     let mut codecs = Vec::with_capacity(table.n_cols());
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    let mut released = Released {
+        marginals: Vec::with_capacity(table.n_cols()),
+        mean_norm: None,
+        max_norm: 0.0,
+    };
     let mut dim = 0usize;
     for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
         if Some(j) == table.label_index {
             codecs.push(ColumnCodec::Label);
+            released.marginals.push(None);
             reports.push(ColumnReport {
                 name: name.clone(),
                 kind: "label",
@@ -265,6 +446,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     Some(ColumnSpec::Numeric { integer, min, max }) => (*integer, *min, *max),
                     _ => (None, None, None),
                 };
+                let mut marginal = None;
                 let (lo, hi, int, source) = match (mode, s_min, s_max) {
                     (NormalizeMode::Data, _, _) => {
                         let (mean, std, mn, mx) = moments(values);
@@ -277,6 +459,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                             integer: *integer,
                             start: dim,
                         });
+                        released.marginals.push(None);
                         dim += 1;
                         reports.push(ColumnReport {
                             name: name.clone(),
@@ -287,7 +470,20 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                         });
                         continue;
                     }
-                    (_, Some(mn), Some(mx)) if mode == NormalizeMode::Public || s_int.is_some() => {
+                    (_, Some(mn), Some(mx)) => {
+                        if !(mn.is_finite() && mx.is_finite() && mn <= mx) {
+                            return Err(Error::param(
+                                "schema",
+                                format!("{name}: [{mn}, {mx}]"),
+                                format!("column '{name}' needs finite bounds with min ≤ max in the schema"),
+                            ));
+                        }
+                        // Public bounds; real-valued unless the schema says integer: true.
+                        if marginals_on {
+                            let (_, _, g) = dp_hist.as_ref().expect("marginals imply a budget");
+                            let edges = public_edges(mn, mx, s_int == Some(true));
+                            marginal = dp_marginal(values, &edges, g, rng);
+                        }
                         (mn, mx, s_int.unwrap_or(false), "schema")
                     }
                     (NormalizeMode::Public, _, _) => {
@@ -301,13 +497,39 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     }
                     (NormalizeMode::Dp, _, _) => {
                         let (_, _, g) = dp_hist.as_ref().expect("dp columns imply a budget");
-                        let (lo, hi, int_dp, warn) = dp_range(values, g, t_num, rng);
-                        if let Some(w) = warn {
-                            warnings.push(format!("column '{name}': {w}"));
-                        }
-                        match (s_min, s_max) {
-                            (Some(mn), Some(mx)) => (mn, mx, s_int.unwrap_or(int_dp), "schema"),
-                            _ => (lo, hi, s_int.unwrap_or(int_dp), "dp"),
+                        match dp_range(values, g, t_num, rng) {
+                            Ok(r) => {
+                                let (mut lo, mut hi) = (r.lo, r.hi);
+                                if marginals_on {
+                                    let (_, _, g) =
+                                        dp_hist.as_ref().expect("marginals imply a budget");
+                                    let edges =
+                                        refined_edges(&r.coarse_noisy, r.first, r.last, g.sigma());
+                                    marginal = dp_marginal(values, &edges, g, rng);
+                                    if let Some(m) = &marginal {
+                                        // Refinement: the range shrinks to the marginal's support.
+                                        let (a, b) = m.support();
+                                        lo = a;
+                                        hi = b;
+                                    }
+                                }
+                                (lo, hi, s_int.unwrap_or(r.integral), "dp")
+                            }
+                            Err(integral) => {
+                                // Loud, never silent: the receipt's warnings (printed by the
+                                // CLI) and the column's source say the range is a default.
+                                // Which columns fall back is post-processing of the noisy
+                                // histogram (DP), so it releases nothing more.
+                                warnings.push(format!(
+                                    "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
+                                ));
+                                (
+                                    0.0,
+                                    1.0,
+                                    s_int.unwrap_or(integral),
+                                    "default [0, 1]: no DP range found",
+                                )
+                            }
                         }
                     }
                 };
@@ -320,6 +542,9 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     integer: int,
                     start: dim,
                 });
+                released
+                    .marginals
+                    .push(marginal.map(ColumnMarginal::Numeric));
                 dim += 1;
                 reports.push(ColumnReport {
                     name: name.clone(),
@@ -336,46 +561,71 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     }) => Some(c.clone()),
                     _ => None,
                 };
-                let (released, source): (Vec<String>, &'static str) = match (mode, schema_levels) {
-                    (NormalizeMode::Data, _) => (levels.clone(), "data"),
-                    (_, Some(c)) => (c, "schema"),
+                let mut counts = vec![0f64; levels.len()];
+                for &c in codes {
+                    counts[c as usize] += 1.0;
+                }
+                let (released_levels, props, source): (
+                    Vec<String>,
+                    Option<Vec<f64>>,
+                    &'static str,
+                ) = match (mode, schema_levels) {
+                    (NormalizeMode::Data, _) => (levels.clone(), None, "data"),
+                    (_, Some(c)) => {
+                        let props = if marginals_on {
+                            let (_, _, g) = dp_hist.as_ref().expect("marginals imply a budget");
+                            Some(
+                                c.iter()
+                                    .map(|l| {
+                                        let exact = levels
+                                            .iter()
+                                            .position(|x| x == l)
+                                            .map_or(0.0, |i| counts[i]);
+                                        (exact + g.sample(rng)).max(0.0)
+                                    })
+                                    .collect(),
+                            )
+                        } else {
+                            None
+                        };
+                        (c, props, "schema")
+                    }
                     (NormalizeMode::Public, None) => {
                         return Err(Error::param(
-                            "normalize",
-                            "public",
-                            format!(
-                                "column '{name}' has no public categories; add {{\"{name}\": {{\"type\": \"categorical\", \"categories\": […]}}}} to the schema, or use normalize = dp"
-                            ),
-                        ));
+                                "normalize",
+                                "public",
+                                format!(
+                                    "column '{name}' has no public categories; add {{\"{name}\": {{\"type\": \"categorical\", \"categories\": […]}}}} to the schema, or use normalize = dp"
+                                ),
+                            ));
                     }
                     (NormalizeMode::Dp, None) => {
                         let (_, _, g) = dp_hist.as_ref().expect("dp columns imply a budget");
                         let t = t_cat.expect("categorical dp columns imply a threshold");
-                        let mut counts = vec![0f64; levels.len()];
-                        for &c in codes {
-                            counts[c as usize] += 1.0;
-                        }
                         let tau = 1.0 + g.sigma() * t;
-                        let kept: Vec<String> = levels
-                            .iter()
-                            .zip(&counts)
-                            .filter(|&(_, &c)| c + g.sample(rng) > tau)
-                            .map(|(l, _)| l.clone())
-                            .collect();
+                        let mut kept = Vec::new();
+                        let mut props = Vec::new();
+                        for (l, &c) in levels.iter().zip(&counts) {
+                            let noisy = c + g.sample(rng);
+                            if noisy > tau {
+                                kept.push(l.clone());
+                                props.push(noisy);
+                            }
+                        }
                         if kept.is_empty() {
                             warnings.push(format!(
                                 "column '{name}': no category was frequent enough to release under DP; it is written as '{}'. Give its categories in a schema to keep it",
                                 super::encode::SUPPRESSED
                             ));
                         }
-                        (kept, "dp")
+                        (kept, Some(props), "dp")
                     }
                 };
                 let slot_of_code = levels
                     .iter()
-                    .map(|l| released.iter().position(|r| r == l))
+                    .map(|l| released_levels.iter().position(|r| r == l))
                     .collect();
-                let width = released.len();
+                let width = released_levels.len();
                 reports.push(ColumnReport {
                     name: name.clone(),
                     kind: "categorical",
@@ -383,8 +633,13 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
                     range: None,
                     levels_released: Some(width),
                 });
+                released.marginals.push(
+                    props
+                        .filter(|p| width > 0 && p.iter().sum::<f64>() > 0.0)
+                        .map(ColumnMarginal::Categorical),
+                );
                 codecs.push(ColumnCodec::Categorical {
-                    levels: released,
+                    levels: released_levels,
                     slot_of_code,
                     start: dim,
                 });
@@ -392,9 +647,25 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
             }
         }
     }
+    let space = FeatureSpace {
+        names: table.names.clone(),
+        codecs,
+        dim,
+    };
+    let n_features = space
+        .codecs
+        .iter()
+        .filter(|c| !matches!(c, ColumnCodec::Label))
+        .count();
+    released.max_norm = (n_features as f64).sqrt();
+    if plan.mean_norm {
+        if let Some((_, _, g)) = dp_hist.as_ref() {
+            released.mean_norm = dp_mean_norm(&space, table, released.max_norm, g, rng)?;
+        }
+    }
     let protected = mode != NormalizeMode::Data;
     let statement = match mode {
-        NormalizeMode::Dp => "Normalization statistics (ranges, integrality, categories) the schema does not give were estimated under differential privacy; their cost is composed into ε and δ.".to_string(),
+        NormalizeMode::Dp => "Normalization statistics (ranges, integrality, categories, marginals, the mean row norm) the schema does not give were estimated under differential privacy; their cost is composed into ε and δ.".to_string(),
         NormalizeMode::Public => "Normalization uses only public bounds and categories from the schema; nothing was learned from the data.".to_string(),
         NormalizeMode::Data => "WARNING: normalization statistics (means, standard deviations, ranges, categories) were computed exactly from the data and are NOT protected by differential privacy; the output reveals them. Use normalize = dp (default) or public for a release.".to_string(),
     };
@@ -410,13 +681,13 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
         } else {
             0.0
         },
+        marginal_columns: plan.numeric_marginals
+            + plan.categorical_marginals
+            + if marginals_on { m_cat } else { 0 },
+        mean_norm: released.mean_norm,
     });
     Ok((
-        FeatureSpace {
-            names: table.names.clone(),
-            codecs,
-            dim,
-        },
+        space,
         NormalizationReport {
             mode,
             protected,
@@ -425,7 +696,95 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
             columns: reports,
             warnings,
         },
+        released,
     ))
+}
+
+/// Bin edges for a public range: one bin per integer for integer columns spanning ≤ 64
+/// values, else 32 equal bins.
+fn public_edges(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
+    if hi <= lo {
+        return vec![lo, lo + 1.0];
+    }
+    let span = hi.floor() - lo.ceil();
+    if integer && (0.0..=64.0).contains(&span) {
+        let a = lo.ceil();
+        let n = span as usize + 1;
+        let mut e: Vec<f64> = (0..=n).map(|i| a - 0.5 + i as f64).collect();
+        e[0] = e[0].max(lo);
+        e[n] = e[n].min(hi);
+        return e;
+    }
+    (0..=32).map(|i| lo + (hi - lo) * i as f64 / 32.0).collect()
+}
+
+/// Marginal bin edges inside a DP range: each coarse bin whose noisy count exceeded σ is
+/// split into its four fine (quarter power of two) bins; runs of the others become one bin
+/// each. A function of the noisy coarse counts only (post-processing).
+fn refined_edges(coarse_noisy: &[f64], first: usize, last: usize, sigma: f64) -> Vec<f64> {
+    let mut edges = vec![coarse_edges(first).0];
+    let mut gap = false;
+    for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
+        let (a, _) = coarse_edges(cb);
+        if noisy > sigma || cb == first || cb == last {
+            if gap {
+                edges.push(a);
+                gap = false;
+            }
+            for fb in fine_of_coarse(cb) {
+                edges.push(bin_edges(fb).1);
+            }
+        } else {
+            gap = true;
+        }
+    }
+    edges.dedup();
+    edges
+}
+
+/// A DP marginal on `edges` (values outside are counted in the end bins).
+fn dp_marginal<R: Rng + ?Sized>(
+    values: &[f32],
+    edges: &[f64],
+    g: &Gaussian,
+    rng: &mut R,
+) -> Option<NumericMarginal> {
+    let nb = edges.len().saturating_sub(1);
+    if nb == 0 {
+        return None;
+    }
+    let mut counts = vec![0f64; nb];
+    for &v in values {
+        let x = f64::from(v);
+        let b = edges
+            .partition_point(|&e| e <= x)
+            .saturating_sub(1)
+            .min(nb - 1);
+        counts[b] += 1.0;
+    }
+    NumericMarginal::dp(&counts, edges.to_vec(), g, rng)
+}
+
+/// DP mean of the encoded rows' norms: (Σ_i min(‖u_i‖, M)/M + N(0, σ²))·M/n, kept in
+/// [M/100, M]. Replacing one record changes the sum by ≤ 1 (each term is in [0, 1]).
+fn dp_mean_norm<R: Rng + ?Sized>(
+    space: &FeatureSpace,
+    table: &Table,
+    max_norm: f64,
+    g: &Gaussian,
+    rng: &mut R,
+) -> Result<Option<f64>> {
+    if max_norm <= 0.0 || table.n_rows == 0 {
+        return Ok(None);
+    }
+    let u = space.encode(table)?;
+    let d = space.dim.max(1);
+    let sum: f64 = u
+        .chunks_exact(d)
+        .map(|r| (super::rownorm::row_norm(r) / max_norm).min(1.0))
+        .sum();
+    let noisy = (sum + g.sample(rng)) * max_norm / table.n_rows as f64;
+    Ok(Some(noisy.clamp(max_norm / 100.0, max_norm)))
 }
 
 /// Mean, std (population), min, max in f64.
@@ -449,17 +808,30 @@ fn moments(values: &[f32]) -> (f64, f64, f64, f64) {
     (mean, var.sqrt(), mn, mx)
 }
 
-/// DP range and integrality of one numeric column from its noisy grid histogram.
+/// A DP range read off the coarse grid.
+struct DpRange {
+    lo: f64,
+    hi: f64,
+    integral: bool,
+    first: usize,
+    last: usize,
+    coarse_noisy: Vec<f64>,
+}
+
+/// DP range and integrality of one numeric column from its noisy coarse-grid histogram;
+/// `Err(integral)` (the DP integrality alone, main's rule: the noisy non-integral count below
+/// the threshold) when no bin stands out of the noise (the caller then uses [0, 1] with a loud
+/// warning naming the fix).
 fn dp_range<R: Rng + ?Sized>(
     values: &[f32],
     g: &Gaussian,
     t: f64,
     rng: &mut R,
-) -> (f64, f64, bool, Option<String>) {
-    let mut counts = vec![0f64; GRID_BINS];
+) -> std::result::Result<DpRange, bool> {
+    let mut counts = vec![0f64; COARSE_BINS];
     let mut non_integral = 0f64;
     for &v in values {
-        counts[bin_of(v)] += 1.0;
+        counts[coarse_of_fine(bin_of(v))] += 1.0;
         if v.fract() != 0.0 {
             non_integral += 1.0;
         }
@@ -467,37 +839,35 @@ fn dp_range<R: Rng + ?Sized>(
     let tau = g.sigma() * t;
     let mut first = None;
     let mut last = None;
-    for (b, c) in counts.iter().enumerate() {
-        let noisy = c + g.sample(rng);
-        if noisy > tau {
+    let mut max_noisy = f64::NEG_INFINITY;
+    let noisy: Vec<f64> = counts.iter().map(|c| c + g.sample(rng)).collect();
+    for (b, &c) in noisy.iter().enumerate() {
+        if c > tau {
             first.get_or_insert(b);
             last = Some(b);
         }
+        max_noisy = max_noisy.max(c);
     }
-    let integral = non_integral + g.sample(rng) <= tau;
-    let (b0, b1) = match (first, last) {
-        (Some(a), Some(b)) => (a, b),
-        // Nothing stands out of the noise: the data cannot tell us its range at this budget.
-        // Fall back to the data-independent range [0, 1] rather than a noise-picked bin.
-        _ => {
-            return (
-                0.0,
-                1.0,
-                integral,
-                Some(
-                    "too few rows for the normalization budget to estimate its range; used the default range [0, 1]. \
-                     Give min/max in a --schema, raise --normalize-share, or use more rows"
-                        .to_string(),
-                ),
-            )
-        }
+    let nonint_noisy = non_integral + g.sample(rng);
+    let (Some(b0), Some(b1)) = (first, last) else {
+        return Err(nonint_noisy <= tau);
     };
-    let lo = bin_edges(b0).0;
-    let hi = bin_edges(b1).1;
-    if b0 == HALF && b1 == HALF {
-        return (0.0, 0.0, integral, None);
-    }
-    (lo, hi, integral, None)
+    // Integral only on evidence: the non-integral count does not clear the threshold and is
+    // small next to the largest bin (both noisy), so small samples stay real-valued.
+    let integral = nonint_noisy <= tau && nonint_noisy <= 0.05 * max_noisy;
+    let (lo, hi) = if b0 == COARSE_HALF && b1 == COARSE_HALF {
+        (0.0, 0.0)
+    } else {
+        (coarse_edges(b0).0, coarse_edges(b1).1)
+    };
+    Ok(DpRange {
+        lo,
+        hi,
+        integral,
+        first: b0,
+        last: b1,
+        coarse_noisy: noisy,
+    })
 }
 
 #[cfg(test)]
@@ -651,6 +1021,134 @@ mod tests {
         );
         assert_eq!(fs.dim, 3);
         assert!(rep.protected && rep.dp_histogram.is_none());
+    }
+
+    #[test]
+    fn small_data_without_bounds_warns_loudly_and_says_default() {
+        // 150 rows spread over [4, 8): at this budget no coarse bin clears the threshold.
+        let values: Vec<f32> = (0..150).map(|i| 4.0 + (i % 40) as f32 * 0.1).collect();
+        let t = table(values, vec![0; 150], vec!["p"]);
+        let b = DpHistogramBudget {
+            noise_multiplier: 20.0,
+            delta_categories: 1e-6,
+        };
+        let (_, report) = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.contains("column 'x'"))
+            .expect("a warning names the column");
+        assert!(
+            w.contains("DEFAULT range [0, 1]") && w.contains("schema"),
+            "{w}"
+        );
+        let x = report.columns.iter().find(|c| c.name == "x").unwrap();
+        assert!(x.source.starts_with("default"), "{}", x.source);
+    }
+
+    #[test]
+    fn schema_bounds_keep_a_column_real_and_public() {
+        let t = table(vec![1.0, 2.0, 3.0], vec![0, 0, 0], vec!["p"]);
+        let schema =
+            Schema::from_json(r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10}}}"#)
+                .unwrap();
+        assert_eq!(dp_columns(&t, Some(&schema)), (0, 1));
+        let b = DpHistogramBudget {
+            noise_multiplier: 1.0,
+            delta_categories: 1e-6,
+        };
+        let (fs, _) = fit_feature_space(
+            &t,
+            Some(&schema),
+            NormalizeMode::Dp,
+            Some(&b),
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        assert!(
+            matches!(fs.codecs[0], ColumnCodec::Numeric { integer: false, lo, hi, .. } if lo == 0.0 && hi == 10.0)
+        );
+    }
+
+    #[test]
+    fn marginals_are_planned_from_public_numbers_and_track_the_data() {
+        // 40,000 rows: 70 % at 20..24, 30 % at 60..64 (integers); a 60/40 categorical column.
+        let n = 40_000;
+        let values: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 10 < 7 {
+                    20.0 + (i % 4) as f32
+                } else {
+                    60.0 + (i % 4) as f32
+                }
+            })
+            .collect();
+        let cats: Vec<u32> = (0..n).map(|i| u32::from(i % 5 >= 3)).collect();
+        let t = table(values, cats, vec!["p", "q"]);
+        let want = ExtraStats {
+            marginals: true,
+            mean_norm: true,
+        };
+        let plan = plan_extras(&t, None, want, 2.0);
+        assert_eq!(plan.numeric_marginals, 1);
+        assert!(plan.mean_norm);
+        assert!(
+            (plan.l2_sensitivity() - 8f64.sqrt()).abs() < 1e-12,
+            "ranges 3 + levels 2 (also the marginal) + numeric marginal 2 + mean norm 1 = 8"
+        );
+        // Far too much noise for n: no marginals.
+        assert_eq!(plan_extras(&t, None, want, 1e4).numeric_marginals, 0);
+        let b = DpHistogramBudget {
+            noise_multiplier: 2.0,
+            delta_categories: 1e-6,
+        };
+        let (fs, _, rel) = fit_feature_space_with(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &plan,
+            &mut ReleaseRng::seeded(3),
+        )
+        .unwrap();
+        match &rel.marginals[0] {
+            Some(ColumnMarginal::Numeric(m)) => {
+                // The mass below 40 is ≈ 0.7 (noise σ ≈ 6 counts on 40,000 rows).
+                let below: f64 = m
+                    .probs
+                    .iter()
+                    .zip(&m.edges)
+                    .filter(|(_, &e)| e < 40.0)
+                    .map(|(p, _)| p)
+                    .sum();
+                assert!((below - 0.7).abs() < 0.01, "{below}");
+                let (a, z) = m.support();
+                assert!(
+                    (16.0..=20.0).contains(&a) && (64.0..=80.0).contains(&z),
+                    "{a} {z}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match &rel.marginals[1] {
+            Some(ColumnMarginal::Categorical(p)) => {
+                let f = p[0] / (p[0] + p[1]);
+                assert!((f - 0.6).abs() < 0.01, "{f}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(rel.marginals[2].is_none(), "the label has no marginal");
+        let m = rel.mean_norm.unwrap();
+        // Encoded rows: u_x ∈ [0, 1] plus one one-hot entry, so 1 ≤ ‖u‖ ≤ √2.
+        assert!((1.0..=2f64.sqrt()).contains(&m), "{m}");
+        assert_eq!(fs.dim, 3);
     }
 
     #[test]

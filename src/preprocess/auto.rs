@@ -1,0 +1,160 @@
+//! Automatic parameters (`--mix auto`, the default): the mix order l for DP-CDA, chosen from
+//! public information only, and what the receipt says about the encoding.
+//!
+//! # Rule
+//!
+//! With rows scaled to norm c and non-negative (sensitivity √2·c/l, see
+//! [`crate::preprocess::rownorm`]), a synthetic row is the mean of l unit-direction rows of
+//! one class plus N(0, σx(l)² I_d). Its expected squared distance from the class mean is at
+//! most `c²/l` (the spread of a mean of l rows of norm c) plus `d·σx(l)²` (the noise), with
+//! σx(l) calibrated to the target ε for the public pool (smallest class size, or its public
+//! floor), the rows per class, δ and the normalization's share. [`auto_mix`] returns the
+//! candidate l minimizing that sum. The clip norm c needs no choice: scaling every row to norm
+//! c and restoring the scale afterwards makes the output independent of c (σx scales with c).
+//!
+//! Privacy: l is a function of public numbers (pool floor, T, d, ε, δ, the preset and the
+//! orders), so choosing it releases nothing.
+
+use crate::accountant::{Preset, RdpCurve};
+use crate::error::{Error, Result};
+use crate::mechanisms::cda::accounting::calibrate_sigma_x;
+use serde::Serialize;
+
+/// `SynthOptions::mix` value meaning "choose l automatically" (the default).
+pub const MIX_AUTO: usize = 0;
+
+/// The mix order non-DP-CDA mechanisms use when asked for `auto`.
+pub const FIXED_MIX_FALLBACK: usize = 4;
+
+/// Feature columns from which rows are scaled to a common norm (images, wide tables). Below
+/// it rows are divided by the public maximum norm M = √(feature columns) instead: no row's
+/// direction or length is changed (on short tables the length carries class information:
+/// scaling it away distorts the output), at the price of noise relative to M, not ‖u‖.
+pub const COMMON_NORM_MIN_COLUMNS: usize = 32;
+
+/// Whether rows are scaled to a common norm (see [`COMMON_NORM_MIN_COLUMNS`]); public: the
+/// number of feature columns.
+pub fn use_common_norm(feature_columns: usize) -> bool {
+    feature_columns >= COMMON_NORM_MIN_COLUMNS
+}
+
+/// Candidate mix orders.
+pub const CANDIDATES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+
+/// The automatic l (see the module note). `acc_clip` is the clip norm the accountant is
+/// given (c/√2 for non-negative rows), `clip` the norm rows are scaled to, `dim` the encoded
+/// dimension, `extra` the RDP already spent (normalization).
+#[allow(clippy::too_many_arguments)]
+pub fn auto_mix(
+    pool: u64,
+    per_class: u64,
+    dim: u64,
+    clip: f64,
+    acc_clip: f64,
+    delta: f64,
+    target: f64,
+    preset: Preset,
+    orders: &[u32],
+    extra: Option<&RdpCurve>,
+) -> Result<usize> {
+    let mut best: Option<(f64, u32)> = None;
+    // At most half of the smallest class per mix (sampling rate ≤ 1/2).
+    for &l in CANDIDATES
+        .iter()
+        .filter(|&&l| l == 1 || u64::from(l) * 2 <= pool)
+    {
+        let c = calibrate_sigma_x(
+            pool, l, acc_clip, None, per_class, delta, target, orders, preset, extra,
+        )?;
+        let score = clip * clip / f64::from(l) + dim as f64 * c.sigma_x * c.sigma_x;
+        if best.map_or(true, |(s, _)| score < s) {
+            best = Some((score, l));
+        }
+    }
+    best.map(|(_, l)| l as usize).ok_or_else(|| {
+        Error::param(
+            "mix",
+            "auto",
+            format!("the smallest class has {pool} rows; every class needs at least one row"),
+        )
+    })
+}
+
+/// What the receipt says about the encoding and the automatic choices.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EncodingReport {
+    /// How rows were bounded: "scaled to norm c" or "clipped to norm ≤ c".
+    pub rows: &'static str,
+    /// True when every encoded entry is ≥ 0, so the sensitivity is √2·c/l.
+    pub nonnegative: bool,
+    /// The L2 sensitivity of one mix, Δx.
+    pub sensitivity: f64,
+    /// The factor the noisy rows were multiplied by (DP mean norm / c), when rescaled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rescale: Option<f64>,
+    /// How the output was decoded.
+    pub decoding: String,
+    /// How l was chosen: "auto (…)" or "given".
+    pub mix_choice: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::default_orders;
+
+    #[test]
+    fn auto_mix_minimizes_the_stated_score_among_candidates() {
+        let orders = default_orders();
+        let (pool, t, d, delta, eps) = (2000u64, 2000u64, 20u64, 1e-5, 2.0);
+        let acc = std::f64::consts::FRAC_1_SQRT_2;
+        let l = auto_mix(
+            pool,
+            t,
+            d,
+            1.0,
+            acc,
+            delta,
+            eps,
+            Preset::Default,
+            &orders,
+            None,
+        )
+        .unwrap();
+        let score = |l: u32| {
+            let c = calibrate_sigma_x(
+                pool,
+                l,
+                acc,
+                None,
+                t,
+                delta,
+                eps,
+                &orders,
+                Preset::Default,
+                None,
+            )
+            .unwrap();
+            1.0 / f64::from(l) + d as f64 * c.sigma_x * c.sigma_x
+        };
+        let s = score(l as u32);
+        for &other in CANDIDATES.iter().filter(|&&c| u64::from(c) * 2 <= pool) {
+            assert!(s <= score(other) + 1e-12, "l = {l} loses to {other}");
+        }
+        // Small pools are respected.
+        let small = auto_mix(
+            12,
+            12,
+            d,
+            1.0,
+            acc,
+            delta,
+            eps,
+            Preset::Default,
+            &orders,
+            None,
+        )
+        .unwrap();
+        assert!(small * 2 <= 12 || small == 1, "{small}");
+    }
+}

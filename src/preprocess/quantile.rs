@@ -1,0 +1,371 @@
+//! Decoding that keeps the marginals: numeric columns are quantile-mapped onto their DP
+//! marginal, categorical columns are assigned levels in the DP proportions.
+//!
+//! # Proof note
+//!
+//! Everything here is post-processing. The inputs are (a) the mechanism's released synthetic
+//! rows, all of them (the map of one row depends on the others only through the released
+//! output), and (b) DP histograms released by [`crate::preprocess::normalize`] and composed
+//! into the accountant there. No private value is read, so the (ε, δ) of (a) and (b) together
+//! covers the decoded output (post-processing theorem).
+//!
+//! * [`NumericMarginal`] is a histogram on data-independent bin edges (chosen from the DP
+//!   range) whose noisy counts are thresholded at `2σ` (bins below are set to 0: a
+//!   post-processing that removes most of the mass the noise puts on empty bins) and
+//!   normalized. Its inverse CDF is piecewise linear inside each bin.
+//! * [`quantile_map`] replaces the value of rank r (0-based, among T) by F⁻¹((r + ½)/T), so the
+//!   output column's empirical distribution is the DP marginal while the order of the rows —
+//!   what the mechanism learned about how this column moves with the others — is kept.
+//! * [`assign_in_proportion`] gives each level a quota round(T·p_j) (largest remainders) and
+//!   fills the quotas greedily by the rows' standardized scores for that level, best first, so
+//!   the 1-way marginal is the DP marginal and each row gets a level its noisy one-hot average
+//!   favours where the quotas allow (argmax would give every row the most common level).
+
+use crate::mechanisms::gaussian::Gaussian;
+use rand::Rng;
+
+/// A released marginal of one numeric column: bin edges and bin probabilities.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NumericMarginal {
+    /// Bin edges, increasing, `probs.len() + 1` of them.
+    pub edges: Vec<f64>,
+    /// Bin probabilities (sum 1).
+    pub probs: Vec<f64>,
+}
+
+impl NumericMarginal {
+    /// Builds a marginal from exact counts on `edges` plus N(0, σ²) noise on each count, then
+    /// post-processes (threshold 2σ, normalize). None when nothing clears the threshold.
+    pub fn dp<R: Rng + ?Sized>(
+        exact_counts: &[f64],
+        edges: Vec<f64>,
+        noise: &Gaussian,
+        rng: &mut R,
+    ) -> Option<Self> {
+        let noisy: Vec<f64> = exact_counts.iter().map(|c| c + noise.sample(rng)).collect();
+        Self::from_noisy(&noisy, edges, noise.sigma())
+    }
+
+    /// The post-processing step of [`NumericMarginal::dp`] on already noisy counts.
+    pub fn from_noisy(noisy: &[f64], edges: Vec<f64>, sigma: f64) -> Option<Self> {
+        debug_assert_eq!(edges.len(), noisy.len() + 1);
+        let kept: Vec<f64> = noisy
+            .iter()
+            .map(|&c| {
+                if c > 2.0 * sigma && c.is_finite() {
+                    c
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let total: f64 = kept.iter().sum();
+        if total <= 0.0 || !total.is_finite() {
+            return None;
+        }
+        Some(NumericMarginal {
+            edges,
+            probs: kept.iter().map(|c| c / total).collect(),
+        })
+    }
+
+    /// The inverse CDF at p ∈ [0, 1], linear inside each bin.
+    pub fn inverse_cdf(&self, p: f64) -> f64 {
+        let p = p.clamp(0.0, 1.0);
+        let mut acc = 0.0;
+        for (b, &q) in self.probs.iter().enumerate() {
+            if q > 0.0 && (acc + q >= p || b + 1 == self.probs.len()) {
+                let f = ((p - acc) / q).clamp(0.0, 1.0);
+                return self.edges[b] + f * (self.edges[b + 1] - self.edges[b]);
+            }
+            acc += q;
+        }
+        // Only reachable when the last bins have zero mass: the top of the last mass.
+        let last = self.probs.iter().rposition(|&q| q > 0.0).unwrap_or(0);
+        self.edges[last + 1]
+    }
+
+    /// Lowest and highest edge with mass.
+    pub fn support(&self) -> (f64, f64) {
+        let first = self.probs.iter().position(|&q| q > 0.0).unwrap_or(0);
+        let last = self.probs.iter().rposition(|&q| q > 0.0).unwrap_or(0);
+        (self.edges[first], self.edges[last + 1])
+    }
+}
+
+/// Replaces each value by the marginal's quantile at its mid-rank (see the module note).
+/// Ties keep their input order.
+pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
+    let t = values.len();
+    if t == 0 {
+        return;
+    }
+    let mut order: Vec<usize> = (0..t).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut out = vec![0f64; t];
+    for (r, &i) in order.iter().enumerate() {
+        out[i] = m.inverse_cdf((r as f64 + 0.5) / t as f64);
+    }
+    values.copy_from_slice(&out);
+}
+
+/// Largest-remainder quotas: non-negative integers summing to `t`, proportional to `probs`
+/// (which need not be normalized; all-zero gives equal shares).
+pub fn quotas(probs: &[f64], t: usize) -> Vec<usize> {
+    let l = probs.len();
+    if l == 0 {
+        return Vec::new();
+    }
+    let clean: Vec<f64> = probs
+        .iter()
+        .map(|&p| if p.is_finite() && p > 0.0 { p } else { 0.0 })
+        .collect();
+    let total: f64 = clean.iter().sum();
+    let w: Vec<f64> = if total > 0.0 {
+        clean.iter().map(|p| p / total).collect()
+    } else {
+        vec![1.0 / l as f64; l]
+    };
+    let raw: Vec<f64> = w.iter().map(|p| p * t as f64).collect();
+    let mut q: Vec<usize> = raw.iter().map(|r| r.floor() as usize).collect();
+    let mut left = t.saturating_sub(q.iter().sum());
+    let mut by_rem: Vec<usize> = (0..l).collect();
+    by_rem.sort_by(|&a, &b| (raw[b] - raw[b].floor()).total_cmp(&(raw[a] - raw[a].floor())));
+    for &j in by_rem.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        q[j] += 1;
+        left -= 1;
+    }
+    q
+}
+
+/// Assigns one of `levels` levels to each of the `scores.len() / levels` rows (row-major
+/// scores: the noisy one-hot segment of each row), with exactly the [`quotas`] of `probs`, by
+/// greedy matching on per-level standardized scores (see the module note).
+pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec<usize> {
+    if levels == 0 {
+        return Vec::new();
+    }
+    let t = scores.len() / levels;
+    let mut quota = quotas(probs, t);
+    // Standardize each level's scores over the rows, so levels are compared by how much a
+    // row stands out for them, not by their overall frequency.
+    let mut mean = vec![0f64; levels];
+    let mut sq = vec![0f64; levels];
+    for row in scores.chunks_exact(levels) {
+        for (j, &v) in row.iter().enumerate() {
+            mean[j] += f64::from(v);
+            sq[j] += f64::from(v) * f64::from(v);
+        }
+    }
+    let tf = t.max(1) as f64;
+    let sd: Vec<f64> = (0..levels)
+        .map(|j| {
+            mean[j] /= tf;
+            let v = (sq[j] / tf - mean[j] * mean[j]).max(0.0);
+            if v > 0.0 {
+                v.sqrt()
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    let mut cand: Vec<(f32, u32, u32)> = Vec::with_capacity(t * levels);
+    for (i, row) in scores.chunks_exact(levels).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            if quota[j] > 0 {
+                let z = (f64::from(v) - mean[j]) / sd[j];
+                cand.push((if z.is_nan() { 0.0 } else { z as f32 }, i as u32, j as u32));
+            }
+        }
+    }
+    cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out = vec![usize::MAX; t];
+    let mut done = 0;
+    for (_, i, j) in cand {
+        let (i, j) = (i as usize, j as usize);
+        if out[i] == usize::MAX && quota[j] > 0 {
+            out[i] = j;
+            quota[j] -= 1;
+            done += 1;
+            if done == t {
+                break;
+            }
+        }
+    }
+    // Quotas sum to t and every row is a candidate for every level with quota, so every row
+    // is assigned; this is a guard for the degenerate all-zero-quota case only.
+    for o in out.iter_mut() {
+        if *o == usize::MAX {
+            *o = 0;
+        }
+    }
+    out
+}
+
+/// Empirical-Bayes shrinkage of noisy rows toward their class's mean, per class and feature
+/// (post-processing: it reads only the released rows, their public labels and the public
+/// noise σ). For class k and feature j, with m̂ the mean and v the variance of the released
+/// values and σ² the noise variance, the value x becomes m̂ + λ(x − m̂) with
+/// λ = max(v − σ², 0)/v: the linear minimum-mean-square-error estimate of the noise-free value
+/// when the noise is independent of it. Classes with fewer than 2 rows are left as they are.
+pub fn shrink_to_class_means(rows: &mut [f32], d: usize, labels: &[u32], sigma: f64) {
+    if d == 0 || sigma.is_nan() || sigma <= 0.0 {
+        return;
+    }
+    let k = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
+    let mut cnt = vec![0f64; k];
+    let mut sum = vec![0f64; k * d];
+    let mut sq = vec![0f64; k * d];
+    for (row, &l) in rows.chunks_exact(d).zip(labels) {
+        let l = l as usize;
+        cnt[l] += 1.0;
+        for (j, &x) in row.iter().enumerate() {
+            sum[l * d + j] += f64::from(x);
+            sq[l * d + j] += f64::from(x) * f64::from(x);
+        }
+    }
+    let s2 = sigma * sigma;
+    let mut lambda = vec![1f64; k * d];
+    for l in 0..k {
+        if cnt[l] < 2.0 {
+            continue;
+        }
+        for j in 0..d {
+            let m = sum[l * d + j] / cnt[l];
+            let v = (sq[l * d + j] / cnt[l] - m * m).max(0.0);
+            sum[l * d + j] = m;
+            lambda[l * d + j] = if v > 0.0 {
+                ((v - s2) / v).max(0.0)
+            } else {
+                0.0
+            };
+        }
+    }
+    for (row, &l) in rows.chunks_exact_mut(d).zip(labels) {
+        let l = l as usize;
+        if cnt[l] < 2.0 {
+            continue;
+        }
+        for (j, x) in row.iter_mut().enumerate() {
+            let m = sum[l * d + j];
+            *x = (m + lambda[l * d + j] * (f64::from(*x) - m)) as f32;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn inverse_cdf_is_piecewise_linear() {
+        let m = NumericMarginal {
+            edges: vec![0.0, 1.0, 2.0, 4.0],
+            probs: vec![0.5, 0.0, 0.5],
+        };
+        assert_eq!(m.inverse_cdf(0.0), 0.0);
+        assert_eq!(m.inverse_cdf(0.25), 0.5);
+        assert_eq!(m.inverse_cdf(0.5), 1.0);
+        assert_eq!(m.inverse_cdf(0.75), 3.0);
+        assert_eq!(m.inverse_cdf(1.0), 4.0);
+        assert_eq!(m.support(), (0.0, 4.0));
+    }
+
+    #[test]
+    fn thresholding_and_empty_marginals() {
+        // σ = 1: counts ≤ 2 are dropped.
+        let m =
+            NumericMarginal::from_noisy(&[1.5, 10.0, -3.0, 30.0], vec![0., 1., 2., 3., 4.], 1.0)
+                .unwrap();
+        assert_eq!(m.probs, vec![0.0, 0.25, 0.0, 0.75]);
+        assert!(NumericMarginal::from_noisy(&[1.0, f64::NAN], vec![0., 1., 2.], 1.0).is_none());
+    }
+
+    #[test]
+    fn quantile_map_reproduces_the_marginal_and_keeps_order() {
+        let m = NumericMarginal {
+            edges: vec![0.0, 10.0, 20.0],
+            probs: vec![0.8, 0.2],
+        };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut v: Vec<f64> = (0..1000).map(|_| rng.gen_range(-5.0..5.0)).collect();
+        let before = v.clone();
+        quantile_map(&mut v, &m);
+        let below = v.iter().filter(|&&x| x < 10.0).count();
+        assert_eq!(below, 800, "exactly 80 % of the mass in the first bin");
+        for i in 0..999 {
+            if before[i] < before[i + 1] {
+                assert!(v[i] <= v[i + 1]);
+            }
+        }
+    }
+
+    #[test]
+    fn shrinkage_removes_most_of_the_noise() {
+        // Two classes, true values 1 and 3 on one feature with true spread 0.5, noise σ = 2.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let normal = |rng: &mut rand_chacha::ChaCha8Rng| -> f64 {
+            // Box–Muller, enough for a test.
+            let u: f64 = rng.gen_range(1e-12..1.0);
+            let v: f64 = rng.gen_range(0.0..1.0);
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let n = 20_000;
+        let mut truth = Vec::new();
+        let mut rows = Vec::new();
+        let mut labels = Vec::new();
+        for i in 0..n {
+            let l = (i % 2) as u32;
+            let t = 1.0 + 2.0 * f64::from(l) + 0.5 * normal(&mut rng);
+            truth.push(t);
+            rows.push((t + 2.0 * normal(&mut rng)) as f32);
+            labels.push(l);
+        }
+        let mse = |r: &[f32]| {
+            r.iter()
+                .zip(&truth)
+                .map(|(a, b)| (f64::from(*a) - b).powi(2))
+                .sum::<f64>()
+                / n as f64
+        };
+        let before = mse(&rows);
+        shrink_to_class_means(&mut rows, 1, &labels, 2.0);
+        let after = mse(&rows);
+        // Noise variance 4; the LMMSE error is 0.25·4/4.25 ≈ 0.235.
+        assert!((before - 4.0).abs() < 0.2, "{before}");
+        assert!(after < 0.3, "{after}");
+    }
+
+    #[test]
+    fn quotas_sum_to_t() {
+        assert_eq!(quotas(&[0.5, 0.3, 0.2], 10), vec![5, 3, 2]);
+        assert_eq!(quotas(&[1.0, 1.0, 1.0], 10).iter().sum::<usize>(), 10);
+        assert_eq!(quotas(&[0.0, 0.0], 3).iter().sum::<usize>(), 3);
+        assert_eq!(quotas(&[2.0, f64::NAN], 4), vec![4, 0]);
+    }
+
+    #[test]
+    fn assignment_matches_quotas_and_follows_scores() {
+        // 10 rows: rows 0..3 clearly favour level 1, the rest level 0; quotas 70/30.
+        let mut s = Vec::new();
+        for i in 0..10 {
+            if i < 3 {
+                s.extend_from_slice(&[0.1f32, 0.9]);
+            } else {
+                s.extend_from_slice(&[0.8f32, 0.2]);
+            }
+        }
+        let a = assign_in_proportion(&s, 2, &[0.7, 0.3]);
+        assert_eq!(a, vec![1, 1, 1, 0, 0, 0, 0, 0, 0, 0]);
+        // Argmax would give every row level 0 here; proportions are kept.
+        let s2: Vec<f32> = (0..100)
+            .flat_map(|i| [0.6f32 + i as f32 * 1e-3, 0.3])
+            .collect();
+        let a2 = assign_in_proportion(&s2, 2, &[0.75, 0.25]);
+        assert_eq!(a2.iter().filter(|&&j| j == 1).count(), 25);
+    }
+}

@@ -1,0 +1,91 @@
+//! Issue 12 over the real pipeline (`api::synthesize_csv`, the CLI's CSV path and the npm
+//! `synthesizeCsv`), on the default path (standard adjacency, DP column types, mix auto).
+//!
+//! On main before this change the receipt had no `parameters.encoding` and charged Δx = 2c/l
+//! for the non-negative encoding, so `receipt_states_the_encoding_and_the_sqrt2_sensitivity`
+//! fails there.
+
+use privmix::api::{synthesize_csv, SynthRequest};
+use serde_json::Value;
+
+fn run(csv: &str, req: Value) -> (Vec<Vec<String>>, Value) {
+    let req: SynthRequest = serde_json::from_value(req).unwrap();
+    let (bytes, receipt) = synthesize_csv(csv.as_bytes(), &req, |_| {}).unwrap();
+    let out = String::from_utf8(bytes).unwrap();
+    let rows = out
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    (rows, serde_json::to_value(&receipt).unwrap())
+}
+
+const IRIS: &str = include_str!("../demo/iris.csv");
+const IRIS_SCHEMA: &str = include_str!("../demo/iris.schema.json");
+
+#[test]
+fn receipt_states_the_encoding_and_the_sqrt2_sensitivity() {
+    let schema: Value = serde_json::from_str(IRIS_SCHEMA).unwrap();
+    let (_, r) = run(
+        IRIS,
+        serde_json::json!({"label": "species", "epsilon": 5.0, "delta": 1e-5, "seed": 3.0, "schema": schema}),
+    );
+    let p = &r["parameters"];
+    let enc = &p["encoding"];
+    assert!(enc.is_object(), "no parameters.encoding in {p}");
+    assert_eq!(enc["nonnegative"], Value::Bool(true), "{enc}");
+    let l = p["mix"].as_f64().unwrap();
+    let c = p["clip"].as_f64().unwrap();
+    let sens = enc["sensitivity"].as_f64().unwrap();
+    // √2·c/l, computed here independently of the code under test.
+    assert!(
+        (sens - 2f64.sqrt() * c / l).abs() < 1e-12,
+        "sensitivity {sens} vs √2·c/l = {}",
+        2f64.sqrt() * c / l
+    );
+    // The noise multiplier the accountant used is σx / Δx.
+    let z = p["noise_multiplier"].as_f64().unwrap();
+    let sigma = p["sigma_x"].as_f64().unwrap();
+    assert!(
+        (z - sigma / sens).abs() < 1e-9 * z,
+        "z {z} vs σx/Δx {}",
+        sigma / sens
+    );
+    assert!(
+        enc["mix_choice"].as_str().unwrap().starts_with("auto"),
+        "{enc}"
+    );
+    // Standard adjacency is still the default and its ε stays within the target.
+    assert_eq!(r["class_counts"]["labels_source"], "schema");
+    assert!(r["epsilon"].as_f64().unwrap() <= 5.0);
+}
+
+#[test]
+fn iris_with_its_schema_keeps_real_values_and_no_column_collapses() {
+    let schema: Value = serde_json::from_str(IRIS_SCHEMA).unwrap();
+    for seed in [1.0, 2.0] {
+        let (rows, _) = run(
+            IRIS,
+            serde_json::json!({"label": "species", "epsilon": 5.0, "delta": 1e-5, "seed": seed, "schema": schema}),
+        );
+        let header = &rows[0];
+        let body = &rows[1..];
+        assert!(body.len() > 60, "{} rows", body.len());
+        for (j, name) in header.iter().enumerate() {
+            let distinct: std::collections::BTreeSet<&str> =
+                body.iter().map(|r| r[j].as_str()).collect();
+            assert!(
+                distinct.len() > 1,
+                "column {name} collapsed to {distinct:?}"
+            );
+            if name != "species" {
+                // integer: false in the schema: values are not all whole numbers.
+                let fractional = body
+                    .iter()
+                    .filter_map(|r| r[j].parse::<f64>().ok())
+                    .filter(|v| v.fract() != 0.0)
+                    .count();
+                assert!(fractional > body.len() / 2, "column {name} was rounded");
+            }
+        }
+    }
+}
