@@ -66,47 +66,66 @@ impl FeatureSpace {
         let cells = n
             .checked_mul(d)
             .ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
-        let mut out = vec![0f32; cells];
         for (codec, column) in self.codecs.iter().zip(&table.columns) {
-            match (codec, column) {
-                (ColumnCodec::Label, _) => {}
-                (
-                    ColumnCodec::Numeric {
-                        offset,
-                        scale,
-                        lo,
-                        hi,
-                        start,
-                        ..
-                    },
-                    Column::Numeric { values, .. },
-                ) => {
-                    for (i, &v) in values.iter().enumerate() {
-                        let x = f64::from(v).clamp(*lo, *hi);
-                        out[i * d + start] = ((x - offset) / scale) as f32;
-                    }
-                }
-                (
-                    ColumnCodec::Categorical {
-                        slot_of_code,
-                        start,
-                        ..
-                    },
-                    Column::Categorical { codes, .. },
-                ) => {
-                    for (i, &c) in codes.iter().enumerate() {
-                        if let Some(Some(s)) = slot_of_code.get(c as usize) {
-                            out[i * d + start + s] = 1.0;
-                        }
-                    }
-                }
-                _ => {
-                    return Err(Error::Data(
-                        "internal: codec does not match the column type".into(),
-                    ))
-                }
+            let ok = matches!(
+                (codec, column),
+                (ColumnCodec::Label, _)
+                    | (ColumnCodec::Numeric { .. }, Column::Numeric { .. })
+                    | (ColumnCodec::Categorical { .. }, Column::Categorical { .. })
+            );
+            if !ok {
+                return Err(Error::Data(
+                    "internal: codec does not match the column type".into(),
+                ));
             }
         }
+        let mut out = vec![0f32; cells];
+        if d == 0 {
+            return Ok(out);
+        }
+        // Blocks of 64 rows (on all cores natively), column by column inside a block, so
+        // the writes of a column stay within a few cache lines per row.
+        const ROWS: usize = 64;
+        crate::par::blocks_mut(&mut out, ROWS * d, |b, block| {
+            let first = b * ROWS;
+            let rows = block.len() / d;
+            for (codec, column) in self.codecs.iter().zip(&table.columns) {
+                match (codec, column) {
+                    (
+                        ColumnCodec::Numeric {
+                            offset,
+                            scale,
+                            lo,
+                            hi,
+                            start,
+                            ..
+                        },
+                        Column::Numeric { values, .. },
+                    ) => {
+                        for (i, &v) in values.iter().skip(first).take(rows).enumerate() {
+                            let x = f64::from(v).clamp(*lo, *hi);
+                            block[i * d + start] = ((x - offset) / scale) as f32;
+                        }
+                    }
+                    (
+                        ColumnCodec::Categorical {
+                            slot_of_code,
+                            start,
+                            ..
+                        },
+                        Column::Categorical { codes, .. },
+                    ) => {
+                        for (i, &c) in codes.iter().skip(first).take(rows).enumerate() {
+                            if let Some(Some(s)) = slot_of_code.get(c as usize) {
+                                block[i * d + start + s] = 1.0;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            0
+        });
         Ok(out)
     }
 
@@ -175,6 +194,68 @@ impl FeatureSpace {
     }
 }
 
+impl FeatureSpace {
+    /// Decodes one synthetic feature row straight into CSV bytes (one record, `\n`
+    /// terminated), exactly as [`FeatureSpace::decode_row`] followed by `csv::Writer`'s
+    /// `write_record` (default settings: `,`, quotes only where needed, `""` inside quotes)
+    /// would write it, without a `String` per cell.
+    pub fn write_row_csv(&self, row: &[f32], label: &str, out: &mut Vec<u8>) {
+        for (j, codec) in self.codecs.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            match codec {
+                ColumnCodec::Label => put_csv_field(out, label),
+                ColumnCodec::Numeric {
+                    offset,
+                    scale,
+                    lo,
+                    hi,
+                    integer,
+                    start,
+                } => {
+                    let x = (offset + f64::from(row[*start]) * scale).clamp(*lo, *hi);
+                    // Number text never holds a delimiter, quote or line break.
+                    put_number(out, x, *integer);
+                }
+                ColumnCodec::Categorical { levels, start, .. } => {
+                    if levels.is_empty() {
+                        put_csv_field(out, SUPPRESSED);
+                    } else {
+                        let seg = &row[*start..*start + levels.len()];
+                        let mut best = 0;
+                        for (j, &v) in seg.iter().enumerate() {
+                            if v > seg[best] {
+                                best = j;
+                            }
+                        }
+                        put_csv_field(out, &levels[best]);
+                    }
+                }
+            }
+        }
+        out.push(b'\n');
+    }
+}
+
+/// Appends one CSV field as `csv::Writer` does by default: quoted (with `"` doubled) when it
+/// holds `,`, `"`, `\r` or `\n`.
+pub fn put_csv_field(out: &mut Vec<u8>, field: &str) {
+    let b = field.as_bytes();
+    if b.iter().any(|&c| matches!(c, b',' | b'"' | b'\r' | b'\n')) {
+        out.push(b'"');
+        for &c in b {
+            if c == b'"' {
+                out.push(b'"');
+            }
+            out.push(c);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(b);
+    }
+}
+
 /// Appends a decoded number: integers without a fraction, others as the shortest f32 text.
 ///
 /// The text is exactly what `format!("{}", r as i64)` / `format!("{}", x as f32)` give (the
@@ -182,14 +263,38 @@ impl FeatureSpace {
 /// shortest round-trip digits re-laid out ([`push_f32_display`]), without the formatting
 /// machinery.
 pub fn write_number(buf: &mut String, x: f64, integer: bool) {
+    put_number(buf, x, integer);
+}
+
+/// Where number text goes: a `String` (cells) or a `Vec<u8>` (CSV bytes).
+pub trait TextSink {
+    /// Appends `s`.
+    fn put(&mut self, s: &str);
+}
+
+impl TextSink for String {
+    #[inline]
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+impl TextSink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// [`write_number`] into any [`TextSink`].
+pub fn put_number<S: TextSink + ?Sized>(buf: &mut S, x: f64, integer: bool) {
     if integer {
         let r = x.round();
         if r.abs() < 9.0e15 {
             // `r as i64` is exact here; "-0" cannot occur.
-            buf.push_str(itoa::Buffer::new().format(r as i64));
+            buf.put(itoa::Buffer::new().format(r as i64));
         } else {
-            use std::fmt::Write;
-            let _ = write!(buf, "{r:.0}");
+            buf.put(&format!("{r:.0}"));
         }
     } else {
         push_f32_display(buf, x as f32);
@@ -200,10 +305,9 @@ pub fn write_number(buf: &mut String, x: f64, integer: bool) {
 /// digits, which are the same shortest-nearest digits as std's), laid out as `Display` does:
 /// plain decimal notation, no exponent, no trailing `.0` ("1", "0.1", "0.0000001",
 /// "100000000000000000000", "-0"). Non-finite values fall back to std ("NaN", "inf", "-inf").
-pub fn push_f32_display(buf: &mut String, v: f32) {
+pub fn push_f32_display<S: TextSink + ?Sized>(buf: &mut S, v: f32) {
     if !v.is_finite() {
-        use std::fmt::Write;
-        let _ = write!(buf, "{v}");
+        buf.put(&v.to_string());
         return;
     }
     let mut rb = ryu::Buffer::new();
@@ -246,11 +350,8 @@ pub fn push_f32_display(buf: &mut String, v: f32) {
     while last > first && digits[last - 1] == b'0' {
         last -= 1;
     }
-    if neg {
-        buf.push('-');
-    }
     if first == last {
-        buf.push('0');
+        buf.put(if neg { "-0" } else { "0" });
         return;
     }
     let ds = &digits[first..last];
@@ -258,28 +359,29 @@ pub fn push_f32_display(buf: &mut String, v: f32) {
         // A tie: v lies exactly halfway between two shortest candidates. ryu rounds the
         // tie to even, std away from zero; take std's (rare: v must have a short exact
         // decimal expansion).
-        use std::fmt::Write;
-        buf.truncate(buf.len() - usize::from(neg));
-        let _ = write!(buf, "{v}");
+        buf.put(&v.to_string());
         return;
+    }
+    if neg {
+        buf.put("-");
     }
     let point = point + exp;
     // All bytes are ASCII digits.
     let ds = std::str::from_utf8(ds).unwrap_or("0");
     if point <= 0 {
-        buf.push_str("0.");
+        buf.put("0.");
         for _ in 0..(-point) {
-            buf.push('0');
+            buf.put("0");
         }
-        buf.push_str(ds);
+        buf.put(ds);
     } else if (point as usize) < ds.len() {
-        buf.push_str(&ds[..point as usize]);
-        buf.push('.');
-        buf.push_str(&ds[point as usize..]);
+        buf.put(&ds[..point as usize]);
+        buf.put(".");
+        buf.put(&ds[point as usize..]);
     } else {
-        buf.push_str(ds);
+        buf.put(ds);
         for _ in 0..(point as usize - ds.len()) {
-            buf.push('0');
+            buf.put("0");
         }
     }
 }
@@ -474,6 +576,55 @@ mod tests {
             };
             assert_eq!(format_number(x, true), want, "{x}");
         }
+    }
+
+    /// `write_row_csv` gives the same bytes as `decode_row` + `csv::Writer::write_record`,
+    /// including labels and levels that need quoting and non-integer columns.
+    #[test]
+    fn csv_row_bytes_equal_the_csv_writer() {
+        use rand::{Rng, SeedableRng};
+        let mut s = space();
+        s.codecs.push(ColumnCodec::Numeric {
+            offset: -3.0,
+            scale: 0.37,
+            lo: f64::NEG_INFINITY,
+            hi: f64::INFINITY,
+            integer: false,
+            start: 3,
+        });
+        s.codecs.push(ColumnCodec::Categorical {
+            levels: vec![
+                "a,b".into(),
+                "say \"hi\"".into(),
+                "line\nbreak".into(),
+                "cr\r".into(),
+            ],
+            slot_of_code: vec![],
+            start: 4,
+        });
+        s.codecs.push(ColumnCodec::Categorical {
+            levels: vec![],
+            slot_of_code: vec![],
+            start: 8,
+        });
+        s.names.extend(["z".into(), "w".into(), "gone".into()]);
+        s.dim = 8;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut want = csv::Writer::from_writer(Vec::new());
+        let mut got = Vec::new();
+        let mut cells = Vec::new();
+        for i in 0..2000 {
+            let row: Vec<f32> = (0..8).map(|_| rng.gen_range(-5.0f32..5.0)).collect();
+            let label = ["y", "", "x,y", "q\"", "plain"][i % 5];
+            s.decode_row(&row, label, &mut cells);
+            want.write_record(&cells).unwrap();
+            s.write_row_csv(&row, label, &mut got);
+        }
+        let want = want.into_inner().unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
     }
 
     #[test]
