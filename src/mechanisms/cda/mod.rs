@@ -139,6 +139,79 @@ pub fn generate_with<R: Rng + ?Sized>(
     mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
     mut progress: impl FnMut(f64),
 ) -> Result<()> {
+    let mut done = 0usize;
+    let total: usize = cfg.per_class.iter().sum();
+    let step = (total / 100).max(1);
+    drive(features, d, classes, cfg, rng, parallel, None, |wave| {
+        for (label, row) in wave.labels.iter().zip(wave.rows.chunks_exact(d)) {
+            sink(*label as usize, row)?;
+            done += 1;
+            if done % step == 0 {
+                progress(done as f64 / total as f64);
+            }
+        }
+        Ok(())
+    })?;
+    progress(1.0);
+    Ok(())
+}
+
+/// A formatter of one output row (its label and features) into output bytes, run on the
+/// worker threads.
+pub type RowFormatter<'a> = &'a (dyn Fn(usize, &[f32], &mut Vec<u8>) + Sync);
+
+/// [`generate`] with the rows turned into bytes by `format` on the worker threads as well
+/// (natively; in order on wasm32): `sink` gets the bytes of consecutive rows, in output order,
+/// a block at a time, on the calling thread. The rows are those of [`generate`] with the same
+/// generator state.
+#[allow(clippy::too_many_arguments)]
+pub fn generate_text<R: Rng + ?Sized>(
+    features: &[f32],
+    d: usize,
+    classes: &[Vec<u32>],
+    cfg: &CdaConfig,
+    rng: &mut R,
+    parallel: bool,
+    format: RowFormatter<'_>,
+    mut sink: impl FnMut(&[u8]) -> Result<()>,
+    mut progress: impl FnMut(f64),
+) -> Result<()> {
+    let mut done = 0usize;
+    let total: usize = cfg.per_class.iter().sum();
+    drive(
+        features,
+        d,
+        classes,
+        cfg,
+        rng,
+        parallel,
+        Some(format),
+        |wave| {
+            for text in &wave.text {
+                sink(text)?;
+            }
+            done += wave.labels.len();
+            progress(done as f64 / total.max(1) as f64);
+            Ok(())
+        },
+    )?;
+    progress(1.0);
+    Ok(())
+}
+
+/// The shared driver: validates, makes the schedule and the streams, and makes the waves
+/// (the next one in parallel while `emit` handles the current one on this thread).
+#[allow(clippy::too_many_arguments)]
+fn drive<R: Rng + ?Sized>(
+    features: &[f32],
+    d: usize,
+    classes: &[Vec<u32>],
+    cfg: &CdaConfig,
+    rng: &mut R,
+    parallel: bool,
+    format: Option<RowFormatter<'_>>,
+    mut emit: impl FnMut(&Wave) -> Result<()>,
+) -> Result<()> {
     let k_count = classes.len();
     if cfg.per_class.len() != k_count {
         return Err(Error::Data(
@@ -180,27 +253,16 @@ pub fn generate_with<R: Rng + ?Sized>(
         gy,
         schedule: &schedule,
         streams,
+        format,
     };
     let wave_rows = BLOCK_ROWS * WAVE_BLOCKS;
     let n_waves = total.div_ceil(wave_rows);
-    let step = (total / 100).max(1);
-    let mut done = 0usize;
     let mut cur = Wave::default();
     let mut next = Wave::default();
     if n_waves > 0 {
         gen.make(0, wave_rows, &mut cur, parallel);
     }
     for w in 0..n_waves {
-        let mut emit = |wave: &Wave| -> Result<()> {
-            for (label, row) in wave.labels.iter().zip(wave.rows.chunks_exact(d)) {
-                sink(*label as usize, row)?;
-                done += 1;
-                if done % step == 0 {
-                    progress(done as f64 / total as f64);
-                }
-            }
-            Ok(())
-        };
         let more = w + 1 < n_waves;
         #[cfg(not(target_arch = "wasm32"))]
         let r = if parallel && more {
@@ -228,7 +290,6 @@ pub fn generate_with<R: Rng + ?Sized>(
         r?;
         std::mem::swap(&mut cur, &mut next);
     }
-    progress(1.0);
     Ok(())
 }
 
@@ -237,6 +298,8 @@ pub fn generate_with<R: Rng + ?Sized>(
 struct Wave {
     rows: Vec<f32>,
     labels: Vec<u32>,
+    /// With a formatter: the bytes of each block.
+    text: Vec<Vec<u8>>,
 }
 
 /// Everything a block needs; shared read-only across threads.
@@ -249,6 +312,7 @@ struct Blocks<'a> {
     gy: Option<Gaussian>,
     schedule: &'a [u32],
     streams: crate::rng::Streams,
+    format: Option<RowFormatter<'a>>,
 }
 
 impl Blocks<'_> {
@@ -262,23 +326,50 @@ impl Blocks<'_> {
         wave.labels.clear();
         wave.labels.resize(rows, 0);
         let block_cells = BLOCK_ROWS * self.d;
-        let one = |(b, (out, labels)): (usize, (&mut [f32], &mut [u32]))| {
+        let n_blocks = rows.div_ceil(BLOCK_ROWS);
+        if self.format.is_some() {
+            wave.text.resize_with(n_blocks, Vec::new);
+        }
+        wave.text
+            .truncate(if self.format.is_some() { n_blocks } else { 0 });
+        let one = |(b, ((out, labels), text)): (
+            usize,
+            ((&mut [f32], &mut [u32]), Option<&mut Vec<u8>>),
+        )| {
             self.block(first / BLOCK_ROWS + b, out, labels);
+            if let (Some(f), Some(text)) = (self.format, text) {
+                text.clear();
+                for (label, row) in labels.iter().zip(out.chunks_exact(self.d)) {
+                    f(*label as usize, row, text);
+                }
+            }
         };
         #[cfg(not(target_arch = "wasm32"))]
         if parallel {
             use rayon::prelude::*;
+            let texts: Vec<Option<&mut Vec<u8>>> = if self.format.is_some() {
+                wave.text.iter_mut().map(Some).collect()
+            } else {
+                (0..n_blocks).map(|_| None).collect()
+            };
             wave.rows
                 .par_chunks_mut(block_cells)
                 .zip(wave.labels.par_chunks_mut(BLOCK_ROWS))
+                .zip(texts)
                 .enumerate()
                 .for_each(one);
             return;
         }
         let _ = parallel;
+        let texts: Vec<Option<&mut Vec<u8>>> = if self.format.is_some() {
+            wave.text.iter_mut().map(Some).collect()
+        } else {
+            (0..n_blocks).map(|_| None).collect()
+        };
         wave.rows
             .chunks_mut(block_cells)
             .zip(wave.labels.chunks_mut(BLOCK_ROWS))
+            .zip(texts)
             .enumerate()
             .for_each(one);
     }
@@ -535,6 +626,62 @@ mod tests {
                 );
             }
             assert!(run_in(2, &f, 2, &classes, &cfg, 43) != base);
+        }
+    }
+
+    /// `generate_text` hands over, in order, exactly the formatted rows of `generate` with
+    /// the same seed, on any number of threads.
+    #[test]
+    fn text_output_equals_formatted_rows() {
+        let (f, classes) = toy();
+        let cfg = CdaConfig {
+            mix: 2,
+            sigma_x: 0.2,
+            sigma_y: None,
+            per_class: vec![5000, 4321],
+        };
+        let fmt = |k: usize, r: &[f32], out: &mut Vec<u8>| {
+            out.extend_from_slice(format!("{k}:{}:{}\n", r[0], r[1]).as_bytes());
+        };
+        let (rows, labels) = run_in(0, &f, 2, &classes, &cfg, 11);
+        let mut want = Vec::new();
+        for (k, r) in labels.iter().zip(rows.chunks_exact(2)) {
+            fmt(*k, r, &mut want);
+        }
+        for threads in [0, 1, 3] {
+            let mut got = Vec::new();
+            let mut last = 0.0;
+            let mut go = || {
+                generate_text(
+                    &f,
+                    2,
+                    &classes,
+                    &cfg,
+                    &mut ReleaseRng::seeded(11),
+                    threads > 0,
+                    &fmt,
+                    |b| {
+                        got.extend_from_slice(b);
+                        Ok(())
+                    },
+                    |p| {
+                        assert!(p >= last);
+                        last = p;
+                    },
+                )
+                .unwrap()
+            };
+            if threads == 0 {
+                go();
+            } else {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(go);
+            }
+            assert!(got == want, "{threads} threads");
+            assert_eq!(last, 1.0);
         }
     }
 
