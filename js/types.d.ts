@@ -77,8 +77,20 @@ export interface SynthOptions extends CallOptions {
   mix?: number | "auto";
   /** L2 clip norm in normalized units (default 1). */
   clip?: number;
-  /** Synthetic rows T (default: the input's row count). */
+  /** Synthetic rows T (default: cda under the standard adjacency, the rounded sum of the DP
+   *  class counts, split over classes in proportion to them; otherwise the input's row count). */
   samples?: number;
+  /** The neighbouring relation: `standard` (default: replace one whole record, label included;
+   *  cda takes the label set, class counts, output class proportions and pool sizes from DP
+   *  counts) or `keep-label` (replace one record's features, keeping its label: the label set
+   *  and class counts are public, as the receipt declares). */
+  adjacency?: "standard" | "keep-label";
+  /** cda, standard adjacency: a public lower bound on every class's size, used as the pool
+   *  size instead of the DP floor (at least the mix order). */
+  poolFloor?: number;
+  /** How columns the schema does not type get their type: `dp` (default: decided under DP
+   *  with a small share of ε) or `data` (inferred from the data, NOT protected). */
+  columnTypes?: "dp" | "data";
   /** `dp` (default, protected), `public` (bounds from `schema`) or `data` (NOT protected). */
   normalize?: "dp" | "public" | "data";
   /** Share of ε spent on the private ranges under `normalize: "dp"` (default 0.1). */

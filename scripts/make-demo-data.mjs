@@ -1,7 +1,8 @@
 // Writes www/vendor/demo-data.js: the bundled demo datasets as a JS module, so that the page
 // loads them with its scripts and never fetches anything afterwards.
 //   digits: demo/digits-8x8.csv (scikit-learn's 8×8 digits, pixels 0..16)
-//   iris:   demo/iris.csv
+//   iris:   demo/iris.csv, with demo/iris.schema.json (public bounds in cm: small data cannot
+//           find its own ranges under DP)
 //   digits-images: the same digits as 8×8 grayscale PNGs in class folders, in a ZIP
 //                  (60 per class), to try the image path.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -10,6 +11,7 @@ import { png, zip } from "./zip-png.mjs";
 const digits = readFileSync("demo/digits-8x8.csv", "utf8");
 const iris = readFileSync("demo/iris.csv", "utf8");
 const digitsSchema = JSON.parse(readFileSync("demo/digits-8x8.schema.json", "utf8"));
+const irisSchema = JSON.parse(readFileSync("demo/iris.schema.json", "utf8"));
 
 const lines = digits.trim().split(/\r?\n/);
 const header = lines[0].split(",");
@@ -33,7 +35,7 @@ writeFileSync(
     `const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));\n` +
     `export const demos = {\n` +
     `  digits: { kind: "csv", name: "digits-8x8", text: ${JSON.stringify(digits)}, schema: ${JSON.stringify(digitsSchema)} },\n` +
-    `  iris: { kind: "csv", name: "iris", text: ${JSON.stringify(iris)} },\n` +
+    `  iris: { kind: "csv", name: "iris", text: ${JSON.stringify(iris)}, schema: ${JSON.stringify(irisSchema)} },\n` +
     `  "digits-images": { kind: "images", name: "digits-images", bytes: () => b64(${JSON.stringify(zipped.toString("base64"))}) },\n` +
     `};\n`,
 );

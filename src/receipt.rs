@@ -296,6 +296,15 @@ pub struct Receipt {
     pub data: DataReport,
     /// Randomness source.
     pub randomness: Randomness,
+    /// How column types and missing indicators were decided (public, DP or data).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column_types: Option<crate::data::decide::DecisionReport>,
+    /// How missing values were encoded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<crate::preprocess::missing::MissingReport>,
+    /// The DP class counts, label set and pool sizes (standard adjacency).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class_counts: Option<crate::preprocess::dp_counts::ClassCountReport>,
     /// Warnings for the user.
     pub warnings: Vec<String>,
     /// Library version.

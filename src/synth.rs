@@ -8,6 +8,8 @@
 
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
+use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
+use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
@@ -17,7 +19,11 @@ use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::projection::{self, Projection};
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
+use crate::preprocess::dp_counts::{
+    build_pools, calibrate_standard, dp_classes, split_samples, standard_curve, ClassCountReport,
+};
 use crate::preprocess::encode::write_number;
+use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
@@ -53,7 +59,79 @@ pub struct SynthOptions {
     pub preset: Preset,
     /// RDP orders (default 2..=256).
     pub orders: Vec<u32>,
+    /// The neighbouring relation (default: the standard one, label included).
+    pub adjacency: Adjacency,
+    /// A public lower bound on every class's size; replaces the DP pool floors.
+    pub pool_floor: Option<usize>,
+    /// How columns the schema does not type get their type (default: a DP decision).
+    pub column_types: ColumnTypes,
 }
+
+/// The neighbouring relation a synthesis is private under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Adjacency {
+    /// Replace one whole record, label included (default). DP-CDA: the label set, class
+    /// counts, output class proportions and pool sizes come from DP counts (or the schema and
+    /// a public floor), and a record that changes class is charged to both classes
+    /// ([`crate::preprocess::dp_counts`]). Other mechanisms keep their own adjacency, declared
+    /// in the receipt.
+    #[default]
+    Standard,
+    /// Replace one record's features, keeping its label: the label set and the class counts
+    /// are public (declared in the receipt).
+    KeepLabel,
+}
+
+impl std::str::FromStr for Adjacency {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "standard" => Ok(Adjacency::Standard),
+            "keep-label" => Ok(Adjacency::KeepLabel),
+            other => Err(Error::param(
+                "adjacency",
+                other,
+                "use 'standard' (default: replace one whole record, label included) or 'keep-label' (labels and class counts public)",
+            )),
+        }
+    }
+}
+
+/// How columns the schema does not type get their type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColumnTypes {
+    /// Decided under DP with a share of ε ([`crate::data::decide`]); default.
+    #[default]
+    Dp,
+    /// Inferred from the data: NOT protected (declared in the receipt).
+    Data,
+}
+
+impl std::str::FromStr for ColumnTypes {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "dp" => Ok(ColumnTypes::Dp),
+            "data" => Ok(ColumnTypes::Data),
+            other => Err(Error::param(
+                "column_types",
+                other,
+                "use 'dp' (default: decided under DP) or 'data' (inferred from the data, not protected); or type every column in a schema",
+            )),
+        }
+    }
+}
+
+/// Share of ε spent on the column-type and missing-indicator decisions (when any is needed).
+pub const TYPES_SHARE: f64 = 0.02;
+/// Share of ε spent on the noisy class counts (standard adjacency).
+pub const COUNTS_SHARE: f64 = 0.05;
+/// Share of δ spent on the label threshold (standard adjacency, labels not in the schema).
+pub const DELTA_LABEL_SHARE: f64 = 0.1;
+/// Noise multiplier of the type and count mechanisms when no target ε is given.
+pub const DEFAULT_SHAPE_Z: f64 = 20.0;
 
 impl Default for SynthOptions {
     fn default() -> Self {
@@ -69,6 +147,9 @@ impl Default for SynthOptions {
             sigma_y: None,
             preset: Preset::Default,
             orders: default_orders(),
+            adjacency: Adjacency::Standard,
+            pool_floor: None,
+            column_types: ColumnTypes::Dp,
         }
     }
 }
@@ -194,6 +275,17 @@ struct Classes<'a> {
     sizes: Vec<usize>,
 }
 
+/// The label column's public categories, from the schema.
+fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> {
+    let name = &table.names[table.label_index?];
+    match schema.and_then(|s| s.columns.get(name)) {
+        Some(ColumnSpec::Categorical {
+            categories: Some(c),
+        }) => Some(c.clone()),
+        _ => None,
+    }
+}
+
 fn classes_of(table: &Table) -> Result<Classes<'_>> {
     let index = table
         .label_index
@@ -233,16 +325,17 @@ fn normalize(
     table: &Table,
     schema: Option<&Schema>,
     opts: &SynthOptions,
+    delta_avail: f64,
     rng: &mut ReleaseRng,
 ) -> Result<Normalized> {
     let (m_num, m_cat) = dp_columns(table, schema);
     let dp = opts.normalize == NormalizeMode::Dp && m_num + m_cat > 0;
     let delta_cat = if dp && m_cat > 0 {
-        opts.delta * DELTA_CATEGORY_SHARE
+        delta_avail * DELTA_CATEGORY_SHARE
     } else {
         0.0
     };
-    let delta_rdp = opts.delta - delta_cat;
+    let delta_rdp = delta_avail - delta_cat;
     let orders = &opts.orders;
     let (curve, budget) = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
@@ -364,7 +457,7 @@ fn synthesize_dyn(
         check_sigma("sigma-x", s)?;
     }
     if let Some(s) = opts.sigma_y {
-        check_sigma("sigma-y", s)?;
+        check_sigma("sigma_y", s)?;
     }
     sigma_for_target(opts)?;
     if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
@@ -382,17 +475,110 @@ fn synthesize_dyn(
         Mechanism::Cda | Mechanism::Local | Mechanism::Projection(_) => check_clip(opts.clip)?,
         Mechanism::DpMix(_) => {}
     }
-    let cls = classes_of(table)?;
+    let orders = &opts.orders;
+    let label_index = table.label_index.ok_or_else(|| {
+        Error::Data("no label column was chosen; give the label column (label)".into())
+    })?;
+    let original_label_index = label_index;
+    // The standard adjacency (label included) is implemented for DP-CDA; the other
+    // mechanisms keep their own, declared in the receipt.
+    let standard = opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda);
+    let label_schema = schema_labels(table, schema);
+    let delta_lab = if standard && label_schema.is_none() {
+        opts.delta * DELTA_LABEL_SHARE
+    } else {
+        0.0
+    };
+    let delta_avail = opts.delta - delta_lab;
+    // Noise multiplier of a small Gaussian release given a share of ε: its RDP α/(2z²) is
+    // `share`·ε at the order α* = 1 + 2·ln(1/δ)/ε where a release at ε typically converts
+    // (half of ε for the δ term). Sizing only: the final guarantee composes the exact curves
+    // and the mixing's calibration absorbs the cost, so ε never exceeds the target.
+    let shape_z = |share: f64| -> Result<f64> {
+        match opts.epsilon {
+            Some(e) => {
+                let alpha = 1.0 + 2.0 * (1.0 / opts.delta).ln() / e;
+                Ok((alpha / (2.0 * share * e)).sqrt().max(0.5))
+            }
+            None => Ok(DEFAULT_SHAPE_Z),
+        }
+    };
+
+    // ---- column types and missing values (public or DP; never dropping a record) -------
+    let (decided, decisions): (Table, DecisionReport) = match opts.column_types {
+        ColumnTypes::Dp => {
+            let z = if decision_sensitivity(table, schema) > 0.0 {
+                shape_z(TYPES_SHARE)?
+            } else {
+                1.0
+            };
+            decide_columns(table, schema, z, rng)?
+        }
+        ColumnTypes::Data => decide_from_data(table, schema),
+    };
+    let types_curve = match decisions.noise_multiplier {
+        Some(z) => RdpCurve::gaussian(z, orders)?,
+        None => RdpCurve::zero(orders),
+    };
+    let (encoded, effective_schema, missing_codec, missing_report): (_, _, _, MissingReport) =
+        encode_missing(&decided, &decisions.indicators(), schema)?;
+    drop(decided);
+    let table = &encoded;
+    let schema = effective_schema.as_ref();
+
+    let mut cls = classes_of(table)?;
+    // ---- classes under the standard adjacency: DP label set, counts and pool sizes -----
+    let mut count_report: Option<ClassCountReport> = None;
+    let mut counts_curve = RdpCurve::zero(orders);
+    if standard {
+        let z_c = shape_z(COUNTS_SHARE)?;
+        let (dpc, rep) = dp_classes(
+            &cls.labels,
+            cls.codes,
+            label_schema.as_deref(),
+            opts.mix,
+            opts.pool_floor,
+            z_c,
+            delta_lab,
+            rng,
+        )?;
+        counts_curve = RdpCurve::gaussian(z_c, orders)?;
+        cls.members = dpc
+            .level
+            .iter()
+            .map(|l| l.map_or_else(Vec::new, |c| cls.members[c as usize].clone()))
+            .collect();
+        cls.labels = dpc.labels.clone();
+        cls.sizes = dpc.floors.clone();
+        count_report = Some(rep);
+    } else if opts.pool_floor.is_some() {
+        return Err(Error::param(
+            "pool_floor",
+            opts.pool_floor.unwrap_or_default(),
+            "a public class-size floor applies to DP-CDA under the standard adjacency; drop it",
+        ));
+    }
     let k = cls.labels.len();
-    let t = opts.samples.unwrap_or(table.n_rows);
     let n = table.n_rows;
+    let t = match (opts.samples, &count_report) {
+        (Some(t), _) => t,
+        // Public by construction: the rounded sum of the DP class counts.
+        (None, Some(r)) => r.noisy_counts.iter().sum::<f64>().round().max(k as f64) as usize,
+        (None, None) => n,
+    };
+    let per_class_counts: Vec<usize> = match &count_report {
+        Some(r) => split_samples(t, &r.noisy_counts),
+        None => vec![t.checked_div(k).unwrap_or(0); k],
+    };
     // Structural checks that need only the table, before any budget is spent.
     match mechanism {
         Mechanism::Cda
         | Mechanism::DpMix(DpMixOptions {
             class_wise: true, ..
         }) => {
-            cda::check_pools(&cls.sizes, &cls.labels, opts.mix)?;
+            if !standard {
+                cda::check_pools(&cls.sizes, &cls.labels, opts.mix)?;
+            }
             if t < k {
                 return Err(Error::param(
                     "samples",
@@ -413,14 +599,14 @@ fn synthesize_dyn(
             class_wise: true, ..
         }) if opts.sigma_y.is_some() => {
             return Err(Error::param(
-                "sigma-y",
+                "sigma_y",
                 opts.sigma_y.unwrap_or_default(),
                 "the class-wise DPMix variant writes each row's class as its label and adds no label noise; leave σy out",
             ));
         }
         Mechanism::Local | Mechanism::Projection(_) if opts.sigma_y.is_some() => {
             return Err(Error::param(
-                "sigma-y",
+                "sigma_y",
                 opts.sigma_y.unwrap_or_default(),
                 "local perturbation and random projection keep each row's label and add no label noise; leave σy out",
             ));
@@ -429,7 +615,7 @@ fn synthesize_dyn(
     }
 
     // ---- normalization, encoding, clipping ---------------------------------------------
-    let norm = normalize(table, schema, opts, rng)?;
+    let norm = normalize(table, schema, opts, delta_avail, rng)?;
     let mut space = norm.space;
     let mut norm_report = norm.report;
     let unit_box = matches!(mechanism, Mechanism::DpMix(_));
@@ -446,12 +632,37 @@ fn synthesize_dyn(
         (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     };
     let d = space.dim;
+    let mut rows_padded = 0;
+    if standard {
+        // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
+        features.resize(features.len() + d, 0.0);
+        let zero_row =
+            u32::try_from(n).map_err(|_| Error::Data("the table has too many rows".into()))?;
+        let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);
+        cls.members = pools;
+        rows_padded = padded;
+    }
 
     // ---- accounting plan (calibration) -------------------------------------------------
-    let orders = &opts.orders;
     let delta_rdp = norm.delta_rdp;
+    // ε terms of the thresholded releases (categorical levels, labels): ln(1/(1 − δ_thr)).
+    let eps_terms = norm_report
+        .dp_histogram
+        .as_ref()
+        .map_or(0.0, |h| h.epsilon_categories)
+        + count_report.as_ref().map_or(0.0, |r| r.epsilon_threshold);
     let (given_sigma, target) = sigma_for_target(opts)?;
-    let extra = Some(&norm.curve);
+    let target = target - eps_terms;
+    if opts.sigma_x.is_none() && (target.is_nan() || target <= 0.0) {
+        return Err(Error::param(
+            "delta",
+            opts.delta,
+            "δ is so large that the thresholds alone spend the target ε; lower δ",
+        ));
+    }
+    let shape_curve = types_curve.clone().compose(&counts_curve)?;
+    let extra_curve = norm.curve.clone().compose(&shape_curve)?;
+    let extra = Some(&extra_curve);
     let other = opts.preset.other();
     let label_free_public = vec![
         "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
@@ -459,7 +670,77 @@ fn synthesize_dyn(
     ];
     let pool_min = *cls.sizes.iter().min().unwrap_or(&0);
     let per_class = t.checked_div(k).unwrap_or(0);
+    let rows_total: usize = per_class_counts.iter().sum();
     let plan = match mechanism {
+        Mechanism::Cda if standard => {
+            let paper_mode = opts.sigma_y.is_some();
+            let comps: Vec<u64> = if paper_mode {
+                vec![rows_total as u64; k]
+            } else {
+                per_class_counts.iter().map(|&c| c as u64).collect()
+            };
+            let mix = opts.mix as u32;
+            let label_term = opts
+                .sigma_y
+                .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy));
+            let (sigma_x, calibrated) = match given_sigma {
+                Some(s) => (s, false),
+                None => (
+                    calibrate_standard(
+                        &cls.sizes,
+                        &comps,
+                        mix,
+                        opts.clip,
+                        label_term,
+                        delta_rdp,
+                        target,
+                        orders,
+                        opts.preset,
+                        &extra_curve,
+                    )?,
+                    true,
+                ),
+            };
+            let dx = 2.0 * opts.clip / opts.mix as f64;
+            let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
+            let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
+            Plan {
+                curve: standard_curve(&cls.sizes, &comps, mix, z, orders, opts.preset)?,
+                curve_other: standard_curve(&cls.sizes, &comps, mix, z, orders, other)?,
+                component: "dp-cda mixing (standard adjacency: the two classes a record can touch)",
+                sigma_x,
+                parameters: Parameters::Cda(CdaParameters {
+                    label_mode: if paper_mode { "paper" } else { "label-free" },
+                    mix: opts.mix,
+                    clip: opts.clip,
+                    sigma_x,
+                    sigma_y: opts.sigma_y,
+                    noise_multiplier: z,
+                    calibrated,
+                    target_epsilon: opts.epsilon,
+                    samples_requested: t,
+                    samples_per_class: per_class_counts.iter().copied().max().unwrap_or(0),
+                    rows_written: rows_total,
+                    pool: pool_min,
+                    sampling_rate: opts.mix as f64 / pool_min.max(1) as f64,
+                    compositions: max_comp,
+                    classes: k,
+                    feature_dim: d,
+                    rows_clipped,
+                }),
+                adjacency: "replace one whole record, label included (the label set, class counts, output class proportions and pool sizes are DP; a record that changes class is charged to both classes)".into(),
+                public_information: vec![
+                    "the number of input records (invariant under replacing one record)".into(),
+                    "the column names (the header) and what the schema states".into(),
+                ],
+                class_counts_public: false,
+                warnings: if rows_padded > 0 {
+                    vec![format!("{rows_padded} zero rows were added to pools whose DP floor exceeded the class (rare; costs utility, not privacy)")]
+                } else {
+                    Vec::new()
+                },
+            }
+        }
         Mechanism::Cda => {
             let paper_mode = opts.sigma_y.is_some();
             let compositions = if paper_mode { per_class * k } else { per_class };
@@ -686,8 +967,9 @@ fn synthesize_dyn(
     };
 
     // ---- the guarantee -----------------------------------------------------------------
-    let total = plan.curve.clone().compose(&norm.curve)?;
-    let guarantee = total.epsilon(delta_rdp, opts.preset.conversion())?;
+    let total = plan.curve.clone().compose(&extra_curve)?;
+    let mut guarantee = total.epsilon(delta_rdp, opts.preset.conversion())?;
+    guarantee.epsilon += eps_terms;
     if let Some(target) = opts.epsilon {
         if guarantee.epsilon > target {
             return Err(Error::param(
@@ -700,9 +982,10 @@ fn synthesize_dyn(
     let eps_other = plan
         .curve_other
         .clone()
-        .compose(&norm.curve)?
+        .compose(&extra_curve)?
         .epsilon(delta_rdp, other.conversion())?
-        .epsilon;
+        .epsilon
+        + eps_terms;
     let by_preset = if opts.preset == Preset::Default {
         EpsByPreset {
             default: guarantee.epsilon,
@@ -717,14 +1000,20 @@ fn synthesize_dyn(
 
     // ---- generate, decode, emit --------------------------------------------------------
     let mut cells = Vec::with_capacity(space.names.len() + k);
+    // Cells in the input's columns: indicator columns removed, missing cells written back.
+    let mut restored: Vec<String> = Vec::with_capacity(missing_codec.names().len() + k);
+    let mut out_row = |cells: &[String]| -> Result<()> {
+        missing_codec.restore(cells, &mut restored);
+        row(&restored)
+    };
     match mechanism {
         Mechanism::Cda => {
-            header(&space.names)?;
+            header(missing_codec.names())?;
             let cfg = CdaConfig {
                 mix: opts.mix,
                 sigma_x: plan.sigma_x,
                 sigma_y: opts.sigma_y,
-                per_class: vec![per_class; k],
+                per_class: per_class_counts.clone(),
             };
             cda::generate(
                 &features,
@@ -734,7 +1023,7 @@ fn synthesize_dyn(
                 rng,
                 |label, r| {
                     space.decode_row(r, &cls.labels[label], &mut cells);
-                    row(&cells)
+                    out_row(&cells)
                 },
                 &mut progress,
             )?;
@@ -743,8 +1032,8 @@ fn synthesize_dyn(
             let soft = o.labels == LabelOutput::Soft;
             let names = if soft {
                 let mut names = Vec::with_capacity(space.names.len() + k);
-                for (j, name) in space.names.iter().enumerate() {
-                    if j == cls.index {
+                for (j, name) in missing_codec.names().iter().enumerate() {
+                    if j == original_label_index {
                         names.extend(cls.labels.iter().map(|c| soft_label_column(name, c)));
                     } else {
                         names.push(name.clone());
@@ -752,27 +1041,30 @@ fn synthesize_dyn(
                 }
                 names
             } else {
-                space.names.clone()
+                missing_codec.names().to_vec()
             };
             header(&names)?;
             let mut probs = vec![0f64; k];
+            let mut out = Vec::with_capacity(names.len());
             let mut emit = |r: &[f32], y: &[f64], cells: &mut Vec<String>| -> Result<()> {
                 if soft {
                     probs.copy_from_slice(y);
                     dpmix::project_to_simplex(&mut probs);
                     space.decode_row(r, "", cells);
-                    let tail = cells.split_off(cls.index + 1);
-                    cells.pop();
+                    missing_codec.restore(cells, &mut out);
+                    let tail = out.split_off(original_label_index + 1);
+                    out.pop();
                     for p in &probs {
                         let mut s = String::new();
                         write_number(&mut s, *p, false);
-                        cells.push(s);
+                        out.push(s);
                     }
-                    cells.extend(tail);
+                    out.extend(tail);
                 } else {
                     space.decode_row(r, &cls.labels[dpmix::argmax(y)], cells);
+                    missing_codec.restore(cells, &mut out);
                 }
-                row(cells)
+                row(&out)
             };
             if o.class_wise {
                 let cfg = CdaConfig {
@@ -819,11 +1111,11 @@ fn synthesize_dyn(
             }
         }
         Mechanism::Local | Mechanism::Projection(_) => {
-            header(&space.names)?;
+            header(missing_codec.names())?;
             let chosen = local::select_rows(n, t, rng)?;
             let mut sink = |i: usize, r: &[f32]| -> Result<()> {
                 space.decode_row(r, &cls.labels[cls.codes[i] as usize], &mut cells);
-                row(&cells)
+                out_row(&cells)
             };
             match &plan.parameters {
                 Parameters::Baseline(BaselineParameters {
@@ -862,20 +1154,52 @@ fn synthesize_dyn(
     if norm.dp {
         components.push(component("dp normalization histograms", &norm.curve));
     }
-    let mut unprotected = vec![format!(
-        "rows_dropped ({}): rows with missing values are dropped before the mechanism; the count is computed from the raw data",
-        table.rows_dropped
-    )];
+    if decisions.used_dp() {
+        components.push(component(
+            "dp column types and missing indicators",
+            &types_curve,
+        ));
+    }
+    if count_report.is_some() {
+        components.push(component("dp class counts", &counts_curve));
+    }
+    let mut unprotected = Vec::new();
+    if table.rows_dropped > 0 {
+        unprotected.push(format!(
+            "rows_dropped ({}): the table was read with rows with missing values dropped; the count is computed from the raw data",
+            table.rows_dropped
+        ));
+    }
+    if !decisions.protected {
+        unprotected.push(
+            "column types and missing indicators: inferred from the data (column types 'data')"
+                .into(),
+        );
+    }
     if opts.normalize == NormalizeMode::Data {
-        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): --normalize data".into());
+        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): normalize = data".into());
     }
     let mut warnings = norm_report.warnings.clone();
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm_report.statement.clone());
     }
     warnings.extend(plan.warnings);
+    if opts.adjacency == Adjacency::Standard && !standard {
+        warnings.push(format!(
+            "{} does not implement the standard adjacency (label included); its own adjacency is stated in the guarantee",
+            mechanism.name()
+        ));
+    }
+    if let Some(r) = &count_report {
+        if !r.labels_too_small.is_empty() {
+            warnings.push(format!(
+                "classes released but too small to synthesize at this budget (DP floor below l): {}",
+                r.labels_too_small.join(", ")
+            ));
+        }
+    }
     if rng.seed().is_some() {
-        warnings.push("seeded, not for release: this run used a fixed --seed".into());
+        warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
     let label_name = table.names[cls.index].clone();
     Ok(Receipt {
@@ -906,12 +1230,15 @@ fn synthesize_dyn(
         data: DataReport {
             rows_used: table.n_rows,
             rows_dropped: table.rows_dropped,
-            columns: table.names.clone(),
+            columns: missing_codec.names().to_vec(),
             label: label_name,
             class_labels: cls.labels,
             class_counts: plan.class_counts_public.then_some(cls.sizes),
         },
         randomness: Randomness::of(rng),
+        column_types: Some(decisions),
+        missing: Some(missing_report),
+        class_counts: count_report,
         warnings,
         version: VERSION,
         build_id: BUILD_ID,

@@ -160,7 +160,9 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
     assert_eq!(MixChoice::parse("auto").unwrap(), MixChoice::auto());
     assert_eq!(MixChoice::parse("3").unwrap(), MixChoice::Fixed(3));
     assert!(MixChoice::parse("three").is_err());
-    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","epsilon":2}"#).unwrap();
+    // Class sizes are public only under the keep-label adjacency.
+    let r: SynthRequest =
+        serde_json::from_str(r#"{"mix":"auto","epsilon":2,"adjacency":"keep-label"}"#).unwrap();
     let p = SynthParams::try_from(&r).unwrap();
     assert!(p.auto_mix);
     let sizes = [50, 50, 50];
@@ -176,12 +178,25 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
     assert_eq!(opts.mix as u32, preview.suggested_mix);
     assert_eq!(preview.mix, preview.suggested_mix);
     // Without a target ε there is nothing to choose against.
-    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","sigmaX":2}"#).unwrap();
+    let r: SynthRequest =
+        serde_json::from_str(r#"{"mix":"auto","sigmaX":2,"adjacency":"keep-label"}"#).unwrap();
     let e = SynthParams::try_from(&r)
         .unwrap()
         .options_for(&sizes, 150, 4)
         .unwrap_err();
     assert_eq!(param_of(&e).as_deref(), Some("mix"));
+    // Under the standard adjacency (default) the class sizes are private: an automatic order
+    // needs a public class-size floor, and then depends on no class size.
+    let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","epsilon":2}"#).unwrap();
+    let p = SynthParams::try_from(&r).unwrap();
+    let e = p.options_for(&sizes, 150, 4).unwrap_err();
+    assert_eq!(param_of(&e).as_deref(), Some("mix"));
+    let r: SynthRequest =
+        serde_json::from_str(r#"{"mix":"auto","epsilon":2,"poolFloor":40}"#).unwrap();
+    let p = SynthParams::try_from(&r).unwrap();
+    let a = p.options_for(&[50, 50, 50], 150, 4).unwrap().mix;
+    let b = p.options_for(&[45, 60, 45], 150, 4).unwrap().mix;
+    assert_eq!(a, b);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The audit's own tests: it passes on every mechanism's default path, and it catches planted
 //! bugs (noise at σ/2 in DP-CDA's noise step; a data-dependent column type, issue 11 item 2,
-//! through the whole pipeline). Runtime: small data, a few hundred pipeline runs per test.
+//! through the whole pipeline, when `column_types: "data"` switches it back on). Runtime: small data, a few hundred pipeline runs per test.
 use privmix::api::synth::SynthRequest;
 use privmix::audit::{run_audit, run_noise_step_audit, AuditOptions, Canary, NoiseStepAudit};
 
@@ -35,12 +35,34 @@ fn default_paths_pass() {
     }
 }
 
-/// Issue 11 item 2 on today's code: one unparsable cell turns a numeric column categorical,
-/// and the output's column kinds tell the neighbours apart.
+/// Issue 11 items 2–4: one unparsable or missing cell, or one record that changes class,
+/// must not tell the neighbours apart on the default path (DP column types, missingness
+/// encoded, standard adjacency).
 #[test]
-fn catches_the_type_flip() {
+fn data_path_canaries_pass_by_default() {
+    for canary in [
+        Canary::UnparsableCell,
+        Canary::MissingCell,
+        Canary::ClassChange,
+    ] {
+        let req = SynthRequest {
+            epsilon: Some(1.0),
+            ..Default::default()
+        };
+        let r = audit(req, canary, 40);
+        assert!(r.passed, "{canary:?}: {r:?}");
+        assert!(r.claimed_epsilon <= 1.0);
+    }
+}
+
+/// The same audit catches the data-dependent column type when it is switched back on
+/// (`column_types: "data"`, declared unprotected): one unparsable cell turns a numeric column
+/// categorical, and the output's column kinds tell the neighbours apart.
+#[test]
+fn catches_the_type_flip_with_data_types() {
     let req = SynthRequest {
         epsilon: Some(1.0),
+        column_types: Some("data".into()),
         ..Default::default()
     };
     let r = audit(req, Canary::UnparsableCell, 40);

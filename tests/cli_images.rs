@@ -116,6 +116,9 @@ fn zip_of_class_folders_becomes_a_zip_of_pngs() {
         "1e-5",
         "--samples",
         "30",
+        // Tiny image sets: class sizes public (declared) rather than DP counts.
+        "--adjacency",
+        "keep-label",
         "--seed",
         "1",
         "--output",
@@ -173,6 +176,9 @@ fn zip_of_class_folders_becomes_a_zip_of_pngs() {
         "1e-5",
         "--samples",
         "30",
+        // Tiny image sets: class sizes public (declared) rather than DP counts.
+        "--adjacency",
+        "keep-label",
         "--seed",
         "1",
         "--output",
@@ -210,6 +216,9 @@ fn folder_input_with_a_given_rgb_shape() {
         "3",
         "--channels",
         "3",
+        // Tiny image sets: class sizes public (declared) rather than DP counts.
+        "--adjacency",
+        "keep-label",
         "--seed",
         "5",
         "--output",

@@ -30,7 +30,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// 72 data rows, 10 of them with a missing value (62 kept). A messy CSV: BOM, tab delimiter, CR-only line endings, quoted fields with the delimiter
+/// 72 data rows, 10 of them with a missing value (all 72 kept: missing values are encoded). A messy CSV: BOM, tab delimiter, CR-only line endings, quoted fields with the delimiter
 /// and quotes inside, missing values ('', NA, ?), an integer column with negatives, a float
 /// column, a categorical feature, and a label column that is not last.
 fn messy_csv() -> String {
@@ -79,10 +79,23 @@ fn synth(extra: &[&str]) -> (Synth, Output) {
     std::fs::write(&input, messy_csv()).unwrap();
     let out = dir.path().join("out.csv");
     let receipt = dir.path().join("receipt.json");
+    // Column types given publicly (no DP type decision on 72 records), and the label-keeping
+    // adjacency: these tests check the mechanisms' own accounting on a tiny input.
+    let schema = dir.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"columns": {"temp": {"type": "numeric"}, "site": {"type": "categorical"},
+            "dose mg": {"type": "numeric"}, "count": {"type": "numeric"}}}"#,
+    )
+    .unwrap();
     let mut args = vec![
         "synth",
         "--input",
         s(&input),
+        "--schema",
+        s(&schema),
+        "--adjacency",
+        "keep-label",
         "--label",
         "outcome",
         "--delta",
@@ -184,7 +197,8 @@ fn every_mechanism_keeps_its_promise_on_a_messy_csv() {
         assert_eq!(summary["epsilon"].as_f64().unwrap(), e);
         assert_eq!(receipt["delta"].as_f64().unwrap(), 1e-5);
         assert_eq!(receipt["normalization"]["protected"], true, "{mech}");
-        assert_eq!(receipt["data"]["rows_dropped"], 10, "{mech}");
+        assert_eq!(receipt["data"]["rows_dropped"], 0, "{mech}");
+        assert_eq!(receipt["data"]["rows_used"], 72, "{mech}");
         let name = receipt["mechanism"].as_str().unwrap();
         let want = match mech {
             "cda" => "dp-cda",
@@ -207,8 +221,8 @@ fn every_mechanism_keeps_its_promise_on_a_messy_csv() {
         assert_eq!(rows.len(), written, "{mech}");
         let expect_rows = match mech {
             "local-sampled" => 30,
-            "cda" | "dpmix-class-wise" => 60, // 3 × ⌊62/3⌋
-            _ => 62,
+            "cda" | "dpmix-class-wise" => 72, // 3 × ⌊72/3⌋
+            _ => 72,
         };
         assert_eq!(rows.len(), expect_rows, "{mech}");
         for r in &rows {
@@ -217,7 +231,10 @@ fn every_mechanism_keeps_its_promise_on_a_messy_csv() {
         }
         // Nothing but the input and the two outputs is left.
         let n_files = std::fs::read_dir(sy.dir.path()).unwrap().count();
-        assert_eq!(n_files, 3, "{mech}: temporary files left behind");
+        assert_eq!(
+            n_files, 4,
+            "{mech}: temporary files left behind (input, schema, 2 outputs)"
+        );
         // Class counts appear only where the adjacency makes them public.
         let counts = &receipt["data"]["class_counts"];
         if mech == "dpmix" {
@@ -265,7 +282,7 @@ fn dpmix_soft_labels_are_probability_columns_in_the_label_position() {
         serde_json::json!(probs)
     );
     assert_eq!(receipt["parameters"]["label_output"], "soft");
-    assert_eq!(rows.len(), 62);
+    assert_eq!(rows.len(), 72);
     let mut not_one_hot = 0;
     for r in &rows {
         check_features(r, &[0, 1, 5, 6]);
@@ -308,10 +325,10 @@ fn explicit_noise_and_data_normalization_are_reported() {
     let d2 = 6.0 / 0.09 + 3.0 / 0.36;
     assert!((p["delta_squared"].as_f64().unwrap() / d2 - 1.0).abs() < 1e-12);
     assert!((p["noise_multiplier"].as_f64().unwrap() - 4.0 / d2.sqrt()).abs() < 1e-12);
-    assert!((p["sampling_rate"].as_f64().unwrap() - 4.0 / 62.0).abs() < 1e-15);
+    assert!((p["sampling_rate"].as_f64().unwrap() - 4.0 / 72.0).abs() < 1e-15);
     assert_eq!(r["normalization"]["protected"], false);
     let unprotected = r["guarantee"]["unprotected"].to_string();
-    assert!(unprotected.contains("--normalize data"), "{unprotected}");
+    assert!(unprotected.contains("normalize = data"), "{unprotected}");
     assert_eq!(r["randomness"]["fit_for_release"], false);
     // ε of exactly this release, re-accounted through `account`, matches the receipt.
     let v = json(&run(&[
@@ -319,7 +336,7 @@ fn explicit_noise_and_data_normalization_are_reported() {
         "--mechanism",
         "dpmix",
         "--pool",
-        "62",
+        "72",
         "--mix",
         "4",
         "--dim-x",
@@ -331,7 +348,7 @@ fn explicit_noise_and_data_normalization_are_reported() {
         "--sigma-y",
         "0.6",
         "--samples",
-        "62",
+        "72",
         "--delta",
         "1e-5",
         "--json",
@@ -648,7 +665,8 @@ fn expect_synth_error(extra: &[&str], needle: &str) {
     );
     assert!(!err.contains("panicked"), "a panic reached the user: {err}");
     let n_files = std::fs::read_dir(sy.dir.path()).unwrap().count();
-    assert_eq!(n_files, 1, "{extra:?}: output left behind");
+    // The input and the schema.
+    assert_eq!(n_files, 2, "{extra:?}: output left behind");
 }
 
 #[test]
@@ -659,8 +677,8 @@ fn bad_synth_inputs_are_named() {
         v.extend_from_slice(&e);
         v
     };
-    // l > n (62 usable rows).
-    expect_synth_error(&with(&["--mechanism", "dpmix", "--mix", "63"]), "mix = 63");
+    // l > n (72 records).
+    expect_synth_error(&with(&["--mechanism", "dpmix", "--mix", "73"]), "mix = 73");
     expect_synth_error(&with(&["--mechanism", "dpmix", "--mix", "0"]), "mix = 0");
     // Class-wise: l larger than a class.
     expect_synth_error(
@@ -699,8 +717,8 @@ fn bad_synth_inputs_are_named() {
         "class-wise",
     );
     expect_synth_error(
-        &with(&["--mechanism", "local", "--samples", "63"]),
-        "samples = 63",
+        &with(&["--mechanism", "local", "--samples", "73"]),
+        "samples = 73",
     );
     expect_synth_error(
         &with(&["--mechanism", "local", "--sigma-y", "1"]),

@@ -423,8 +423,10 @@ fn js_operations() {
         &json(serde_json::to_value(ops::preview(&req).unwrap()).unwrap()),
     );
     let iris = std::fs::read(root().join("demo/iris.csv")).unwrap();
-    let req: ops::SynthRequest =
-        serde_json::from_str(r#"{"label":"species","epsilon":2,"seed":11,"mix":"auto"}"#).unwrap();
+    let req: ops::SynthRequest = serde_json::from_str(
+        r#"{"label":"species","epsilon":2,"seed":11,"mix":"auto","adjacency":"keep-label"}"#,
+    )
+    .unwrap();
     let (csv, receipt) = ops::synthesize_csv(&iris, &req, |_| {}).unwrap();
     let tmp = Path::new("/nonexistent-tmp");
     check("js_synth_iris.csv", &String::from_utf8(csv).unwrap());

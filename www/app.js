@@ -263,13 +263,16 @@ function options() {
   const o = { epsilon, delta, mix, clip, preset: $("preset-select").value };
   if (samples !== undefined) o.samples = samples;
   if (seed !== undefined) o.seed = seed;
+  o.adjacency = $("adjacency-select").value;
   if (state.kind === "csv") {
     o.label = $("label-select").value;
     o.normalize = $("normalize-select").value;
-    if (o.normalize === "public") {
-      if (!state.schema) throw new Error("public normalization needs a schema with bounds: load one, or choose dp");
-      o.schema = state.schema.json;
+    if (o.normalize === "public" && !state.schema) {
+      throw new Error("public normalization needs a schema with bounds: load one, or choose dp");
     }
+    // A schema is public information: its labels, types and bounds are used whatever the
+    // normalization (under dp, only the columns it leaves unbounded spend budget).
+    if (state.schema) o.schema = state.schema.json;
   }
   return o;
 }
@@ -308,7 +311,7 @@ async function updateReadout() {
     const o = options();
     const features = state.kind === "csv" ? state.dataset.columns.length - 1 : state.images.width * state.images.height * state.images.channels;
     const dpShare = state.kind === "csv" && o.normalize === "dp" ? 0.1 : 0;
-    if (state.kind === "csv" && o.normalize === "public") delete o.schema;
+    if (state.kind === "csv") delete o.schema;
     const r = await pm.noisePreview({
       classSizes: counts, epsilon: o.epsilon, delta: o.delta, features, mix: o.mix,
       samples: o.samples, clip: o.clip, normalizeShare: dpShare, preset: o.preset,
@@ -320,7 +323,10 @@ async function updateReadout() {
       `with l = ${r.mix}; ${r.samplesPerClass} rows per class, ${r.samplesPerClass * k} in all. ` +
       `ε = ${r.epsilonMixing.toPrecision(4)} for mixing` +
       (dpShare ? ` + ${(o.epsilon * dpShare).toPrecision(3)} for the private ranges` : "") +
-      ` at δ = ${o.delta}.`;
+      ` at δ = ${o.delta}.` +
+      (o.adjacency === "standard"
+        ? " Approximate: under the standard adjacency the class sizes used are private noisy floors, a little below the counts shown."
+        : "");
     $("mix-suggestion").textContent = `Suggested: l = ${r.suggestedMix} (uses only class sizes, T and the budget).`;
     drawCurve(r);
   } catch (e) {
@@ -588,7 +594,7 @@ $("schema-input").addEventListener("change", async (e) => {
 for (const id of ["epsilon-input", "delta-input", "mix-input", "samples-input", "clip-input"]) {
   $(id).addEventListener("input", scheduleReadout);
 }
-for (const id of ["normalize-select", "preset-select"]) $(id).addEventListener("change", scheduleReadout);
+for (const id of ["normalize-select", "preset-select", "adjacency-select"]) $(id).addEventListener("change", scheduleReadout);
 // A new image shape changes the feature count: read the images again.
 for (const id of ["image-size-input", "image-channels-select"]) {
   $(id).addEventListener("change", () => {

@@ -6,14 +6,17 @@ use super::{
     check_seed, csv_write_err, orders_of, preset_of, schema_of, DEFAULT_CLIP, DEFAULT_DELTA,
 };
 use crate::accountant::{check_delta, check_epsilon};
-use crate::data::{read_csv_bytes, Column, CsvOptions, Schema, Table};
+use crate::data::{read_csv_bytes, Column, CsvOptions, MissingPolicy, Schema, Table};
 use crate::error::{Error, Result};
 use crate::eval::Model;
 use crate::mechanisms::cda::accounting::suggest_mix;
 use crate::preprocess::NormalizeMode;
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
-use crate::synth::{synthesize_with, DpMixOptions, Mechanism, ProjectionOptions, SynthOptions};
+use crate::synth::{
+    synthesize_with, Adjacency, ColumnTypes, DpMixOptions, Mechanism, ProjectionOptions,
+    SynthOptions,
+};
 use serde::Deserialize;
 
 /// The default mix order l.
@@ -65,7 +68,8 @@ pub struct SynthRequest {
     /// Clip norm (default 1).
     #[serde(default)]
     pub clip: Option<f64>,
-    /// T (default: the input's row count).
+    /// T (default: cda under the standard adjacency, the rounded sum of the DP class counts;
+    /// otherwise the input's row count).
     #[serde(default)]
     pub samples: Option<u64>,
     /// `dp` (default), `public` or `data`.
@@ -98,6 +102,15 @@ pub struct SynthRequest {
     /// Model for `utilityCheck`: `logreg` (default) or `tree`.
     #[serde(default)]
     pub model: Option<String>,
+    /// `standard` (default: replace one whole record, label included) or `keep-label`.
+    #[serde(default)]
+    pub adjacency: Option<String>,
+    /// A public lower bound on every class's size (cda, standard adjacency).
+    #[serde(default)]
+    pub pool_floor: Option<u64>,
+    /// `dp` (default) or `data`: how columns the schema does not type get their type.
+    #[serde(default)]
+    pub column_types: Option<String>,
 }
 
 impl MixChoice {
@@ -179,6 +192,22 @@ impl TryFrom<&SynthRequest> for SynthParams {
             sigma_y: r.sigma_y,
             preset: preset_of(&r.preset)?,
             orders: orders_of(&r.orders)?,
+            adjacency: match &r.adjacency {
+                None => Adjacency::default(),
+                Some(s) => s.parse()?,
+            },
+            pool_floor: r
+                .pool_floor
+                .map(|f| {
+                    usize::try_from(f).map_err(|_| {
+                        Error::param("pool_floor", f, "give a class-size floor below 2^32")
+                    })
+                })
+                .transpose()?,
+            column_types: match &r.column_types {
+                None => ColumnTypes::default(),
+                Some(s) => s.parse()?,
+            },
         };
         let test_share = r.test_share.unwrap_or(DEFAULT_TEST_SHARE);
         if !(test_share > 0.0 && test_share < 1.0) {
@@ -259,6 +288,9 @@ impl SynthParams {
             label: Some(label),
             schema: self.schema.clone(),
             source_name: source_name.to_string(),
+            // Every record is kept (missing cells are encoded by the pipeline, which also
+            // re-decides the types of columns the schema does not type).
+            missing: MissingPolicy::Keep,
             ..CsvOptions::default()
         })
     }
@@ -283,9 +315,27 @@ impl SynthParams {
     ) -> Result<SynthOptions> {
         let mut opts = self.options.clone();
         if self.auto_mix {
-            let pool = class_sizes.iter().copied().min().unwrap_or(0) as u64;
+            // Under the standard adjacency (DP-CDA) the class sizes and the number of classes
+            // are not public: the suggestion then uses only public values, the public class-size
+            // floor as the pool and all T rows in one class (an upper bound on a class's share).
+            let standard =
+                opts.adjacency == Adjacency::Standard && matches!(self.mechanism, Mechanism::Cda);
+            let (pool, k) = if standard {
+                let floor = opts.pool_floor.ok_or_else(|| {
+                    Error::param(
+                        "mix",
+                        "auto",
+                        "under the standard adjacency the class sizes are private: an automatic mix order needs a public class-size floor (pool_floor), or the keep-label adjacency; or give the mix order",
+                    )
+                })?;
+                (floor as u64, 1)
+            } else {
+                (
+                    class_sizes.iter().copied().min().unwrap_or(0) as u64,
+                    class_sizes.len().max(1) as u64,
+                )
+            };
             let t = opts.samples.unwrap_or(n_rows) as u64;
-            let k = class_sizes.len().max(1) as u64;
             let eps = opts.epsilon.ok_or_else(|| {
                 Error::param(
                     "mix",

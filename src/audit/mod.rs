@@ -16,11 +16,11 @@
 //!    receipt — with its own seed, N times on D and N times on D'.
 //! 3. **Tests.** What an observer sees is the output CSV and the receipt. The audit scores
 //!    each run two ways: a *signature* (header, row count, which columns hold only numbers,
-//!    the receipt's ε and its deterministic parameters σx, pool, classes, rows) and a *score*
+//!    the column types and indicators the receipt states, the receipt's ε and its deterministic parameters σx, pool, classes, rows) and a *score*
 //!    (the sum of the numeric cells of the rows labelled with the canary's class, a
 //!    likelihood-ratio statistic for a mean shift along the canary's direction). On the first
 //!    half of the runs it picks the best test (a threshold on the score in either direction,
-//!    or "the signature equals S"); on the second half, which that choice never saw, it counts
+//!    "the signature equals S", or "one component of the signature equals v"); on the second half, which that choice never saw, it counts
 //!    true and false positives.
 //! 4. **Bound.** For an (ε, δ)-DP mechanism every test satisfies TPR ≤ e^ε·FPR + δ (and the
 //!    same with the roles of the outcomes exchanged). With Clopper–Pearson bounds at overall
@@ -156,6 +156,8 @@ pub struct AuditReport {
 
 struct Outcome {
     signature: String,
+    /// The signature's components ("rows=10", "types=…", "sigma_x=…"): a test may look at one.
+    parts: Vec<String>,
     score: f64,
 }
 
@@ -243,6 +245,7 @@ fn outcome(
         Err(e) => {
             return Outcome {
                 signature: format!("error: {e}"),
+                parts: vec![format!("error: {e}")],
                 score: f64::NEG_INFINITY,
             }
         }
@@ -282,17 +285,36 @@ fn outcome(
         collect_keys(&v, &mut params);
     }
     let kinds: String = numeric.iter().map(|&n| if n { 'n' } else { 'c' }).collect();
-    Outcome {
-        signature: format!(
-            "header={} rows={rows} kinds={kinds} epsilon={} {}",
-            header.join("|"),
-            receipt.epsilon,
-            params
+    // The receipt states each column's type and indicator: part of what an observer sees.
+    let types: String = receipt
+        .column_types
+        .as_ref()
+        .map(|t| {
+            t.columns
                 .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|c| {
+                    format!(
+                        "{}:{}{}",
+                        c.name,
+                        c.kind,
+                        if c.missing_indicator { "+m" } else { "" }
+                    )
+                })
                 .collect::<Vec<_>>()
-                .join(" ")
-        ),
+                .join(",")
+        })
+        .unwrap_or_default();
+    let mut parts = vec![
+        format!("header={}", header.join("|")),
+        format!("rows={rows}"),
+        format!("kinds={kinds}"),
+        format!("types={types}"),
+        format!("epsilon={}", receipt.epsilon),
+    ];
+    parts.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
+    Outcome {
+        signature: parts.join(" "),
+        parts,
         score,
     }
 }
@@ -303,6 +325,7 @@ enum Test {
     Above(f64),
     Below(f64),
     Signature(String),
+    Part(String),
 }
 
 impl Test {
@@ -311,6 +334,7 @@ impl Test {
             Test::Above(t) => o.score >= *t,
             Test::Below(t) => o.score <= *t,
             Test::Signature(s) => &o.signature == s,
+            Test::Part(p) => o.parts.contains(p),
         }
     }
     fn describe(&self) -> String {
@@ -318,6 +342,7 @@ impl Test {
             Test::Above(t) => format!("score ≥ {t}"),
             Test::Below(t) => format!("score ≤ {t}"),
             Test::Signature(s) => format!("signature = {s}"),
+            Test::Part(p) => format!("signature has {p}"),
         }
     }
 }
@@ -335,6 +360,10 @@ fn choose_test(base: &[Outcome], nb: &[Outcome], delta: f64) -> (Test, f64) {
     sigs.sort();
     sigs.dedup();
     cands.extend(sigs.into_iter().map(|s| Test::Signature(s.clone())));
+    let mut parts: Vec<&String> = base.iter().chain(nb).flat_map(|o| &o.parts).collect();
+    parts.sort();
+    parts.dedup();
+    cands.extend(parts.into_iter().map(|p| Test::Part(p.clone())));
     let mut scores: Vec<f64> = base.iter().chain(nb).map(|o| o.score).collect();
     scores.sort_by(|a, b| a.total_cmp(b));
     scores.dedup();
@@ -415,6 +444,25 @@ pub fn run_audit(opts: &AuditOptions, mut progress: impl FnMut(f64)) -> Result<A
             serde_json::json!({"type": "categorical", "categories": ["a", "b"]}),
         );
         req.schema = Some(serde_json::json!({ "columns": cols }));
+    }
+    if req.schema.is_none() {
+        // The audit's own labels are public: naming them keeps the label set out of the test.
+        req.schema = Some(serde_json::json!({
+            "columns": { "y": {"type": "categorical", "categories": ["a", "b"]} }
+        }));
+    }
+    let cda = matches!(req.mechanism.as_deref(), None | Some("cda"));
+    if cda && req.pool_floor.is_none() && req.adjacency.as_deref() != Some("keep-label") {
+        // The standard adjacency sizes each class's pool from noisy counts, which need a few
+        // dozen rows per class; the audit's classes are tiny, so it states their size as a
+        // public floor (the rest of the path — fixed-size pools, DP proportions, the type
+        // decisions, the accountant — is the default one).
+        req.pool_floor = Some(opts.rows_per_class.unwrap_or(mix + 1) as u64);
+    }
+    if cda && req.samples.is_none() {
+        // T from the noisy counts would make every run's row count different and blunt the
+        // signature test; a public T keeps it sharp.
+        req.samples = Some(2 * opts.rows_per_class.unwrap_or(mix + 1) as u64);
     }
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);
@@ -568,6 +616,7 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
         )?;
         Ok(Outcome {
             signature: String::new(),
+            parts: Vec::new(),
             score,
         })
     };

@@ -21,6 +21,25 @@ enum LabelsArg {
     Soft,
 }
 
+/// The neighbouring relation.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AdjacencyArg {
+    /// Replace one whole record, label included (default); labels, class counts and pool
+    /// sizes under DP.
+    Standard,
+    /// Replace one record's features, keeping its label (labels and class counts public).
+    KeepLabel,
+}
+
+/// How columns the schema does not type get their type.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ColumnTypesArg {
+    /// Decided under DP (default).
+    Dp,
+    /// Inferred from the data (NOT protected).
+    Data,
+}
+
 /// Image alpha handling.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum AlphaArg {
@@ -68,9 +87,23 @@ pub(crate) struct SynthArgs {
     /// features to [0, 1] instead).
     #[arg(long)]
     clip: Option<f64>,
-    /// Synthetic rows T (default: as many as the input); each class gets ⌊T/K⌋.
+    /// Synthetic rows T. cda (standard adjacency): default the rounded sum of the DP class
+    /// counts, split over classes in proportion to them; otherwise default: as many as the
+    /// input, each class ⌊T/K⌋.
     #[arg(long)]
     samples: Option<usize>,
+    /// Adjacency: standard (default: replace one whole record, label included; labels, class
+    /// counts and pool sizes under DP) or keep-label (labels and class counts public).
+    #[arg(long, value_enum, default_value = "standard")]
+    adjacency: AdjacencyArg,
+    /// A public lower bound on every class's size (cda, standard adjacency): used as the pool
+    /// size instead of the DP floor.
+    #[arg(long)]
+    pool_floor: Option<u64>,
+    /// Types of columns the schema does not type: dp (default: decided under DP) or data
+    /// (inferred from the data, NOT protected).
+    #[arg(long, value_enum, default_value = "dp")]
+    column_types: ColumnTypesArg,
     /// Normalization: dp (default, protected), public (bounds from --schema) or data (the
     /// paper's exact z-scores, NOT protected).
     #[arg(long, value_enum, default_value = "dp")]
@@ -230,6 +263,9 @@ impl SynthArgs {
             orders: self.common.orders()?,
             test_share: None,
             model: None,
+            adjacency: Some(name_of(&self.adjacency)),
+            pool_floor: self.pool_floor,
+            column_types: Some(name_of(&self.column_types)),
         })
     }
 }
@@ -301,8 +337,8 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
             "pass --label COLUMN naming the label column of the CSV (image ZIPs and folders need none)",
         ));
     }
+    // Every record is kept (missing cells are encoded by the pipeline): nothing is dropped.
     let table = read_csv_path(&a.input, &params.csv_options("input")?)?;
-    super::report_dropped(table.rows_dropped);
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();

@@ -25,7 +25,8 @@ use std::path::Path;
 use flate2::bufread::MultiGzDecoder;
 
 use super::{
-    natural_cmp, Column, ColumnSpec, CsvOptions, MissingPolicy, Table, DEFAULT_SOURCE_NAME,
+    natural_cmp, Column, ColumnSpec, CsvOptions, MissingPolicy, Table, TypeInference,
+    DEFAULT_SOURCE_NAME, MISSING_LEVEL,
 };
 use crate::error::{Error, Result};
 
@@ -458,8 +459,13 @@ fn human(bytes: u64) -> String {
     }
 }
 
-fn is_missing(v: &str) -> bool {
-    v.is_empty() || v == "NA" || v == "?"
+/// Whether a trimmed cell is a missing-value token (see [`super::MISSING_TOKENS`]).
+pub(crate) fn is_missing(v: &str) -> bool {
+    v.is_empty()
+        || v.len() <= 9
+            && super::MISSING_TOKENS
+                .iter()
+                .any(|t| !t.is_empty() && v.eq_ignore_ascii_case(t))
 }
 
 /// A cell's value read as a number.
@@ -601,7 +607,8 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                 first_missing.get_or_insert(k);
             }
         }
-        if let Some(k) = first_missing {
+        let keep = opts.missing == MissingPolicy::Keep;
+        if let (Some(k), false) = (first_missing, keep) {
             if opts.missing == MissingPolicy::Error {
                 let v = rec.get(active[k]).unwrap_or("").trim();
                 return Err(src.cell_err(
@@ -619,8 +626,17 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         n_kept += 1;
         for (k, &f) in active.iter().enumerate() {
             let v = rec.get(f).unwrap_or("").trim();
+            if keep && is_missing(v) {
+                continue;
+            }
             match &kinds[k] {
                 Kind::Categorical { .. } => {}
+                // Unparsable cells of a numeric column are missing values.
+                Kind::SchemaNumeric { .. } | Kind::Infer
+                    if keep && !matches!(classify(v), Num::Finite(_) | Num::NotNumber) => {}
+                // No error can depend on one record's value: a non-integral value in an
+                // "integer" column is kept (outputs are rounded) and text becomes missing.
+                Kind::SchemaNumeric { .. } if keep => {}
                 Kind::SchemaNumeric { integer } => {
                     let col = &names[f];
                     match classify(v) {
@@ -746,6 +762,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
             src.name
         ))
     };
+    let keep = opts.missing == MissingPolicy::Keep;
     let mut kept2 = 0usize;
     let mut records2 = 0usize;
     src.for_each_record(false, |row, _byte, rec| {
@@ -758,9 +775,10 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         if rec.len() != names.len() {
             return Err(changed());
         }
-        if active
-            .iter()
-            .any(|&f| is_missing(rec.get(f).unwrap_or("").trim()))
+        if !keep
+            && active
+                .iter()
+                .any(|&f| is_missing(rec.get(f).unwrap_or("").trim()))
         {
             return Ok(());
         }
@@ -772,12 +790,18 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
             let v = rec.get(f).unwrap_or("").trim();
             match store {
                 Store::Numeric { values, .. } => match classify(v) {
-                    Num::Finite(x) => values.push(x as f32),
+                    Num::Finite(x) if !is_missing(v) => values.push(x as f32),
+                    _ if keep => values.push(f32::NAN),
                     _ => return Err(changed()),
                 },
                 Store::Categorical {
                     codes, map, seen, ..
                 } => {
+                    let v = if keep && is_missing(v) {
+                        MISSING_LEVEL
+                    } else {
+                        v
+                    };
                     let code = match map.get(v) {
                         Some(&c) => c,
                         None => {
@@ -890,6 +914,8 @@ fn plan_columns(
             (Some(ColumnSpec::Numeric { integer, .. }), false) => Kind::SchemaNumeric { integer: *integer },
             (Some(ColumnSpec::Categorical { categories }), _) => Kind::Categorical { categories: categories.clone() },
             (None, true) => Kind::Categorical { categories: None },
+            // Deferred: kept as raw tokens until the caller decides the type (under DP).
+            (None, false) if opts.types == TypeInference::Deferred => Kind::Categorical { categories: None },
             (None, false) => Kind::Infer,
         };
         if is_label {
@@ -1016,7 +1042,7 @@ mod tests {
         let t = read_csv_bytes(&gz, &CsvOptions::default()).unwrap();
         assert_eq!(t.delimiter, b';');
         assert_eq!(t.names, ["a", "b"]);
-        let e = err("\u{FEFF}a;b\n1;x\nNaN;y\n");
+        let e = err("\u{FEFF}a;b\n1;x\ninf;y\n");
         assert!(e.contains("row 2 (line 3), column 'a'"), "{e}");
     }
 
@@ -1047,7 +1073,7 @@ mod tests {
         assert_eq!(cat(&t, "name").0, ["Smith, J", "plain"]);
         assert_eq!(cat(&t, "note").0, ["said \"hi\"\nthen left", "x"]);
         // The quoted newline counts as a line: row 2 starts on line 4.
-        let e = err("a,b\n\"x\ny\",1\nz,NaN\n");
+        let e = err("a,b\n\"x\ny\",1\nz,inf\n");
         assert!(e.contains("row 2 (line 4), column 'b'"), "{e}");
     }
 
@@ -1127,12 +1153,12 @@ mod tests {
 
     #[test]
     fn non_finite_values_are_errors() {
-        let e = err("x,y\n1,a\nNaN,b\n");
+        let e = err("x,y\n1,a\ninf,b\n");
         assert_eq!(
             e,
-            "input: row 2 (line 3), column 'x': value 'NaN' is not a finite number; replace it with an empty cell to mark it missing, or declare the column categorical in a schema"
+            "input: row 2 (line 3), column 'x': value 'inf' is not a finite number; replace it with an empty cell to mark it missing, or declare the column categorical in a schema"
         );
-        for bad in ["inf", "-Infinity", "+INF", "nan"] {
+        for bad in ["inf", "-Infinity", "+INF"] {
             let e = err(&format!("x\n1\n2\n{bad}\n"));
             assert!(
                 e.contains(&format!("row 3 (line 4), column 'x': value '{bad}'")),
@@ -1140,8 +1166,11 @@ mod tests {
             );
         }
         // Not every value is numeric: simply categorical.
-        let t = read("x\nNaN\nfoo\n").unwrap();
-        assert_eq!(cat(&t, "x").1, ["NaN", "foo"]);
+        let t = read("x\ninf\nfoo\n").unwrap();
+        assert_eq!(cat(&t, "x").1, ["foo", "inf"]);
+        // NaN and nan are missing-value tokens.
+        let t = read("x,y\n1,a\nNaN,b\nnan,c\n").unwrap();
+        assert_eq!((t.n_rows, t.rows_dropped), (1, 2));
     }
 
     #[test]
@@ -1230,8 +1259,8 @@ mod tests {
         let (values, levels) = cat(&t, "y");
         assert_eq!(levels, ["2", "10"]);
         assert_eq!(values, ["10", "2", "10"]);
-        // A label column with NaN is fine: it is categorical.
-        assert!(read_with("x,y\n1,NaN\n", &opts).is_ok());
+        // A label column with inf is fine: it is categorical.
+        assert!(read_with("x,y\n1,inf\n", &opts).is_ok());
     }
 
     #[test]
@@ -1384,12 +1413,12 @@ mod tests {
     fn path_input_streams_and_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("people.csv");
-        std::fs::write(&path, "age,name\n30,ann\nNaN,bob\n").unwrap();
+        std::fs::write(&path, "age,name\n30,ann\ninf,bob\n").unwrap();
         let e = read_csv_path(&path, &CsvOptions::default())
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("people.csv: row 2 (line 3), column 'age': value 'NaN'"),
+            e.starts_with("people.csv: row 2 (line 3), column 'age': value 'inf'"),
             "{e}"
         );
         std::fs::write(&path, "age,name\n30,ann\n40,bob\n").unwrap();

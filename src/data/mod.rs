@@ -10,8 +10,10 @@ use std::cmp::Ordering;
 pub mod fastnum;
 
 mod csv;
+pub mod decide;
 mod schema;
 
+pub(crate) use self::csv::is_missing;
 pub use self::csv::{read_csv_bytes, read_csv_path};
 pub use self::schema::{ColumnSpec, Schema};
 
@@ -110,14 +112,54 @@ impl Column {
     }
 }
 
-/// What to do with a row that has a missing value (a trimmed cell equal to ``, `NA` or `?`).
+/// The missing-value tokens: a trimmed cell equal to one of these, ignoring ASCII case, is a
+/// missing value. The empty cell, `NA`, `N/A`, `NaN`, `null`, `None`, `-`, `?`, `.`, and
+/// `(missing)` (the name of the missing level, [`MISSING_LEVEL`], so that it cannot collide
+/// with a real value). Under [`MissingPolicy::Keep`], a cell of a numeric column that is not a
+/// finite number (`abc`, `inf`, `1e999`) is a missing value too.
+pub const MISSING_TOKENS: &[&str] = &[
+    "",
+    "NA",
+    "N/A",
+    "NaN",
+    "null",
+    "None",
+    "-",
+    "?",
+    ".",
+    MISSING_LEVEL,
+];
+
+/// The level a missing cell of a categorical column becomes under [`MissingPolicy::Keep`].
+/// Output writes it back as an empty cell.
+pub const MISSING_LEVEL: &str = "(missing)";
+
+/// What to do with a row that has a missing value (see [`MISSING_TOKENS`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MissingPolicy {
-    /// Drop the whole row and count it in [`Table::rows_dropped`].
+    /// Drop the whole row and count it in [`Table::rows_dropped`]. The number of rows then
+    /// depends on the data: only for callers that declare it (not the synthesis path).
     #[default]
     DropRow,
     /// Fail with an error naming the row and column.
     Error,
+    /// Keep every row: a missing (or, in a numeric column, unparsable) cell is stored as NaN in
+    /// a numeric column and as the level [`MISSING_LEVEL`] in a categorical one. The row count
+    /// is the number of records. Used by the synthesis path, which encodes missingness
+    /// ([`crate::preprocess::missing`]).
+    Keep,
+}
+
+/// How a column that the schema does not type gets its type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TypeInference {
+    /// Inferred from every value (numeric when all non-missing cells parse as numbers). The
+    /// type then depends on the data and is not protected.
+    #[default]
+    Data,
+    /// Read as raw categorical tokens; the caller decides the type afterwards, under DP
+    /// ([`decide::decide_columns`]).
+    Deferred,
 }
 
 /// Options for [`read_csv_bytes`] and [`read_csv_path`].
@@ -130,6 +172,8 @@ pub struct CsvOptions {
     pub schema: Option<Schema>,
     /// Handling of missing values.
     pub missing: MissingPolicy,
+    /// Typing of columns the schema does not type.
+    pub types: TypeInference,
     /// Maximum (decompressed) input size in bytes; default 2 GiB.
     pub max_bytes: u64,
     /// Name used in error messages. [`read_csv_path`] replaces the default `"input"` (or an
@@ -149,6 +193,7 @@ impl Default for CsvOptions {
             label: None,
             schema: None,
             missing: MissingPolicy::DropRow,
+            types: TypeInference::Data,
             max_bytes: DEFAULT_MAX_BYTES,
             source_name: DEFAULT_SOURCE_NAME.to_string(),
         }

@@ -109,9 +109,9 @@ impl Schema {
                                 "schema: column '{name}': category '{c}' has surrounding spaces; cell values are trimmed, so remove the spaces"
                             )));
                         }
-                        if c.is_empty() || c == "NA" || c == "?" {
+                        if crate::data::is_missing(c) && c != crate::data::MISSING_LEVEL {
                             return Err(Error::Data(format!(
-                                "schema: column '{name}': category '{c}' is a missing-value marker ('', NA, ?) and can never occur; remove it"
+                                "schema: column '{name}': category '{c}' is a missing-value marker ('', NA, N/A, NaN, null, None, -, ?, .) and can never occur; remove it (list \"(missing)\" to keep missing cells as a level)"
                             )));
                         }
                         if !seen.insert(c.as_str()) {

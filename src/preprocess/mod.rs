@@ -9,7 +9,9 @@
 //! * [`clip`]: L2 clipping of each row.
 
 pub mod clip;
+pub mod dp_counts;
 pub mod encode;
+pub mod missing;
 pub mod normalize;
 
 pub use encode::{ColumnCodec, FeatureSpace};

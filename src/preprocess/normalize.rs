@@ -12,7 +12,11 @@
 //!   - categorical columns: counts of the observed levels; a level is released only if its
 //!     noisy count exceeds τ = 1 + σ·t with P(N(0,1) > t) ≤ δ_cat / (#categorical columns), so a
 //!     level held by a single record appears with probability ≤ δ_cat in total, which is added
-//!     to δ (the standard thresholded-histogram argument).
+//!     to δ (the standard thresholded-histogram argument). Conditioning on that event not
+//!     happening also scales the other direction's probabilities by at most 1/(1 − δ_cat), so
+//!     ln(1/(1 − δ_cat)) is added to ε ([`DpHistogramReport::epsilon_categories`], computed by
+//!     [`crate::preprocess::dp_counts::threshold_epsilon`]; the pipeline adds it to the
+//!     receipt's ε and subtracts it from the target before calibrating).
 //!
 //!   Replacing one record moves one count between two bins of each histogram and changes each
 //!   non-integral count by at most one, so the L2 sensitivity is √(3·m_num + 2·m_cat).
@@ -113,6 +117,8 @@ pub struct DpHistogramReport {
     pub categorical_columns: usize,
     /// δ spent on the categorical thresholds.
     pub delta_categories: f64,
+    /// ε term of the categorical thresholds, ln(1/(1 − δ_cat)) (0 without categorical columns).
+    pub epsilon_categories: f64,
 }
 
 /// Numbers of (numeric, categorical) feature columns whose statistics `dp` mode must estimate.
@@ -399,6 +405,11 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
         numeric_columns: m_num,
         categorical_columns: m_cat,
         delta_categories: if m_cat > 0 { b.delta_categories } else { 0.0 },
+        epsilon_categories: if m_cat > 0 {
+            super::dp_counts::threshold_epsilon(b.delta_categories)
+        } else {
+            0.0
+        },
     });
     Ok((
         FeatureSpace {

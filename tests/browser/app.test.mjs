@@ -56,7 +56,9 @@ test("images: a ZIP of PNG digits in class folders gives a ZIP of PNGs and a pre
   const { page, networkRequestsAfterLoad, errors } = await app.page();
   const entries = [];
   for (const cls of ["0", "1", "7"]) {
-    for (let i = 0; i < 12; i++) {
+    // 40 per class: under the default (standard) adjacency the class labels and sizes are DP
+    // counts, which need a couple of dozen images per class at ε = 5.
+    for (let i = 0; i < 40; i++) {
       const px = Array.from({ length: 16 * 16 }, (_, j) => ((j * (Number(cls) + 3) + i * 7) % 256));
       entries.push({ name: `digits/${cls}/img${i}.png`, data: png(16, 16, px) });
     }
@@ -110,12 +112,25 @@ test("bad input gets a friendly message in the page, and a corrected run works",
   await page.fill('[data-testid="epsilon-input"]', "2");
   await expectError("delta-input", "2", /delta|δ/);
   await page.fill('[data-testid="delta-input"]', "1e-5");
+  // Under the default adjacency the class labels and sizes are private: 2 and 3 rows are far
+  // too few for DP counts, and the message says what to do.
+  await page.click('[data-testid="synthesize-button"]');
+  const small = await waitForRun(page);
+  assert.equal(small.state, "error", small.text);
+  assert.match(small.text, /class/);
+  assert.match(small.text, /schema/);
+  assert.match(small.text, /keep-label/);
+  // Tiny classes: declare them public (under Advanced).
+  await page.click("#step-privacy details summary");
+  await page.selectOption('[data-testid="adjacency-select"]', "keep-label");
   await expectError("mix-input", "3", /class|mix/); // class "a" has 2 rows
   await page.fill('[data-testid="mix-input"]', "2");
   await expectError("samples-input", "1", /samples|T/);
   await page.fill('[data-testid="samples-input"]', "");
   await page.click('[data-testid="synthesize-button"]');
   assert.equal((await waitForRun(page)).state, "done");
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  assert.ok(receipt.guarantee.public_information.some((s) => /class/.test(s)), JSON.stringify(receipt.guarantee));
   await page.context().close();
 });
 

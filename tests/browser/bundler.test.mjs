@@ -36,8 +36,8 @@ test("Vite bundles the ESM build and the worker helper, and the bundle runs in C
     const r = JSON.parse(await page.textContent("#out"));
     assert.equal(r.ok, true, r.error);
     assert.ok(r.epsilon <= 2 && r.sigmaX > 0);
-    assert.equal(r.directRows, 60);
-    assert.equal(r.workerRows, 60);
+    assert.equal(r.directRows, 300);
+    assert.equal(r.workerRows, 300);
     assert.ok(r.workerEpsilon <= 3);
     assert.ok(r.progress >= 2, "the worker reports progress");
   } finally {

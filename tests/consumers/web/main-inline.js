@@ -7,17 +7,17 @@ import { CSV, rows } from "./csv.js";
 const out = document.getElementById("out");
 try {
   await init();
-  const direct = synthesizeCsv(CSV, { label: "label", epsilon: 2, mix: 2 });
+  const direct = synthesizeCsv(CSV, { label: "label", epsilon: 2, mix: 2, adjacency: "keep-label" });
   const cal = calibrate({ pool: 1000, mix: 4, samples: 1000, delta: 1e-5, epsilon: 2 });
   const pm = new PrivmixWorker({
     createWorker: () => new Worker(new URL("./worker-inline.js", import.meta.url), { type: "module" }),
   });
   let progress = 0;
-  const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2 }, () => progress++);
+  const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, adjacency: "keep-label" }, () => progress++);
   // Aborting a running call rejects it with an AbortError; the next call gets a fresh worker.
   const ac = new AbortController();
   const aborted = await pm
-    .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, signal: ac.signal }, () => ac.abort())
+    .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, adjacency: "keep-label", signal: ac.signal }, () => ac.abort())
     .then(() => "resolved", (e) => e.name);
   let bad = null;
   await pm.synthesizeCsv(CSV, { label: "label", epsilon: -1 }).catch((e) => (bad = { name: e.name, message: e.message }));

@@ -14,14 +14,14 @@ export default function Page() {
   useEffect(() => {
     (async () => {
       await init();
-      const direct = synthesizeCsv(CSV, { label: "label", epsilon: 2, mix: 2 });
+      const direct = synthesizeCsv(CSV, { label: "label", epsilon: 2, mix: 2, adjacency: "keep-label" });
       const cal = calibrate({ pool: 1000, mix: 4, samples: 1000, delta: 1e-5, epsilon: 2 });
       const pm = new PrivmixWorker();
       let progress = 0;
-      const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2 }, () => progress++);
+      const w = await pm.synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, adjacency: "keep-label" }, () => progress++);
       const ac = new AbortController();
       const aborted = await pm
-        .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, signal: ac.signal }, () => ac.abort())
+        .synthesizeCsv(CSV, { label: "label", epsilon: 3, mix: 2, adjacency: "keep-label", signal: ac.signal }, () => ac.abort())
         .then(() => "resolved", (e) => e.name);
       const keys = await pm.federatedKeygen(1);
       let bad = null;

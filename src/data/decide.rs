@@ -1,0 +1,491 @@
+//! Column types and missing indicators decided under differential privacy.
+//!
+//! A column's type (numeric or categorical) and whether a numeric column gets a missing
+//! indicator change the shape of the output (its columns, their encoding, the noise scale),
+//! so they may depend on the data only through a DP release. Columns the schema types keep
+//! the schema's type (public). For every other column the decision is read off one Gaussian
+//! mechanism:
+//!
+//! * **Statistics.** For each non-label column `j` without a schema type, over its cells:
+//!   `a_j = (#text cells) − (#finite-number cells)` and `b_j = #cells that would be missing
+//!   if the column were numeric` (missing tokens, non-finite numbers and text cells). Each
+//!   cell is in exactly one class — missing (a missing token, or a number that is not a
+//!   finite f32), finite number, or text — a function of the cell alone. Columns the schema
+//!   types need no statistic: they get no indicator (a numeric one's missing cells take the
+//!   public fill value; leave a column's type to this decision to let it have an indicator).
+//! * **Sensitivity.** Replacing one record changes one cell of each column: it moves that
+//!   cell between the three classes (number / text / missing), so |Δa_j| ≤ 2 and |Δb_j| ≤ 1.
+//!   Adding or removing a record changes each by at most 1. The L2 sensitivity of the whole
+//!   vector is therefore at most `Δ = √(5·m_u)`, with `m_u` the number of undecided columns,
+//!   fixed by the header and the schema (public).
+//! * **Mechanism.** Each statistic gets independent N(0, (z·Δ)²) noise; this is the Gaussian
+//!   mechanism with noise multiplier z, whose RDP α/(2z²) the caller composes into the
+//!   accountant (component "dp column types and missing indicators").
+//! * **Decisions (post-processing).** Column j is categorical iff `ã_j > T_TYPE·σ` (text
+//!   cells outnumber numeric cells by a clear margin; ties and mixed columns become numeric,
+//!   and their unparsable cells missing values). A numeric column gets a missing indicator iff
+//!   `b̃_j > T_INDICATOR·σ`. Both are functions of the noisy statistics only, so the decided
+//!   types, indicators and everything computed from them are covered by the same guarantee.
+//!
+//! No δ is spent here: there is no thresholding of a count that may be absent in a neighbour
+//! (every statistic exists for every dataset with this header).
+//!
+//! [`decide_from_data`] is the unprotected alternative (today's inference), for callers that
+//! declare it.
+
+use serde::Serialize;
+
+use super::{is_missing, Column, ColumnSpec, Schema, Table, MISSING_LEVEL};
+use crate::error::{Error, Result};
+use crate::mechanisms::gaussian::Gaussian;
+use rand::Rng;
+
+/// Margin, in noise standard deviations, by which text cells must outnumber numeric cells
+/// for a column to be decided categorical.
+pub const T_TYPE: f64 = 4.0;
+/// Margin, in noise standard deviations, that the noisy count of missing cells must clear for
+/// a numeric column to get a missing indicator.
+pub const T_INDICATOR: f64 = 3.0;
+
+/// How one column's type and indicator were obtained.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ColumnDecision {
+    /// Column name.
+    pub name: String,
+    /// "numeric", "categorical" or "label".
+    pub kind: &'static str,
+    /// "schema" (public), "dp" (decided under DP) or "data" (unprotected inference).
+    pub type_source: &'static str,
+    /// Whether a missing-indicator column is added (numeric columns only).
+    pub missing_indicator: bool,
+    /// "dp", "data" or "none" (no decision needed).
+    pub indicator_source: &'static str,
+    /// The noisy `a_j` (text minus numeric cells), when decided under DP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noisy_text_minus_numeric: Option<f64>,
+    /// The noisy count of missing cells, when decided under DP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noisy_missing: Option<f64>,
+}
+
+/// What the receipt says about the type decisions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DecisionReport {
+    /// True when every type and indicator is public or DP.
+    pub protected: bool,
+    /// Noise multiplier z of the Gaussian mechanism (None when nothing was decided under DP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_multiplier: Option<f64>,
+    /// L2 sensitivity √(5·m_u).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_sensitivity: Option<f64>,
+    /// Noise standard deviation on each statistic.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_std: Option<f64>,
+    /// Per-column decisions, in the table's column order.
+    pub columns: Vec<ColumnDecision>,
+}
+
+impl DecisionReport {
+    /// Whether the DP mechanism ran (its RDP must then be composed).
+    pub fn used_dp(&self) -> bool {
+        self.noise_multiplier.is_some()
+    }
+
+    /// Per table column: whether it gets a missing indicator.
+    pub fn indicators(&self) -> Vec<bool> {
+        self.columns.iter().map(|c| c.missing_indicator).collect()
+    }
+}
+
+/// Cell counts of one column.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    numeric: usize,
+    text: usize,
+    missing: usize,
+}
+
+fn parse_finite(v: &str) -> Option<f32> {
+    if is_missing(v) {
+        return None;
+    }
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && (*x as f32).is_finite())
+        .map(|x| x as f32)
+}
+
+fn counts(col: &Column) -> Counts {
+    let mut c = Counts::default();
+    match col {
+        Column::Numeric { values, .. } => {
+            for v in values {
+                if v.is_nan() {
+                    c.missing += 1;
+                } else {
+                    c.numeric += 1;
+                }
+            }
+        }
+        Column::Categorical { codes, levels } => {
+            // 0 = numeric, 1 = text, 2 = missing
+            let class: Vec<u8> = levels
+                .iter()
+                .map(|l| {
+                    if l == MISSING_LEVEL || is_missing(l) {
+                        2
+                    } else if parse_finite(l).is_some() {
+                        0
+                    } else if l.parse::<f64>().is_ok() {
+                        // A number that is not finite (inf, 1e999): missing, as when the
+                        // reader stores it in a numeric column, so each cell's class is a
+                        // function of the cell alone.
+                        2
+                    } else {
+                        1
+                    }
+                })
+                .collect();
+            for &code in codes {
+                match class.get(code as usize) {
+                    Some(0) => c.numeric += 1,
+                    Some(1) => c.text += 1,
+                    _ => c.missing += 1,
+                }
+            }
+        }
+    }
+    c
+}
+
+/// The column as numeric: unparsable and missing cells become NaN; `integer` is whether every
+/// kept value is integral (used only by `data` normalization, which is declared unprotected;
+/// DP normalization decides integrality under DP).
+fn to_numeric(col: &Column) -> Column {
+    match col {
+        Column::Numeric { .. } => col.clone(),
+        Column::Categorical { codes, levels } => {
+            let parsed: Vec<f32> = levels
+                .iter()
+                .map(|l| parse_finite(l).unwrap_or(f32::NAN))
+                .collect();
+            let values: Vec<f32> = codes
+                .iter()
+                .map(|&c| parsed.get(c as usize).copied().unwrap_or(f32::NAN))
+                .collect();
+            let integer = values.iter().all(|v| v.is_nan() || v.fract() == 0.0);
+            Column::Numeric { values, integer }
+        }
+    }
+}
+
+/// The column as categorical (missing cells as [`MISSING_LEVEL`]).
+fn to_categorical(col: &Column) -> Column {
+    match col {
+        Column::Categorical { .. } => col.clone(),
+        Column::Numeric { values, .. } => {
+            let texts: Vec<String> = values
+                .iter()
+                .map(|v| {
+                    if v.is_nan() {
+                        MISSING_LEVEL.to_string()
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .collect();
+            let mut levels: Vec<String> = texts.clone();
+            levels.sort_by(|a, b| super::natural_cmp(a, b));
+            levels.dedup();
+            let codes = texts
+                .iter()
+                .map(|t| {
+                    levels
+                        .binary_search_by(|l| super::natural_cmp(l, t))
+                        .unwrap_or(0) as u32
+                })
+                .collect();
+            Column::Categorical { codes, levels }
+        }
+    }
+}
+
+enum Role {
+    Label,
+    SchemaCategorical,
+    SchemaNumeric,
+    Undecided,
+}
+
+fn roles(table: &Table, schema: Option<&Schema>) -> Vec<Role> {
+    table
+        .names
+        .iter()
+        .enumerate()
+        .map(|(j, name)| {
+            if Some(j) == table.label_index {
+                return Role::Label;
+            }
+            match schema.and_then(|s| s.columns.get(name)) {
+                Some(ColumnSpec::Numeric { .. }) => Role::SchemaNumeric,
+                Some(ColumnSpec::Categorical { .. }) => Role::SchemaCategorical,
+                _ => Role::Undecided,
+            }
+        })
+        .collect()
+}
+
+/// The L2 sensitivity of the decision statistics for this table's header and schema:
+/// √(5·m_u) (0 when nothing is decided).
+pub fn decision_sensitivity(table: &Table, schema: Option<&Schema>) -> f64 {
+    let s: usize = roles(table, schema)
+        .iter()
+        .map(|r| match r {
+            Role::Undecided => 5,
+            _ => 0,
+        })
+        .sum();
+    (s as f64).sqrt()
+}
+
+/// Decides every column's type and missing indicator under DP with noise multiplier `z`
+/// (see the module docs), and returns the retyped table and the report. Call it on a table
+/// read with [`super::MissingPolicy::Keep`] (and, for undecided columns,
+/// [`super::TypeInference::Deferred`]; a column already read as numeric is handled too).
+pub fn decide_columns<R: Rng + ?Sized>(
+    table: &Table,
+    schema: Option<&Schema>,
+    z: f64,
+    rng: &mut R,
+) -> Result<(Table, DecisionReport)> {
+    let roles = roles(table, schema);
+    let sens = decision_sensitivity(table, schema);
+    let noise = if sens > 0.0 {
+        if !(z.is_finite() && z > 0.0) {
+            return Err(Error::Data(format!(
+                "internal: the column-type decision needs a positive noise multiplier, got {z}"
+            )));
+        }
+        Some(Gaussian::new("column-type noise", z * sens)?)
+    } else {
+        None
+    };
+    let sigma = noise.as_ref().map_or(0.0, Gaussian::sigma);
+    let mut out = table.clone();
+    let mut cols = Vec::with_capacity(table.n_cols());
+    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
+        let mut d = ColumnDecision {
+            name: name.clone(),
+            kind: "categorical",
+            type_source: "schema",
+            missing_indicator: false,
+            indicator_source: "none",
+            noisy_text_minus_numeric: None,
+            noisy_missing: None,
+        };
+        match roles[j] {
+            Role::Label => {
+                d.kind = "label";
+            }
+            Role::SchemaCategorical => {
+                out.columns[j] = to_categorical(col);
+            }
+            Role::SchemaNumeric => {
+                d.kind = "numeric";
+                out.columns[j] = to_numeric(col);
+            }
+            Role::Undecided => {
+                let g = noise
+                    .as_ref()
+                    .ok_or_else(|| Error::Data("internal: decision noise missing".into()))?;
+                let c = counts(col);
+                let a = c.text as f64 - c.numeric as f64 + g.sample(rng);
+                d.noisy_text_minus_numeric = Some(a);
+                d.type_source = "dp";
+                let numeric = a <= T_TYPE * sigma;
+                // Drawn for every column that needs it, whatever the type decision, so the
+                // mechanism is the one analysed (its output is simply unused otherwise).
+                let b = (c.missing + c.text) as f64 + g.sample(rng);
+                if numeric {
+                    d.kind = "numeric";
+                    d.noisy_missing = Some(b);
+                    d.indicator_source = "dp";
+                    d.missing_indicator = b > T_INDICATOR * sigma;
+                    out.columns[j] = to_numeric(col);
+                } else {
+                    out.columns[j] = to_categorical(col);
+                }
+            }
+        }
+        cols.push(d);
+    }
+    Ok((
+        out,
+        DecisionReport {
+            protected: true,
+            noise_multiplier: noise.as_ref().map(|_| z),
+            l2_sensitivity: noise.as_ref().map(|_| sens),
+            noise_std: noise.as_ref().map(|_| sigma),
+            columns: cols,
+        },
+    ))
+}
+
+/// The unprotected alternative: a column without a schema type is numeric when every
+/// non-missing cell is a finite number, and a numeric column gets an indicator when it has a
+/// missing cell. The result depends on the data and is NOT protected (the report says so).
+pub fn decide_from_data(table: &Table, schema: Option<&Schema>) -> (Table, DecisionReport) {
+    let roles = roles(table, schema);
+    let mut out = table.clone();
+    let mut cols = Vec::with_capacity(table.n_cols());
+    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
+        let mut d = ColumnDecision {
+            name: name.clone(),
+            kind: "categorical",
+            type_source: "schema",
+            missing_indicator: false,
+            indicator_source: "none",
+            noisy_text_minus_numeric: None,
+            noisy_missing: None,
+        };
+        match roles[j] {
+            Role::Label => d.kind = "label",
+            Role::SchemaCategorical => out.columns[j] = to_categorical(col),
+            Role::SchemaNumeric => {
+                d.kind = "numeric";
+                out.columns[j] = to_numeric(col);
+            }
+            Role::Undecided => {
+                let c = counts(col);
+                d.type_source = "data";
+                if c.text == 0 {
+                    d.kind = "numeric";
+                    d.indicator_source = "data";
+                    d.missing_indicator = c.missing + c.text > 0;
+                    out.columns[j] = to_numeric(col);
+                } else {
+                    out.columns[j] = to_categorical(col);
+                }
+            }
+        }
+        cols.push(d);
+    }
+    (
+        out,
+        DecisionReport {
+            protected: false,
+            noise_multiplier: None,
+            l2_sensitivity: None,
+            noise_std: None,
+            columns: cols,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{read_csv_bytes, CsvOptions, MissingPolicy, TypeInference};
+    use crate::rng::ReleaseRng;
+
+    fn read(csv: &str) -> Table {
+        read_csv_bytes(
+            csv.as_bytes(),
+            &CsvOptions {
+                label: Some("y".into()),
+                missing: MissingPolicy::Keep,
+                types: TypeInference::Deferred,
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap()
+    }
+
+    fn tall(n: usize, bad: Option<&str>) -> String {
+        let mut s = String::from("x,c,y\n");
+        for i in 0..n {
+            let x = if i == 0 {
+                bad.unwrap_or("1.5").to_string()
+            } else {
+                format!("{}", i % 7)
+            };
+            s.push_str(&format!("{x},w{},{}\n", i % 3, i % 2));
+        }
+        s
+    }
+
+    #[test]
+    fn missing_tokens_and_unparsable_cells_keep_rows() {
+        let t = read("x,c,y\n1,a,0\nN/A,null,1\nabc,b,0\nNaN,-,1\n.,?,0\n");
+        assert_eq!((t.n_rows, t.rows_dropped), (5, 0));
+        match &t.columns[1] {
+            Column::Categorical { codes, levels } => {
+                assert!(levels.contains(&MISSING_LEVEL.to_string()), "{levels:?}");
+                let miss = levels.iter().position(|l| l == MISSING_LEVEL).unwrap() as u32;
+                assert_eq!(codes.iter().filter(|&&c| c == miss).count(), 3);
+            }
+            c => panic!("{c:?}"),
+        }
+    }
+
+    #[test]
+    fn one_unparsable_cell_does_not_flip_the_type() {
+        // Neighbours: identical but for one cell (a number vs 'N/A' vs 'oops').
+        for bad in [None, Some("N/A"), Some("oops")] {
+            let t = read(&tall(400, bad));
+            let mut rng = ReleaseRng::seeded(7);
+            let (t2, rep) = decide_columns(&t, None, 2.0, &mut rng).unwrap();
+            assert_eq!(rep.columns[0].kind, "numeric", "{bad:?}");
+            assert_eq!(rep.columns[1].kind, "categorical", "{bad:?}");
+            assert!(!rep.columns[0].missing_indicator, "{bad:?}");
+            match &t2.columns[0] {
+                Column::Numeric { values, .. } => {
+                    assert_eq!(values.len(), 400);
+                    assert_eq!(values[0].is_nan(), bad.is_some());
+                }
+                c => panic!("{c:?}"),
+            }
+            assert_eq!(rep.l2_sensitivity, Some(10f64.sqrt()));
+        }
+        // The unprotected inference flips the type on one cell: what the DP decision fixes.
+        let (_, rep) = decide_from_data(&read(&tall(400, Some("oops"))), None);
+        assert_eq!(rep.columns[0].kind, "categorical");
+        assert!(!rep.protected);
+    }
+
+    #[test]
+    fn many_missing_cells_get_an_indicator() {
+        let mut s = String::from("x,y\n");
+        for i in 0..400 {
+            let x = if i % 4 == 0 {
+                "NA".to_string()
+            } else {
+                i.to_string()
+            };
+            s.push_str(&format!("{x},{}\n", i % 2));
+        }
+        let (t, rep) = decide_columns(&read(&s), None, 2.0, &mut ReleaseRng::seeded(1)).unwrap();
+        assert!(rep.columns[0].missing_indicator);
+        assert_eq!(rep.indicators(), vec![true, false]);
+        assert!(
+            matches!(&t.columns[0], Column::Numeric { values, .. } if values.iter().filter(|v| v.is_nan()).count() == 100)
+        );
+    }
+
+    #[test]
+    fn schema_types_are_public_and_need_no_type_noise() {
+        let t = read("x,c,y\n1,2,0\n3,4,1\n");
+        let s = Schema::from_json(
+            r#"{"columns": {"x": {"type": "numeric"}, "c": {"type": "categorical"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(decision_sensitivity(&t, Some(&s)), 0.0);
+        let (_, rep) = decide_columns(&t, Some(&s), 3.0, &mut ReleaseRng::seeded(1)).unwrap();
+        assert_eq!(rep.columns[0].type_source, "schema");
+        assert_eq!(rep.columns[0].kind, "numeric");
+        assert!(!rep.columns[0].missing_indicator);
+        assert_eq!(rep.columns[1].kind, "categorical");
+        assert!(!rep.used_dp());
+    }
+}

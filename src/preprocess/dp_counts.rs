@@ -1,0 +1,541 @@
+//! The standard adjacency for class-centric mixing: the label set, the class counts, the
+//! output class proportions and the pools, all from public or DP quantities.
+//!
+//! # Mechanism
+//!
+//! Neighbouring datasets differ in one whole record, label included (replace one record; the
+//! argument below covers adding or removing one too).
+//!
+//! 1. **Noisy class counts.** For each candidate label (the schema's categories for the label
+//!    column, or else every level observed), ñ_k = n_k + N(0, σ_c²), σ_c = z_c·√2. A replaced
+//!    record moves one unit between two counts (L2 sensitivity √2; adding/removing one record
+//!    changes one count by 1). This is the Gaussian mechanism with noise multiplier z_c (RDP
+//!    α/(2z_c²)), composed into the accountant.
+//! 2. **Label set.** With schema labels, all of them are released. Otherwise a label is released
+//!    only if ñ_k > 1 + σ_c·t with P(N(0,1) > t) ≤ δ_thr/2. A neighbour can make at most two
+//!    labels present in one dataset and absent from the other, each with count ≤ 1 where
+//!    present, so the release differs only on an event of probability ≤ δ_thr. Conditioned on
+//!    the complement (probability ≥ 1 − δ_thr, independent of the other counts' noise) the
+//!    release is the Gaussian mechanism on the common labels, so the thresholded release is
+//!    (ε_G + ln(1/(1 − δ_thr)), δ_G + δ_thr)-DP; the receipt adds both terms.
+//! 3. **Pool floors.** m_k = ⌊ñ_k − 2σ_c⌋ (or a public floor given by the user); a released
+//!    class with m_k < l is not synthesized (a post-processing decision, warned about).
+//! 4. **Fixed-size pools.** Class k's pool has exactly m_k rows: a uniformly random m_k-subset
+//!    of its n_k records when n_k ≥ m_k, else all n_k records plus m_k − n_k zero rows (zero is
+//!    the centre of the clip ball, a public value).
+//! 5. **Mixing.** T_k rows of class k, each the mean of l distinct pool rows plus
+//!    N(0, σx² I); T_k ∝ ñ_k (largest remainders; post-processing), T public or ⌊Σ ñ_k⌉.
+//!
+//! # Why each class is charged the replace-one WOR curve at q_k = l/m_k
+//!
+//! Fix everything but one class's records and compare its pools. (i) Same size n on both
+//! sides (the record changed within the class): choose the same positions on both sides; the
+//! pools are a replace-one pair of size m_k (when n < m_k, the padding is identical). (ii) One
+//! record x removed (n vs n − 1 records): if n − 1 ≥ m_k, write the size-m_k subset of the n
+//! records as, with probability 1 − m_k/n, a uniform m_k-subset S of the other n − 1, and
+//! otherwise S'' ∪ {x} with S'' a uniform (m_k − 1)-subset of them; the subset of the n − 1
+//! records is, with the same probabilities, S, or S'' ∪ {y} with y uniform outside S''. The
+//! mixtures pair up component by component into identical pools and replace-one pools of size
+//! m_k; by the joint quasi-convexity of the Rényi divergence (D_α(Σwᵢpᵢ‖Σwᵢqᵢ) ≤ maxᵢ
+//! D_α(pᵢ‖qᵢ)) the divergence is at most that of a replace-one pair. If n − 1 < m_k, the
+//! pools are x vs a zero row at the same position, a replace-one pair. Given its pool, class
+//! k's T_k mixing steps are the subsampled (without replacement, rate l/m_k) Gaussian with
+//! sensitivity 2c/l, so the replace-one RDP is T_k·ρ_WOR(α; l/m_k, z) (SPEC §2). A record
+//! touches at most two classes (its old and its new one), whose noises are independent, so the
+//! mixing costs at most max_{a≠b} (T_a·ρ_a + T_b·ρ_b) at each order α ([`two_class_max`]).
+//! Everything else (decoding, proportions, which classes are synthesized) is post-processing
+//! of DP quantities.
+
+use rand::Rng;
+use serde::Serialize;
+
+use crate::accountant::calibrate::smallest_z;
+use crate::accountant::{check_delta, check_epsilon, Preset, RdpCurve};
+use crate::error::{Error, Result};
+use crate::mechanisms::gaussian::{upper_quantile_conservative, Gaussian};
+
+/// Pool floors sit this many noise standard deviations below the noisy counts.
+pub const FLOOR_SIGMAS: f64 = 2.0;
+
+/// ε term of a thresholded release that fails with probability `delta_thr`: ln(1/(1 − δ)),
+/// rounded up.
+pub fn threshold_epsilon(delta_thr: f64) -> f64 {
+    if delta_thr <= 0.0 {
+        0.0
+    } else if delta_thr >= 1.0 {
+        f64::INFINITY
+    } else {
+        let v = -(-delta_thr).ln_1p();
+        v * (1.0 + 1e-12) + f64::MIN_POSITIVE
+    }
+}
+
+/// The released classes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpClasses {
+    /// Released labels that are synthesized (floor ≥ l), in label order.
+    pub labels: Vec<String>,
+    /// For each of them, its level code in the table's label column (None: not in the data).
+    pub level: Vec<Option<u32>>,
+    /// Their noisy counts.
+    pub noisy_counts: Vec<f64>,
+    /// Their pool sizes m_k.
+    pub floors: Vec<usize>,
+}
+
+/// What the receipt says about the class counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassCountReport {
+    /// "schema" (public labels) or "dp" (thresholded noisy counts).
+    pub labels_source: &'static str,
+    /// Noise multiplier z_c of the count mechanism.
+    pub noise_multiplier: f64,
+    /// L2 sensitivity (√2).
+    pub l2_sensitivity: f64,
+    /// Noise standard deviation on each count.
+    pub noise_std: f64,
+    /// Release threshold (DP labels only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// δ spent on the threshold.
+    pub delta_threshold: f64,
+    /// ε term ln(1/(1 − δ_thr)).
+    pub epsilon_threshold: f64,
+    /// Labels synthesized.
+    pub labels: Vec<String>,
+    /// Their noisy counts (DP).
+    pub noisy_counts: Vec<f64>,
+    /// Their pool sizes (from the noisy counts, or the public floor).
+    pub pool_sizes: Vec<usize>,
+    /// The public floor, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_floor: Option<usize>,
+    /// Released labels not synthesized because their floor is below l.
+    pub labels_too_small: Vec<String>,
+}
+
+/// Noisy counts, label set and pool sizes (steps 1–3 of the module docs).
+///
+/// `levels`/`codes`: the table's label column; `schema_labels`: public labels; `mix`: l;
+/// `public_floor`: a public lower bound on every class size (replaces the DP floors).
+#[allow(clippy::too_many_arguments)]
+pub fn dp_classes<R: Rng + ?Sized>(
+    levels: &[String],
+    codes: &[u32],
+    schema_labels: Option<&[String]>,
+    mix: usize,
+    public_floor: Option<usize>,
+    z: f64,
+    delta_thr: f64,
+    rng: &mut R,
+) -> Result<(DpClasses, ClassCountReport)> {
+    if let Some(f) = public_floor {
+        if f < mix.max(1) {
+            return Err(Error::param(
+                "pool_floor",
+                f,
+                format!("the public class-size floor must be at least l = {mix}"),
+            ));
+        }
+    }
+    let g = Gaussian::new("class-count noise", z * std::f64::consts::SQRT_2)?;
+    let sigma = g.sigma();
+    let mut exact = vec![0usize; levels.len()];
+    for &c in codes {
+        if let Some(e) = exact.get_mut(c as usize) {
+            *e += 1;
+        }
+    }
+    let (candidates, threshold): (Vec<(String, Option<u32>)>, Option<f64>) = match schema_labels {
+        Some(ls) => (
+            ls.iter()
+                .map(|l| {
+                    (
+                        l.clone(),
+                        levels.iter().position(|v| v == l).map(|p| p as u32),
+                    )
+                })
+                .collect(),
+            None,
+        ),
+        None => {
+            if !(delta_thr > 0.0 && delta_thr < 1.0) {
+                return Err(Error::Data(format!(
+                    "internal: the label threshold needs δ in (0, 1), got {delta_thr}"
+                )));
+            }
+            let t = upper_quantile_conservative(delta_thr / 2.0);
+            (
+                levels
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (l.clone(), Some(i as u32)))
+                    .collect(),
+                Some(1.0 + sigma * t),
+            )
+        }
+    };
+    let mut out = DpClasses {
+        labels: Vec::new(),
+        level: Vec::new(),
+        noisy_counts: Vec::new(),
+        floors: Vec::new(),
+    };
+    let mut too_small = Vec::new();
+    for (label, level) in candidates {
+        let n = level.map_or(0, |c| exact[c as usize]) as f64;
+        let noisy = n + g.sample(rng);
+        if threshold.is_some_and(|tau| noisy <= tau) {
+            continue;
+        }
+        let floor = match public_floor {
+            Some(f) => f as f64,
+            None => (noisy - FLOOR_SIGMAS * sigma).floor(),
+        };
+        if floor < mix as f64 || !floor.is_finite() {
+            too_small.push(label);
+            continue;
+        }
+        out.labels.push(label);
+        out.level.push(level);
+        out.noisy_counts.push(noisy);
+        out.floors.push(floor as usize);
+    }
+    if out.labels.is_empty() {
+        let need = match threshold {
+            Some(tau) => format!(
+                "a label read from the data is released only above about {tau:.0} rows, and a pool needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows",
+                mix as f64 + FLOOR_SIGMAS * sigma
+            ),
+            None => format!(
+                "a pool needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows",
+                mix as f64 + FLOOR_SIGMAS * sigma
+            ),
+        };
+        return Err(Error::Data(format!(
+            "no class is large enough to synthesize under DP at this budget: the class labels and sizes are private (standard adjacency) and their noisy counts have standard deviation {sigma:.1}, so {need}{}. Raise ε, lower the mix order (mix), give the labels in a schema (the label column's categories) with a public class-size floor (pool_floor), or choose the keep-label adjacency, which makes the labels and class sizes public (stated in the receipt)",
+            if too_small.is_empty() { String::new() } else { format!(" (released but too small: {})", too_small.join(", ")) }
+        )));
+    }
+    let report = ClassCountReport {
+        labels_source: if schema_labels.is_some() {
+            "schema"
+        } else {
+            "dp"
+        },
+        noise_multiplier: z,
+        l2_sensitivity: std::f64::consts::SQRT_2,
+        noise_std: sigma,
+        threshold,
+        delta_threshold: if threshold.is_some() { delta_thr } else { 0.0 },
+        epsilon_threshold: if threshold.is_some() {
+            threshold_epsilon(delta_thr)
+        } else {
+            0.0
+        },
+        labels: out.labels.clone(),
+        noisy_counts: out.noisy_counts.clone(),
+        pool_sizes: out.floors.clone(),
+        public_floor,
+        labels_too_small: too_small,
+    };
+    Ok((out, report))
+}
+
+/// Splits `t` rows over classes in proportion to the (positive parts of the) noisy counts,
+/// by largest remainders (ties to the lower index). Post-processing of DP counts.
+pub fn split_samples(t: usize, noisy: &[f64]) -> Vec<usize> {
+    let w: Vec<f64> = noisy.iter().map(|&x| x.max(0.0)).collect();
+    let total: f64 = w.iter().sum();
+    if noisy.is_empty() {
+        return Vec::new();
+    }
+    if total <= 0.0 {
+        let k = noisy.len();
+        return (0..k).map(|i| t / k + usize::from(i < t % k)).collect();
+    }
+    let exact: Vec<f64> = w.iter().map(|x| t as f64 * x / total).collect();
+    let mut out: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut left = t.saturating_sub(out.iter().sum());
+    let mut order: Vec<usize> = (0..noisy.len()).collect();
+    order.sort_by(|&a, &b| {
+        let ra = exact[a] - exact[a].floor();
+        let rb = exact[b] - exact[b].floor();
+        rb.partial_cmp(&ra)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    for &i in order.iter().cycle() {
+        if left == 0 {
+            break;
+        }
+        out[i] += 1;
+        left -= 1;
+    }
+    out
+}
+
+/// Fixed-size pools (step 4): for class k, `floors[k]` row indices: a uniform subset of
+/// `members[k]` when it has enough rows, else all of them plus copies of `zero_row`.
+pub fn build_pools<R: Rng + ?Sized>(
+    members: &[Vec<u32>],
+    floors: &[usize],
+    zero_row: u32,
+    rng: &mut R,
+) -> (Vec<Vec<u32>>, usize) {
+    let mut padded = 0;
+    let pools = members
+        .iter()
+        .zip(floors)
+        .map(|(m, &f)| {
+            if m.len() >= f {
+                rand::seq::index::sample(rng, m.len(), f)
+                    .into_iter()
+                    .map(|i| m[i])
+                    .collect()
+            } else {
+                padded += f - m.len();
+                let mut p = m.clone();
+                p.resize(f, zero_row);
+                p
+            }
+        })
+        .collect();
+    (pools, padded)
+}
+
+/// At each order, the sum of the two largest per-class values (the largest alone with one
+/// class): what a record that changes class can cost.
+pub fn two_class_max(curves: &[RdpCurve]) -> Result<RdpCurve> {
+    let first = curves
+        .first()
+        .ok_or_else(|| Error::Data("internal: no class to account".into()))?;
+    let mut out = first.clone();
+    for (i, v) in out.rdp.iter_mut().enumerate() {
+        let (mut a, mut b) = (0f64, 0f64);
+        for c in curves {
+            let x = c.rdp[i];
+            if x.is_nan() {
+                return Err(Error::Accountant("NaN in a class curve".into()));
+            }
+            if x > a {
+                b = a;
+                a = x;
+            } else if x > b {
+                b = x;
+            }
+        }
+        let s = a + b;
+        // Rounded up (never toward less privacy loss).
+        *v = if s == 0.0 { 0.0 } else { s * (1.0 + 1e-15) };
+    }
+    Ok(out)
+}
+
+/// The mixing's RDP under the standard adjacency: class k is charged `compositions[k]` steps
+/// of the WOR-subsampled Gaussian at rate l/`floors[k]` with noise multiplier `z`.
+pub fn standard_curve(
+    floors: &[usize],
+    compositions: &[u64],
+    mix: u32,
+    z: f64,
+    orders: &[u32],
+    preset: Preset,
+) -> Result<RdpCurve> {
+    let mut curves = Vec::with_capacity(floors.len());
+    let mut cache: Vec<(usize, u64, RdpCurve)> = Vec::new();
+    for (&f, &t) in floors.iter().zip(compositions) {
+        if let Some((_, _, c)) = cache.iter().find(|(a, b, _)| *a == f && *b == t) {
+            curves.push(c.clone());
+            continue;
+        }
+        let q = f64::from(mix) / f as f64;
+        let c = RdpCurve::subsampled_gaussian(q, z, orders, preset.bound())?.times(t);
+        cache.push((f, t, c.clone()));
+        curves.push(c);
+    }
+    two_class_max(&curves)
+}
+
+/// Smallest σx whose standard-adjacency mixing, composed with `extra`, meets `target` at
+/// `delta` (re-accounted; never overshoots). `label_term` is (√2/l)²/σy² in paper mode, else 0.
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate_standard(
+    floors: &[usize],
+    compositions: &[u64],
+    mix: u32,
+    clip: f64,
+    label_term: f64,
+    delta: f64,
+    target: f64,
+    orders: &[u32],
+    preset: Preset,
+    extra: &RdpCurve,
+) -> Result<f64> {
+    check_epsilon(target)?;
+    check_delta(delta)?;
+    let curve =
+        |z: f64| standard_curve(floors, compositions, mix, z, orders, preset)?.compose(extra);
+    let cal = smallest_z(target, delta, preset.conversion(), curve)?;
+    let inv_z2 = 1.0 / (cal.z * cal.z);
+    if inv_z2 <= label_term * (1.0 + 1e-12) {
+        return Err(Error::param(
+            "sigma_y",
+            "(given)",
+            format!("the label noise alone already spends more than ε = {target}; increase sigma_y or drop it"),
+        ));
+    }
+    let dx = 2.0 * clip / f64::from(mix);
+    let mut sigma_x = dx / (inv_z2 - label_term).sqrt();
+    for _ in 0..64 {
+        let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
+        let e = curve(z)?.epsilon(delta, preset.conversion())?;
+        if e.epsilon <= target {
+            return Ok(sigma_x);
+        }
+        sigma_x *= 1.0 + 1e-10;
+    }
+    Err(Error::Accountant(format!(
+        "calibration could not certify ε ≤ {target}; report this as a bug"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accountant::default_orders;
+    use crate::rng::ReleaseRng;
+
+    fn labels(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn threshold_term_is_ln_one_over_one_minus_delta() {
+        let d = 1e-6;
+        let t = threshold_epsilon(d);
+        // ln(1/(1-d)) = d + d²/2 + d³/3 + ... (a series, not the code under test).
+        assert!(
+            t >= d + d * d / 2.0 + d * d * d / 3.0 && t <= d + d * d,
+            "{t}"
+        );
+        assert_eq!(threshold_epsilon(0.0), 0.0);
+    }
+
+    #[test]
+    fn a_label_held_by_one_record_is_not_released_but_large_ones_are() {
+        let lv = labels(&["a", "b", "rare"]);
+        let mut codes = vec![0u32; 500];
+        codes.extend(vec![1u32; 400]);
+        codes.push(2);
+        let mut released_rare = 0;
+        let mut above = 0;
+        for seed in 0..200 {
+            let (c, rep) = dp_classes(
+                &lv,
+                &codes,
+                None,
+                4,
+                None,
+                2.0,
+                1e-6,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
+            assert_eq!(&c.labels[..2], &labels(&["a", "b"])[..]);
+            released_rare += usize::from(c.labels.len() == 3);
+            assert!(rep.threshold.unwrap() > 1.0 + 2.0 * 2f64.sqrt() * 4.0);
+            // Floors sit 2σ below the noisy counts: above the true size with probability
+            // P(N(0,1) > 2) ≈ 2.3% per class (then the pool is padded).
+            above += usize::from(c.floors[0] > 500) + usize::from(c.floors[1] > 400);
+        }
+        assert_eq!(released_rare, 0);
+        // 400 draws at p ≈ 0.023 (mean 9): more than 30 has probability < 1e-8.
+        assert!(above <= 30, "{above}");
+    }
+
+    #[test]
+    fn schema_labels_are_all_released_and_a_public_floor_is_used() {
+        let lv = labels(&["x", "y"]);
+        let codes = vec![0u32, 0, 0, 1, 1, 1, 1];
+        let s = labels(&["x", "y"]);
+        let (c, rep) = dp_classes(
+            &lv,
+            &codes,
+            Some(&s),
+            2,
+            Some(3),
+            1.0,
+            0.0,
+            &mut ReleaseRng::seeded(3),
+        )
+        .unwrap();
+        assert_eq!(c.labels, s);
+        assert_eq!(c.floors, [3, 3]);
+        assert_eq!(rep.labels_source, "schema");
+        assert_eq!(rep.epsilon_threshold, 0.0);
+        let e = dp_classes(
+            &lv,
+            &codes,
+            Some(&s),
+            4,
+            Some(3),
+            1.0,
+            0.0,
+            &mut ReleaseRng::seeded(3),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("pool_floor"), "{e}");
+    }
+
+    #[test]
+    fn split_follows_the_counts_and_sums_to_t() {
+        assert_eq!(split_samples(10, &[100.0, 300.0]), [3, 7]);
+        assert_eq!(split_samples(10, &[1.0, 1.0, 1.0]), [4, 3, 3]);
+        assert_eq!(split_samples(5, &[-1.0, 0.0]), [3, 2]);
+    }
+
+    #[test]
+    fn pools_have_exactly_the_floor_size() {
+        let members = vec![(0..10).collect::<Vec<u32>>(), vec![10, 11]];
+        let (p, padded) = build_pools(&members, &[6, 4], 99, &mut ReleaseRng::seeded(1));
+        assert_eq!(p[0].len(), 6);
+        assert!(p[0].iter().all(|i| *i < 10));
+        assert_eq!(p[1], [10, 11, 99, 99]);
+        assert_eq!(padded, 2);
+    }
+
+    #[test]
+    fn two_classes_are_charged() {
+        let o = default_orders();
+        let one = standard_curve(&[100], &[50], 4, 2.0, &o, Preset::Default).unwrap();
+        let two =
+            standard_curve(&[100, 100, 100], &[50, 50, 50], 4, 2.0, &o, Preset::Default).unwrap();
+        for (a, b) in one.rdp.iter().zip(&two.rdp) {
+            assert!((b / a - 2.0).abs() < 1e-12, "{a} {b}");
+        }
+        // Calibration never overshoots.
+        let target = 1.0;
+        let zero = RdpCurve::zero(&o);
+        let s = calibrate_standard(
+            &[100, 200],
+            &[50, 100],
+            4,
+            1.0,
+            0.0,
+            1e-5,
+            target,
+            &o,
+            Preset::Default,
+            &zero,
+        )
+        .unwrap();
+        let z = s / 0.5;
+        let e = standard_curve(&[100, 200], &[50, 100], 4, z, &o, Preset::Default)
+            .unwrap()
+            .epsilon(1e-5, Preset::Default.conversion())
+            .unwrap();
+        assert!(e.epsilon <= target && e.epsilon > 0.99 * target, "{e:?}");
+    }
+}

@@ -1,0 +1,211 @@
+//! Issue 11, items 2–4, over the real pipeline (`api::synthesize_csv`, what the CLI's CSV path
+//! and the npm `synthesizeCsv` run): neighbouring inputs that differ by one unparsable cell,
+//! one missing cell, one record moved to another class, or one record with a label of its own
+//! must give outputs and receipts that no deterministic field tells apart (row counts, column
+//! kinds, σx, class counts, q, the set of output labels).
+//!
+//! On the code before this change every test here fails: an unparsable cell turned the column
+//! categorical, a missing cell dropped the row (150 → 149 rows), the receipt published the
+//! exact class counts, and a label held by one record was an error ("fewer than l rows").
+
+use privmix::api::{synthesize_csv, SynthRequest};
+use serde_json::Value;
+
+/// 2 classes × 300 rows; x and z numeric, c categorical. Deterministic (no RNG).
+fn base_rows() -> Vec<[String; 4]> {
+    (0..600)
+        .map(|i| {
+            let y = if i % 2 == 0 { "a" } else { "b" };
+            let x = format!(
+                "{}",
+                (i * 37 % 101) as f64 / 10.0 + if y == "a" { 0.0 } else { 5.0 }
+            );
+            let z = format!("{}", i * 13 % 17);
+            let c = if i % 3 == 0 { "u" } else { "v" };
+            [x, z, c.to_string(), y.to_string()]
+        })
+        .collect()
+}
+
+fn csv(rows: &[[String; 4]]) -> String {
+    let mut s = String::from("x,z,c,y\n");
+    for r in rows {
+        s.push_str(&r.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+struct Run {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    receipt: Value,
+}
+
+fn run(text: &str, seed: u64) -> Run {
+    let req: SynthRequest = serde_json::from_value(serde_json::json!({
+        "label": "y", "epsilon": 2.0, "delta": 1e-5, "seed": seed as f64
+    }))
+    .unwrap();
+    let (bytes, receipt) = synthesize_csv(text.as_bytes(), &req, |_| {}).unwrap();
+    let out = String::from_utf8(bytes).unwrap();
+    let mut lines = out.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    Run {
+        header,
+        rows,
+        receipt: serde_json::to_value(&receipt).unwrap(),
+    }
+}
+
+fn sigma_x(r: &Value) -> f64 {
+    r["parameters"]["sigma_x"].as_f64().unwrap()
+}
+
+/// The deterministic shape of a run: header, row count, rows_used, the class labels, the
+/// exact class counts if published, and each output column's kind (numeric if every cell
+/// parses as a number).
+fn shape(r: &Run) -> (Vec<String>, usize, Value, Value, Value, Vec<bool>) {
+    let numeric: Vec<bool> = (0..r.header.len())
+        .map(|j| {
+            r.rows
+                .iter()
+                .all(|row| row[j].is_empty() || row[j].parse::<f64>().is_ok())
+        })
+        .collect();
+    (
+        r.header.clone(),
+        r.rows.len(),
+        r.receipt["data"]["rows_used"].clone(),
+        r.receipt["data"]["class_labels"].clone(),
+        r.receipt["data"]["class_counts"].clone(),
+        numeric,
+    )
+}
+
+fn assert_same_shape(d: &Run, e: &Run, what: &str) {
+    assert_eq!(shape(d), shape(e), "{what}: the shapes differ");
+    assert_eq!(
+        sigma_x(&d.receipt),
+        sigma_x(&e.receipt),
+        "{what}: σx differs"
+    );
+    assert_eq!(
+        d.receipt["parameters"]["sampling_rate"], e.receipt["parameters"]["sampling_rate"],
+        "{what}: q differs"
+    );
+}
+
+#[test]
+fn one_unparsable_cell_changes_no_type_and_no_shape() {
+    let rows = base_rows();
+    let d = csv(&rows);
+    for token in ["oops", "N/A", "null", "-"] {
+        let mut r2 = rows.clone();
+        r2[7][0] = token.to_string();
+        let e = csv(&r2);
+        for seed in [1u64, 2] {
+            let (a, b) = (run(&d, seed), run(&e, seed));
+            assert_same_shape(&a, &b, token);
+            // x stays numeric: no '(suppressed)', no category names in the output.
+            assert!(shape(&b).5[0], "{token}: x is not numeric in the output");
+            let kinds = &b.receipt["column_types"]["columns"];
+            assert_eq!(kinds[0]["kind"], "numeric", "{token}");
+            assert_eq!(kinds[0]["type_source"], "dp", "{token}");
+        }
+    }
+}
+
+#[test]
+fn one_missing_cell_drops_no_row() {
+    let rows = base_rows();
+    let d = csv(&rows);
+    for (col, token) in [(0usize, ""), (1, "NA"), (2, "?"), (2, "")] {
+        let mut r2 = rows.clone();
+        r2[11][col] = token.to_string();
+        let e = csv(&r2);
+        let (a, b) = (run(&d, 3), run(&e, 3));
+        assert_same_shape(&a, &b, &format!("column {col} = '{token}'"));
+        assert_eq!(b.receipt["data"]["rows_used"], 600);
+        assert_eq!(b.receipt["data"]["rows_dropped"], 0);
+    }
+}
+
+#[test]
+fn a_record_moved_to_another_class_publishes_no_class_count() {
+    let rows = base_rows();
+    let mut r2 = rows.clone();
+    r2[0][3] = "b".to_string(); // 300/300 → 299/301
+    let (d, e) = (csv(&rows), csv(&r2));
+    let mut sig_d = Vec::new();
+    let mut sig_e = Vec::new();
+    for seed in 0..6u64 {
+        let (a, b) = (run(&d, seed), run(&e, seed));
+        // No exact count anywhere in the receipt; labels and row counts agree.
+        assert!(a.receipt["data"]["class_counts"].is_null());
+        assert!(b.receipt["data"]["class_counts"].is_null());
+        assert_eq!(shape(&a), shape(&b));
+        assert!(a.receipt["guarantee"]["adjacency"]
+            .as_str()
+            .unwrap()
+            .contains("label included"));
+        sig_d.push(sigma_x(&a.receipt));
+        sig_e.push(sigma_x(&b.receipt));
+    }
+    // σx follows the DP counts: it varies from run to run (not a function of the data), and
+    // the neighbours' values overlap (within 2% of each other for the same noise).
+    assert!(sig_d.iter().any(|s| *s != sig_d[0]), "{sig_d:?}");
+    for (a, b) in sig_d.iter().zip(&sig_e) {
+        assert!((a / b - 1.0).abs() < 0.02, "{a} {b}");
+    }
+}
+
+#[test]
+fn a_label_held_by_one_record_is_not_published() {
+    let rows = base_rows();
+    let mut r2 = rows.clone();
+    r2[5][3] = "rare".to_string();
+    let (d, e) = (csv(&rows), csv(&r2));
+    for seed in 0..4u64 {
+        let (a, b) = (run(&d, seed), run(&e, seed));
+        assert_eq!(
+            b.receipt["data"]["class_labels"],
+            serde_json::json!(["a", "b"])
+        );
+        let labels: std::collections::BTreeSet<&str> =
+            b.rows.iter().map(|r| r[3].as_str()).collect();
+        assert_eq!(labels.into_iter().collect::<Vec<_>>(), ["a", "b"]);
+        // T is the rounded sum of the DP counts (one record fewer in class a): random, and
+        // the same up to that one record for the same noise.
+        assert!(a.rows.len().abs_diff(b.rows.len()) <= 1);
+    }
+}
+
+#[test]
+fn many_missing_cells_come_back_as_missing() {
+    // 40% of x missing: the DP decision gives x an indicator, and the output has empty
+    // x cells in about that share (restored from the noisy indicator).
+    let mut rows = base_rows();
+    for (i, r) in rows.iter_mut().enumerate() {
+        if i % 5 < 2 {
+            r[0] = "NA".to_string();
+        }
+    }
+    let out = run(&csv(&rows), 5);
+    assert_eq!(out.header, ["x", "z", "c", "y"]);
+    assert_eq!(
+        out.receipt["column_types"]["columns"][0]["missing_indicator"],
+        true
+    );
+    let empty = out.rows.iter().filter(|r| r[0].is_empty()).count() as f64;
+    let share = empty / out.rows.len() as f64;
+    assert!(share > 0.05 && share < 0.6, "{share}");
+}
