@@ -88,9 +88,17 @@ pub fn check_pools(class_sizes: &[usize], class_names: &[String], mix: usize) ->
 /// Rows per block: each block of the output draws from its own CSPRNG stream.
 pub const BLOCK_ROWS: usize = 256;
 
-/// Blocks made per wave (natively, a wave is made in parallel while the previous one is
-/// handed to the sink).
-const WAVE_BLOCKS: usize = 32;
+/// Blocks made per wave: natively a wave is made in parallel while the previous one is handed
+/// to the sink, so two waves are in memory; two blocks per thread keep every thread busy and
+/// the buffers small (2 threads, d = 784: 6.4 MB). The output does not depend on it.
+fn wave_blocks(parallel: bool) -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    if parallel {
+        return (2 * rayon::current_num_threads()).max(4);
+    }
+    let _ = parallel;
+    4
+}
 
 /// The DP-CDA noise step.
 ///
@@ -255,7 +263,7 @@ fn drive<R: Rng + ?Sized>(
         streams,
         format,
     };
-    let wave_rows = BLOCK_ROWS * WAVE_BLOCKS;
+    let wave_rows = BLOCK_ROWS * wave_blocks(parallel);
     let n_waves = total.div_ceil(wave_rows);
     let mut cur = Wave::default();
     let mut next = Wave::default();
