@@ -24,6 +24,7 @@ pub mod federated;
 pub mod images;
 pub mod math;
 pub mod mechanisms;
+mod par;
 pub mod preprocess;
 pub mod receipt;
 pub mod rng;

@@ -477,7 +477,8 @@ enum Num {
 }
 
 fn classify(v: &str) -> Num {
-    match v.parse::<f64>() {
+    // Same result as `v.parse::<f64>()`, faster for plain integers.
+    match super::fastnum::parse_f64(v) {
         Err(_) => Num::NotNumber,
         Ok(x) if x.is_nan() => Num::NonFinite,
         // "1e400" parses as infinity but was written as a (huge) number.
@@ -602,7 +603,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         }
         let mut first_missing = None;
         for (k, &f) in active.iter().enumerate() {
-            if is_missing(rec.get(f).unwrap_or("").trim()) {
+            if is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))) {
                 missing_counts[k] += 1;
                 first_missing.get_or_insert(k);
             }
@@ -610,7 +611,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         let keep = opts.missing == MissingPolicy::Keep;
         if let (Some(k), false) = (first_missing, keep) {
             if opts.missing == MissingPolicy::Error {
-                let v = rec.get(active[k]).unwrap_or("").trim();
+                let v = super::fastnum::trim(rec.get(active[k]).unwrap_or(""));
                 return Err(src.cell_err(
                     row,
                     byte,
@@ -625,7 +626,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         }
         n_kept += 1;
         for (k, &f) in active.iter().enumerate() {
-            let v = rec.get(f).unwrap_or("").trim();
+            let v = super::fastnum::trim(rec.get(f).unwrap_or(""));
             if keep && is_missing(v) {
                 continue;
             }
@@ -778,7 +779,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         if !keep
             && active
                 .iter()
-                .any(|&f| is_missing(rec.get(f).unwrap_or("").trim()))
+                .any(|&f| is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))))
         {
             return Ok(());
         }
@@ -787,7 +788,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         }
         kept2 += 1;
         for (store, &f) in stores.iter_mut().zip(&active) {
-            let v = rec.get(f).unwrap_or("").trim();
+            let v = super::fastnum::trim(rec.get(f).unwrap_or(""));
             match store {
                 Store::Numeric { values, .. } => match classify(v) {
                     Num::Finite(x) if !is_missing(v) => values.push(x as f32),

@@ -24,22 +24,27 @@ pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
     if d == 0 {
         return Ok(0);
     }
-    let mut clipped = 0;
-    for row in features.chunks_exact_mut(d) {
-        let norm = row
-            .iter()
-            .map(|&x| f64::from(x) * f64::from(x))
-            .sum::<f64>()
-            .sqrt();
-        if norm > c {
-            // Scale in f64 and shave one f32 ulp so the stored f32 row is ≤ c after rounding.
-            let s = c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
-            for x in row.iter_mut() {
-                *x = (f64::from(*x) * s) as f32;
+    // Rows are independent: blocks of 64 rows on all cores.
+    let clipped = crate::par::blocks_mut(features, 64 * d, |_, block| {
+        let mut clipped = 0;
+        for row in block.chunks_exact_mut(d) {
+            let norm = row
+                .iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .sum::<f64>()
+                .sqrt();
+            if norm > c {
+                // Scale in f64 and shave one f32 ulp so the stored f32 row is ≤ c after
+                // rounding.
+                let s = c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
+                for x in row.iter_mut() {
+                    *x = (f64::from(*x) * s) as f32;
+                }
+                clipped += 1;
             }
-            clipped += 1;
         }
-    }
+        clipped
+    });
     Ok(clipped)
 }
 

@@ -67,47 +67,66 @@ impl FeatureSpace {
         let cells = n
             .checked_mul(d)
             .ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
-        let mut out = vec![0f32; cells];
         for (codec, column) in self.codecs.iter().zip(&table.columns) {
-            match (codec, column) {
-                (ColumnCodec::Label, _) => {}
-                (
-                    ColumnCodec::Numeric {
-                        offset,
-                        scale,
-                        lo,
-                        hi,
-                        start,
-                        ..
-                    },
-                    Column::Numeric { values, .. },
-                ) => {
-                    for (i, &v) in values.iter().enumerate() {
-                        let x = f64::from(v).clamp(*lo, *hi);
-                        out[i * d + start] = ((x - offset) / scale) as f32;
-                    }
-                }
-                (
-                    ColumnCodec::Categorical {
-                        slot_of_code,
-                        start,
-                        ..
-                    },
-                    Column::Categorical { codes, .. },
-                ) => {
-                    for (i, &c) in codes.iter().enumerate() {
-                        if let Some(Some(s)) = slot_of_code.get(c as usize) {
-                            out[i * d + start + s] = 1.0;
-                        }
-                    }
-                }
-                _ => {
-                    return Err(Error::Data(
-                        "internal: codec does not match the column type".into(),
-                    ))
-                }
+            let ok = matches!(
+                (codec, column),
+                (ColumnCodec::Label, _)
+                    | (ColumnCodec::Numeric { .. }, Column::Numeric { .. })
+                    | (ColumnCodec::Categorical { .. }, Column::Categorical { .. })
+            );
+            if !ok {
+                return Err(Error::Data(
+                    "internal: codec does not match the column type".into(),
+                ));
             }
         }
+        let mut out = vec![0f32; cells];
+        if d == 0 {
+            return Ok(out);
+        }
+        // Blocks of 64 rows (on all cores natively), column by column inside a block, so
+        // the writes of a column stay within a few cache lines per row.
+        const ROWS: usize = 64;
+        crate::par::blocks_mut(&mut out, ROWS * d, |b, block| {
+            let first = b * ROWS;
+            let rows = block.len() / d;
+            for (codec, column) in self.codecs.iter().zip(&table.columns) {
+                match (codec, column) {
+                    (
+                        ColumnCodec::Numeric {
+                            offset,
+                            scale,
+                            lo,
+                            hi,
+                            start,
+                            ..
+                        },
+                        Column::Numeric { values, .. },
+                    ) => {
+                        for (i, &v) in values.iter().skip(first).take(rows).enumerate() {
+                            let x = f64::from(v).clamp(*lo, *hi);
+                            block[i * d + start] = ((x - offset) / scale) as f32;
+                        }
+                    }
+                    (
+                        ColumnCodec::Categorical {
+                            slot_of_code,
+                            start,
+                            ..
+                        },
+                        Column::Categorical { codes, .. },
+                    ) => {
+                        for (i, &c) in codes.iter().skip(first).take(rows).enumerate() {
+                            if let Some(Some(s)) = slot_of_code.get(c as usize) {
+                                block[i * d + start + s] = 1.0;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            0
+        });
         Ok(out)
     }
 
@@ -304,22 +323,233 @@ impl FeatureSpace {
         }
         Ok(())
     }
+
+    /// Decodes one synthetic feature row straight into CSV bytes (one record, `\n`
+    /// terminated), exactly as [`FeatureSpace::decode_row`] followed by `csv::Writer`'s
+    /// `write_record` (default settings: `,`, quotes only where needed, `""` inside quotes)
+    /// would write it, without a `String` per cell.
+    pub fn write_row_csv(&self, row: &[f32], label: &str, out: &mut Vec<u8>) {
+        for (j, codec) in self.codecs.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            match codec {
+                ColumnCodec::Label => put_csv_field(out, label),
+                ColumnCodec::Numeric {
+                    offset,
+                    scale,
+                    lo,
+                    hi,
+                    integer,
+                    start,
+                } => {
+                    let x = (offset + f64::from(row[*start]) * scale).clamp(*lo, *hi);
+                    // Number text never holds a delimiter, quote or line break.
+                    put_number(out, x, *integer);
+                }
+                ColumnCodec::Categorical { levels, start, .. } => {
+                    if levels.is_empty() {
+                        put_csv_field(out, SUPPRESSED);
+                    } else {
+                        let seg = &row[*start..*start + levels.len()];
+                        let mut best = 0;
+                        for (j, &v) in seg.iter().enumerate() {
+                            if v > seg[best] {
+                                best = j;
+                            }
+                        }
+                        put_csv_field(out, &levels[best]);
+                    }
+                }
+            }
+        }
+        out.push(b'\n');
+    }
+}
+
+/// Appends one CSV field as `csv::Writer` does by default: quoted (with `"` doubled) when it
+/// holds `,`, `"`, `\r` or `\n`.
+pub fn put_csv_field(out: &mut Vec<u8>, field: &str) {
+    let b = field.as_bytes();
+    if b.iter().any(|&c| matches!(c, b',' | b'"' | b'\r' | b'\n')) {
+        out.push(b'"');
+        for &c in b {
+            if c == b'"' {
+                out.push(b'"');
+            }
+            out.push(c);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(b);
+    }
 }
 
 /// Appends a decoded number: integers without a fraction, others as the shortest f32 text.
+///
+/// The text is exactly what `format!("{}", r as i64)` / `format!("{}", x as f32)` give (the
+/// layout of Rust's `Display`: no exponent, no trailing `.0`), made by `itoa` and by `ryu`'s
+/// shortest round-trip digits re-laid out ([`push_f32_display`]), without the formatting
+/// machinery.
 pub fn write_number(buf: &mut String, x: f64, integer: bool) {
-    use std::fmt::Write;
+    put_number(buf, x, integer);
+}
+
+/// Where number text goes: a `String` (cells) or a `Vec<u8>` (CSV bytes).
+pub trait TextSink {
+    /// Appends `s`.
+    fn put(&mut self, s: &str);
+}
+
+impl TextSink for String {
+    #[inline]
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+impl TextSink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// [`write_number`] into any [`TextSink`].
+pub fn put_number<S: TextSink + ?Sized>(buf: &mut S, x: f64, integer: bool) {
     if integer {
         let r = x.round();
         if r.abs() < 9.0e15 {
             // `r as i64` is exact here; "-0" cannot occur.
-            let _ = write!(buf, "{}", r as i64);
+            buf.put(itoa::Buffer::new().format(r as i64));
         } else {
-            let _ = write!(buf, "{r:.0}");
+            buf.put(&format!("{r:.0}"));
         }
     } else {
-        let _ = write!(buf, "{}", x as f32);
+        push_f32_display(buf, x as f32);
     }
+}
+
+/// Appends `format!("{}", v)` for an f32: the shortest decimal that round-trips (ryu's
+/// digits, which are the same shortest-nearest digits as std's), laid out as `Display` does:
+/// plain decimal notation, no exponent, no trailing `.0` ("1", "0.1", "0.0000001",
+/// "100000000000000000000", "-0"). Non-finite values fall back to std ("NaN", "inf", "-inf").
+pub fn push_f32_display<S: TextSink + ?Sized>(buf: &mut S, v: f32) {
+    if !v.is_finite() {
+        buf.put(&v.to_string());
+        return;
+    }
+    let mut rb = ryu::Buffer::new();
+    let s = rb.format_finite(v).as_bytes();
+    // ryu writes [-]D[.DDD][eX] or [-]DDD.DDD / 0.000DDD; split into sign, digits (with the
+    // position of the decimal point) and the exponent.
+    let (neg, s) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    let (mant, exp) = match s.iter().position(|&b| b == b'e') {
+        Some(i) => {
+            let e = std::str::from_utf8(&s[i + 1..])
+                .ok()
+                .and_then(|t| t.parse::<i32>().ok())
+                .unwrap_or(0);
+            (&s[..i], e)
+        }
+        None => (s, 0),
+    };
+    // digits without the point; `point` = digits before the point.
+    let mut digits = [0u8; 48];
+    let mut n = 0usize;
+    let mut point = mant.len() as i32;
+    for (i, &b) in mant.iter().enumerate() {
+        if b == b'.' {
+            point = i as i32;
+        } else if n < digits.len() {
+            digits[n] = b;
+            n += 1;
+        }
+    }
+    // Strip leading zeros (moving the point) and trailing zeros.
+    let mut first = 0usize;
+    while first < n && digits[first] == b'0' {
+        first += 1;
+        point -= 1;
+    }
+    let mut last = n;
+    while last > first && digits[last - 1] == b'0' {
+        last -= 1;
+    }
+    if first == last {
+        buf.put(if neg { "-0" } else { "0" });
+        return;
+    }
+    let ds = &digits[first..last];
+    if exact_digits(v) == Some(ds.len() + 1) {
+        // A tie: v lies exactly halfway between two shortest candidates. ryu rounds the
+        // tie to even, std away from zero; take std's (rare: v must have a short exact
+        // decimal expansion).
+        buf.put(&v.to_string());
+        return;
+    }
+    if neg {
+        buf.put("-");
+    }
+    let point = point + exp;
+    // All bytes are ASCII digits.
+    let ds = std::str::from_utf8(ds).unwrap_or("0");
+    if point <= 0 {
+        buf.put("0.");
+        for _ in 0..(-point) {
+            buf.put("0");
+        }
+        buf.put(ds);
+    } else if (point as usize) < ds.len() {
+        buf.put(&ds[..point as usize]);
+        buf.put(".");
+        buf.put(&ds[point as usize..]);
+    } else {
+        buf.put(ds);
+        for _ in 0..(point as usize - ds.len()) {
+            buf.put("0");
+        }
+    }
+}
+
+/// The number of significant decimal digits of the exact value of a finite nonzero f32 when
+/// it is at most 18 (every f32 is a finite decimal); `None` when longer or zero.
+fn exact_digits(v: f32) -> Option<usize> {
+    let bits = v.to_bits() & 0x7fff_ffff;
+    let biased = (bits >> 23) as i32;
+    let frac = bits & 0x7f_ffff;
+    let (mut m, mut e2) = if biased == 0 {
+        (frac, -149)
+    } else {
+        (frac | 0x80_0000, biased - 150)
+    };
+    if m == 0 {
+        return None;
+    }
+    while m & 1 == 0 {
+        m >>= 1;
+        e2 += 1;
+    }
+    let mut val: u128 = if e2 >= 0 {
+        u128::from(m) << e2
+    } else if e2 >= -20 {
+        // m · 5^k / 10^k: odd, so no trailing zeros; 2^24 · 5^20 < 2^71.
+        u128::from(m) * 5u128.pow((-e2) as u32)
+    } else {
+        return None;
+    };
+    while val % 10 == 0 {
+        val /= 10;
+    }
+    let mut n = 0;
+    while val > 0 {
+        val /= 10;
+        n += 1;
+    }
+    (n <= 18).then_some(n)
 }
 
 /// [`write_number`] into a fresh string.
@@ -413,6 +643,118 @@ mod tests {
             *hi = f64::INFINITY;
         }
         assert!(s.to_unit_box().unwrap_err().to_string().contains("'age'"));
+    }
+
+    /// The fast path must give exactly std's `Display` text: structured values (powers of
+    /// ten, integers, tiny and huge magnitudes, ±0, subnormals, non-finite) and 2,000,000
+    /// random bit patterns.
+    #[test]
+    fn f32_text_equals_std_display() {
+        use rand::{RngCore, SeedableRng};
+        let check = |v: f32| {
+            let mut a = String::new();
+            push_f32_display(&mut a, v);
+            assert_eq!(a, format!("{v}"), "bits {:#x}", v.to_bits());
+        };
+        for v in [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.1,
+            1e-7,
+            1.5e-7,
+            1e20,
+            -3.4028235e38,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            1e-45,
+            123456.0,
+            1234567.0,
+            16777216.0,
+            0.3,
+            0.300_000_03,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ] {
+            check(v);
+        }
+        for e in -45..=38 {
+            check(10f32.powi(e));
+            check(-1.25 * 10f32.powi(e));
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
+        for _ in 0..2_000_000 {
+            check(f32::from_bits(rng.next_u32()));
+        }
+        for i in -100_000..100_000 {
+            check(i as f32 / 64.0);
+        }
+    }
+
+    #[test]
+    fn integer_text_equals_std_display() {
+        for x in [
+            0.0, -0.2, 0.5, -0.5, 2.6, -1e15, 8.9e15, 9.1e15, -9.1e15, 1e300,
+        ] {
+            let r = f64::round(x);
+            let want = if r.abs() < 9.0e15 {
+                format!("{}", r as i64)
+            } else {
+                format!("{r:.0}")
+            };
+            assert_eq!(format_number(x, true), want, "{x}");
+        }
+    }
+
+    /// `write_row_csv` gives the same bytes as `decode_row` + `csv::Writer::write_record`,
+    /// including labels and levels that need quoting and non-integer columns.
+    #[test]
+    fn csv_row_bytes_equal_the_csv_writer() {
+        use rand::{Rng, SeedableRng};
+        let mut s = space();
+        s.codecs.push(ColumnCodec::Numeric {
+            offset: -3.0,
+            scale: 0.37,
+            lo: f64::NEG_INFINITY,
+            hi: f64::INFINITY,
+            integer: false,
+            start: 3,
+        });
+        s.codecs.push(ColumnCodec::Categorical {
+            levels: vec![
+                "a,b".into(),
+                "say \"hi\"".into(),
+                "line\nbreak".into(),
+                "cr\r".into(),
+            ],
+            slot_of_code: vec![],
+            start: 4,
+        });
+        s.codecs.push(ColumnCodec::Categorical {
+            levels: vec![],
+            slot_of_code: vec![],
+            start: 8,
+        });
+        s.names.extend(["z".into(), "w".into(), "gone".into()]);
+        s.dim = 8;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut want = csv::Writer::from_writer(Vec::new());
+        let mut got = Vec::new();
+        let mut cells = Vec::new();
+        for i in 0..2000 {
+            let row: Vec<f32> = (0..8).map(|_| rng.gen_range(-5.0f32..5.0)).collect();
+            let label = ["y", "", "x,y", "q\"", "plain"][i % 5];
+            s.decode_row(&row, label, &mut cells);
+            want.write_record(&cells).unwrap();
+            s.write_row_csv(&row, label, &mut got);
+        }
+        let want = want.into_inner().unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
     }
 
     #[test]
