@@ -1,10 +1,10 @@
 //! Fast paths for the CSV reader's hot cell operations, each returning exactly what the std
 //! operation it replaces returns (tested against std below).
 //!
-//! * [`parse_f64`]: `str::parse::<f64>`, with a direct path for plain decimal integers of
+//! * `parse_f64`: `str::parse::<f64>`, with a direct path for plain decimal integers of
 //!   at most 15 digits (`0`, `255`, `-17`: every MNIST pixel), which are exactly
 //!   representable, so the result is the same f64 std computes; anything else goes to std.
-//! * [`trim`]: `str::trim`, skipping the Unicode whitespace scan when both ends are ASCII
+//! * `trim`: `str::trim`, skipping the Unicode whitespace scan when both ends are ASCII
 //!   bytes that are not whitespace.
 
 /// `v.parse::<f64>()`, faster for short plain integers.
