@@ -185,7 +185,9 @@ fn every_mechanism_keeps_its_promise_on_a_messy_csv() {
     ] {
         let eps = target.to_string();
         let mut args = extra.clone();
-        args.extend_from_slice(&["--epsilon", &eps]);
+        // Seeded: the DP integrality decision is random, so an unseeded run could (rarely)
+        // decide a small integer column is real-valued and fail the integer check below.
+        args.extend_from_slice(&["--epsilon", &eps, "--seed", "11"]);
         let (sy, o) = synth(&args);
         let summary = json(&o);
         let receipt = read_receipt(&sy.receipt);
