@@ -180,19 +180,23 @@ impl FeatureSpace {
                     if levels.is_empty() {
                         cell.push_str(SUPPRESSED);
                     } else {
-                        let seg = &row[*start..*start + levels.len()];
-                        let mut best = 0;
-                        for (j, &v) in seg.iter().enumerate() {
-                            if v > seg[best] {
-                                best = j;
-                            }
-                        }
-                        cell.push_str(&levels[best]);
+                        cell.push_str(&levels[argmax(&row[*start..*start + levels.len()])]);
                     }
                 }
             }
         }
     }
+}
+
+/// Index of the largest entry of a one-hot segment (the first one on ties; 0 when empty).
+fn argmax(seg: &[f32]) -> usize {
+    let mut best = 0;
+    for (j, &v) in seg.iter().enumerate() {
+        if v > seg[best] {
+            best = j;
+        }
+    }
+    best
 }
 
 impl FeatureSpace {
@@ -285,18 +289,7 @@ impl FeatureSpace {
                         Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
                             assign_in_proportion(&seg, w, p)
                         }
-                        _ => seg
-                            .chunks_exact(w)
-                            .map(|r| {
-                                let mut best = 0;
-                                for (k, &x) in r.iter().enumerate() {
-                                    if x > r[best] {
-                                        best = k;
-                                    }
-                                }
-                                best
-                            })
-                            .collect(),
+                        _ => seg.chunks_exact(w).map(argmax).collect(),
                     };
                     outs.push(Out::Cat(a));
                 }
@@ -351,14 +344,7 @@ impl FeatureSpace {
                     if levels.is_empty() {
                         put_csv_field(out, SUPPRESSED);
                     } else {
-                        let seg = &row[*start..*start + levels.len()];
-                        let mut best = 0;
-                        for (j, &v) in seg.iter().enumerate() {
-                            if v > seg[best] {
-                                best = j;
-                            }
-                        }
-                        put_csv_field(out, &levels[best]);
+                        put_csv_field(out, &levels[argmax(&row[*start..*start + levels.len()])]);
                     }
                 }
             }

@@ -356,14 +356,14 @@ impl Blocks<'_> {
                 }
             }
         };
+        let texts: Vec<Option<&mut Vec<u8>>> = if self.format.is_some() {
+            wave.text.iter_mut().map(Some).collect()
+        } else {
+            (0..n_blocks).map(|_| None).collect()
+        };
         #[cfg(not(target_arch = "wasm32"))]
         if parallel {
             use rayon::prelude::*;
-            let texts: Vec<Option<&mut Vec<u8>>> = if self.format.is_some() {
-                wave.text.iter_mut().map(Some).collect()
-            } else {
-                (0..n_blocks).map(|_| None).collect()
-            };
             wave.rows
                 .par_chunks_mut(block_cells)
                 .zip(wave.labels.par_chunks_mut(BLOCK_ROWS))
@@ -373,11 +373,6 @@ impl Blocks<'_> {
             return;
         }
         let _ = parallel;
-        let texts: Vec<Option<&mut Vec<u8>>> = if self.format.is_some() {
-            wave.text.iter_mut().map(Some).collect()
-        } else {
-            (0..n_blocks).map(|_| None).collect()
-        };
         wave.rows
             .chunks_mut(block_cells)
             .zip(wave.labels.chunks_mut(BLOCK_ROWS))
