@@ -106,6 +106,9 @@ export interface SynthOptions extends CallOptions {
   sigmaY?: number;
   /** Fixed seed for tests only: the receipt then says "seeded, not for release". */
   seed?: number;
+  /** `pld` (default: the privacy-loss-distribution accountant for cda under the default
+   *  preset, with RDP as a cross-check; the receipt's ε is the smaller bound) or `rdp`. */
+  accountant?: "pld" | "rdp";
   preset?: Preset;
   orders?: number[];
   /** utilityCheck: held-out share (default 0.2). */
@@ -139,9 +142,13 @@ export interface CsvSummary {
 export interface PreviewParams {
   classSizes: number[]; epsilon: number; delta: number; features: number;
   mix?: number | "auto"; samples?: number; clip?: number; normalizeShare?: number; preset?: Preset;
+  /** "pld" (default: the synthesis's accountant, RDP as a cross-check) or "rdp". */
+  accountant?: "pld" | "rdp";
+  /** "standard" (default: a record may change class) or "keep-label". */
+  adjacency?: "standard" | "keep-label";
 }
 export interface PreviewResult {
-  mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number;
+  mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number; accountant: "pld" | "rdp";
   epsilonMixing: number; samplesPerClass: number; curve: [number, number][];
 }
 export interface UtilityReport {

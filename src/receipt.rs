@@ -40,6 +40,33 @@ pub struct AccountantReport {
     pub epsilon_by_preset: EpsByPreset,
     /// The pieces composed into `rdp`.
     pub components: Vec<RdpComponent>,
+    /// `pld` when the privacy-loss-distribution accountant certified the guarantee too (the
+    /// receipt's ε is then the smaller of the two bounds), else `rdp`.
+    pub accountant: &'static str,
+    /// ε from RDP (the curve above, under the preset's conversion, plus any threshold terms).
+    pub epsilon_rdp: f64,
+    /// The PLD accountant's bound, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pld: Option<PldReport>,
+}
+
+/// The PLD accountant's bound on a release.
+#[derive(Debug, Clone, Serialize)]
+pub struct PldReport {
+    /// ε at the receipt's δ (an upper bound).
+    pub epsilon: f64,
+    /// Grid step of the discretised privacy-loss distribution.
+    pub grid_step: f64,
+    /// FFT length of the composition.
+    pub fft_len: usize,
+    /// The δ charged for truncation, window tails and floating point (included in δ).
+    pub delta_charge: f64,
+    /// Sampling rate charged to every class.
+    pub sampling_rate: f64,
+    /// Compositions charged to every class.
+    pub compositions: u64,
+    /// What the bound covers and how.
+    pub scope: &'static str,
 }
 
 /// ε under both presets.

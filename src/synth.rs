@@ -7,12 +7,16 @@
 //! the budget split, normalization, the ε check, decoding and the receipt are shared.
 
 use crate::accountant::calibrate::smallest_z;
-use crate::accountant::{check_delta, check_epsilon, default_orders, Preset, RdpCurve};
+use crate::accountant::pld::mechanisms::Adjacency as PldAdjacency;
+use crate::accountant::{
+    check_delta, check_epsilon, default_orders, AccountantKind, Preset, RdpCurve,
+};
 use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
 use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
+use crate::mechanisms::cda::pld_plan::CdaPld;
 use crate::mechanisms::cda::{self, CdaConfig};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
@@ -34,7 +38,8 @@ use crate::preprocess::rownorm::{accounting_clip, scale_rows_to_norm};
 use crate::preprocess::{FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
     component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
-    DpMixParameters, EpsByPreset, Guarantee, Parameters, Randomness, Receipt, BUILD_ID, VERSION,
+    DpMixParameters, EpsByPreset, Guarantee, Parameters, PldReport, Randomness, Receipt, BUILD_ID,
+    VERSION,
 };
 use crate::rng::ReleaseRng;
 use serde::{Deserialize, Serialize};
@@ -72,6 +77,9 @@ pub struct SynthOptions {
     pub pool_floor: Option<usize>,
     /// How columns the schema does not type get their type (default: a DP decision).
     pub column_types: ColumnTypes,
+    /// The accountant (default PLD with RDP as a cross-check, for DP-CDA under the default
+    /// preset; the other mechanisms and the paper preset use RDP).
+    pub accountant: AccountantKind,
 }
 
 /// The neighbouring relation a synthesis is private under.
@@ -157,6 +165,7 @@ impl Default for SynthOptions {
             adjacency: Adjacency::Standard,
             pool_floor: None,
             column_types: ColumnTypes::Dp,
+            accountant: AccountantKind::Pld,
         }
     }
 }
@@ -325,6 +334,8 @@ struct Normalized {
     report: NormalizationReport,
     released: Released,
     curve: RdpCurve,
+    /// The histograms' noise multiplier when they were released.
+    z: Option<f64>,
     dp: bool,
     delta_rdp: f64,
 }
@@ -399,6 +410,7 @@ fn normalize(
         report,
         released,
         curve,
+        z: dp.then_some(z),
         dp,
         delta_rdp,
     })
@@ -457,6 +469,8 @@ struct Plan {
     public_information: Vec<String>,
     class_counts_public: bool,
     warnings: Vec<String>,
+    /// The PLD side of the accounting (DP-CDA with the PLD accountant).
+    pld: Option<CdaPld>,
 }
 
 fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
@@ -657,6 +671,7 @@ fn synthesize_dyn(
     // ---- classes under the standard adjacency: DP label set, counts and pool sizes -----
     let mut count_report: Option<ClassCountReport> = None;
     let mut counts_curve = RdpCurve::zero(orders);
+    let mut counts_z: Option<f64> = None;
     if standard {
         let z_c = shape_z(COUNTS_SHARE)?;
         let (dpc, rep) = dp_classes(
@@ -670,6 +685,7 @@ fn synthesize_dyn(
             rng,
         )?;
         counts_curve = RdpCurve::gaussian(z_c, orders)?;
+        counts_z = Some(z_c);
         cls.members = dpc
             .level
             .iter()
@@ -908,6 +924,13 @@ fn synthesize_dyn(
         },
         mix_choice: mix_choice.clone(),
     };
+    // The PLD accountant (DP-CDA under the default preset): the Gaussian releases composed
+    // into `extra_curve`, by noise multiplier (mechanisms::cda::pld_plan).
+    let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;
+    let extra_zs: Vec<f64> = [decisions.noise_multiplier, counts_z, norm.z]
+        .into_iter()
+        .flatten()
+        .collect();
     let plan = match mechanism {
         Mechanism::Cda if standard => {
             let paper_mode = opts.sigma_y.is_some();
@@ -920,10 +943,24 @@ fn synthesize_dyn(
             let label_term = opts
                 .sigma_y
                 .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy));
+            // Replace-one inside a pool (a member, or the zero padding row, for another):
+            // √2·c/l for non-negative rows (preprocess::rownorm), 2c/l otherwise.
+            let dx = 2.0 * acc_clip / opts.mix as f64;
+            let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
+            let pld = use_pld.then(|| {
+                CdaPld::new(
+                    f64::from(mix) / pool_min.max(1) as f64,
+                    max_comp as u64,
+                    PldAdjacency::Standard,
+                    &extra_zs,
+                    dx,
+                    label_term,
+                )
+            });
             let (sigma_x, calibrated) = match given_sigma {
                 Some(s) => (s, false),
-                None => (
-                    calibrate_standard(
+                None => {
+                    let rdp = calibrate_standard(
                         &cls.sizes,
                         &comps,
                         mix,
@@ -934,15 +971,14 @@ fn synthesize_dyn(
                         orders,
                         opts.preset,
                         &extra_curve,
-                    )?,
-                    true,
-                ),
+                    )?;
+                    match &pld {
+                        Some(p) => (p.calibrate(rdp, target, delta_rdp)?, true),
+                        None => (rdp, true),
+                    }
+                }
             };
-            // Replace-one inside a pool (a member, or the zero padding row, for another):
-            // √2·c/l for non-negative rows (preprocess::rownorm), 2c/l otherwise.
-            let dx = 2.0 * acc_clip / opts.mix as f64;
             let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
-            let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
             Plan {
                 curve: standard_curve(&cls.sizes, &comps, mix, z, orders, opts.preset)?,
                 curve_other: standard_curve(&cls.sizes, &comps, mix, z, orders, other)?,
@@ -979,11 +1015,23 @@ fn synthesize_dyn(
                 } else {
                     Vec::new()
                 },
+                pld,
             }
         }
         Mechanism::Cda => {
             let paper_mode = opts.sigma_y.is_some();
             let compositions = if paper_mode { per_class * k } else { per_class };
+            let pld = use_pld.then(|| {
+                CdaPld::new(
+                    opts.mix as f64 / pool_min.max(1) as f64,
+                    compositions as u64,
+                    PldAdjacency::LabelKept,
+                    &extra_zs,
+                    2.0 * acc_clip / opts.mix as f64,
+                    opts.sigma_y
+                        .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy)),
+                )
+            });
             let (sigma_x, calibrated) = match given_sigma {
                 Some(s) => (s, false),
                 None => (
@@ -998,8 +1046,11 @@ fn synthesize_dyn(
                         orders,
                         opts.preset,
                         extra,
-                    )?
-                    .sigma_x,
+                    )
+                    .and_then(|c| match &pld {
+                        Some(p) => p.calibrate(c.sigma_x, target, delta_rdp),
+                        None => Ok(c.sigma_x),
+                    })?,
                     true,
                 ),
             };
@@ -1045,6 +1096,7 @@ fn synthesize_dyn(
                 public_information: label_free_public.clone(),
                 class_counts_public: true,
                 warnings: Vec::new(),
+                pld,
             }
         }
         Mechanism::DpMix(o) => {
@@ -1135,6 +1187,7 @@ fn synthesize_dyn(
                 } else {
                     Vec::new()
                 },
+                pld: None,
             }
         }
         Mechanism::Local | Mechanism::Projection(_) => {
@@ -1203,6 +1256,7 @@ fn synthesize_dyn(
                 public_information: label_free_public.clone(),
                 class_counts_public: true,
                 warnings: Vec::new(),
+                pld: None,
             }
         }
     };
@@ -1211,6 +1265,21 @@ fn synthesize_dyn(
     let total = plan.curve.clone().compose(&extra_curve)?;
     let mut guarantee = total.epsilon(delta_rdp, opts.preset.conversion())?;
     guarantee.epsilon += eps_terms;
+    let epsilon_rdp = guarantee.epsilon;
+    // The PLD bound (same δ, same ε terms); the guarantee is the smaller of the two.
+    let pld_eps = match &plan.pld {
+        Some(p) => {
+            let mut e = p.epsilon(plan.sigma_x, delta_rdp)?;
+            e.epsilon += eps_terms;
+            Some(e)
+        }
+        None => None,
+    };
+    if let Some(e) = &pld_eps {
+        if e.epsilon < guarantee.epsilon {
+            guarantee.epsilon = e.epsilon;
+        }
+    }
     if let Some(target) = opts.epsilon {
         if guarantee.epsilon > target {
             return Err(Error::param(
@@ -1229,13 +1298,13 @@ fn synthesize_dyn(
         + eps_terms;
     let by_preset = if opts.preset == Preset::Default {
         EpsByPreset {
-            default: guarantee.epsilon,
+            default: epsilon_rdp,
             paper: eps_other,
         }
     } else {
         EpsByPreset {
             default: eps_other,
-            paper: guarantee.epsilon,
+            paper: epsilon_rdp,
         }
     };
 
@@ -1478,6 +1547,17 @@ fn synthesize_dyn(
             delta_rdp,
             epsilon_by_preset: by_preset,
             components,
+            accountant: if pld_eps.is_some() { "pld" } else { "rdp" },
+            epsilon_rdp,
+            pld: pld_eps.as_ref().zip(plan.pld.as_ref()).map(|(e, p)| PldReport {
+                epsilon: e.epsilon,
+                grid_step: e.grid_step,
+                fft_len: e.fft_len,
+                delta_charge: e.charge,
+                sampling_rate: p.rate,
+                compositions: p.samples,
+                scope: "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)",
+            }),
         },
         normalization: norm_report,
         data: DataReport {

@@ -315,6 +315,7 @@ async function updateReadout() {
     const r = await pm.noisePreview({
       classSizes: counts, epsilon: o.epsilon, delta: o.delta, features, mix: o.mix,
       samples: o.samples, clip: o.clip, normalizeShare: dpShare, preset: o.preset,
+      adjacency: o.adjacency,
     });
     if (seq !== readoutSeq) return;
     const k = counts.length;
@@ -323,7 +324,7 @@ async function updateReadout() {
       `with l = ${r.mix}; ${r.samplesPerClass} rows per class, ${r.samplesPerClass * k} in all. ` +
       `ε = ${r.epsilonMixing.toPrecision(4)} for mixing` +
       (dpShare ? ` + ${(o.epsilon * dpShare).toPrecision(3)} for the private ranges` : "") +
-      ` at δ = ${o.delta}.` +
+      ` at δ = ${o.delta} (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
       (o.adjacency === "standard"
         ? " Approximate: under the standard adjacency the class sizes used are private noisy floors, a little below the counts shown."
         : "");
@@ -423,7 +424,7 @@ function enableDownloads() {
 
 function showReceipt(r) {
   const lines = [
-    `ε = ${r.epsilon}, δ = ${r.delta} (${r.mechanism}, accountant preset ${r.accountant?.preset})`,
+    `ε = ${r.epsilon}, δ = ${r.delta} (${r.mechanism}, ${r.accountant?.accountant === "pld" ? `PLD accountant; RDP cross-check ε = ${r.accountant.epsilon_rdp}` : "RDP accountant"}, preset ${r.accountant?.preset})`,
     `Adjacency: ${r.guarantee.adjacency}`,
     `Public: ${r.guarantee.public_information.join("; ")}`,
     `Not protected: ${r.guarantee.unprotected.join("; ")}`,

@@ -28,6 +28,42 @@ pub enum Conversion {
     Classic,
 }
 
+/// Which accountant certifies a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccountantKind {
+    /// Rényi DP only (the preset's subsampling bound and conversion).
+    Rdp,
+    /// The privacy-loss-distribution accountant ([`pld`]) where it covers the mechanism,
+    /// with RDP as a cross-check: the guarantee is the smaller of the two upper bounds.
+    Pld,
+}
+
+impl AccountantKind {
+    /// The name used in responses and receipts.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccountantKind::Rdp => "rdp",
+            AccountantKind::Pld => "pld",
+        }
+    }
+}
+
+impl std::str::FromStr for AccountantKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "rdp" => Ok(AccountantKind::Rdp),
+            "pld" => Ok(AccountantKind::Pld),
+            other => Err(Error::param(
+                "accountant",
+                other,
+                "use pld (privacy-loss distribution, with RDP as a cross-check) or rdp (Rényi DP only)",
+            )),
+        }
+    }
+}
+
 /// A named pair (subsampling bound, conversion).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

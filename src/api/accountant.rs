@@ -8,8 +8,10 @@ use crate::accountant::subsampled_gaussian::validate_orders;
 use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, suggest_mix, CdaPrivacy};
+use crate::mechanisms::cda::pld_plan::CdaPld;
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::local::{calibrate_local, LocalPrivacy};
+use crate::preprocess::dp_counts::{calibrate_standard, standard_curve};
 use serde::{Deserialize, Serialize};
 
 /// Parses an order list: integers ≥ 2 and ranges like `2..256`, separated by commas.
@@ -149,24 +151,7 @@ pub struct MechanismRequest {
     pub accountant: Option<String>,
 }
 
-/// Which accountant answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountantKind {
-    /// Rényi DP (WBK Theorem 27 + conversion), the default.
-    Rdp,
-    /// The PLD accountant ([`crate::accountant::pld`]); RDP kept as a cross-check.
-    Pld,
-}
-
-impl AccountantKind {
-    /// The name used in responses.
-    pub fn name(self) -> &'static str {
-        match self {
-            AccountantKind::Rdp => "rdp",
-            AccountantKind::Pld => "pld",
-        }
-    }
-}
+pub use crate::accountant::AccountantKind;
 
 /// The mechanism being accounted, with the parameters it uses.
 #[derive(Debug, Clone, PartialEq)]
@@ -803,6 +788,13 @@ pub struct PreviewRequest {
     /// Preset.
     #[serde(default)]
     pub preset: Option<String>,
+    /// `pld` (default; the synthesis's accountant, RDP as a cross-check) or `rdp`.
+    #[serde(default)]
+    pub accountant: Option<String>,
+    /// `standard` (default: a record may change class, charged to two classes) or
+    /// `keep-label`.
+    #[serde(default)]
+    pub adjacency: Option<String>,
 }
 
 /// The live readout.
@@ -815,6 +807,8 @@ pub struct PreviewResponse {
     pub suggested_mix: u32,
     /// Calibrated σx for the mixing step (with the normalization share set aside).
     pub sigma_x: f64,
+    /// `pld` or `rdp`: the accountant that calibrated σx (and the curve).
+    pub accountant: &'static str,
     /// Noise multiplier of one step.
     pub noise_multiplier: f64,
     /// ε of the mixing step alone at that σx.
@@ -864,28 +858,91 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         Some(MixChoice::Fixed(l)) => l,
         Some(_) => suggested,
     };
-    let c = calibrate_sigma_x(
-        pool, mix, clip, None, per_class, r.delta, eps, &orders, preset, None,
-    )?;
-    let mut curve = Vec::with_capacity(9);
-    for f in [0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 1.75, 2.0] {
-        let p = CdaPrivacy {
-            pool,
-            mix,
-            clip,
-            sigma_x: c.sigma_x * f,
-            sigma_y: None,
-            samples: per_class,
-        };
-        let e = p.epsilon(r.delta, &orders, preset, None)?;
-        curve.push((p.sigma_x, e.epsilon));
+    let standard = match &r.adjacency {
+        None => true,
+        Some(a) => a.parse::<crate::synth::Adjacency>()? == crate::synth::Adjacency::Standard,
+    };
+    let accountant = match &r.accountant {
+        None => AccountantKind::Pld,
+        Some(a) => a.parse()?,
+    };
+    let use_pld = accountant == AccountantKind::Pld && preset == Preset::Default;
+    let sizes: Vec<usize> = r.class_sizes.iter().map(|&s| s as usize).collect();
+    let comps = vec![per_class; sizes.len()];
+    let zero = RdpCurve::zero(&orders);
+    let dx = 2.0 * clip / f64::from(mix);
+    // ε of the mixing at σx under RDP (the adjacency's curve).
+    let rdp_eps = |sx: f64| -> Result<f64> {
+        if standard {
+            let z = sx / dx;
+            Ok(standard_curve(&sizes, &comps, mix, z, &orders, preset)?
+                .epsilon(r.delta, preset.conversion())?
+                .epsilon)
+        } else {
+            let p = CdaPrivacy {
+                pool,
+                mix,
+                clip,
+                sigma_x: sx,
+                sigma_y: None,
+                samples: per_class,
+            };
+            Ok(p.epsilon(r.delta, &orders, preset, None)?.epsilon)
+        }
+    };
+    let sigma_rdp = if standard {
+        calibrate_standard(
+            &sizes, &comps, mix, clip, 0.0, r.delta, eps, &orders, preset, &zero,
+        )?
+    } else {
+        calibrate_sigma_x(
+            pool, mix, clip, None, per_class, r.delta, eps, &orders, preset, None,
+        )?
+        .sigma_x
+    };
+    let pld = use_pld.then(|| {
+        CdaPld::new(
+            f64::from(mix) / pool as f64,
+            per_class,
+            if standard {
+                pld::mechanisms::Adjacency::Standard
+            } else {
+                pld::mechanisms::Adjacency::LabelKept
+            },
+            &[],
+            dx,
+            0.0,
+        )
+    });
+    // The readout's ε at σx: the smaller of the two bounds (calibration grid for speed).
+    let eps_at = |sx: f64| -> Result<f64> {
+        let e = rdp_eps(sx)?;
+        Ok(match &pld {
+            Some(p) => p
+                .plan(p.z_of(sx))?
+                .epsilon(r.delta, &pld::PldOptions::calibration())?
+                .epsilon
+                .min(e),
+            None => e,
+        })
+    };
+    let sigma_x = match &pld {
+        Some(p) => p.calibrate(sigma_rdp, eps, r.delta)?,
+        None => sigma_rdp,
+    };
+    let mut curve = Vec::with_capacity(7);
+    for f in [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0] {
+        let sx = sigma_x * f;
+        curve.push((sx, eps_at(sx)?));
     }
+    let epsilon_mixing = curve[3].1;
     Ok(PreviewResponse {
         mix,
         suggested_mix: suggested,
-        sigma_x: c.sigma_x,
-        noise_multiplier: c.noise_multiplier,
-        epsilon_mixing: c.epsilon,
+        sigma_x,
+        accountant: if pld.is_some() { "pld" } else { "rdp" },
+        noise_multiplier: sigma_x / dx,
+        epsilon_mixing,
         samples_per_class: per_class,
         curve,
     })

@@ -5,7 +5,7 @@
 use super::{
     check_seed, csv_write_err, orders_of, preset_of, schema_of, DEFAULT_CLIP, DEFAULT_DELTA,
 };
-use crate::accountant::{check_delta, check_epsilon};
+use crate::accountant::{check_delta, check_epsilon, AccountantKind};
 use crate::data::{read_csv_bytes, Column, CsvOptions, MissingPolicy, Schema, Table};
 use crate::error::{Error, Result};
 use crate::eval::Model;
@@ -110,6 +110,10 @@ pub struct SynthRequest {
     /// `dp` (default) or `data`: how columns the schema does not type get their type.
     #[serde(default)]
     pub column_types: Option<String>,
+    /// `pld` (default: the privacy-loss-distribution accountant with RDP as a cross-check,
+    /// DP-CDA under the default preset) or `rdp`.
+    #[serde(default)]
+    pub accountant: Option<String>,
 }
 
 impl MixChoice {
@@ -211,6 +215,10 @@ impl TryFrom<&SynthRequest> for SynthParams {
                 .transpose()?,
             column_types: match &r.column_types {
                 None => ColumnTypes::default(),
+                Some(s) => s.parse()?,
+            },
+            accountant: match &r.accountant {
+                None => AccountantKind::Pld,
                 Some(s) => s.parse()?,
             },
         };

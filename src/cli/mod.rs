@@ -73,7 +73,7 @@ pub(crate) enum MechanismArg {
     Projection,
 }
 
-/// The accountant of `account` and `calibrate`.
+/// The accountant of `account`, `calibrate` and `synth`.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum AccountantArg {
     /// Rényi DP (WBK Theorem 27 + conversion).

@@ -2,7 +2,9 @@
 //! flags become an [`api::SynthRequest`]; this file only reads the input and writes the
 //! outputs (atomically: no partial file on error).
 
-use super::{name_of, rng_for, same_file, Common, MechanismArg, NormalizeArg, Staged};
+use super::{
+    name_of, rng_for, same_file, AccountantArg, Common, MechanismArg, NormalizeArg, Staged,
+};
 use clap::{Args, ValueEnum};
 use privmix::api::{self, MixChoice, SynthParams, SynthRequest};
 use privmix::data::read_csv_path;
@@ -104,6 +106,10 @@ pub(crate) struct SynthArgs {
     /// (inferred from the data, NOT protected).
     #[arg(long, value_enum, default_value = "dp")]
     column_types: ColumnTypesArg,
+    /// Accountant: pld (default: privacy-loss distribution for DP-CDA under the default
+    /// preset, RDP as a cross-check; ε is the smaller bound) or rdp (Rényi DP only).
+    #[arg(long, value_enum, default_value = "pld")]
+    accountant: AccountantArg,
     /// Normalization: dp (default, protected), public (bounds from --schema) or data (the
     /// paper's exact z-scores, NOT protected).
     #[arg(long, value_enum, default_value = "dp")]
@@ -266,6 +272,7 @@ impl SynthArgs {
             adjacency: Some(name_of(&self.adjacency)),
             pool_floor: self.pool_floor,
             column_types: Some(name_of(&self.column_types)),
+            accountant: Some(name_of(&self.accountant)),
         })
     }
 }
@@ -370,6 +377,7 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
     staged.commit()?;
     let summary = json!({
         "epsilon": receipt.epsilon, "delta": receipt.delta, "order": receipt.accountant.order,
+        "accountant": receipt.accountant.accountant, "epsilon_rdp": receipt.accountant.epsilon_rdp,
         "mechanism": receipt.mechanism,
         "sigma_x": receipt.parameters.sigma_x(), "rows": receipt.parameters.rows_written(),
         "rows_dropped": receipt.data.rows_dropped, "output": a.output, "receipt": a.receipt,
