@@ -12,7 +12,7 @@
 //! The mixing: class k makes T_k mixes of l rows drawn without replacement from a pool of
 //! f_k rows (f_k the public or DP floor), noise multiplier z (σx over the per-mix sensitivity,
 //! √2·c/l for non-negative rows, 2c/l otherwise; with label noise 1/z² adds 2/(l²σy²)).
-//! [`pld::mechanisms::cda_z`] gives the plan for one class at rate q and T mixes: the
+//! [`crate::accountant::pld::mechanisms::cda_z`] gives the plan for one class at rate q and T mixes: the
 //! replace-one pair, and under the standard adjacency also the branch where a record leaves
 //! one class (a remove pair) and joins another (an add pair). Here every class is charged at
 //! q = l / min_k f_k and T = max_k T_k. The without-replacement pairs are monotone in q and
