@@ -265,3 +265,74 @@ fn pld_accountant_calibrates_below_rdp_and_reports_both() {
         assert_eq!(param_of(&e).as_deref(), Some("accountant"), "{e}");
     }
 }
+
+/// The live readout (`noisePreview`) uses the synthesis's accountant: PLD by default (RDP as a
+/// cross-check), under the chosen adjacency. Its σx meets the target, is below RDP's, and the
+/// curve is non-increasing in σx through the calibrated point.
+#[test]
+fn the_readout_calibrates_with_pld_by_default() {
+    let req = |extra: &str| -> api::PreviewRequest {
+        serde_json::from_str(&format!(
+            r#"{{"classSizes":[900,1000,1100],"epsilon":4,"delta":1e-5,"features":20,"mix":4,"normalizeShare":0.1{extra}}}"#
+        ))
+        .unwrap()
+    };
+    let pld = api::preview(&req("")).unwrap();
+    let rdp = api::preview(&req(r#","accountant":"rdp""#)).unwrap();
+    let kept = api::preview(&req(r#","adjacency":"keep-label""#)).unwrap();
+    assert_eq!((pld.accountant, rdp.accountant), ("pld", "rdp"));
+    let target = 4.0 * 0.9;
+    for r in [&pld, &rdp, &kept] {
+        assert!(r.epsilon_mixing <= target, "{r:?}");
+        let center = r.curve.iter().find(|p| p.0 == r.sigma_x).unwrap();
+        assert_eq!(center.1, r.epsilon_mixing);
+        for w in r.curve.windows(2) {
+            assert!(w[0].0 < w[1].0 && w[0].1 >= w[1].1, "{:?}", r.curve);
+        }
+    }
+    assert!(
+        pld.sigma_x < rdp.sigma_x,
+        "{} vs {}",
+        pld.sigma_x,
+        rdp.sigma_x
+    );
+    // The standard adjacency (a record may change class) costs noise.
+    assert!(
+        kept.sigma_x < pld.sigma_x,
+        "{} vs {}",
+        kept.sigma_x,
+        pld.sigma_x
+    );
+    let bad = api::preview(&req(r#","accountant":"moments""#)).unwrap_err();
+    assert!(bad.to_string().contains("moments"), "{bad}");
+}
+
+/// Synthesis accounts DP-CDA with the PLD accountant by default (issue 13): the receipt's ε is
+/// the smaller of the PLD and RDP bounds and meets the target, the calibrated σx is below the
+/// RDP-only run's, and `accountant: "rdp"` gives back RDP alone.
+#[test]
+fn synthesis_defaults_to_the_pld_accountant() {
+    let csv = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/demo/digits-8x8.csv")).unwrap();
+    let run = |extra: &str| {
+        let req: SynthRequest = serde_json::from_str(&format!(
+            r#"{{"label":"label","epsilon":3,"delta":1e-5,"seed":5{extra}}}"#
+        ))
+        .unwrap();
+        api::synthesize_csv(&csv, &req, |_| {}).unwrap().1
+    };
+    let pld = run("");
+    let rdp = run(r#","accountant":"rdp""#);
+    let (a, b) = (&pld.accountant, &rdp.accountant);
+    assert_eq!((a.accountant, b.accountant), ("pld", "rdp"));
+    let p = a.pld.as_ref().expect("the PLD bound is reported");
+    assert!(pld.epsilon <= 3.0 && pld.epsilon == p.epsilon.min(a.epsilon_rdp));
+    assert!(
+        p.epsilon < a.epsilon_rdp,
+        "{} vs {}",
+        p.epsilon,
+        a.epsilon_rdp
+    );
+    assert!(b.pld.is_none() && rdp.epsilon == b.epsilon_rdp && rdp.epsilon <= 3.0);
+    let (sp, sr) = (pld.parameters.sigma_x(), rdp.parameters.sigma_x());
+    assert!(sp < sr, "σx PLD {sp} vs RDP {sr}");
+}

@@ -20,3 +20,14 @@ for (const [name, pool, mix, T] of [["Fashion (5978, 4, 6000)", 5978, 4, 6000], 
     console.log(`| ${name} | ${eps} | ${tr.toFixed(1)} | ${sr.toFixed(5)} | ${tk.toFixed(1)} | ${sk.toFixed(5)} | ${ts.toFixed(1)} | ${ss.toFixed(5)} | ${(ts / tr).toFixed(2)} |`);
   }
 }
+
+// The live readout (noisePreview: PLD calibration + the 7-point ε curve) for 10 classes.
+console.log("\n| readout: 10 classes × pool (T = all rows) | ε | t preview kept (ms) | σ | t preview std (ms) | σ |");
+console.log("|---|---|---|---|---|---|");
+for (const pool of [600, 6000]) {
+  for (const eps of [10, 1]) {
+    const [tk, sk] = med(() => x.preview_sigma(pool, 10, eps, 0));
+    const [ts, ss] = med(() => x.preview_sigma(pool, 10, eps, 1));
+    console.log(`| ${pool} (T = ${pool * 10}) | ${eps} | ${tk.toFixed(1)} | ${sk.toFixed(5)} | ${ts.toFixed(1)} | ${ss.toFixed(5)} |`);
+  }
+}

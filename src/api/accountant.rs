@@ -914,15 +914,17 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
             0.0,
         )
     });
-    // The readout's ε at σx: the smaller of the two bounds (calibration grid for speed).
-    let eps_at = |sx: f64| -> Result<f64> {
+    // The curve's ε at σx: the smaller of the two bounds; the PLD side on a grid 4× coarser
+    // than calibration's (still an upper bound; a chart needs no more).
+    let coarse = pld::PldOptions {
+        step_fraction: 1.0,
+        total_fraction: 12.0,
+        ..pld::PldOptions::calibration()
+    };
+    let eps_at = |sx: f64, opts: &pld::PldOptions| -> Result<f64> {
         let e = rdp_eps(sx)?;
         Ok(match &pld {
-            Some(p) => p
-                .plan(p.z_of(sx))?
-                .epsilon(r.delta, &pld::PldOptions::calibration())?
-                .epsilon
-                .min(e),
+            Some(p) => p.plan(p.z_of(sx))?.epsilon(r.delta, opts)?.epsilon.min(e),
             None => e,
         })
     };
@@ -930,12 +932,17 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         Some(p) => p.calibrate(sigma_rdp, eps, r.delta)?,
         None => sigma_rdp,
     };
+    let epsilon_mixing = eps_at(sigma_x, &pld::PldOptions::calibration())?;
     let mut curve = Vec::with_capacity(7);
     for f in [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0] {
         let sx = sigma_x * f;
-        curve.push((sx, eps_at(sx)?));
+        let e = if f == 1.0 {
+            epsilon_mixing
+        } else {
+            eps_at(sx, &coarse)?
+        };
+        curve.push((sx, e));
     }
-    let epsilon_mixing = curve[3].1;
     Ok(PreviewResponse {
         mix,
         suggested_mix: suggested,

@@ -42,3 +42,30 @@ pub extern "C" fn rdp_sigma(pool: u32, mix: u32, samples: u32, eps: f64) -> f64 
     )
     .map_or(f64::NAN, |c| c.sigma_x)
 }
+
+/// σx of the page's live readout (`noisePreview`, PLD by default): `classes` classes of `pool`
+/// rows, 784 features, l = 4, T = the input's rows (`standard` ≠ 0: standard adjacency).
+#[no_mangle]
+pub extern "C" fn preview_sigma(pool: u32, classes: u32, eps: f64, standard: u32) -> f64 {
+    let r = privmix::api::PreviewRequest {
+        class_sizes: vec![u64::from(pool); classes as usize],
+        epsilon: eps,
+        delta: 1e-5,
+        features: 784,
+        mix: Some(privmix::api::MixChoice::Fixed(4)),
+        samples: None,
+        clip: None,
+        normalize_share: Some(0.1),
+        preset: None,
+        accountant: None,
+        adjacency: Some(
+            if standard != 0 {
+                "standard"
+            } else {
+                "keep-label"
+            }
+            .into(),
+        ),
+    };
+    privmix::api::preview(&r).map_or(f64::NAN, |p| p.sigma_x)
+}
