@@ -16,11 +16,11 @@ use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
-use crate::mechanisms::cda::pld_plan::CdaPld;
 use crate::mechanisms::cda::{self, CdaConfig};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
+use crate::mechanisms::pld_plan::SynthPld;
 use crate::mechanisms::projection::{self, Projection};
 use crate::preprocess::auto::{
     auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
@@ -77,8 +77,8 @@ pub struct SynthOptions {
     pub pool_floor: Option<usize>,
     /// How columns the schema does not type get their type (default: a DP decision).
     pub column_types: ColumnTypes,
-    /// The accountant (default PLD with RDP as a cross-check, for DP-CDA under the default
-    /// preset; the other mechanisms and the paper preset use RDP).
+    /// The accountant (default PLD with RDP as a cross-check, for DP-CDA, local perturbation
+    /// and projection under the default preset; DPMix and the paper preset use RDP).
     pub accountant: AccountantKind,
 }
 
@@ -470,7 +470,7 @@ struct Plan {
     class_counts_public: bool,
     warnings: Vec<String>,
     /// The PLD side of the accounting (DP-CDA with the PLD accountant).
-    pld: Option<CdaPld>,
+    pld: Option<SynthPld>,
 }
 
 fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
@@ -948,7 +948,7 @@ fn synthesize_dyn(
             let dx = 2.0 * acc_clip / opts.mix as f64;
             let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
             let pld = use_pld.then(|| {
-                CdaPld::new(
+                SynthPld::new(
                     f64::from(mix) / pool_min.max(1) as f64,
                     max_comp as u64,
                     PldAdjacency::Standard,
@@ -1022,7 +1022,7 @@ fn synthesize_dyn(
             let paper_mode = opts.sigma_y.is_some();
             let compositions = if paper_mode { per_class * k } else { per_class };
             let pld = use_pld.then(|| {
-                CdaPld::new(
+                SynthPld::new(
                     opts.mix as f64 / pool_min.max(1) as f64,
                     compositions as u64,
                     PldAdjacency::LabelKept,
@@ -1199,6 +1199,14 @@ fn synthesize_dyn(
                 }
                 _ => None,
             };
+            let steps = LocalPrivacy {
+                rows: n as u64,
+                samples: t as u64,
+                clip: opts.clip,
+                sigma: f64::NAN,
+            }
+            .steps()?;
+            let pld = use_pld.then(|| SynthPld::gaussian_steps(steps, &extra_zs));
             let (sigma_x, calibrated) = match given_sigma {
                 Some(s) => (s, false),
                 None => (
@@ -1211,8 +1219,11 @@ fn synthesize_dyn(
                         orders,
                         opts.preset,
                         extra,
-                    )?
-                    .sigma,
+                    )
+                    .and_then(|c| match &pld {
+                        Some(p) => p.calibrate(c.sigma, target, delta_rdp),
+                        None => Ok(c.sigma),
+                    })?,
                     true,
                 ),
             };
@@ -1256,7 +1267,7 @@ fn synthesize_dyn(
                 public_information: label_free_public.clone(),
                 class_counts_public: true,
                 warnings: Vec::new(),
-                pld: None,
+                pld,
             }
         }
     };
@@ -1554,9 +1565,13 @@ fn synthesize_dyn(
                 grid_step: e.grid_step,
                 fft_len: e.fft_len,
                 delta_charge: e.charge,
-                sampling_rate: p.rate,
-                compositions: p.samples,
-                scope: "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)",
+                sampling_rate: p.rate_and_steps().0,
+                compositions: p.rate_and_steps().1,
+                scope: if matches!(mechanism, Mechanism::Cda) {
+                    "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
+                } else {
+                    "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
+                },
             }),
         },
         normalization: norm_report,

@@ -8,9 +8,9 @@ use crate::accountant::subsampled_gaussian::validate_orders;
 use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, suggest_mix, CdaPrivacy};
-use crate::mechanisms::cda::pld_plan::CdaPld;
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::local::{calibrate_local, LocalPrivacy};
+use crate::mechanisms::pld_plan::SynthPld;
 use crate::preprocess::dp_counts::{calibrate_standard, standard_curve};
 use serde::{Deserialize, Serialize};
 
@@ -901,7 +901,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         .sigma_x
     };
     let pld = use_pld.then(|| {
-        CdaPld::new(
+        SynthPld::new(
             f64::from(mix) / pool as f64,
             per_class,
             if standard {

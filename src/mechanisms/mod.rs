@@ -23,4 +23,5 @@ pub mod gaussian_steps;
 pub mod gmm;
 pub mod local;
 pub mod noise;
+pub mod pld_plan;
 pub mod projection;

@@ -43,7 +43,6 @@
 //! touch only the noisy output and public (or separately accounted) statistics.
 
 pub mod accounting;
-pub mod pld_plan;
 
 use super::gaussian::Gaussian;
 use crate::error::{Error, Result};

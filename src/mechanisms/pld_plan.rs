@@ -1,5 +1,6 @@
-//! DP-CDA synthesis accounted with the privacy-loss-distribution (PLD) accountant
-//! ([`crate::accountant::pld`]), RDP kept as a cross-check.
+//! A synthesis accounted with the privacy-loss-distribution (PLD) accountant
+//! ([`crate::accountant::pld`]), RDP kept as a cross-check: DP-CDA, local perturbation and
+//! random projection (DPMix, whose default σy moves with σx, stays on RDP).
 //!
 //! # What is composed
 //! One synthesis releases, besides the mixes, a few Gaussian statistics (the DP column-type
@@ -22,30 +23,49 @@
 //! per-class two-class maximum when class sizes differ a lot; the receipt takes the smaller
 //! of the two valid bounds, and calibration the smaller of the two calibrated noises.
 //!
+//! Local perturbation and random projection: one Gaussian step (sensitivity 2c) on T of the n
+//! rows drawn without replacement, [`crate::accountant::pld::mechanisms::gaussian_steps_z`]
+//! (the replace-one pair, subsampled when T < n), composed with the same extras.
+//!
 //! # Calibration
-//! [`CdaPld::calibrate`] starts from the RDP-calibrated σx and returns the smaller σx whose
+//! [`SynthPld::calibrate`] starts from the RDP-calibrated σx and returns the smaller σx whose
 //! PLD ε (calibration grid, [`PldOptions::calibration`]) is ≤ the target, re-accounted at the
 //! exact σx returned; if the PLD accountant cannot certify a smaller noise, the RDP σx stays
 //! (it meets the target under RDP). So calibration never overshoots under the accountant
-//! that certifies it, and [`CdaPld::epsilon`] reports the smaller of the calibration-grid and
+//! that certifies it, and [`SynthPld::epsilon`] reports the smaller of the calibration-grid and
 //! the finer default-grid ε, both upper bounds.
 
-use crate::accountant::pld::mechanisms::{calibrate_from, cda_z, Adjacency, Plan};
+use crate::accountant::pld::mechanisms::{
+    calibrate_from, cda_z, gaussian_steps_z, Adjacency, Plan,
+};
 use crate::accountant::pld::{PldEpsilon, PldOptions};
 use crate::error::Result;
+use crate::mechanisms::gaussian_steps::GaussianSteps;
 
-/// The PLD side of a DP-CDA synthesis's accounting (see the module docs).
+/// The steps being accounted.
 #[derive(Debug, Clone)]
-pub struct CdaPld {
-    /// Sampling rate charged to every class: l / (smallest pool).
-    pub rate: f64,
-    /// Mixes charged to every class: the largest T_k.
-    pub samples: u64,
-    /// Label kept, or the standard adjacency (a record may change class).
-    pub adjacency: Adjacency,
+pub enum Steps {
+    /// DP-CDA's mixes.
+    Cda {
+        /// Sampling rate charged to every class: l / (smallest pool).
+        rate: f64,
+        /// Mixes charged to every class: the largest T_k.
+        samples: u64,
+        /// Label kept, or the standard adjacency (a record may change class).
+        adjacency: Adjacency,
+    },
+    /// Identical Gaussian steps on a without-replacement sample (local, projection).
+    Gaussian(GaussianSteps),
+}
+
+/// The PLD side of a synthesis's accounting (see the module docs).
+#[derive(Debug, Clone)]
+pub struct SynthPld {
+    /// The mechanism's steps.
+    pub steps: Steps,
     /// The other Gaussian releases, composed (one Gaussian).
     pub extras: Plan,
-    /// Per-mix sensitivity of the features (√2·c/l or 2c/l).
+    /// Per-step sensitivity of the features (√2·c/l or 2c/l for DP-CDA, 2c for local).
     pub dx: f64,
     /// 2/(l²σy²) with label noise, else 0.
     pub label_term: f64,
@@ -66,8 +86,8 @@ pub fn compose_gaussians(zs: &[f64]) -> Option<f64> {
     }
 }
 
-impl CdaPld {
-    /// A plan charged at `rate` and `samples` per class, with the Gaussian extras of noise
+impl SynthPld {
+    /// DP-CDA charged at `rate` and `samples` per class, with the Gaussian extras of noise
     /// multipliers `extras` (see [`compose_gaussians`]).
     pub fn new(
         rate: f64,
@@ -77,13 +97,33 @@ impl CdaPld {
         dx: f64,
         label_term: f64,
     ) -> Self {
-        CdaPld {
-            rate,
-            samples,
-            adjacency,
+        SynthPld {
+            steps: Steps::Cda {
+                rate,
+                samples,
+                adjacency,
+            },
             extras: compose_gaussians(extras).map_or_else(Plan::empty, |z| Plan::gaussian(z, 1)),
             dx,
             label_term,
+        }
+    }
+
+    /// Gaussian steps (1/z² = a/σ² + b), with the Gaussian extras.
+    pub fn gaussian_steps(steps: GaussianSteps, extras: &[f64]) -> Self {
+        SynthPld {
+            dx: steps.a.sqrt(),
+            label_term: steps.b,
+            steps: Steps::Gaussian(steps),
+            extras: compose_gaussians(extras).map_or_else(Plan::empty, |z| Plan::gaussian(z, 1)),
+        }
+    }
+
+    /// The sampling rate and the number of steps charged (for the receipt).
+    pub fn rate_and_steps(&self) -> (f64, u64) {
+        match &self.steps {
+            Steps::Cda { rate, samples, .. } => (*rate, *samples),
+            Steps::Gaussian(s) => (s.sampling_rate(), s.compositions),
         }
     }
 
@@ -94,7 +134,15 @@ impl CdaPld {
 
     /// The whole plan at mixing noise multiplier z.
     pub fn plan(&self, z: f64) -> Result<Plan> {
-        Ok(cda_z(self.rate, z, self.samples, self.adjacency)?.compose(&self.extras))
+        let steps = match &self.steps {
+            Steps::Cda {
+                rate,
+                samples,
+                adjacency,
+            } => cda_z(*rate, z, *samples, *adjacency)?,
+            Steps::Gaussian(s) => gaussian_steps_z(s, z)?,
+        };
+        Ok(steps.compose(&self.extras))
     }
 
     /// ε at σx: the smaller of the calibration-grid and default-grid bounds, with the
@@ -161,8 +209,8 @@ mod tests {
     }
 
     /// Fashion-MNIST-like configuration: pool 5,978, l = 4, T = 6,000, c = 1.
-    fn fashion(adjacency: Adjacency, extras: &[f64]) -> CdaPld {
-        CdaPld::new(
+    fn fashion(adjacency: Adjacency, extras: &[f64]) -> SynthPld {
+        SynthPld::new(
             4.0 / 5978.0,
             6000,
             adjacency,
@@ -258,5 +306,46 @@ mod tests {
         assert!(sx_pld < 100.0);
         let below = sx_pld * 0.5;
         assert_eq!(p.calibrate(below, 1.0, delta).unwrap(), below);
+    }
+
+    #[test]
+    fn one_gaussian_step_per_row_calibrates_below_rdp() {
+        // Local perturbation: T = n rows, one step each, sensitivity 2c: a single Gaussian,
+        // whose exact PLD beats the RDP conversion.
+        let delta = 1e-5;
+        for target in [1.0, 5.0] {
+            let steps = crate::mechanisms::local::LocalPrivacy {
+                rows: 1000,
+                samples: 1000,
+                clip: 1.0,
+                sigma: f64::NAN,
+            }
+            .steps()
+            .unwrap();
+            let p = SynthPld::gaussian_steps(steps, &[]);
+            let rdp = crate::mechanisms::local::calibrate_local(
+                1000,
+                1000,
+                1.0,
+                delta,
+                target,
+                &default_orders(),
+                Preset::Default,
+                None,
+            )
+            .unwrap()
+            .sigma;
+            let sx = p.calibrate(rdp, target, delta).unwrap();
+            assert!(sx < rdp, "{sx} vs {rdp}");
+            let e = p.epsilon(sx, delta).unwrap().epsilon;
+            assert!(e <= target, "{e}");
+            // The analytic Gaussian mechanism (Balle–Wang 2018): δ(ε) at μ = 2c/σ; the PLD
+            // bound at the calibrated σ is within 1 % of its ε (never below it).
+            let mu = 2.0 / sx;
+            let sf = crate::accountant::pld::pairs::norm_sf;
+            let d = |eps: f64| sf(eps / mu - mu / 2.0) - eps.exp() * sf(eps / mu + mu / 2.0);
+            assert!(d(e) <= delta * 1.000001, "δ({e}) = {} > {delta}", d(e));
+            assert!(d(e * 0.99) > delta, "PLD ε {e} is more than 1 % loose");
+        }
     }
 }
