@@ -16,10 +16,13 @@
 //! [`crate::accountant::pld::mechanisms::cda_z`] gives the plan for one class at rate q and T mixes: the
 //! replace-one pair, and under the standard adjacency also the branch where a record leaves
 //! one class (a remove pair) and joins another (an add pair). Here every class is charged at
-//! q = l / min_k f_k and T = max_k T_k. The without-replacement pairs are monotone in q and
-//! in T (a smaller rate is a post-processing of a larger one: drop each sampled slot's record
-//! with the matching probability; fewer steps are a post-processing of more), so this one
-//! class dominates every class and every pair of classes. It is looser than the RDP side's
+//! q = l / min_k f_k and T = max_k T_k. The dominating pairs are monotone in q and in T: the
+//! kernel K(x) = x with probability q′/q, else a fresh draw from N(0, 1), maps
+//! (1 − q)N(0, 1) + qN(μ, 1) to (1 − q′)N(0, 1) + q′N(μ, 1) and N(0, 1) to itself, so every
+//! pair (remove, add, and their symmetrisation) at q′ ≤ q is a post-processing of the pair
+//! at q and has no larger hockey-stick divergence; fewer steps are a post-processing of more
+//! (drop the extra outputs). So this one class dominates every class and every pair of
+//! classes. It is looser than the RDP side's
 //! per-class two-class maximum when class sizes differ a lot; the receipt takes the smaller
 //! of the two valid bounds, and calibration the smaller of the two calibrated noises.
 //!

@@ -168,8 +168,14 @@ test("noisePreview uses only public numbers and never overshoots", () => {
   assert.ok(p.epsilonMixing <= 2 * 0.9);
   assert.equal(p.mix, p.suggestedMix);
   assert.equal(p.samplesPerClass, 60);
+  // The default readout is the synthesis's: PLD (RDP as a cross-check), standard adjacency.
+  assert.equal(p.accountant, "pld");
+  const rdp = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, accountant: "rdp", adjacency: "keep-label" });
+  assert.equal(rdp.accountant, "rdp");
   const same = cjs.calibrate({ pool: 50, mix: p.mix, samples: 60, delta: 1e-5, epsilon: 1.8 });
-  assert.equal(p.sigmaX, same.sigmaX);
+  assert.equal(rdp.sigmaX, same.sigmaX);
+  const kept = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, adjacency: "keep-label" });
+  assert.ok(kept.sigmaX < rdp.sigmaX && kept.epsilonMixing <= 1.8, JSON.stringify(kept));
   assert.throws(() => cjs.noisePreview({ classSizes: [5], epsilon: -1, delta: 1e-5, features: 2 }), /epsilon/);
 });
 

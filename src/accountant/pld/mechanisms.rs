@@ -14,6 +14,7 @@ use super::pairs::{
 use super::{compose, discretize, no_nan, PldEpsilon, PldOptions, StepPmf};
 use crate::accountant::{check_delta, check_epsilon};
 use crate::error::{Error, Result};
+use crate::math::DetFloat;
 use crate::mechanisms::cda::accounting::CdaPrivacy;
 use crate::mechanisms::gaussian_steps::GaussianSteps;
 use std::sync::Arc;
@@ -441,7 +442,7 @@ impl Point {
     /// ln ε, finite for finite ε (+50 stands for +∞, a point far above any target).
     fn g(&self) -> f64 {
         if self.e.epsilon.is_finite() {
-            self.e.epsilon.max(1e-300).ln()
+            self.e.epsilon.max(1e-300).dln()
         } else {
             50.0
         }
@@ -453,7 +454,7 @@ fn slope_of(a: &Point, b: &Point) -> Option<f64> {
     if !(a.e.epsilon.is_finite() && b.e.epsilon.is_finite()) || a.s == b.s {
         return None;
     }
-    let k = (b.g() - a.g()) / (b.s.ln() - a.s.ln());
+    let k = (b.g() - a.g()) / (b.s.dln() - a.s.dln());
     (k.is_finite() && k < -1e-3).then_some(k)
 }
 
@@ -523,7 +524,7 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
         rel: f64,
         abs: f64,
     ) -> Result<(Option<Point>, Point)> {
-        let lt = self.target.ln();
+        let lt = self.target.dln();
         let mut prev: Option<Point> = None;
         let mut cur = p;
         let mut k = slope;
@@ -557,17 +558,17 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
                 Some(k) if cur.e.epsilon.is_finite() => {
                     let d = (lt - cur.g()) / k;
                     let d = d * (1.0 + rel) + abs * d.signum();
-                    d.clamp(-4f64.ln(), 4f64.ln())
+                    d.clamp(-4f64.dln(), 4f64.dln())
                 }
                 _ => {
                     if up {
-                        4f64.ln()
+                        4f64.dln()
                     } else {
-                        -4f64.ln()
+                        -4f64.dln()
                     }
                 }
             };
-            let next = self.eval(cur.s * d.exp())?;
+            let next = self.eval(cur.s * d.dexp())?;
             prev = Some(cur);
             cur = next;
         }
@@ -588,11 +589,11 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
         let Some(mut lo) = lo else {
             return Ok((None, hi));
         };
-        let lt = self.target.ln();
+        let lt = self.target.dln();
         let (mut gl, mut gh) = (lo.g() - lt, hi.g() - lt);
         let mut side = 0;
         for it in 1..=60 {
-            let (xl, xh) = (lo.s.ln(), hi.s.ln());
+            let (xl, xh) = (lo.s.dln(), hi.s.dln());
             if xh - xl <= tol {
                 break;
             }
@@ -606,7 +607,7 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
             }
             let m = (0.4 * tol).min(0.25 * (xh - xl));
             x = x.clamp(xl + m, xh - m);
-            let p = self.eval(x.exp())?;
+            let p = self.eval(x.dexp())?;
             if self.ok(&p) {
                 hi = p;
                 gh = p.g() - lt;
