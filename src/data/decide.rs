@@ -21,11 +21,17 @@
 //! * **Mechanism.** Each statistic gets independent N(0, (z·Δ)²) noise; this is the Gaussian
 //!   mechanism with noise multiplier z, whose RDP α/(2z²) the caller composes into the
 //!   accountant (component "dp column types and missing indicators").
-//! * **Decisions (post-processing).** Column j is categorical iff `ã_j > T_TYPE·σ` (text
+//! * **Decisions (post-processing).** Column j is categorical iff `ã_j > t_type·σ` (text
 //!   cells outnumber numeric cells by a clear margin; ties and mixed columns become numeric,
 //!   and their unparsable cells missing values). A numeric column gets a missing indicator iff
-//!   `b̃_j > T_INDICATOR·σ`. Both are functions of the noisy statistics only, so the decided
-//!   types, indicators and everything computed from them are covered by the same guarantee.
+//!   `b̃_j > t_ind·σ`. The margins are [`margin`]`(T_TYPE, m_u)` and
+//!   [`margin`]`(T_INDICATOR, m_u)`: at least 4σ and 3σ, and wide enough that over all m_u
+//!   columns a column with no text (no missing cell) is decided categorical (given an
+//!   indicator) with probability at most [`FAMILY_RATE`] per table (a union bound; at 784
+//!   pixel columns a fixed 3σ margin gave about one spurious indicator per table, and its
+//!   column came out with blank cells). Both are functions of the noisy statistics and the
+//!   public m_u only, so the decided types, indicators and everything computed from them are
+//!   covered by the same guarantee.
 //!
 //! No δ is spent here: there is no thresholding of a count that may be absent in a neighbour
 //! (every statistic exists for every dataset with this header).
@@ -46,6 +52,29 @@ pub const T_TYPE: f64 = 4.0;
 /// Margin, in noise standard deviations, that the noisy count of missing cells must clear for
 /// a numeric column to get a missing indicator.
 pub const T_INDICATOR: f64 = 3.0;
+/// Per-table probability bound for a wrong decision on a column whose true statistic is ≤ 0
+/// (no text cells, or no missing cells).
+pub const FAMILY_RATE: f64 = 1e-3;
+
+/// The decision margin in noise standard deviations over `m` undecided columns: the smallest
+/// t ≥ `base` with m·Φ̄(t) ≤ [`FAMILY_RATE`] (to 1e-9, rounded up).
+pub fn margin(base: f64, m: usize) -> f64 {
+    let tail = |t: f64| 0.5 * libm::erfc(t * std::f64::consts::FRAC_1_SQRT_2);
+    let want = FAMILY_RATE / m.max(1) as f64;
+    if tail(base) <= want {
+        return base;
+    }
+    let (mut lo, mut hi) = (base, 40.0);
+    while hi - lo > 1e-9 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) <= want {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
 
 /// How one column's type and indicator were obtained.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -272,6 +301,11 @@ pub fn decide_columns<R: Rng + ?Sized>(
         None
     };
     let sigma = noise.as_ref().map_or(0.0, Gaussian::sigma);
+    let undecided = roles
+        .iter()
+        .filter(|r| matches!(r, Role::Undecided))
+        .count();
+    let (t_type, t_ind) = (margin(T_TYPE, undecided), margin(T_INDICATOR, undecided));
     let mut out = table.clone();
     let mut cols = Vec::with_capacity(table.n_cols());
     for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
@@ -303,7 +337,7 @@ pub fn decide_columns<R: Rng + ?Sized>(
                 let a = c.text as f64 - c.numeric as f64 + g.sample(rng);
                 d.noisy_text_minus_numeric = Some(a);
                 d.type_source = "dp";
-                let numeric = a <= T_TYPE * sigma;
+                let numeric = a <= t_type * sigma;
                 // Drawn for every column that needs it, whatever the type decision, so the
                 // mechanism is the one analysed (its output is simply unused otherwise).
                 let b = (c.missing + c.text) as f64 + g.sample(rng);
@@ -311,7 +345,7 @@ pub fn decide_columns<R: Rng + ?Sized>(
                     d.kind = "numeric";
                     d.noisy_missing = Some(b);
                     d.indicator_source = "dp";
-                    d.missing_indicator = b > T_INDICATOR * sigma;
+                    d.missing_indicator = b > t_ind * sigma;
                     out.columns[j] = to_numeric(col);
                 } else {
                     out.columns[j] = to_categorical(col);
@@ -487,5 +521,64 @@ mod tests {
         assert!(!rep.columns[0].missing_indicator);
         assert_eq!(rep.columns[1].kind, "categorical");
         assert!(!rep.used_dp());
+    }
+
+    #[test]
+    fn margins_hold_the_family_wise_rate() {
+        let tail = |t: f64| 0.5 * libm::erfc(t / 2f64.sqrt());
+        // Few columns: the base margins.
+        assert_eq!(margin(T_TYPE, 1), T_TYPE);
+        assert_eq!(margin(T_TYPE, 31), T_TYPE);
+        // Φ̄(3) = 1.35e-3 > 1e-3: one column already needs a little more than 3σ.
+        let one = margin(T_INDICATOR, 1);
+        assert!(one > 3.0 && (tail(one) - 1e-3).abs() < 1e-9, "{one}");
+        for m in [2usize, 64, 784, 100_000] {
+            let t = margin(T_INDICATOR, m);
+            assert!(m as f64 * tail(t) <= FAMILY_RATE * (1.0 + 1e-6), "{m}: {t}");
+            // Not more than needed (1e-6 σ less breaks the bound).
+            assert!(m as f64 * tail(t - 1e-6) > FAMILY_RATE, "{m}: {t}");
+        }
+        // 784 columns: about 4.7σ (Φ̄⁻¹(1.28e-6)).
+        let t = margin(T_INDICATOR, 784);
+        assert!((4.6..4.8).contains(&t), "{t}");
+    }
+
+    #[test]
+    fn wide_tables_without_missing_cells_get_no_indicator() {
+        // 784 numeric columns and no missing cell, noise as in a synthesis at ε = 10: with a
+        // fixed 3σ margin about one column per table got an indicator (P = 1 − (1 − 1.35e-3)^784
+        // ≈ 0.65); with the family-wise margin the chance is ≤ 1e-3 per table, so 20 seeded
+        // tables (P(any) ≤ 0.02) show none.
+        let m = 784;
+        let header: Vec<String> = (0..m)
+            .map(|j| format!("p{j}"))
+            .chain(["label".into()])
+            .collect();
+        let mut text = header.join(",") + "\n";
+        for r in 0..30 {
+            let row: Vec<String> = (0..m)
+                .map(|j| ((r * 7 + j) % 256).to_string())
+                .chain([(r % 3).to_string()])
+                .collect();
+            text += &(row.join(",") + "\n");
+        }
+        let table = read_csv_bytes(
+            text.as_bytes(),
+            &CsvOptions {
+                label: Some("label".into()),
+                missing: MissingPolicy::Keep,
+                types: TypeInference::Deferred,
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        let mut spurious = 0;
+        for seed in 0..20 {
+            let (_, rep) =
+                decide_columns(&table, None, 2.0, &mut ReleaseRng::seeded(seed)).unwrap();
+            spurious += rep.columns.iter().filter(|c| c.missing_indicator).count();
+            assert!(rep.columns.iter().all(|c| c.kind != "categorical"));
+        }
+        assert_eq!(spurious, 0);
     }
 }
