@@ -294,7 +294,7 @@ impl NormPlan {
 
 /// Rows per marginal bin the noise must leave: marginals are released only when the noise
 /// standard deviation on a count is at most n / this.
-pub const MARGINAL_ROWS_PER_SIGMA: f64 = 64.0;
+pub const MARGINAL_ROWS_PER_SIGMA: f64 = 32.0;
 
 /// Decides, from public numbers only (n, the columns, the schema and the noise multiplier z of
 /// the normalization budget), what normalization releases: marginals only when their noise
