@@ -30,7 +30,9 @@ use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{
     dp_columns, fit_feature_space_with, plan_extras, DpHistogramBudget, ExtraStats, Released,
 };
-use crate::preprocess::rownorm::{accounting_clip, scale_rows_to_norm};
+use crate::preprocess::rownorm::{
+    accounting_clip, box_accounting_clip, box_diameter, scale_rows_to_norm,
+};
 use crate::preprocess::{FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
     component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
@@ -796,13 +798,20 @@ fn synthesize_dyn(
     } else if public_norm {
         // ‖u‖ ≤ M for every encoded row; dividing by M/c puts every row in the ball of
         // radius c without changing any row's direction or relative length.
+        // Entries clamped into [0, 1] first (a per-record map, a no-op on this encoding), so
+        // the box bound of preprocess::rownorm never rests on the data.
         let s = (opts.clip / released.max_norm) as f32;
-        features.iter_mut().for_each(|x| *x *= s);
+        features.iter_mut().for_each(|x| *x = x.min(1.0) * s);
         (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     } else {
         (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     };
-    let acc_clip = accounting_clip(opts.clip, nonneg);
+    // Rows in the box [0, c/M]^d (one-hot segments aside) differ by at most c·D/M ≤ √2·c.
+    let acc_clip = if public_norm {
+        box_accounting_clip(opts.clip, released.max_norm, box_diameter(&space))
+    } else {
+        accounting_clip(opts.clip, nonneg)
+    };
     let d = space.dim;
     let mut rows_padded = 0;
     if standard {
@@ -885,7 +894,7 @@ fn synthesize_dyn(
         rows: if common_norm {
             "scaled to L2 norm c (every row), rescaled after the noise by the DP mean norm / c"
         } else if public_norm {
-            "divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise"
+            "entries clamped into [0, 1], divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise; sensitivity: the diameter c·D/M of that box over l"
         } else {
             "clipped to L2 norm ≤ c"
         },
@@ -899,11 +908,16 @@ fn synthesize_dyn(
             } else {
                 "rows shrunk toward their class's mean by the empirical-Bayes factor max(v − σx², 0)/v per feature (post-processing); "
             };
+            let numeric = if denoise && opts.sigma_y.is_none() {
+                "mapped back linearly (pixels are clamped to their range when written)"
+            } else {
+                "mapped back linearly, then (non-integer columns) into their range [min, max] by an increasing map that keeps the column's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range"
+            };
             shrink.to_string()
                 + &if m > 0 {
-                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others mapped back linearly without clamping, so values may leave the range (categorical: argmax)")
+                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others {numeric} (categorical: argmax)")
                 } else {
-                    "mapped back linearly without clamping (clamping noise into the range biases the means), so values may leave the range; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)".to_string()
+                    format!("numeric columns {numeric}; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)")
                 }
         },
         mix_choice: mix_choice.clone(),

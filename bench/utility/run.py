@@ -310,9 +310,10 @@ def main():
     ap.add_argument("--privmix", default=os.path.join(ROOT, "target", "release", "privmix"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--reps", type=int, default=3, help="splits (and seeds) for Iris / digits")
     a = ap.parse_args()
     pm = a.privmix
-    reps = 1 if a.quick else 3
+    reps = 1 if a.quick else a.reps
     tmp = tempfile.mkdtemp(prefix="privmix-utility-")
     only = set(a.only.split(",")) if a.only else None
     lines = ["| dataset | metric | privmix now (defaults) | issue (old privmix) | plain numpy DP-CDA | real data |",

@@ -2,8 +2,9 @@
 //!
 //! Numeric columns become u = (clamp(x) − offset)/scale; categorical columns become one-hot
 //! segments over their released levels (a value whose level was not released encodes as all
-//! zeros). Decoding maps u back to offset + u·scale, clamps to the column's range, rounds
-//! integer columns, and takes the argmax of each one-hot segment. All of this is
+//! zeros). Decoding maps u back to offset + u·scale, brings it into the column's range
+//! (clamping row by row; the batch decoder uses [`squeeze_into`]), rounds integer columns, and
+//! takes the argmax of each one-hot segment (or levels in DP proportions). All of this is
 //! post-processing of the mechanism's output.
 
 use crate::data::{Column, Table};
@@ -188,6 +189,45 @@ impl FeatureSpace {
     }
 }
 
+/// Maps a decoded numeric column into its range [lo, hi] (public, or DP: fixed before the
+/// rows were made) — post-processing of the released rows: x ↦ m + s·(x − m), with m the
+/// column's mean clamped into [lo + w/20, hi − w/20] (w = hi − lo) and the largest s ≤ 1 that
+/// puts the 1 % and 99 % quantiles inside [lo, hi]; the values still outside (about 2 % at
+/// most) are clamped. The map is increasing, so the order of the rows — how the column moves
+/// with the others and with the class — is kept, and the mean is kept wherever it lies in the
+/// inner range. Plain clamping would pile the noise's mass on the range's ends (measured on
+/// Iris at ε = 5: it loses to this map), and m is kept off the ends so that s > 0: no column
+/// collapses to one value. A non-finite value (which the noise cannot produce) becomes lo.
+/// Columns without a finite range are left as they are.
+pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
+    for x in v.iter_mut() {
+        if !x.is_finite() {
+            *x = lo;
+        }
+    }
+    if v.is_empty() || !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return;
+    }
+    let w = hi - lo;
+    let m = (v.iter().sum::<f64>() / v.len() as f64).clamp(lo + w / 20.0, hi - w / 20.0);
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let t = sorted.len();
+    let q = |p: f64| sorted[((p * (t - 1) as f64).round() as usize).min(t - 1)];
+    let (qlo, qhi) = (q(0.01), q(0.99));
+    let mut s: f64 = 1.0;
+    if qhi > hi {
+        s = s.min((hi - m) / (qhi - m));
+    }
+    if qlo < lo {
+        s = s.min((m - lo) / (m - qlo));
+    }
+    let s = if s.is_finite() { s.max(0.0) } else { 0.0 };
+    for x in v.iter_mut() {
+        *x = (m + s * (*x - m)).clamp(lo, hi);
+    }
+}
+
 /// Index of the largest entry of a one-hot segment (the first one on ties; 0 when empty).
 fn argmax(seg: &[f32]) -> usize {
     let mut best = 0;
@@ -208,8 +248,9 @@ impl FeatureSpace {
     /// * every row is then multiplied by `scale` (restoring the norm after row scaling; 1
     ///   when rows were not scaled);
     /// * a numeric column with a marginal in `marginals` (one entry per input column) is
-    ///   quantile-mapped onto it; one without is mapped back linearly, not clamped (clamping
-    ///   noise into the range biases the means), so it may leave the range;
+    ///   quantile-mapped onto it; one without is mapped back linearly and then, unless it is
+    ///   an integer column, into its range by [`squeeze_into`] (without `denoise`; with it —
+    ///   the image path, which clamps when it writes pixels — it is left linear);
     /// * a categorical column with level proportions gets levels in those proportions
     ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
     ///
@@ -255,6 +296,7 @@ impl FeatureSpace {
                     offset,
                     scale: sc,
                     lo,
+                    hi,
                     integer,
                     start,
                     ..
@@ -267,6 +309,15 @@ impl FeatureSpace {
                         // No clamping: pulling the noise into [lo, hi] would shift every mean
                         // toward the middle of the range (a non-finite value, which the noise
                         // cannot produce, would be written as the range's low end).
+                        // Into the public range (no row leaves the schema's [min, max]),
+                        // keeping the mean and the order: see `squeeze_into`.
+                        // Integer columns are left linear: rounding a squeezed column
+                        // erases its order (digits 8×8 at ε = 5, 10 splits: linear 0.843,
+                        // clamped 0.809, squeezed 0.779).
+                        _ if denoise.is_none() && !*integer => squeeze_into(&mut v, *lo, *hi),
+                        // The image path (denoised rows): linear, clamped when the pixels are
+                        // written; measured on the digits demo, the squeeze lowers the share
+                        // of synthetic images nearest their own class's mean (0.95 → 0.74).
                         _ => v.iter_mut().for_each(|x| {
                             if !x.is_finite() {
                                 *x = *lo;
@@ -547,6 +598,67 @@ pub fn format_number(x: f64, integer: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn squeeze_into_keeps_range_order_and_mean_and_never_collapses() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        for case in 0..200 {
+            let (lo, hi) = (rng.gen_range(-5.0..5.0), 0.0);
+            let hi = lo + rng.gen_range(0.5..10.0) + hi;
+            let centre = rng.gen_range(lo - 3.0..hi + 3.0);
+            let spread = rng.gen_range(0.01..20.0);
+            let t = rng.gen_range(2..300);
+            let v0: Vec<f64> = (0..t)
+                .map(|_| centre + spread * (rng.gen::<f64>() - 0.5) * 4.0)
+                .collect();
+            let mut v = v0.clone();
+            squeeze_into(&mut v, lo, hi);
+            for x in &v {
+                assert!(
+                    (lo..=hi).contains(x),
+                    "case {case}: {x} outside [{lo}, {hi}]"
+                );
+            }
+            // Order kept (non-decreasing map).
+            for a in 0..t {
+                for b in 0..t {
+                    if v0[a] < v0[b] {
+                        assert!(v[a] <= v[b], "case {case}: order broken");
+                    }
+                }
+            }
+            // Never collapsed when the input was not.
+            let distinct_in = v0.iter().any(|&x| x != v0[0]);
+            let distinct_out = v.iter().any(|&x| x != v[0]);
+            if distinct_in && t >= 3 {
+                assert!(distinct_out, "case {case}: collapsed {v:?}");
+            }
+        }
+        // Already inside: unchanged. Mean kept when only scaling was needed.
+        let mut v = vec![1.0, 2.0, 3.0];
+        squeeze_into(&mut v, 0.0, 10.0);
+        assert_eq!(v, [1.0, 2.0, 3.0]);
+        let mut v: Vec<f64> = (0..101)
+            .map(|i| 5.0 + (f64::from(i) - 50.0) * 0.2)
+            .collect();
+        squeeze_into(&mut v, 0.0, 10.0);
+        let mean = v.iter().sum::<f64>() / 101.0;
+        assert!((mean - 5.0).abs() < 1e-9, "{mean}");
+        assert!(v[0] >= 0.0 && v[100] <= 10.0 && v[3] > v[2]);
+        // A column whose mean lies at the range's end (an always-zero pixel plus noise).
+        let mut v: Vec<f64> = (0..50).map(|i| f64::from(i % 7) - 3.0).collect();
+        squeeze_into(&mut v, 0.0, 16.0);
+        assert!(v.iter().all(|x| (0.0..=16.0).contains(x)));
+        assert!(v.iter().any(|&x| x != v[0]), "collapsed: {v:?}");
+        // Non-finite inputs become lo; an infinite range leaves the values.
+        let mut v = vec![f64::NAN, 1.0, 2.0];
+        squeeze_into(&mut v, 0.0, 4.0);
+        assert!(v.iter().all(|x| x.is_finite() && (0.0..=4.0).contains(x)));
+        let mut v = vec![-7.0, 9.0];
+        squeeze_into(&mut v, f64::NEG_INFINITY, f64::INFINITY);
+        assert_eq!(v, [-7.0, 9.0]);
+    }
+
     use super::*;
 
     fn space() -> FeatureSpace {
