@@ -321,6 +321,19 @@ fn classes_of(table: &Table) -> Result<Classes<'_>> {
     })
 }
 
+/// Cuts every pool to a random subset of `size` members (post-DP: `size` is public), for
+/// `mix` auto's full-pool choice.
+fn equalize_pools(pools: &mut [Vec<u32>], sizes: &mut [usize], size: usize, rng: &mut ReleaseRng) {
+    use rand::seq::SliceRandom;
+    for (p, s) in pools.iter_mut().zip(sizes.iter_mut()) {
+        if p.len() > size {
+            p.shuffle(rng);
+            p.truncate(size);
+        }
+        *s = p.len();
+    }
+}
+
 /// Normalization and its place in the budget.
 struct Normalized {
     space: FeatureSpace,
@@ -842,13 +855,19 @@ fn synthesize_dyn(
             &opts.orders,
             Some(&norm.curve),
         )?;
+        if standard && l as u64 == pool {
+            // l = the smallest pool: every pool is cut to that size (a random subset of the
+            // pool, whose size is the public minimum of the DP floors), so every class has
+            // sampling rate 1 (preprocess::auto).
+            equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
+        }
         resolved_auto = SynthOptions {
             mix: l,
             ..opts.clone()
         };
         (
             &resolved_auto,
-            format!("auto: l = {l} minimizes c²/l + d·σx(l)² over {:?} (l ≤ smallest class / 2), from public numbers only", crate::preprocess::auto::CANDIDATES),
+            format!("auto: l = {l} minimizes c²/l + d·σx(l)² over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW),
         )
     } else if auto_mix_requested {
         (

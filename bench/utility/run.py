@@ -268,7 +268,7 @@ def mnist(pm, eps, tmp, seed=1):
     label = header.split(",")[0]
     out = os.path.join(tmp, "mnist-syn.csv")
     rec = synth(pm, trp, label, eps, out, seed=seed)
-    s = np.loadtxt(out, delimiter=",", skiprows=1)
+    s = np.genfromtxt(out, delimiter=",", skip_header=1, filling_values=0)  # "" = missing
     hs = open(out).readline().strip().split(",")
     li = hs.index(label)
     ys = s[:, li]
