@@ -76,7 +76,7 @@ pub fn auto_mix(
 ) -> Result<usize> {
     let mut best: Option<(f64, u32)> = None;
     // At most half of the smallest class per mix (sampling rate ≤ 1/2).
-    let full = (pool >= 2 && pool < FULL_POOL_BELOW).then_some(pool as u32);
+    let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
     for l in CANDIDATES
         .iter()
         .copied()
