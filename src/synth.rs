@@ -930,7 +930,7 @@ fn synthesize_dyn(
             let numeric = if denoise && opts.sigma_y.is_none() {
                 "mapped back linearly (pixels are clamped to their range when written)"
             } else {
-                "mapped back linearly, then (non-integer columns) into their range [min, max] by an increasing map that keeps the column's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range"
+                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range"
             };
             shrink.to_string()
                 + &if m > 0 {
@@ -1310,6 +1310,7 @@ fn synthesize_dyn(
                 rescale.unwrap_or(1.0),
                 &released.marginals,
                 (denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
+                Some(&labels[..]),
                 &|i| cls.labels[labels[i] as usize].clone(),
                 &mut out_row,
             )?;

@@ -95,9 +95,10 @@ fn iris_default_values_stay_in_the_public_ranges() {
 #[test]
 fn iris_default_utility_check_clears_the_bar() {
     // The app's utility check: train on the synthetic rows, test on the held-out real rows
-    // (30, 10 per class). Bar: mean over seeds 1..=6 ≥ 0.80 (this change measured 0.867:
-    // 0.87, 0.87, 0.90, 0.87, 0.80, 0.90; main before it 0.37–0.44 on bench/utility, real
-    // rows 0.96). The goal, 0.90, is not reached: see bench/utility/README.md.
+    // (30, 10 per class). Bar: mean over seeds 1..=6 ≥ 0.85 (this change measured 0.894:
+    // 0.83, 0.90, 0.90, 0.93, 0.90, 0.90; main before it 0.37–0.44 on bench/utility, real
+    // rows 0.96). On bench/utility's 10 random splits the mean is 0.847, below the issue's
+    // goal of 0.90: see bench/utility/README.md.
     let (train, test) = split();
     let test = table(&test);
     let mut accs = Vec::new();
@@ -108,7 +109,7 @@ fn iris_default_utility_check_clears_the_bar() {
     }
     let mean = accs.iter().sum::<f64>() / accs.len() as f64;
     eprintln!("iris utility per seed {accs:?}, mean {mean:.3}");
-    assert!(mean >= 0.80, "mean accuracy {mean:.3} < 0.80: {accs:?}");
+    assert!(mean >= 0.85, "mean accuracy {mean:.3} < 0.85: {accs:?}");
 }
 
 const DIGITS: &str = include_str!("../demo/digits-8x8.csv");

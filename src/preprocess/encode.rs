@@ -228,6 +228,26 @@ pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
     }
 }
 
+/// [`squeeze_into`] applied to each class's rows separately (`classes[i]`: row i's class,
+/// public: the released label), so every class keeps its own mean — the noise is what the
+/// squeeze shrinks, not the differences between classes. Post-processing, as above.
+pub fn squeeze_by_class(v: &mut [f64], lo: f64, hi: f64, classes: &[u32]) {
+    let k = classes.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); k];
+    for (i, &c) in classes.iter().enumerate() {
+        rows[c as usize].push(i);
+    }
+    let mut buf = Vec::new();
+    for idx in rows.iter().filter(|r| !r.is_empty()) {
+        buf.clear();
+        buf.extend(idx.iter().map(|&i| v[i]));
+        squeeze_into(&mut buf, lo, hi);
+        for (&i, &x) in idx.iter().zip(&buf) {
+            v[i] = x;
+        }
+    }
+}
+
 /// Index of the largest entry of a one-hot segment (the first one on ties; 0 when empty).
 fn argmax(seg: &[f32]) -> usize {
     let mut best = 0;
@@ -249,18 +269,21 @@ impl FeatureSpace {
     ///   when rows were not scaled);
     /// * a numeric column with a marginal in `marginals` (one entry per input column) is
     ///   quantile-mapped onto it; one without is mapped back linearly and then, unless it is
-    ///   an integer column, into its range by [`squeeze_into`] (without `denoise`; with it —
-    ///   the image path, which clamps when it writes pixels — it is left linear);
+    ///   an integer column, into its range by [`squeeze_into`] — class by class
+    ///   ([`squeeze_by_class`]) when `classes` gives each row's class — (without `denoise`;
+    ///   with it — the image path, which clamps when it writes pixels — it is left linear);
     /// * a categorical column with level proportions gets levels in those proportions
     ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
     ///
     /// `label(i)` gives row i's label cell; `sink` gets each row's cells in order.
+    #[allow(clippy::too_many_arguments)]
     pub fn decode_batch(
         &self,
         rows: &mut [f32],
         scale: f64,
         marginals: &[Option<ColumnMarginal>],
         denoise: Option<(&[u32], f64)>,
+        classes: Option<&[u32]>,
         label: &dyn Fn(usize) -> String,
         sink: &mut dyn FnMut(&[String]) -> Result<()>,
     ) -> Result<()> {
@@ -314,7 +337,10 @@ impl FeatureSpace {
                         // Integer columns are left linear: rounding a squeezed column
                         // erases its order (digits 8×8 at ε = 5, 10 splits: linear 0.843,
                         // clamped 0.809, squeezed 0.779).
-                        _ if denoise.is_none() && !*integer => squeeze_into(&mut v, *lo, *hi),
+                        _ if denoise.is_none() && !*integer => match classes {
+                            Some(c) if c.len() == t => squeeze_by_class(&mut v, *lo, *hi, c),
+                            _ => squeeze_into(&mut v, *lo, *hi),
+                        },
                         // The image path (denoised rows): linear, clamped when the pixels are
                         // written; measured on the digits demo, the squeeze lowers the share
                         // of synthetic images nearest their own class's mean (0.95 → 0.74).
@@ -598,6 +624,50 @@ pub fn format_number(x: f64, integer: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn squeeze_by_class_keeps_each_class_mean() {
+        // Two classes far apart with wide noise: squeezing them together would pull both
+        // means to the middle; by class, each keeps its own (inside the range).
+        let mut v = Vec::new();
+        let mut c = Vec::new();
+        for i in 0..200 {
+            let noise = (f64::from(i % 21) - 10.0) * 0.6;
+            let (cls, centre) = if i % 2 == 0 { (0, 1.5) } else { (1, 5.5) };
+            v.push(centre + noise);
+            c.push(cls);
+        }
+        let v0 = v.clone();
+        squeeze_by_class(&mut v, 1.0, 7.0, &c);
+        for k in 0..2u32 {
+            let xs: Vec<f64> = (0..200).filter(|&i| c[i] == k).map(|i| v[i]).collect();
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            // The class's input mean (inside [lo + w/20, hi − w/20] here) is kept.
+            let input: Vec<f64> = (0..200).filter(|&i| c[i] == k).map(|i| v0[i]).collect();
+            let want = input.iter().sum::<f64>() / input.len() as f64;
+            assert!((1.3..=6.7).contains(&want), "{want}");
+            assert!(
+                (mean - want).abs() < 0.05,
+                "class {k}: mean {mean} vs {want}"
+            );
+            assert!(xs.iter().all(|x| (1.0..=7.0).contains(x)));
+            assert!(xs.iter().any(|&x| x != xs[0]));
+        }
+        // Within a class the order is kept.
+        for a in 0..200 {
+            for b in 0..200 {
+                if c[a] == c[b] && v0[a] < v0[b] {
+                    assert!(v[a] <= v[b]);
+                }
+            }
+        }
+        // The pooled squeeze, for contrast, moves class 0's mean by more than 0.3.
+        let mut p = v0.clone();
+        squeeze_into(&mut p, 1.0, 7.0);
+        let m0 = (0..200).filter(|&i| c[i] == 0).map(|i| p[i]).sum::<f64>() / 100.0;
+        let in0 = (0..200).filter(|&i| c[i] == 0).map(|i| v0[i]).sum::<f64>() / 100.0;
+        assert!((m0 - in0).abs() > 0.3, "{m0} vs {in0}");
+    }
+
     #[test]
     fn squeeze_into_keeps_range_order_and_mean_and_never_collapses() {
         use rand::{Rng, SeedableRng};
