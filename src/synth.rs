@@ -34,7 +34,9 @@ use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{
     dp_columns, fit_feature_space_with, plan_extras, DpHistogramBudget, ExtraStats, Released,
 };
-use crate::preprocess::rownorm::{accounting_clip, scale_rows_to_norm};
+use crate::preprocess::rownorm::{
+    accounting_clip, box_accounting_clip, box_diameter, scale_rows_to_norm,
+};
 use crate::preprocess::{FeatureSpace, NormalizationReport, NormalizeMode};
 use crate::receipt::{
     component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
@@ -326,6 +328,19 @@ fn classes_of(table: &Table) -> Result<Classes<'_>> {
         members,
         sizes,
     })
+}
+
+/// Cuts every pool to a random subset of `size` members (post-DP: `size` is public), for
+/// `mix` auto's full-pool choice.
+fn equalize_pools(pools: &mut [Vec<u32>], sizes: &mut [usize], size: usize, rng: &mut ReleaseRng) {
+    use rand::seq::SliceRandom;
+    for (p, s) in pools.iter_mut().zip(sizes.iter_mut()) {
+        if p.len() > size {
+            p.shuffle(rng);
+            p.truncate(size);
+        }
+        *s = p.len();
+    }
 }
 
 /// Normalization and its place in the budget.
@@ -812,13 +827,20 @@ fn synthesize_dyn(
     } else if public_norm {
         // ‖u‖ ≤ M for every encoded row; dividing by M/c puts every row in the ball of
         // radius c without changing any row's direction or relative length.
+        // Entries clamped into [0, 1] first (a per-record map, a no-op on this encoding), so
+        // the box bound of preprocess::rownorm never rests on the data.
         let s = (opts.clip / released.max_norm) as f32;
-        features.iter_mut().for_each(|x| *x *= s);
+        features.iter_mut().for_each(|x| *x = x.min(1.0) * s);
         (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     } else {
         (clip_rows(&mut features, space.dim, opts.clip)?, 0)
     };
-    let acc_clip = accounting_clip(opts.clip, nonneg);
+    // Rows in the box [0, c/M]^d (one-hot segments aside) differ by at most c·D/M ≤ √2·c.
+    let acc_clip = if public_norm {
+        box_accounting_clip(opts.clip, released.max_norm, box_diameter(&space))
+    } else {
+        accounting_clip(opts.clip, nonneg)
+    };
     let d = space.dim;
     let mut rows_padded = 0;
     if standard {
@@ -849,13 +871,19 @@ fn synthesize_dyn(
             &opts.orders,
             Some(&norm.curve),
         )?;
+        if standard && l as u64 == pool {
+            // l = the smallest pool: every pool is cut to that size (a random subset of the
+            // pool, whose size is the public minimum of the DP floors), so every class has
+            // sampling rate 1 (preprocess::auto).
+            equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
+        }
         resolved_auto = SynthOptions {
             mix: l,
             ..opts.clone()
         };
         (
             &resolved_auto,
-            format!("auto: l = {l} minimizes c²/l + d·σx(l)² over {:?} (l ≤ smallest class / 2), from public numbers only", crate::preprocess::auto::CANDIDATES),
+            format!("auto: l = {l} minimizes c²/l + d·σx(l)² over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW),
         )
     } else if auto_mix_requested {
         (
@@ -901,7 +929,7 @@ fn synthesize_dyn(
         rows: if common_norm {
             "scaled to L2 norm c (every row), rescaled after the noise by the DP mean norm / c"
         } else if public_norm {
-            "divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise"
+            "entries clamped into [0, 1], divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise; sensitivity: the diameter c·D/M of that box over l"
         } else {
             "clipped to L2 norm ≤ c"
         },
@@ -915,11 +943,16 @@ fn synthesize_dyn(
             } else {
                 "rows shrunk toward their class's mean by the empirical-Bayes factor max(v − σx², 0)/v per feature (post-processing); "
             };
+            let numeric = if denoise && opts.sigma_y.is_none() {
+                "mapped back linearly (pixels are clamped to their range when written)"
+            } else {
+                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range"
+            };
             shrink.to_string()
                 + &if m > 0 {
-                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others mapped back linearly without clamping, so values may leave the range (categorical: argmax)")
+                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others {numeric} (categorical: argmax)")
                 } else {
-                    "mapped back linearly without clamping (clamping noise into the range biases the means), so values may leave the range; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)".to_string()
+                    format!("numeric columns {numeric}; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)")
                 }
         },
         mix_choice: mix_choice.clone(),
@@ -1357,6 +1390,7 @@ fn synthesize_dyn(
                 rescale.unwrap_or(1.0),
                 &released.marginals,
                 (denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
+                Some(&labels[..]),
                 &|i| cls.labels[labels[i] as usize].clone(),
                 &mut out_row,
             )?;

@@ -268,7 +268,7 @@ def mnist(pm, eps, tmp, seed=1):
     label = header.split(",")[0]
     out = os.path.join(tmp, "mnist-syn.csv")
     rec = synth(pm, trp, label, eps, out, seed=seed)
-    s = np.loadtxt(out, delimiter=",", skiprows=1)
+    s = np.genfromtxt(out, delimiter=",", skip_header=1, filling_values=0)  # "" = missing
     hs = open(out).readline().strip().split(",")
     li = hs.index(label)
     ys = s[:, li]
@@ -310,9 +310,10 @@ def main():
     ap.add_argument("--privmix", default=os.path.join(ROOT, "target", "release", "privmix"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="")
+    ap.add_argument("--reps", type=int, default=3, help="splits (and seeds) for Iris / digits")
     a = ap.parse_args()
     pm = a.privmix
-    reps = 1 if a.quick else 3
+    reps = 1 if a.quick else a.reps
     tmp = tempfile.mkdtemp(prefix="privmix-utility-")
     only = set(a.only.split(",")) if a.only else None
     lines = ["| dataset | metric | privmix now (defaults) | issue (old privmix) | plain numpy DP-CDA | real data |",

@@ -9,7 +9,20 @@
 //! most `c²/l` (the spread of a mean of l rows of norm c) plus `d·σx(l)²` (the noise), with
 //! σx(l) calibrated to the target ε for the public pool (smallest class size, or its public
 //! floor), the rows per class, δ and the normalization's share. [`auto_mix`] returns the
-//! candidate l minimizing that sum. The clip norm c needs no choice: scaling every row to norm
+//! candidate l minimizing that sum.
+//!
+//! Candidates: [`CANDIDATES`] with l ≤ pool/2 (sampling rate ≤ 1/2) and, when that cap binds
+//! (pool < [`FULL_POOL_BELOW`] = 2 × the largest candidate), also l = pool: every mix is then
+//! the mean of its (fixed-size) pool plus noise, sampling rate 1. On small data the
+//! without-replacement subsampled bound at rates between 1/2 and 1 is no better — often
+//! worse — than the plain Gaussian bound at rate 1 (e.g. z = 8, α = 8: 0.063 at q = 0.5, 0.166
+//! at q = 0.9, 0.0625 at q = 1), so a mix of the whole pool has less noise per row for the same
+//! ε and its class means are the best the budget buys (issue 12: Iris, the digits demos); the
+//! rows' spread then comes from the noise only. Under the standard adjacency the caller cuts
+//! every pool to that size (a random subset; the size is the public minimum of the DP
+//! floors), so every class is accounted at rate 1. Larger data keep l ≤ 64 and their spread.
+//!
+//! The clip norm c needs no choice: scaling every row to norm
 //! c and restoring the scale afterwards makes the output independent of c (σx scales with c).
 //!
 //! Privacy: l is a function of public numbers (pool floor, T, d, ε, δ, the preset and the
@@ -41,6 +54,10 @@ pub fn use_common_norm(feature_columns: usize) -> bool {
 /// Candidate mix orders.
 pub const CANDIDATES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
+/// Below this smallest pool, l = pool is a candidate too (see the module note): 2 × 64, where
+/// the cap l ≤ pool/2 starts to cut the candidate list.
+pub const FULL_POOL_BELOW: u64 = 128;
+
 /// The automatic l (see the module note). `acc_clip` is the clip norm the accountant is
 /// given (c/√2 for non-negative rows), `clip` the norm rows are scaled to, `dim` the encoded
 /// dimension, `extra` the RDP already spent (normalization).
@@ -59,9 +76,12 @@ pub fn auto_mix(
 ) -> Result<usize> {
     let mut best: Option<(f64, u32)> = None;
     // At most half of the smallest class per mix (sampling rate ≤ 1/2).
-    for &l in CANDIDATES
+    let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
+    for l in CANDIDATES
         .iter()
-        .filter(|&&l| l == 1 || u64::from(l) * 2 <= pool)
+        .copied()
+        .filter(|&l| l == 1 || u64::from(l) * 2 <= pool)
+        .chain(full)
     {
         let c = calibrate_sigma_x(
             pool, l, acc_clip, None, per_class, delta, target, orders, preset, extra,
@@ -155,6 +175,61 @@ mod tests {
             None,
         )
         .unwrap();
-        assert!(small * 2 <= 12 || small == 1, "{small}");
+        assert!(small * 2 <= 12 || small == 1 || small == 12, "{small}");
+        // Below FULL_POOL_BELOW the whole pool is a candidate, and it is chosen when its
+        // score is the smallest (checked against the stated score, computed here).
+        let score = |pool: u64, l: u32| {
+            let c = calibrate_sigma_x(
+                pool,
+                l,
+                acc,
+                None,
+                40,
+                delta,
+                5.0,
+                &orders,
+                Preset::Default,
+                None,
+            )
+            .unwrap();
+            1.0 / f64::from(l) + 4.0 * c.sigma_x * c.sigma_x
+        };
+        let l30 = auto_mix(
+            30,
+            40,
+            4,
+            1.0,
+            acc,
+            delta,
+            5.0,
+            Preset::Default,
+            &orders,
+            None,
+        )
+        .unwrap();
+        let best = [1u32, 2, 3, 4, 6, 8, 12, 30]
+            .into_iter()
+            .min_by(|&a, &b| score(30, a).total_cmp(&score(30, b)))
+            .unwrap();
+        assert_eq!(l30 as u32, best);
+        assert_eq!(l30, 30, "Iris-sized pools take the whole pool");
+        // At and above FULL_POOL_BELOW the list is not extended.
+        let big = auto_mix(
+            FULL_POOL_BELOW,
+            40,
+            4,
+            1.0,
+            acc,
+            delta,
+            5.0,
+            Preset::Default,
+            &orders,
+            None,
+        )
+        .unwrap();
+        assert!(
+            CANDIDATES.contains(&(big as u32)) && big as u64 * 2 <= FULL_POOL_BELOW,
+            "{big}"
+        );
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! Numeric columns become u = (clamp(x) − offset)/scale; categorical columns become one-hot
 //! segments over their released levels (a value whose level was not released encodes as all
-//! zeros). Decoding maps u back to offset + u·scale, clamps to the column's range, rounds
-//! integer columns, and takes the argmax of each one-hot segment. All of this is
+//! zeros). Decoding maps u back to offset + u·scale, brings it into the column's range
+//! (clamping row by row; the batch decoder uses [`squeeze_into`]), rounds integer columns, and
+//! takes the argmax of each one-hot segment (or levels in DP proportions). All of this is
 //! post-processing of the mechanism's output.
 
 use crate::data::{Column, Table};
@@ -188,6 +189,65 @@ impl FeatureSpace {
     }
 }
 
+/// Maps a decoded numeric column into its range [lo, hi] (public, or DP: fixed before the
+/// rows were made) — post-processing of the released rows: x ↦ m + s·(x − m), with m the
+/// column's mean clamped into [lo + w/20, hi − w/20] (w = hi − lo) and the largest s ≤ 1 that
+/// puts the 1 % and 99 % quantiles inside [lo, hi]; the values still outside (about 2 % at
+/// most) are clamped. The map is increasing, so the order of the rows — how the column moves
+/// with the others and with the class — is kept, and the mean is kept wherever it lies in the
+/// inner range. Plain clamping would pile the noise's mass on the range's ends (measured on
+/// Iris at ε = 5: it loses to this map), and m is kept off the ends so that s > 0: no column
+/// collapses to one value. A non-finite value (which the noise cannot produce) becomes lo.
+/// Columns without a finite range are left as they are.
+pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
+    for x in v.iter_mut() {
+        if !x.is_finite() {
+            *x = lo;
+        }
+    }
+    if v.is_empty() || !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return;
+    }
+    let w = hi - lo;
+    let m = (v.iter().sum::<f64>() / v.len() as f64).clamp(lo + w / 20.0, hi - w / 20.0);
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let t = sorted.len();
+    let q = |p: f64| sorted[((p * (t - 1) as f64).round() as usize).min(t - 1)];
+    let (qlo, qhi) = (q(0.01), q(0.99));
+    let mut s: f64 = 1.0;
+    if qhi > hi {
+        s = s.min((hi - m) / (qhi - m));
+    }
+    if qlo < lo {
+        s = s.min((m - lo) / (m - qlo));
+    }
+    let s = if s.is_finite() { s.max(0.0) } else { 0.0 };
+    for x in v.iter_mut() {
+        *x = (m + s * (*x - m)).clamp(lo, hi);
+    }
+}
+
+/// [`squeeze_into`] applied to each class's rows separately (`classes[i]`: row i's class,
+/// public: the released label), so every class keeps its own mean — the noise is what the
+/// squeeze shrinks, not the differences between classes. Post-processing, as above.
+pub fn squeeze_by_class(v: &mut [f64], lo: f64, hi: f64, classes: &[u32]) {
+    let k = classes.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); k];
+    for (i, &c) in classes.iter().enumerate() {
+        rows[c as usize].push(i);
+    }
+    let mut buf = Vec::new();
+    for idx in rows.iter().filter(|r| !r.is_empty()) {
+        buf.clear();
+        buf.extend(idx.iter().map(|&i| v[i]));
+        squeeze_into(&mut buf, lo, hi);
+        for (&i, &x) in idx.iter().zip(&buf) {
+            v[i] = x;
+        }
+    }
+}
+
 /// Index of the largest entry of a one-hot segment (the first one on ties; 0 when empty).
 fn argmax(seg: &[f32]) -> usize {
     let mut best = 0;
@@ -208,18 +268,22 @@ impl FeatureSpace {
     /// * every row is then multiplied by `scale` (restoring the norm after row scaling; 1
     ///   when rows were not scaled);
     /// * a numeric column with a marginal in `marginals` (one entry per input column) is
-    ///   quantile-mapped onto it; one without is mapped back linearly, not clamped (clamping
-    ///   noise into the range biases the means), so it may leave the range;
+    ///   quantile-mapped onto it; one without is mapped back linearly and then, unless it is
+    ///   an integer column, into its range by [`squeeze_into`] — class by class
+    ///   ([`squeeze_by_class`]) when `classes` gives each row's class — (without `denoise`;
+    ///   with it — the image path, which clamps when it writes pixels — it is left linear);
     /// * a categorical column with level proportions gets levels in those proportions
     ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
     ///
     /// `label(i)` gives row i's label cell; `sink` gets each row's cells in order.
+    #[allow(clippy::too_many_arguments)]
     pub fn decode_batch(
         &self,
         rows: &mut [f32],
         scale: f64,
         marginals: &[Option<ColumnMarginal>],
         denoise: Option<(&[u32], f64)>,
+        classes: Option<&[u32]>,
         label: &dyn Fn(usize) -> String,
         sink: &mut dyn FnMut(&[String]) -> Result<()>,
     ) -> Result<()> {
@@ -255,6 +319,7 @@ impl FeatureSpace {
                     offset,
                     scale: sc,
                     lo,
+                    hi,
                     integer,
                     start,
                     ..
@@ -267,6 +332,18 @@ impl FeatureSpace {
                         // No clamping: pulling the noise into [lo, hi] would shift every mean
                         // toward the middle of the range (a non-finite value, which the noise
                         // cannot produce, would be written as the range's low end).
+                        // Into the public range (no row leaves the schema's [min, max]),
+                        // keeping the mean and the order: see `squeeze_into`.
+                        // Integer columns are left linear: rounding a squeezed column
+                        // erases its order (digits 8×8 at ε = 5, 10 splits: linear 0.843,
+                        // clamped 0.809, squeezed 0.779).
+                        _ if denoise.is_none() && !*integer => match classes {
+                            Some(c) if c.len() == t => squeeze_by_class(&mut v, *lo, *hi, c),
+                            _ => squeeze_into(&mut v, *lo, *hi),
+                        },
+                        // The image path (denoised rows): linear, clamped when the pixels are
+                        // written; measured on the digits demo, the squeeze lowers the share
+                        // of synthetic images nearest their own class's mean (0.95 → 0.74).
                         _ => v.iter_mut().for_each(|x| {
                             if !x.is_finite() {
                                 *x = *lo;
@@ -547,6 +624,111 @@ pub fn format_number(x: f64, integer: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn squeeze_by_class_keeps_each_class_mean() {
+        // Two classes far apart with wide noise: squeezing them together would pull both
+        // means to the middle; by class, each keeps its own (inside the range).
+        let mut v = Vec::new();
+        let mut c = Vec::new();
+        for i in 0..200 {
+            let noise = (f64::from(i % 21) - 10.0) * 0.6;
+            let (cls, centre) = if i % 2 == 0 { (0, 1.5) } else { (1, 5.5) };
+            v.push(centre + noise);
+            c.push(cls);
+        }
+        let v0 = v.clone();
+        squeeze_by_class(&mut v, 1.0, 7.0, &c);
+        for k in 0..2u32 {
+            let xs: Vec<f64> = (0..200).filter(|&i| c[i] == k).map(|i| v[i]).collect();
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            // The class's input mean (inside [lo + w/20, hi − w/20] here) is kept.
+            let input: Vec<f64> = (0..200).filter(|&i| c[i] == k).map(|i| v0[i]).collect();
+            let want = input.iter().sum::<f64>() / input.len() as f64;
+            assert!((1.3..=6.7).contains(&want), "{want}");
+            assert!(
+                (mean - want).abs() < 0.05,
+                "class {k}: mean {mean} vs {want}"
+            );
+            assert!(xs.iter().all(|x| (1.0..=7.0).contains(x)));
+            assert!(xs.iter().any(|&x| x != xs[0]));
+        }
+        // Within a class the order is kept.
+        for a in 0..200 {
+            for b in 0..200 {
+                if c[a] == c[b] && v0[a] < v0[b] {
+                    assert!(v[a] <= v[b]);
+                }
+            }
+        }
+        // The pooled squeeze, for contrast, moves class 0's mean by more than 0.3.
+        let mut p = v0.clone();
+        squeeze_into(&mut p, 1.0, 7.0);
+        let m0 = (0..200).filter(|&i| c[i] == 0).map(|i| p[i]).sum::<f64>() / 100.0;
+        let in0 = (0..200).filter(|&i| c[i] == 0).map(|i| v0[i]).sum::<f64>() / 100.0;
+        assert!((m0 - in0).abs() > 0.3, "{m0} vs {in0}");
+    }
+
+    #[test]
+    fn squeeze_into_keeps_range_order_and_mean_and_never_collapses() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        for case in 0..200 {
+            let (lo, hi) = (rng.gen_range(-5.0..5.0), 0.0);
+            let hi = lo + rng.gen_range(0.5..10.0) + hi;
+            let centre = rng.gen_range(lo - 3.0..hi + 3.0);
+            let spread = rng.gen_range(0.01..20.0);
+            let t = rng.gen_range(2..300);
+            let v0: Vec<f64> = (0..t)
+                .map(|_| centre + spread * (rng.gen::<f64>() - 0.5) * 4.0)
+                .collect();
+            let mut v = v0.clone();
+            squeeze_into(&mut v, lo, hi);
+            for x in &v {
+                assert!(
+                    (lo..=hi).contains(x),
+                    "case {case}: {x} outside [{lo}, {hi}]"
+                );
+            }
+            // Order kept (non-decreasing map).
+            for a in 0..t {
+                for b in 0..t {
+                    if v0[a] < v0[b] {
+                        assert!(v[a] <= v[b], "case {case}: order broken");
+                    }
+                }
+            }
+            // Never collapsed when the input was not.
+            let distinct_in = v0.iter().any(|&x| x != v0[0]);
+            let distinct_out = v.iter().any(|&x| x != v[0]);
+            if distinct_in && t >= 3 {
+                assert!(distinct_out, "case {case}: collapsed {v:?}");
+            }
+        }
+        // Already inside: unchanged. Mean kept when only scaling was needed.
+        let mut v = vec![1.0, 2.0, 3.0];
+        squeeze_into(&mut v, 0.0, 10.0);
+        assert_eq!(v, [1.0, 2.0, 3.0]);
+        let mut v: Vec<f64> = (0..101)
+            .map(|i| 5.0 + (f64::from(i) - 50.0) * 0.2)
+            .collect();
+        squeeze_into(&mut v, 0.0, 10.0);
+        let mean = v.iter().sum::<f64>() / 101.0;
+        assert!((mean - 5.0).abs() < 1e-9, "{mean}");
+        assert!(v[0] >= 0.0 && v[100] <= 10.0 && v[3] > v[2]);
+        // A column whose mean lies at the range's end (an always-zero pixel plus noise).
+        let mut v: Vec<f64> = (0..50).map(|i| f64::from(i % 7) - 3.0).collect();
+        squeeze_into(&mut v, 0.0, 16.0);
+        assert!(v.iter().all(|x| (0.0..=16.0).contains(x)));
+        assert!(v.iter().any(|&x| x != v[0]), "collapsed: {v:?}");
+        // Non-finite inputs become lo; an infinite range leaves the values.
+        let mut v = vec![f64::NAN, 1.0, 2.0];
+        squeeze_into(&mut v, 0.0, 4.0);
+        assert!(v.iter().all(|x| x.is_finite() && (0.0..=4.0).contains(x)));
+        let mut v = vec![-7.0, 9.0];
+        squeeze_into(&mut v, f64::NEG_INFINITY, f64::INFINITY);
+        assert_eq!(v, [-7.0, 9.0]);
+    }
+
     use super::*;
 
     fn space() -> FeatureSpace {
