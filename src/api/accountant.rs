@@ -7,11 +7,13 @@ use super::{orders_of, preset_of, synth::MixChoice, DEFAULT_CLIP};
 use crate::accountant::subsampled_gaussian::validate_orders;
 use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::accounting::{calibrate_sigma_x, suggest_mix, CdaPrivacy};
+use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::local::{calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::SynthPld;
+use crate::preprocess::auto::{auto_mix, use_common_norm};
 use crate::preprocess::dp_counts::{calibrate_standard, standard_curve};
+use crate::preprocess::rownorm::accounting_clip;
 use serde::{Deserialize, Serialize};
 
 /// Parses an order list: integers ≥ 2 and ranges like `2..256`, separated by commas.
@@ -850,9 +852,18 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         ));
     }
     let eps = r.epsilon * (1.0 - share);
-    let suggested = suggest_mix(
-        pool, per_class, r.features, r.delta, eps, clip, preset, &orders,
-    )?;
+    // The norm the accountant is given, as the synthesis encodes the rows: wide tables and
+    // images are scaled to norm c with non-negative entries (c/√2); short numeric tables sit
+    // in the box [0, c/M]^d (c/2; categorical columns would widen it, up to c/√2).
+    let acc_clip = if use_common_norm(r.features as usize) {
+        accounting_clip(clip, true)
+    } else {
+        0.5 * clip
+    };
+    // The synthesis's own automatic l (preprocess::auto), from the same public numbers.
+    let suggested = auto_mix(
+        pool, per_class, r.features, clip, acc_clip, r.delta, eps, preset, &orders, None,
+    )? as u32;
     let mix = match r.mix.as_ref().map(MixChoice::checked).transpose()? {
         None => super::synth::DEFAULT_MIX,
         Some(MixChoice::Fixed(l)) => l,
@@ -870,7 +881,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     let sizes: Vec<usize> = r.class_sizes.iter().map(|&s| s as usize).collect();
     let comps = vec![per_class; sizes.len()];
     let zero = RdpCurve::zero(&orders);
-    let dx = 2.0 * clip / f64::from(mix);
+    let dx = 2.0 * acc_clip / f64::from(mix);
     // ε of the mixing at σx under RDP (the adjacency's curve).
     let rdp_eps = |sx: f64| -> Result<f64> {
         if standard {
@@ -882,7 +893,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
             let p = CdaPrivacy {
                 pool,
                 mix,
-                clip,
+                clip: acc_clip,
                 sigma_x: sx,
                 sigma_y: None,
                 samples: per_class,
@@ -892,11 +903,11 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     };
     let sigma_rdp = if standard {
         calibrate_standard(
-            &sizes, &comps, mix, clip, 0.0, r.delta, eps, &orders, preset, &zero,
+            &sizes, &comps, mix, acc_clip, 0.0, r.delta, eps, &orders, preset, &zero,
         )?
     } else {
         calibrate_sigma_x(
-            pool, mix, clip, None, per_class, r.delta, eps, &orders, preset, None,
+            pool, mix, acc_clip, None, per_class, r.delta, eps, &orders, preset, None,
         )?
         .sigma_x
     };

@@ -172,7 +172,8 @@ test("noisePreview uses only public numbers and never overshoots", () => {
   assert.equal(p.accountant, "pld");
   const rdp = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, accountant: "rdp", adjacency: "keep-label" });
   assert.equal(rdp.accountant, "rdp");
-  const same = cjs.calibrate({ pool: 50, mix: p.mix, samples: 60, delta: 1e-5, epsilon: 1.8 });
+  // 4 numeric features: the synthesis's box encoding, whose accountant clip is c/2.
+  const same = cjs.calibrate({ pool: 50, mix: p.mix, clip: 0.5, samples: 60, delta: 1e-5, epsilon: 1.8 });
   assert.equal(rdp.sigmaX, same.sigmaX);
   const kept = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, adjacency: "keep-label" });
   assert.ok(kept.sigmaX < rdp.sigmaX && kept.epsilonMixing <= 1.8, JSON.stringify(kept));

@@ -203,84 +203,10 @@ pub fn calibrate_sigma_x(
     )))
 }
 
-/// Mix orders `--mix auto` chooses from.
-pub const AUTO_MIX_CANDIDATES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
-
-/// The automatic mix order (`--mix auto`): among [`AUTO_MIX_CANDIDATES`] that fit the pool,
-/// the l minimizing the worst-case expected squared distance of a synthetic row from its
-/// class mean, `c²/l + d·σx(l)²` (the mean of l clipped rows spreads by at most c²/l; the
-/// noise adds d·σx²), with σx(l) calibrated to `target`.
-///
-/// It uses only public numbers: the pool (smallest class size, invariant under the
-/// adjacency), the number of mixes, the feature count `dim` (from the header), c, ε and δ.
-#[allow(clippy::too_many_arguments)]
-pub fn suggest_mix(
-    pool: u64,
-    samples: u64,
-    dim: u64,
-    delta: f64,
-    target: f64,
-    clip: f64,
-    preset: Preset,
-    orders: &[u32],
-) -> Result<u32> {
-    let mut best: Option<(f64, u32)> = None;
-    for &l in AUTO_MIX_CANDIDATES
-        .iter()
-        .filter(|&&l| u64::from(l) <= pool)
-    {
-        let c = calibrate_sigma_x(
-            pool, l, clip, None, samples, delta, target, orders, preset, None,
-        )?;
-        let score = clip * clip / f64::from(l) + dim as f64 * c.sigma_x * c.sigma_x;
-        if best.map_or(true, |(s, _)| score < s) {
-            best = Some((score, l));
-        }
-    }
-    best.map(|(_, l)| l).ok_or_else(|| {
-        Error::param(
-            "mix",
-            "auto",
-            format!("the smallest class has {pool} rows; every class needs at least one row"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::accountant::default_orders;
-
-    #[test]
-    fn auto_mix_picks_the_best_scoring_candidate() {
-        let orders = default_orders();
-        let (pool, t, d, delta, eps, c) = (500u64, 500u64, 10u64, 1e-5, 2.0, 1.0);
-        let l = suggest_mix(pool, t, d, delta, eps, c, Preset::Default, &orders).unwrap();
-        assert!(AUTO_MIX_CANDIDATES.contains(&l));
-        let score = |l: u32| {
-            let s = calibrate_sigma_x(
-                pool,
-                l,
-                c,
-                None,
-                t,
-                delta,
-                eps,
-                &orders,
-                Preset::Default,
-                None,
-            )
-            .unwrap()
-            .sigma_x;
-            c * c / f64::from(l) + d as f64 * s * s
-        };
-        for &m in &AUTO_MIX_CANDIDATES {
-            assert!(score(l) <= score(m), "l = {l} scores worse than {m}");
-        }
-        // A pool of 3 rows limits the candidates.
-        let small = suggest_mix(3, 3, d, delta, eps, c, Preset::Default, &orders).unwrap();
-        assert!(small <= 3);
-    }
 
     #[test]
     fn sensitivities_give_the_papers_noise_multiplier() {
