@@ -14,6 +14,8 @@ use serde::Serialize;
 
 /// Placeholder written when no level of a categorical column could be released.
 pub const SUPPRESSED: &str = "(suppressed)";
+/// Written for the rows decoded into the pooled levels that were too rare to release.
+pub const OTHER: &str = "(other)";
 
 /// How one input column maps into the feature vector.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -366,6 +368,16 @@ impl FeatureSpace {
                         Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
                             assign_in_proportion(&seg, w, p)
                         }
+                        // The pooled rare levels get the rows that stand out least for
+                        // every released level (score: minus the row's largest).
+                        Some(ColumnMarginal::Categorical(p)) if p.len() == w + 1 => {
+                            let mut ext = Vec::with_capacity(t * (w + 1));
+                            for row in seg.chunks_exact(w) {
+                                ext.extend_from_slice(row);
+                                ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+                            }
+                            assign_in_proportion(&ext, w + 1, p)
+                        }
                         _ => seg.chunks_exact(w).map(argmax).collect(),
                     };
                     outs.push(Out::Cat(a));
@@ -383,7 +395,7 @@ impl FeatureSpace {
                         if levels.is_empty() {
                             cell.push_str(SUPPRESSED);
                         } else {
-                            cell.push_str(&levels[a[i]]);
+                            cell.push_str(levels.get(a[i]).map_or(OTHER, String::as_str));
                         }
                     }
                     _ => return Err(Error::Data("internal: decode_batch mismatch".into())),

@@ -345,7 +345,9 @@ pub fn plan_extras(
 pub enum ColumnMarginal {
     /// A numeric column's histogram.
     Numeric(NumericMarginal),
-    /// A categorical column's level proportions, one per released level (noisy, ≥ 0).
+    /// A categorical column's level proportions, one per released level (noisy, ≥ 0), and
+    /// possibly one more: the pooled mass of the levels below the release threshold, decoded
+    /// as [`super::encode::OTHER`].
     Categorical(Vec<f64>),
 }
 
@@ -611,6 +613,16 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                                 kept.push(l.clone());
                                 props.push(noisy);
                             }
+                        }
+                        // The rows of the levels below the threshold, pooled: n (public)
+                        // minus the released noisy counts, itself released only when it
+                        // clears the same threshold (post-processing). The decoder writes
+                        // them as OTHER instead of folding them into the released levels,
+                        // which at a small ε left a column with one value (Adult,
+                        // native-country at ε = 1: only "United-States" clears).
+                        let residual = table.n_rows as f64 - props.iter().sum::<f64>();
+                        if !kept.is_empty() && residual > tau {
+                            props.push(residual);
                         }
                         if kept.is_empty() {
                             warnings.push(format!(
