@@ -194,19 +194,22 @@ mod tests {
             .unwrap();
             1.0 / f64::from(l) + 4.0 * c.sigma_x * c.sigma_x
         };
-        let l30 = auto_mix(
-            30,
-            40,
-            4,
-            1.0,
-            acc,
-            delta,
-            5.0,
-            Preset::Default,
-            &orders,
-            None,
-        )
-        .unwrap();
+        let auto = |pool: u64| {
+            auto_mix(
+                pool,
+                40,
+                4,
+                1.0,
+                acc,
+                delta,
+                5.0,
+                Preset::Default,
+                &orders,
+                None,
+            )
+            .unwrap()
+        };
+        let l30 = auto(30);
         let best = [1u32, 2, 3, 4, 6, 8, 12, 30]
             .into_iter()
             .min_by(|&a, &b| score(30, a).total_cmp(&score(30, b)))
@@ -214,19 +217,7 @@ mod tests {
         assert_eq!(l30 as u32, best);
         assert_eq!(l30, 30, "Iris-sized pools take the whole pool");
         // At and above FULL_POOL_BELOW the list is not extended.
-        let big = auto_mix(
-            FULL_POOL_BELOW,
-            40,
-            4,
-            1.0,
-            acc,
-            delta,
-            5.0,
-            Preset::Default,
-            &orders,
-            None,
-        )
-        .unwrap();
+        let big = auto(FULL_POOL_BELOW);
         assert!(
             CANDIDATES.contains(&(big as u32)) && big as u64 * 2 <= FULL_POOL_BELOW,
             "{big}"
