@@ -484,7 +484,7 @@ struct Plan {
     public_information: Vec<String>,
     class_counts_public: bool,
     warnings: Vec<String>,
-    /// The PLD side of the accounting (DP-CDA with the PLD accountant).
+    /// The PLD side of the accounting (when the PLD accountant covers the mechanism).
     pld: Option<SynthPld>,
 }
 
@@ -957,9 +957,13 @@ fn synthesize_dyn(
         },
         mix_choice: mix_choice.clone(),
     };
-    // The PLD accountant (DP-CDA under the default preset): the Gaussian releases composed
-    // into `extra_curve`, by noise multiplier (mechanisms::cda::pld_plan).
+    // The PLD accountant (DP-CDA, local, projection under the default preset): the Gaussian
+    // releases composed into `extra_curve`, by noise multiplier (mechanisms::pld_plan).
     let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;
+    // DP-CDA's paper mode: the label noise's term (√2/l)²/σy² of 1/z².
+    let label_term = opts
+        .sigma_y
+        .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy));
     let extra_zs: Vec<f64> = [decisions.noise_multiplier, counts_z, norm.z]
         .into_iter()
         .flatten()
@@ -973,9 +977,6 @@ fn synthesize_dyn(
                 per_class_counts.iter().map(|&c| c as u64).collect()
             };
             let mix = opts.mix as u32;
-            let label_term = opts
-                .sigma_y
-                .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy));
             // Replace-one inside a pool (a member, or the zero padding row, for another):
             // √2·c/l for non-negative rows (preprocess::rownorm), 2c/l otherwise.
             let dx = 2.0 * acc_clip / opts.mix as f64;
@@ -1061,8 +1062,7 @@ fn synthesize_dyn(
                     PldAdjacency::LabelKept,
                     &extra_zs,
                     2.0 * acc_clip / opts.mix as f64,
-                    opts.sigma_y
-                        .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy)),
+                    label_term,
                 )
             });
             let (sigma_x, calibrated) = match given_sigma {
@@ -1594,18 +1594,21 @@ fn synthesize_dyn(
             components,
             accountant: if pld_eps.is_some() { "pld" } else { "rdp" },
             epsilon_rdp,
-            pld: pld_eps.as_ref().zip(plan.pld.as_ref()).map(|(e, p)| PldReport {
+            pld: pld_eps.as_ref().zip(plan.pld.as_ref()).map(|(e, p)| {
+                let (sampling_rate, compositions) = p.rate_and_steps();
+                PldReport {
                 epsilon: e.epsilon,
                 grid_step: e.grid_step,
                 fft_len: e.fft_len,
                 delta_charge: e.charge,
-                sampling_rate: p.rate_and_steps().0,
-                compositions: p.rate_and_steps().1,
+                sampling_rate,
+                compositions,
                 scope: if matches!(mechanism, Mechanism::Cda) {
                     "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
                 } else {
                     "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
                 },
+            }
             }),
         },
         normalization: norm_report,
