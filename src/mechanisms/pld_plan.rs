@@ -148,8 +148,8 @@ impl SynthPld {
         Ok(steps.compose(&self.extras))
     }
 
-    /// ε at σx: the smaller of the calibration-grid and default-grid bounds, with the
-    /// default grid's details.
+    /// ε at σx: the smaller of the calibration-grid and default-grid bounds (both upper
+    /// bounds), with the details of the grid that gave it.
     pub fn epsilon(&self, sigma_x: f64, delta: f64) -> Result<PldEpsilon> {
         let plan = self.plan(self.z_of(sigma_x))?;
         let fine = plan.epsilon(delta, &PldOptions::default())?;
