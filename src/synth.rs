@@ -518,9 +518,35 @@ pub fn synthesize_with(
     mut row: impl FnMut(&[String]) -> Result<()>,
     mut progress: impl FnMut(f64),
 ) -> Result<Receipt> {
-    // One copy of the pipeline for every caller (the CLI, the wasm API, images): the sinks
-    // are called once per row, so dynamic dispatch costs nothing measurable and keeps the
-    // shipped wasm small.
+    run_sinks(
+        table,
+        schema,
+        opts,
+        mechanism,
+        rng,
+        header,
+        &mut row,
+        &mut progress,
+        false,
+    )
+}
+
+/// The generic sinks of [`synthesize_with`] and [`synthesize_denoised`] turned into the
+/// dynamic ones of the one pipeline (the CLI, the wasm API, images): the sinks are called
+/// once per row, so dynamic dispatch costs nothing measurable and keeps the shipped wasm
+/// small.
+#[allow(clippy::too_many_arguments)]
+fn run_sinks(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+    header: impl FnOnce(&[String]) -> Result<()>,
+    row: &mut dyn FnMut(&[String]) -> Result<()>,
+    progress: &mut dyn FnMut(f64),
+    denoise: bool,
+) -> Result<Receipt> {
     let mut header = Some(header);
     let mut header_once = |names: &[String]| match header.take() {
         Some(h) => h(names),
@@ -533,9 +559,9 @@ pub fn synthesize_with(
         mechanism,
         rng,
         &mut header_once,
-        &mut row,
-        &mut progress,
-        false,
+        row,
+        progress,
+        denoise,
     )
 }
 
@@ -552,18 +578,13 @@ pub fn synthesize_denoised(
     mut row: impl FnMut(&[String]) -> Result<()>,
     mut progress: impl FnMut(f64),
 ) -> Result<Receipt> {
-    let mut header = Some(header);
-    let mut header_once = |names: &[String]| match header.take() {
-        Some(h) => h(names),
-        None => Err(Error::Data("internal: the header was written twice".into())),
-    };
-    synthesize_dyn(
+    run_sinks(
         table,
         schema,
         opts,
         &Mechanism::Cda,
         rng,
-        &mut header_once,
+        header,
         &mut row,
         &mut progress,
         true,

@@ -128,19 +128,22 @@ mod tests {
         let orders = default_orders();
         let (pool, t, d, delta, eps) = (2000u64, 2000u64, 20u64, 1e-5, 2.0);
         let acc = std::f64::consts::FRAC_1_SQRT_2;
-        let l = auto_mix(
-            pool,
-            t,
-            d,
-            1.0,
-            acc,
-            delta,
-            eps,
-            Preset::Default,
-            &orders,
-            None,
-        )
-        .unwrap();
+        let auto = |pool: u64, t: u64| {
+            auto_mix(
+                pool,
+                t,
+                d,
+                1.0,
+                acc,
+                delta,
+                eps,
+                Preset::Default,
+                &orders,
+                None,
+            )
+            .unwrap()
+        };
+        let l = auto(pool, t);
         let score = |l: u32| {
             let c = calibrate_sigma_x(
                 pool,
@@ -162,19 +165,7 @@ mod tests {
             assert!(s <= score(other) + 1e-12, "l = {l} loses to {other}");
         }
         // Small pools are respected.
-        let small = auto_mix(
-            12,
-            12,
-            d,
-            1.0,
-            acc,
-            delta,
-            eps,
-            Preset::Default,
-            &orders,
-            None,
-        )
-        .unwrap();
+        let small = auto(12, 12);
         assert!(small * 2 <= 12 || small == 1 || small == 12, "{small}");
         // Below FULL_POOL_BELOW the whole pool is a candidate, and it is chosen when its
         // score is the smallest (checked against the stated score, computed here).
@@ -194,7 +185,7 @@ mod tests {
             .unwrap();
             1.0 / f64::from(l) + 4.0 * c.sigma_x * c.sigma_x
         };
-        let auto = |pool: u64| {
+        let iris_like = |pool: u64| {
             auto_mix(
                 pool,
                 40,
@@ -209,7 +200,7 @@ mod tests {
             )
             .unwrap()
         };
-        let l30 = auto(30);
+        let l30 = iris_like(30);
         let best = [1u32, 2, 3, 4, 6, 8, 12, 30]
             .into_iter()
             .min_by(|&a, &b| score(30, a).total_cmp(&score(30, b)))
@@ -217,7 +208,7 @@ mod tests {
         assert_eq!(l30 as u32, best);
         assert_eq!(l30, 30, "Iris-sized pools take the whole pool");
         // At and above FULL_POOL_BELOW the list is not extended.
-        let big = auto(FULL_POOL_BELOW);
+        let big = iris_like(FULL_POOL_BELOW);
         assert!(
             CANDIDATES.contains(&(big as u32)) && big as u64 * 2 <= FULL_POOL_BELOW,
             "{big}"
