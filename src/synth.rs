@@ -967,7 +967,7 @@ fn synthesize_dyn(
             let numeric = if denoise && opts.sigma_y.is_none() {
                 "mapped back linearly (pixels are clamped to their range when written)"
             } else {
-                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range"
+                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are clamped into their range and rounded"
             };
             shrink.to_string()
                 + &if m > 0 {
@@ -1579,6 +1579,17 @@ fn synthesize_dyn(
         ));
     }
     if let Some(r) = &count_report {
+        if let Some(thr) = r.threshold {
+            // The label set itself was released under DP: a class with fewer records than
+            // about the threshold is not in the output at all. Says nothing about which or
+            // how many classes were left out (that would be the private part).
+            warnings.push(format!(
+                "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}}) or raise ε",
+                r.labels.len(),
+                r.labels.join(", "),
+                label = table.names[cls.index],
+            ));
+        }
         if !r.labels_too_small.is_empty() {
             warnings.push(format!(
                 "classes released but too small to synthesize at this budget (DP floor below l): {}",

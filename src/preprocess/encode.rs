@@ -207,6 +207,11 @@ pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
             *x = lo;
         }
     }
+    if lo.is_finite() && lo == hi {
+        // A one-point range (a constant column): the column is that constant.
+        v.fill(lo);
+        return;
+    }
     if v.is_empty() || !(lo.is_finite() && hi.is_finite() && hi > lo) {
         return;
     }
@@ -270,10 +275,10 @@ impl FeatureSpace {
     /// * every row is then multiplied by `scale` (restoring the norm after row scaling; 1
     ///   when rows were not scaled);
     /// * a numeric column with a marginal in `marginals` (one entry per input column) is
-    ///   quantile-mapped onto it; one without is mapped back linearly and then, unless it is
-    ///   an integer column, into its range by [`squeeze_into`] — class by class
-    ///   ([`squeeze_by_class`]) when `classes` gives each row's class — (without `denoise`;
-    ///   with it — the image path, which clamps when it writes pixels — it is left linear);
+    ///   quantile-mapped onto it; one without is mapped back linearly and then into its range:
+    ///   by [`squeeze_into`] — class by class ([`squeeze_by_class`]) when `classes` gives
+    ///   each row's class — or, for an integer column, by clamping (without `denoise`; with
+    ///   it — the image path, which clamps when it writes pixels — it is left linear);
     /// * a categorical column with level proportions gets levels in those proportions
     ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
     ///
@@ -336,13 +341,21 @@ impl FeatureSpace {
                         // cannot produce, would be written as the range's low end).
                         // Into the public range (no row leaves the schema's [min, max]),
                         // keeping the mean and the order: see `squeeze_into`.
-                        // Integer columns are left linear: rounding a squeezed column
-                        // erases its order (digits 8×8 at ε = 5, 10 splits: linear 0.843,
-                        // clamped 0.809, squeezed 0.779).
                         _ if denoise.is_none() && !*integer => match classes {
                             Some(c) if c.len() == t => squeeze_by_class(&mut v, *lo, *hi, c),
                             _ => squeeze_into(&mut v, *lo, *hi),
                         },
+                        // Integer columns are clamped, not squeezed: rounding a squeezed
+                        // column erases its order (digits 8×8 at ε = 5, 10 splits: squeezed
+                        // 0.779, clamped 0.809). Left linear they scored 0.843 but wrote
+                        // pixels such as −23 and 59 into a 0..16 column, values no user keeps.
+                        _ if denoise.is_none() => v.iter_mut().for_each(|x| {
+                            *x = if x.is_finite() {
+                                x.clamp(*lo, *hi)
+                            } else {
+                                *lo
+                            };
+                        }),
                         // The image path (denoised rows): linear, clamped when the pixels are
                         // written; measured on the digits demo, the squeeze lowers the share
                         // of synthetic images nearest their own class's mean (0.95 → 0.74).
@@ -742,6 +755,64 @@ mod tests {
     }
 
     use super::*;
+
+    /// Decodes one numeric column (range [lo, hi], integer or not) from feature values `u`
+    /// through `decode_batch` without marginals, as the table path does.
+    fn decode_numeric(u: &[f32], lo: f64, hi: f64, integer: bool) -> Vec<f64> {
+        let fs = FeatureSpace {
+            names: vec!["x".into()],
+            codecs: vec![ColumnCodec::Numeric {
+                offset: lo,
+                scale: if hi > lo { hi - lo } else { 1.0 },
+                lo,
+                hi,
+                integer,
+                start: 0,
+            }],
+            dim: 1,
+        };
+        let mut rows = u.to_vec();
+        let mut out = Vec::new();
+        fs.decode_batch(
+            &mut rows,
+            1.0,
+            &[None],
+            None,
+            None,
+            &|_| String::new(),
+            &mut |c| {
+                out.push(c[0].parse::<f64>().unwrap());
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn decoded_integer_columns_stay_in_their_range() {
+        // Noise around the ends of a 0..16 pixel column: left linear (the old decoder) these
+        // came out as −23 and 59.
+        let u: Vec<f32> = (0..400).map(|i| (i as f32 - 200.0) / 50.0).collect(); // −4 .. 4
+        let v = decode_numeric(&u, 0.0, 16.0, true);
+        assert!(v
+            .iter()
+            .all(|x| (0.0..=16.0).contains(x) && x.fract() == 0.0));
+        // Not collapsed: every integer of the range appears.
+        for k in 0..=16 {
+            assert!(v.contains(&f64::from(k)), "{k} missing");
+        }
+    }
+
+    #[test]
+    fn a_one_point_range_decodes_to_its_constant() {
+        // A column that is 0 in every record (range [0, 0]): noise must not come out as ±1.6.
+        let u: Vec<f32> = (0..50).map(|i| (i as f32 - 25.0) / 10.0).collect();
+        for integer in [false, true] {
+            let v = decode_numeric(&u, 0.0, 0.0, integer);
+            assert!(v.iter().all(|&x| x == 0.0), "{integer}: {v:?}");
+        }
+    }
 
     fn space() -> FeatureSpace {
         FeatureSpace {
