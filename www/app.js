@@ -434,6 +434,9 @@ function showReceipt(r) {
   if (r.warnings?.length) {
     const d = document.createElement("details");
     d.className = "warnings";
+    // Open: a warning (a column on a default range, a class too small to release) changes
+    // what the data are worth, so it is shown, not folded away.
+    d.open = true;
     const sum = document.createElement("summary");
     sum.textContent = `${r.warnings.length} warning${r.warnings.length > 1 ? "s" : ""} in the receipt`;
     const ul = document.createElement("ul");

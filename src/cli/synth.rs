@@ -383,6 +383,15 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
         "rows_dropped": receipt.data.rows_dropped, "output": a.output, "receipt": a.receipt,
         "seeded": receipt.randomness.seeded,
     });
+    // Every receipt warning (a column on a default range, a class too small to release, …)
+    // is printed, not only filed in the receipt; the seed note was printed at the start.
+    for w in receipt
+        .warnings
+        .iter()
+        .filter(|w| !w.starts_with("seeded, not for release"))
+    {
+        eprintln!("privmix: warning: {w}");
+    }
     if a.common.json {
         super::print_json(&summary);
     } else {
