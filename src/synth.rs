@@ -904,7 +904,7 @@ fn synthesize_dyn(
         };
         (
             &resolved_auto,
-            format!("auto: l = {l} minimizes c²/l + d·σx(l)² over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW),
+            format!("auto: l = {l} minimizes c²/l + d·σx(l)² (σx(l) from the RDP accountant on its orders up to 128, to 0.1 %) over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW),
         )
     } else if auto_mix_requested {
         (

@@ -35,6 +35,20 @@ pub fn smallest_z(
     conversion: Conversion,
     curve: impl Fn(f64) -> Result<RdpCurve>,
 ) -> Result<Calibrated> {
+    smallest_z_within(target, delta, conversion, curve, Z_REL_TOL)
+}
+
+/// [`smallest_z`] to a relative tolerance `tol` (≥ [`Z_REL_TOL`]): the returned z still
+/// meets the target, and is at most a factor 1 + `tol` above the smallest that does. For
+/// rankings (the automatic l), where a coarse z is enough and each evaluation is costly.
+pub fn smallest_z_within(
+    target: f64,
+    delta: f64,
+    conversion: Conversion,
+    curve: impl Fn(f64) -> Result<RdpCurve>,
+    tol: f64,
+) -> Result<Calibrated> {
+    let tol = tol.max(Z_REL_TOL);
     check_epsilon(target)?;
     check_delta(delta)?;
     let eval = |z: f64| -> Result<EpsDelta> { curve(z)?.epsilon(delta, conversion) };
@@ -81,7 +95,7 @@ pub fn smallest_z(
     let (mut g_lo, mut g_hi) = (g(eps_lo), g(e_hi.epsilon));
     let mut side = 0i32;
     let mut step = 0u32;
-    while hi / lo - 1.0 > Z_REL_TOL {
+    while hi / lo - 1.0 > tol {
         step += 1;
         let width = x_hi - x_lo;
         let mut x = if g_lo.is_finite() && g_hi.is_finite() && g_lo > g_hi && step % 8 != 0 {
@@ -112,8 +126,8 @@ pub fn smallest_z(
             side = -1;
         }
         // Close the gap from the feasible side once regula falsi converges from one end.
-        if hi / lo - 1.0 > Z_REL_TOL && side == 1 && x_hi - x_lo < 1e-3 {
-            let probe = hi * (1.0 - Z_REL_TOL * 0.5);
+        if hi / lo - 1.0 > tol && side == 1 && x_hi - x_lo < 1e-3 {
+            let probe = hi * (1.0 - tol * 0.5);
             if probe > lo {
                 let ep = eval(probe)?;
                 if ep.epsilon > target {

@@ -883,10 +883,13 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     let zero = RdpCurve::zero(&orders);
     let dx = 2.0 * acc_clip / f64::from(mix);
     // ε of the mixing at σx under RDP (the adjacency's curve).
-    let rdp_eps = |sx: f64| -> Result<f64> {
+    // The chart's points (not the calibration) use the coarse orders: an upper bound on ε,
+    // at a fraction of the cost.
+    let chart_orders = crate::preprocess::auto::coarse_orders(&orders);
+    let rdp_eps = |sx: f64, orders: &[u32]| -> Result<f64> {
         if standard {
             let z = sx / dx;
-            Ok(standard_curve(&sizes, &comps, mix, z, &orders, preset)?
+            Ok(standard_curve(&sizes, &comps, mix, z, orders, preset)?
                 .epsilon(r.delta, preset.conversion())?
                 .epsilon)
         } else {
@@ -898,7 +901,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
                 sigma_y: None,
                 samples: per_class,
             };
-            Ok(p.epsilon(r.delta, &orders, preset, None)?.epsilon)
+            Ok(p.epsilon(r.delta, orders, preset, None)?.epsilon)
         }
     };
     let sigma_rdp = if standard {
@@ -932,8 +935,8 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         total_fraction: 12.0,
         ..pld::PldOptions::calibration()
     };
-    let eps_at = |sx: f64, opts: &pld::PldOptions| -> Result<f64> {
-        let e = rdp_eps(sx)?;
+    let eps_at = |sx: f64, opts: &pld::PldOptions, orders: &[u32]| -> Result<f64> {
+        let e = rdp_eps(sx, orders)?;
         Ok(match &pld {
             Some(p) => p.plan(p.z_of(sx))?.epsilon(r.delta, opts)?.epsilon.min(e),
             None => e,
@@ -943,14 +946,14 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         Some(p) => p.calibrate(sigma_rdp, eps, r.delta)?,
         None => sigma_rdp,
     };
-    let epsilon_mixing = eps_at(sigma_x, &pld::PldOptions::calibration())?;
+    let epsilon_mixing = eps_at(sigma_x, &pld::PldOptions::calibration(), &orders)?;
     let mut curve = Vec::with_capacity(7);
     for f in [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0] {
         let sx = sigma_x * f;
         let e = if f == 1.0 {
             epsilon_mixing
         } else {
-            eps_at(sx, &coarse)?
+            eps_at(sx, &coarse, &chart_orders)?
         };
         curve.push((sx, e));
     }

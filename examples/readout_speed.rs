@@ -1,0 +1,103 @@
+//! Times the page's live readout (`api::accountant::preview`, mix "auto") and its automatic-l
+//! ranking against the previous ranking (every candidate calibrated on all RDP orders to
+//! full precision), measured in the same run; prints a table with the ratio.
+//!
+//!     cargo run --release --example readout_speed
+use privmix::accountant::{default_orders, Preset};
+use privmix::api::accountant::{preview, PreviewRequest};
+use privmix::mechanisms::cda::accounting::calibrate_sigma_x;
+use privmix::preprocess::auto::{auto_mix, CANDIDATES, FULL_POOL_BELOW};
+use std::time::Instant;
+
+fn best_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let orders = default_orders();
+    let acc = std::f64::consts::FRAC_1_SQRT_2;
+    println!("| classes × size | d | ε | l | previous ranking (ms) | ranking now (ms) | ratio | whole readout now (ms) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (sizes, d) in [
+        (vec![1000u64; 10], 784u64),
+        (vec![50, 50, 50], 4),
+        (vec![7841, 24720], 14),
+        (vec![900, 1000], 64),
+    ] {
+        for eps in [1.0, 5.0] {
+            let pool = *sizes.iter().min().unwrap();
+            let per = sizes.iter().sum::<u64>() / sizes.len() as u64;
+            let target = eps * 0.9;
+            let mut l = 0;
+            let now = best_ms(3, || {
+                l = auto_mix(
+                    pool,
+                    per,
+                    d,
+                    1.0,
+                    acc,
+                    1e-5,
+                    target,
+                    Preset::Default,
+                    &orders,
+                    None,
+                )
+                .unwrap();
+            });
+            let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
+            let mut l_prev = 0;
+            let prev = best_ms(3, || {
+                let mut best = (f64::INFINITY, 0);
+                for c in CANDIDATES
+                    .iter()
+                    .copied()
+                    .filter(|&c| c == 1 || u64::from(c) * 2 <= pool)
+                    .chain(full)
+                {
+                    let s = calibrate_sigma_x(
+                        pool,
+                        c,
+                        acc,
+                        None,
+                        per,
+                        1e-5,
+                        target,
+                        &orders,
+                        Preset::Default,
+                        None,
+                    )
+                    .unwrap();
+                    let score = 1.0 / f64::from(c) + d as f64 * s.sigma_x * s.sigma_x;
+                    if score < best.0 {
+                        best = (score, c);
+                    }
+                }
+                l_prev = best.1;
+            });
+            let req: PreviewRequest = serde_json::from_value(serde_json::json!({
+                "classSizes": sizes, "epsilon": eps, "delta": 1e-5, "features": d, "mix": "auto"
+            }))
+            .unwrap();
+            let whole = best_ms(3, || {
+                preview(&req).unwrap();
+            });
+            let same = if l as u32 == l_prev {
+                String::new()
+            } else {
+                format!(" (previous: {l_prev})")
+            };
+            println!(
+                "| {}×{} | {d} | {eps} | {l}{same} | {prev:.1} | {now:.1} | {:.2}× | {whole:.1} |",
+                sizes.len(),
+                pool,
+                prev / now
+            );
+        }
+    }
+}
