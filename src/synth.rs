@@ -864,6 +864,7 @@ fn synthesize_dyn(
     };
     let d = space.dim;
     let mut rows_padded = 0;
+    let mut padding_row = None;
     if standard {
         // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
         features.resize(features.len() + d, 0.0);
@@ -872,6 +873,7 @@ fn synthesize_dyn(
         let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);
         cls.members = pools;
         rows_padded = padded;
+        padding_row = Some(zero_row);
     }
     let resolved_auto;
     let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
@@ -897,6 +899,10 @@ fn synthesize_dyn(
             // pool, whose size is the public minimum of the DP floors), so every class has
             // sampling rate 1 (preprocess::auto).
             equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
+            // The warning counts the padding rows that are still in a pool after the cut.
+            if let Some(z) = padding_row {
+                rows_padded = cls.members.iter().flatten().filter(|&&m| m == z).count();
+            }
         }
         resolved_auto = SynthOptions {
             mix: l,
