@@ -32,7 +32,8 @@ use crate::preprocess::dp_counts::{
 use crate::preprocess::encode::write_number;
 use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{
-    dp_columns, fit_feature_space_with, plan_extras, DpHistogramBudget, ExtraStats, Released,
+    dp_columns, fit_feature_space_with, plan_extras, range_threshold_sigmas, DpHistogramBudget,
+    ExtraStats, Released,
 };
 use crate::preprocess::rownorm::{
     accounting_clip, box_accounting_clip, box_diameter, scale_rows_to_norm,
@@ -65,6 +66,10 @@ pub struct SynthOptions {
     /// Share of ε for DP normalization (default 0.2: ranges, categories, the marginals the
     /// decoder maps onto and the mean norm).
     pub normalize_share: f64,
+    /// True when the caller chose `normalize_share`. Otherwise (the default) a small table
+    /// without public ranges gets a larger share, up to [`MAX_AUTO_NORMALIZE_SHARE`], when the
+    /// default one could not see its ranges (see `normalize`).
+    pub normalize_share_given: bool,
     /// Explicit σx instead of calibration.
     pub sigma_x: Option<f64>,
     /// σy: paper mode with label noise; None: label-free mode (default).
@@ -147,6 +152,10 @@ pub const TYPES_SHARE: f64 = 0.02;
 pub const COUNTS_SHARE: f64 = 0.05;
 /// Share of δ spent on the label threshold (standard adjacency, labels not in the schema).
 pub const DELTA_LABEL_SHARE: f64 = 0.1;
+/// The largest share of ε the normalization takes on its own (small tables without public
+/// ranges; see `normalize`).
+pub const MAX_AUTO_NORMALIZE_SHARE: f64 = 0.5;
+
 /// Noise multiplier of the type and count mechanisms when no target ε is given.
 pub const DEFAULT_SHAPE_Z: f64 = 20.0;
 
@@ -160,6 +169,7 @@ impl Default for SynthOptions {
             samples: None,
             normalize: NormalizeMode::Dp,
             normalize_share: 0.2,
+            normalize_share_given: false,
             sigma_x: None,
             sigma_y: None,
             preset: Preset::Default,
@@ -379,17 +389,49 @@ fn normalize(
     };
     let delta_rdp = delta_avail - delta_cat;
     let orders = &opts.orders;
+    let mut share_note = None;
     let z = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
         })?;
-        smallest_z(
-            eps * opts.normalize_share,
-            delta_rdp,
-            opts.preset.conversion(),
-            |z| RdpCurve::gaussian(z, orders),
-        )?
-        .z
+        let z_of = |share: f64| -> Result<f64> {
+            Ok(
+                smallest_z(eps * share, delta_rdp, opts.preset.conversion(), |z| {
+                    RdpCurve::gaussian(z, orders)
+                })?
+                .z,
+            )
+        };
+        let z0 = z_of(opts.normalize_share)?;
+        // Small tables without public ranges: a range is found when a power-of-two bin holds
+        // more rows than the threshold t·σ. When the default share leaves t·σ above n/4 (n is
+        // public: the adjacency replaces records), the share is raised in steps of 0.05 up to
+        // MAX_AUTO_NORMALIZE_SHARE until it does not — the mixing, whose noise is averaged
+        // over l rows, can spare it. A function of public numbers (n, the columns, ε, δ):
+        // it releases nothing.
+        let reach = |z: f64| {
+            let sigma = z * plan_extras(table, schema, want, z).l2_sensitivity();
+            range_threshold_sigmas(m_num) * sigma <= table.n_rows as f64 / 4.0
+        };
+        if m_num == 0 || opts.normalize_share_given || reach(z0) {
+            z0
+        } else {
+            let mut chosen = z0;
+            let mut share = opts.normalize_share;
+            while share + 0.05 <= MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
+                share += 0.05;
+                let z = z_of(share)?;
+                if reach(z) {
+                    chosen = z;
+                    share_note = Some(format!(
+                        "the normalization's share of ε was raised from {:.2} to {share:.2}: with {} rows and no public ranges for {m_num} numeric column(s), the default share could not see their ranges (give min/max in a schema to keep the default)",
+                        opts.normalize_share, table.n_rows
+                    ));
+                    break;
+                }
+            }
+            chosen
+        }
     } else {
         f64::INFINITY
     };
@@ -412,8 +454,11 @@ fn normalize(
     } else {
         (RdpCurve::zero(orders), None)
     };
-    let (space, report, released) =
+    let (space, mut report, released) =
         fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
+    if dp {
+        report.warnings.extend(share_note);
+    }
     if space.dim == 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label; add at least one feature column"

@@ -129,3 +129,44 @@ fn rare_levels_pool_into_other_instead_of_collapsing_the_column() {
     // True share 10 %; the DP count's noise (σ ≈ 10² here) moves it by a few points at most.
     assert!((0.05..0.15).contains(&other), "(other) share {other}");
 }
+
+#[test]
+fn small_tables_without_ranges_get_a_larger_normalization_share() {
+    // Iris without a schema at ε = 5: at the default share (0.2) the power-of-two histogram's
+    // noise hid petal_width's range, which then fell back to [0, 1] (the issue's "only 0s and
+    // 1s"). The share is raised (a function of n, the columns, ε and δ: public) until every
+    // column's range can be seen; a share the caller gives is kept.
+    let base = serde_json::json!({"label": "species", "epsilon": 5.0, "delta": 1e-5});
+    for seed in [1.0, 2.0, 3.0] {
+        let mut req = base.clone();
+        req["seed"] = seed.into();
+        let (rows, r) = run(IRIS, req);
+        let cols = r["normalization"]["columns"].as_array().unwrap();
+        for c in cols.iter().filter(|c| c["kind"] == "numeric") {
+            assert_eq!(c["source"], "dp", "seed {seed}: {c}");
+        }
+        let warnings = r["warnings"].as_array().unwrap();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("raised from 0.20 to")),
+            "{warnings:?}"
+        );
+        // Every numeric output column takes more than two values.
+        for j in 0..4 {
+            let mut vals: Vec<&str> = rows[1..].iter().map(|row| row[j].as_str()).collect();
+            vals.sort_unstable();
+            vals.dedup();
+            assert!(vals.len() > 2, "seed {seed}, column {j}: {vals:?}");
+        }
+    }
+    // Given explicitly, the share stays (and the default range is reported instead).
+    let mut req = base.clone();
+    req["seed"] = 1.0.into();
+    req["normalizeShare"] = 0.2.into();
+    let (_, r) = run(IRIS, req);
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(!warnings
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("raised from")));
+}

@@ -197,6 +197,7 @@ impl TryFrom<&SynthRequest> for SynthParams {
                 Some(s) => s.parse()?,
             },
             normalize_share: r.normalize_share.unwrap_or(DEFAULT_NORMALIZE_SHARE),
+            normalize_share_given: r.normalize_share.is_some(),
             sigma_x: r.sigma_x,
             sigma_y: r.sigma_y,
             preset: preset_of(&r.preset)?,

@@ -253,6 +253,13 @@ fn coarse_edges(cb: usize) -> (f64, f64) {
 
 // ---- fitting ---------------------------------------------------------------------------
 
+/// The range threshold in noise standard deviations for `m_num` numeric columns: a coarse
+/// bin counts toward a column's range when its noisy count exceeds this many σ (family-wise
+/// false-detection rate [`FALSE_DETECTION_RATE`] over every bin of every column).
+pub fn range_threshold_sigmas(m_num: usize) -> f64 {
+    upper_quantile_conservative(FALSE_DETECTION_RATE / ((COARSE_BINS + 1) * m_num.max(1)) as f64)
+}
+
 /// What [`fit_feature_space_with`] should release besides ranges and categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ExtraStats {
@@ -411,9 +418,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         None
     };
     let marginals_on = dp_hist.is_some() && plan.numeric_marginals + plan.categorical_marginals > 0;
-    let t_num = upper_quantile_conservative(
-        FALSE_DETECTION_RATE / ((COARSE_BINS + 1) * m_num.max(1)) as f64,
-    );
+    let t_num = range_threshold_sigmas(m_num);
     let t_int = crate::data::decide::margin(3.0, m_num);
     let t_cat = dp_hist
         .as_ref()
