@@ -8,8 +8,10 @@
 //! stated where it happens ([`DiscreteGaussian`]): an event of probability below e^{−2^64}
 //! is resolved as a rejection.
 
+use super::table::Table;
 use crate::error::{Error, Result};
 use rand::RngCore;
+use std::sync::Arc;
 
 /// Random bits drawn 64 at a time from a generator and handed out one (or a few) at a time,
 /// so that a coin of probability 3/7 costs two bits on average instead of a 64-bit word.
@@ -144,6 +146,19 @@ impl<'a, R: RngCore + ?Sized> Bits<'a, R> {
     #[inline]
     pub fn bernoulli_exp_neg_one(&mut self) -> bool {
         self.bernoulli_exp_neg_frac(1, 1)
+    }
+
+    /// Bernoulli(e^{−a/b}) for any a and 0 < b ≤ 2^127: ⌊a/b⌋ independent Bernoulli(e^{−1})
+    /// coins and one Bernoulli(e^{−(a mod b)/b}).
+    pub fn bernoulli_exp_neg(&mut self, a: u128, b: u128) -> bool {
+        let mut q = a / b;
+        while q > 0 {
+            if !self.bernoulli_exp_neg_one() {
+                return false;
+            }
+            q -= 1;
+        }
+        self.bernoulli_exp_neg_frac(a % b, b)
     }
 
     /// Bernoulli(e^{−γ}) for γ = a²/b (a any u128, 0 < b ≤ 2^127): e^{−γ} = e^{−⌊γ⌋}·e^{−{γ}},
@@ -301,32 +316,55 @@ impl DiscreteLaplace {
     }
 }
 
-/// The discrete Gaussian on ℤ, P(z) ∝ e^{−z²/(2σ²)}, with σ = num/den rational (den a power
-/// of two), sampled exactly by CKS20 Algorithm 3: a discrete Laplace proposal of scale
-/// t = ⌊σ⌋ + 1 accepted with probability e^{−(|Y| − σ²/t)²/(2σ²)}.
+/// The discrete Gaussian on ℤ, P(z) ∝ e^{−z²/(2σ²)}, with σ = num/den rational, sampled
+/// exactly.
 ///
-/// In integers: (|Y| − σ²/t)²/(2σ²) = a²/b with a = | |Y|·t·den² − num² | and
-/// b = 2·(num·t·den)² ≤ 2^127. If |Y|·t·den² overflows 128 bits (|Y| > 2^128/(t·den²), a
-/// proposal of probability below e^{−2^64}), the proposal is rejected; its acceptance
-/// probability would be below e^{−2^127}.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// [`Self::sample_bits`] is the fast sampler of [`super::table`] (a discrete ziggurat: a
+/// dyadic proposal and exact acceptance coins; its proof note is there). The tables are
+/// built once in [`Self::from_ratio`] (shared by clones) and take a few milliseconds.
+///
+/// [`Self::sample_cks_bits`] is CKS20 Algorithm 3 (kept as a reference and for the
+/// benchmark): a discrete Laplace proposal of scale t = ⌊σ⌋ + 1 accepted with probability
+/// e^{−(|Y| − σ²/t)²/(2σ²)}. In integers: (|Y| − σ²/t)²/(2σ²) = a²/b with
+/// a = | |Y|·t·den² − num² | and b = 2·(num·t·den)² ≤ 2^127. If |Y|·t·den² overflows 128
+/// bits (|Y| > 2^128/(t·den²), a proposal of probability below e^{−2^64}), the proposal is
+/// rejected; its acceptance probability would be below e^{−2^127}.
+#[derive(Clone)]
 pub struct DiscreteGaussian {
     num: u64,
     den: u64,
     t: u64,
+    table: Arc<Table>,
 }
 
+impl std::fmt::Debug for DiscreteGaussian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiscreteGaussian")
+            .field("num", &self.num)
+            .field("den", &self.den)
+            .finish()
+    }
+}
+
+impl PartialEq for DiscreteGaussian {
+    fn eq(&self, o: &Self) -> bool {
+        (self.num, self.den) == (o.num, o.den)
+    }
+}
+
+impl Eq for DiscreteGaussian {}
+
 impl DiscreteGaussian {
-    /// σ = num/den with num, den ≥ 1 and num·(⌊num/den⌋ + 1)·den ≤ 2^63.
+    /// σ = num/den with 1 ≤ num, den ≤ 2^31 and num·(⌊num/den⌋ + 1)·den ≤ 2^63.
     pub fn from_ratio(name: &str, num: u64, den: u64) -> Result<Self> {
         let bad = || {
             Err(Error::param(
                 name,
                 format!("{num}/{den}"),
-                "an exact Gaussian scale num/den needs num, den ≥ 1 and num·(⌊num/den⌋+1)·den ≤ 2^63",
+                "an exact Gaussian scale num/den needs 1 ≤ num, den ≤ 2^31 and num·(⌊num/den⌋+1)·den ≤ 2^63",
             ))
         };
-        if num == 0 || den == 0 {
+        if num == 0 || den == 0 || num > 1 << 31 || den > 1 << 31 {
             return bad();
         }
         let t = (num / den).saturating_add(1);
@@ -334,7 +372,12 @@ impl DiscreteGaussian {
             .checked_mul(t as u128)
             .and_then(|x| x.checked_mul(den as u128))
         {
-            Some(p) if p <= 1u128 << 63 => Ok(DiscreteGaussian { num, den, t }),
+            Some(p) if p <= 1u128 << 63 => Ok(DiscreteGaussian {
+                num,
+                den,
+                t,
+                table: Arc::new(Table::new(num, den)),
+            }),
             _ => bad(),
         }
     }
@@ -360,6 +403,24 @@ impl DiscreteGaussian {
     /// One draw, from a bit source that can be kept across draws.
     #[inline]
     pub fn sample_bits<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> i64 {
+        self.table.sample(bits)
+    }
+
+    /// Fills `out` with independent draws.
+    pub fn fill<R: RngCore + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
+        let mut bits = Bits::new(rng);
+        for x in out {
+            *x = self.table.sample(&mut bits);
+        }
+    }
+
+    /// The number of core bins of the fast sampler's table (for the benchmark).
+    pub fn table_bins(&self) -> u64 {
+        self.table.core_bins()
+    }
+
+    /// One draw by CKS20 Algorithm 3 (the reference sampler; slower).
+    pub fn sample_cks_bits<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> i64 {
         let lap = DiscreteLaplace { t: self.t, s: 1 };
         let num2 = (self.num as u128) * (self.num as u128);
         let tden2 = (self.t as u128) * (self.den as u128) * (self.den as u128);

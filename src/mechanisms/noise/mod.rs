@@ -64,6 +64,8 @@
 //! discrete Laplace with scale b_g satisfies (Δ₁,g/b_g)-DP (P(z)/P(z+k) ≤ e^{|k|/b_g}).
 
 pub mod exact;
+mod expbounds;
+mod table;
 
 pub use exact::{Bits, DiscreteGaussian, DiscreteLaplace};
 
@@ -148,7 +150,7 @@ fn from_units(u: i64, g: f64) -> Result<f64> {
 }
 
 /// Gaussian release on a grid: `g·(round(x/g) + Z)`, Z ~ N_ℤ(0, (σ/g)²) per coordinate.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct GridGaussian {
     grid: f64,
     sigma: f64,

@@ -1,0 +1,387 @@
+//! The fast exact discrete Gaussian sampler: rejection from a dyadic "histogram" proposal
+//! (a discrete ziggurat), every acceptance an exact Bernoulli coin.
+//!
+//! # Algorithm
+//!
+//! Target: f(z) = e^{−c(z)} on ℤ with c(z) = z²/(2σ²), σ = num/den. Write Z = |z|·den, so
+//! c(z) = Z²/B with B = 2·num² (integers). Fix a bin width w = 2^m (w ≤ σ/32, or 1), J core
+//! bins [jw, (j+1)w) of |z| covering |z| < Z_c = Jw (Z_c ≥ 12σ), and a tail width
+//! w_t = 2^{m_t} ≥ max(w, σ). Pick a positive integer F and, with rigorous upper bounds,
+//! integers n_j ≥ F·e^{−c(jw)} (j < J) and n_T ≥ F·2^{1+ℓ}·e^{−c(Z_c)}, ℓ = m_t − m,
+//! with Σ n_j + n_T ≤ 2^{26}; the remainder n_R = 2^{26} − Σ n_j − n_T is a "reject" weight.
+//!
+//! One proposal: pick index i ∈ {0..J−1, T, R} with probability n_i/2^{26} (a Walker alias
+//! table with integer weights: a uniform slot and a uniform threshold, both pure bits, so
+//! the probability is exactly n_i/2^{26}); R restarts.
+//! * Core bin j: r uniform in [0, w), a sign bit s; z = ±(jw + r); z = 0 with s = − restarts.
+//!   Accept with probability a(z) = D_j·e^{−δ(z)}, D_j = F·e^{−c(jw)}/n_j ≤ 1 and
+//!   δ(z) = c(z) − c(jw) ∈ [0, 1] (checked at construction from w ≤ σ/32 and Z_c ≤ 12σ + w):
+//!   two independent coins, Bernoulli(D_j) and Bernoulli(e^{−δ}).
+//! * Tail T: g ≥ 0 with P(g) = 2^{−(g+1)} (count of 1 bits before a 0), r uniform in
+//!   [0, w_t), a sign bit; z = ±(Z_c + g·w_t + r). Accept with probability
+//!   D_g·e^{−δ}, D_g = F·2^{g+1+ℓ}·e^{−c(Z_c + g w_t)}/n_T and δ = c(z) − c(Z_c + g w_t) ≥ 0.
+//!
+//! **Correctness.** For z ≠ 0 in core bin j the proposal mass is q(z) = n_j/(2^{26}·2w), and
+//! q(z)·a(z) = F·e^{−c(z)}/(2^{27}·w); for z = 0 the mass is n_0/(2^{26}·2w) (one sign) and
+//! the same product results. In the tail, q(z) = n_T·2^{−(g+1)}/(2^{26}·2w_t) and
+//! q(z)·a(z) = F·2^ℓ·e^{−c(z)}/(2^{27}·w_t) = F·e^{−c(z)}/(2^{27}·w) (w_t = 2^ℓ·w). So every
+//! z ∈ ℤ is output by one round with probability exactly proportional to e^{−c(z)}, and
+//! rejection sampling returns the discrete Gaussian N_ℤ(0, σ²) exactly — provided every
+//! acceptance probability is ≤ 1: e^{−δ} ≤ 1 as δ ≥ 0; D_j ≤ 1 by the choice of n_j; and
+//! D_g ≤ D_0 ≤ 1 in the tail because D_{g+1}/D_g = 2·e^{−(2(Z_c+g w_t)w_t + w_t²)/(2σ²)}
+//! ≤ 2·e^{−0.7} < 1 when 10·(2Z_c w_t + w_t²)·den² ≥ 14·num² (checked at construction;
+//! 0.7 > ln 2).
+//!
+//! **The coins.** Bernoulli(D) for D = M·e^{−a/B}/n (M, n integers): a uniform U ∈ [0, 1) is
+//! compared with D through its binary digits. The table holds integers lo ≤ D·2^64 and
+//! hi + 1 ≥ D·2^64 (rigorous bounds, [`super::expbounds`]); with the first 32 (then 64) bits
+//! u of U, u < lo (resp. ⌊lo/2^32⌋) proves U < D and u > hi proves U ≥ D. Otherwise (a
+//! "tie", probability ≤ (hi − lo + 2)/2^64) the comparison continues exactly: bounds on D at
+//! precision 2^{−p} for p = 128, 192, … are computed in exact integer arithmetic and
+//! compared with the first p bits of U, until they decide. Bernoulli(e^{−δ}) with
+//! δ = A/B ≤ 1 is CKS20 Algorithm 1 (K successes of Bernoulli(δ/k), k = 1, 2, …; accept iff
+//! K is even), each Bernoulli of a rational decided exactly: the first by 32 random bits u
+//! (U < A/B certainly when (u+1)·B ≤ A·2^32, certainly not when u·B ≥ A·2^32, else an exact
+//! Bernoulli((A·2^32 − u·B)/B) of the remaining bits), the others by long division.
+//!
+//! **Events resolved otherwise** (both far below any observable scale): a tail proposal with
+//! g ≥ 2^20 is rejected, which conditions the output on |z| < Z_c + 2^20·w_t (> 2^20·σ), a
+//! change of total variation ≤ P(|Z| ≥ 2^20σ) < e^{−2^39}; a tie still unresolved at
+//! precision 2^{−4096} is resolved as "reject", probability below 2^{−4000} per coin.
+
+use super::exact::Bits;
+use super::expbounds::{exp_neg, Nat};
+use rand::RngCore;
+use std::cmp::Ordering;
+
+/// log2 of the alias table's total weight.
+const TOTAL_BITS: u32 = 26;
+/// Precision (bits) at which an undecided comparison stops (resolved as reject).
+const MAX_PREC: u32 = 4096;
+/// Tail blocks g ≥ this are rejected (see the module docs).
+const MAX_TAIL_BLOCK: u64 = 1 << 20;
+
+#[derive(Clone, Copy, Debug)]
+struct Bin {
+    /// lo ≤ D_j·2^64 (U < lo ⇒ accept).
+    lo: u64,
+    /// hi + 1 ≥ D_j·2^64 (U > hi ⇒ reject).
+    hi: u64,
+    /// n_j.
+    n: u64,
+}
+
+/// Precomputed tables for one σ = num/den.
+#[derive(Debug)]
+pub(crate) struct Table {
+    den: u64,
+    /// B = 2·num².
+    b: u64,
+    /// log2 w.
+    m: u32,
+    /// J (core bins).
+    j: u64,
+    /// log2 of the alias slot count, and of the per-slot threshold range.
+    s_bits: u32,
+    t_bits: u32,
+    keep: Vec<u32>,
+    alias: Vec<u32>,
+    bins: Vec<Bin>,
+    f: u64,
+    n_tail: u64,
+    /// log2 w_t.
+    mt: u32,
+    /// Z_c = J·w.
+    zc: u64,
+}
+
+fn ceil_shr(x: &Nat, k: u32) -> u128 {
+    x.shr(k, true).to_u128().expect("bound fits 128 bits")
+}
+
+impl Table {
+    /// σ = num/den with 1 ≤ num, den ≤ 2^31 (checked by the caller).
+    pub(crate) fn new(num: u64, den: u64) -> Table {
+        assert!((1..=1 << 31).contains(&num) && (1..=1 << 31).contains(&den));
+        // k = ⌊log2 σ⌋: the largest k with num ≥ den·2^k (σ ∈ [2^-31, 2^31]).
+        let ge = |k: i32| {
+            if k >= 0 {
+                num as u128 >= (den as u128) << k
+            } else {
+                (num as u128) << (-k) >= den as u128
+            }
+        };
+        let k = (-32..=31).rev().find(|&k| ge(k)).expect("σ ≥ 2^-31");
+        let m = (k - 5).max(0) as u32;
+        let mt = m.max((k + 1).max(0) as u32);
+        let w = 1u64 << m;
+        let wt = 1u64 << mt;
+        let j = ((12 * num as u128).div_ceil(den as u128 * w as u128) as u64).max(1);
+        let zc = j * w;
+        let b = 2 * num * num;
+        let den2 = den as u128 * den as u128;
+        if m > 0 {
+            // δ ≤ 1 in every core bin: ((j+1)w−1)² − (jw)² ≤ (2Z_c − w)·w, times den², ≤ B.
+            assert!((2 * zc - w) as u128 * w as u128 * den2 <= b as u128);
+        }
+        // Tail ratio D_{g+1}/D_g < 1.
+        assert!(
+            10 * (2 * zc as u128 * wt as u128 + wt as u128 * wt as u128) * den2
+                >= 14 * (num as u128 * num as u128)
+        );
+        let slots = (j + 2).next_power_of_two();
+        let s_bits = slots.trailing_zeros();
+        let t_bits = TOTAL_BITS - s_bits;
+        let total = 1u64 << TOTAL_BITS;
+
+        // e^{−c(jw)} bounds at 2^{−128}.
+        const W: u32 = 128;
+        let exps: Vec<(Nat, Nat)> = (0..j)
+            .map(|i| {
+                let zd = (i * w) as u128 * den as u128;
+                exp_neg(zd * zd, b, W)
+            })
+            .collect();
+        let zcd = zc as u128 * den as u128;
+        let tail_exp = exp_neg(zcd * zcd, b, W);
+        let ell = mt - m;
+        // Upper bounds at 2^{−64} (u128), then F.
+        let his: Vec<u128> = exps.iter().map(|(_, h)| ceil_shr(h, W - 64)).collect();
+        let tail_hi = ceil_shr(&tail_exp.1.shl(1 + ell), W - 64);
+        let sum_hi: u128 = his.iter().sum::<u128>() + tail_hi;
+        let f = ((((total - j - 2) as u128) << 64) / sum_hi) as u64;
+        assert!(f >= 1);
+        let ns: Vec<u64> = his
+            .iter()
+            .map(|&h| (f as u128 * h).div_ceil(1u128 << 64) as u64)
+            .collect();
+        let n_tail = (f as u128 * tail_hi).div_ceil(1u128 << 64) as u64;
+        let used: u64 = ns.iter().sum::<u64>() + n_tail;
+        assert!(used <= total);
+        let n_reject = total - used;
+
+        // D_j = F·e^{−c_j}/n_j: bounds at 2^{−64}.
+        let bins: Vec<Bin> = exps
+            .iter()
+            .zip(&ns)
+            .map(|((lo, hi), &n)| {
+                let l = lo.mul_u64(f).div_u64(n, false).shr(W - 64, false);
+                let h = hi.mul_u64(f).div_u64(n, true).shr(W - 64, true);
+                let l = l.to_u128().unwrap().min(u64::MAX as u128) as u64;
+                let h = h.to_u128().unwrap().min(1u128 << 64);
+                debug_assert!(h >= 1);
+                Bin {
+                    lo: l,
+                    hi: (h - 1) as u64,
+                    n,
+                }
+            })
+            .collect();
+
+        // Walker alias table with integer weights (sum = slots·per_slot exactly).
+        let per_slot = 1u64 << t_bits;
+        let mut weight = vec![0u64; slots as usize];
+        weight[..j as usize].copy_from_slice(&ns);
+        weight[j as usize] = n_tail;
+        weight[j as usize + 1] = n_reject;
+        let mut keep = vec![per_slot as u32; slots as usize];
+        let mut alias: Vec<u32> = (0..slots as u32).collect();
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+            (0..slots as usize).partition(|&i| weight[i] < per_slot);
+        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+            small.pop();
+            keep[s] = weight[s] as u32;
+            alias[s] = l as u32;
+            weight[l] -= per_slot - weight[s];
+            if weight[l] < per_slot {
+                large.pop();
+                small.push(l);
+            }
+        }
+        // Whatever remains has weight exactly per_slot (integer weights, exact sum).
+        for &i in small.iter().chain(&large) {
+            debug_assert_eq!(weight[i], per_slot);
+            keep[i] = per_slot as u32;
+        }
+        Table {
+            den,
+            b,
+            m,
+            j,
+            s_bits,
+            t_bits,
+            keep,
+            alias,
+            bins,
+            f,
+            n_tail,
+            mt,
+            zc,
+        }
+    }
+
+    /// The number of core bins J.
+    pub(crate) fn core_bins(&self) -> u64 {
+        self.j
+    }
+
+    /// One draw.
+    #[inline]
+    pub(crate) fn sample<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> i64 {
+        let head = TOTAL_BITS + self.m + 1;
+        loop {
+            let x = bits.bits(head);
+            let slot = (x & ((1u64 << self.s_bits) - 1)) as usize;
+            let v = ((x >> self.s_bits) & ((1u64 << self.t_bits) - 1)) as u32;
+            let r = (x >> TOTAL_BITS) & ((1u64 << self.m) - 1);
+            let neg = (x >> (TOTAL_BITS + self.m)) & 1 == 1;
+            let i = if v < self.keep[slot] {
+                slot as u64
+            } else {
+                self.alias[slot] as u64
+            };
+            if i >= self.j {
+                if i == self.j {
+                    if let Some(z) = self.tail(bits) {
+                        return z;
+                    }
+                }
+                continue;
+            }
+            let za = i * (1u64 << self.m) + r;
+            if neg && za == 0 {
+                continue;
+            }
+            if !self.d_coin(i, bits) {
+                continue;
+            }
+            if r != 0 {
+                let zj = (i << self.m) as u128 * self.den as u128;
+                let z = za as u128 * self.den as u128;
+                if !exp_neg_small(z * z - zj * zj, self.b, bits) {
+                    continue;
+                }
+            }
+            return if neg { -(za as i64) } else { za as i64 };
+        }
+    }
+
+    #[inline]
+    fn d_coin<R: RngCore + ?Sized>(&self, i: u64, bits: &mut Bits<'_, R>) -> bool {
+        let bin = self.bins[i as usize];
+        let u_hi = bits.bits(32);
+        if u_hi < bin.lo >> 32 {
+            return true;
+        }
+        if u_hi > bin.hi >> 32 {
+            return false;
+        }
+        let u = (u_hi << 32) | bits.bits(32);
+        if u < bin.lo {
+            return true;
+        }
+        if u > bin.hi {
+            return false;
+        }
+        let zd = (i << self.m) as u128 * self.den as u128;
+        bernoulli_scaled_exp(u, self.f, 0, bin.n, zd * zd, self.b, bits)
+    }
+
+    /// A tail proposal and its acceptance; None on rejection.
+    #[cold]
+    fn tail<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> Option<i64> {
+        let mut g = 0u64;
+        while bits.bit() {
+            g += 1;
+            if g >= MAX_TAIL_BLOCK {
+                return None;
+            }
+        }
+        let r = bits.bits(self.mt);
+        let neg = bits.bit();
+        // g < 2^20, w_t·den ≤ 2^33, Z_c·den ≤ 2^36: all below 2^64, squares below 2^128.
+        let zg = self.zc + (g << self.mt);
+        let za = zg + r;
+        let zgd = zg as u128 * self.den as u128;
+        let zd = za as u128 * self.den as u128;
+        let u = bits.bits(64);
+        let shift = (g + 1) as u32 + (self.mt - self.m);
+        if !bernoulli_scaled_exp(u, self.f, shift, self.n_tail, zgd * zgd, self.b, bits) {
+            return None;
+        }
+        if !bits.bernoulli_exp_neg(zd * zd - zgd * zgd, self.b as u128) {
+            return None;
+        }
+        Some(if neg { -(za as i64) } else { za as i64 })
+    }
+}
+
+/// Bernoulli(e^{−A/B}) for 0 ≤ A ≤ B (CKS20 Algorithm 1), the first rational coin decided
+/// by 32 random bits.
+#[inline]
+fn exp_neg_small<R: RngCore + ?Sized>(a: u128, b: u64, bits: &mut Bits<'_, R>) -> bool {
+    debug_assert!(a <= b as u128);
+    let u = bits.bits(32) as u128;
+    let target = a << 32;
+    let low = u * b as u128;
+    let first = if low + b as u128 <= target {
+        true
+    } else if low >= target {
+        false
+    } else {
+        bits.bernoulli(target - low, b as u128)
+    };
+    if !first {
+        return true; // K = 0
+    }
+    let mut k = 2u128;
+    while bits.bernoulli(a, b as u128 * k) {
+        k += 1;
+    }
+    // K = k − 1 successes.
+    (k - 1) % 2 == 0
+}
+
+/// Bernoulli(D) for D = m·2^s·e^{−a/b}/n ≤ 1, given the first 64 bits `u` of the uniform
+/// it is compared with (exact: bounds at growing precision, see the module docs).
+#[cold]
+fn bernoulli_scaled_exp<R: RngCore + ?Sized>(
+    u: u64,
+    m: u64,
+    s: u32,
+    n: u64,
+    a: u128,
+    b: u64,
+    bits: &mut Bits<'_, R>,
+) -> bool {
+    let mut u = Nat::from_u128(u as u128);
+    let mut p = 64u32;
+    loop {
+        let (lo, hi) = super::expbounds::scaled_exp_neg(m, s, n, a, b, p, 64);
+        // U ∈ [u/2^p, (u+1)/2^p).
+        if u.add(&Nat::from_u128(1)).cmp_nat(&lo) != Ordering::Greater {
+            return true;
+        }
+        if u.cmp_nat(&hi) != Ordering::Less {
+            return false;
+        }
+        if p >= MAX_PREC {
+            return false;
+        }
+        u = u.shl(64).add(&Nat::from_u128(bits.bits(64) as u128));
+        p += 64;
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn tie_coin_for_test<R: RngCore + ?Sized>(
+    u: u64,
+    m: u64,
+    s: u32,
+    n: u64,
+    a: u128,
+    b: u64,
+    bits: &mut Bits<'_, R>,
+) -> bool {
+    bernoulli_scaled_exp(u, m, s, n, a, b, bits)
+}
