@@ -130,18 +130,38 @@ fn down(x: f64) -> f64 {
     f64::from_bits(x.to_bits() - 1)
 }
 
+/// round(x/g), half away from zero, as an integer (x/g is exact: g is a power of two).
+#[inline]
 fn to_units(x: f64, g: f64) -> Result<i64> {
-    let u = (x / g).round();
-    if u.is_nan() || u.abs() > MAX_UNITS {
+    to_units_inv(x, g, 1.0 / g)
+}
+
+/// [`to_units`] with 1/g given: x·(1/g) is the same correctly rounded number as x/g, since
+/// 1/g = 2^{−k} is exact (|k| ≤ 1000).
+#[inline]
+fn to_units_inv(x: f64, g: f64, inv_g: f64) -> Result<i64> {
+    let s = x * inv_g;
+    if !(s.abs() <= MAX_UNITS) {
         return Err(Error::Data(format!(
             "a value to release ({x}) is not finite or too large for the noise grid {g:e}; clip or rescale it first"
         )));
     }
-    Ok(u as i64)
+    // f64::round without the libm call: truncate (exact for |s| ≤ 2^52), then the
+    // remainder s − t (exact) decides the half-away-from-zero step.
+    let t = s as i64;
+    let frac = s - t as f64;
+    Ok(if frac >= 0.5 {
+        t + 1
+    } else if frac <= -0.5 {
+        t - 1
+    } else {
+        t
+    })
 }
 
+#[inline]
 fn from_units(u: i64, g: f64) -> Result<f64> {
-    if (u.unsigned_abs() as f64) > MAX_UNITS * 2.0 {
+    if u.unsigned_abs() > 2 * MAX_UNITS as u64 {
         return Err(Error::Data(
             "internal: a noisy value left the exact range of the grid".into(),
         ));
@@ -153,6 +173,7 @@ fn from_units(u: i64, g: f64) -> Result<f64> {
 #[derive(Debug, Clone)]
 pub struct GridGaussian {
     grid: f64,
+    inv_grid: f64,
     sigma: f64,
     sensitivity: f64,
     coords: usize,
@@ -200,6 +221,7 @@ impl GridGaussian {
         })?;
         Ok(GridGaussian {
             grid: g,
+            inv_grid: 1.0 / g,
             sigma,
             sensitivity,
             coords,
@@ -246,7 +268,7 @@ impl GridGaussian {
     /// Releases one value.
     #[inline]
     pub fn release_bits<R: RngCore + ?Sized>(&self, x: f64, bits: &mut Bits<'_, R>) -> Result<f64> {
-        let u = to_units(x, self.grid)?;
+        let u = to_units_inv(x, self.grid, self.inv_grid)?;
         from_units(u + self.dg.sample_bits(bits), self.grid)
     }
 

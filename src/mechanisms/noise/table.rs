@@ -84,8 +84,8 @@ pub(crate) struct Table {
     /// log2 of the alias slot count, and of the per-slot threshold range.
     s_bits: u32,
     t_bits: u32,
-    keep: Vec<u32>,
-    alias: Vec<u32>,
+    /// Alias table: keep threshold (low 32 bits) | alias index (high 32 bits), per slot.
+    slot: Vec<u64>,
     bins: Vec<Bin>,
     f: u64,
     n_tail: u64,
@@ -203,6 +203,11 @@ impl Table {
             debug_assert_eq!(weight[i], per_slot);
             keep[i] = per_slot as u32;
         }
+        let slot = keep
+            .iter()
+            .zip(&alias)
+            .map(|(&k, &a)| k as u64 | (a as u64) << 32)
+            .collect();
         Table {
             den,
             b,
@@ -210,8 +215,7 @@ impl Table {
             j,
             s_bits,
             t_bits,
-            keep,
-            alias,
+            slot,
             bins,
             f,
             n_tail,
@@ -232,14 +236,14 @@ impl Table {
         loop {
             let x = bits.bits(head);
             let slot = (x & ((1u64 << self.s_bits) - 1)) as usize;
-            let v = ((x >> self.s_bits) & ((1u64 << self.t_bits) - 1)) as u32;
+            let v = (x >> self.s_bits) & ((1u64 << self.t_bits) - 1);
             let r = (x >> TOTAL_BITS) & ((1u64 << self.m) - 1);
             let neg = (x >> (TOTAL_BITS + self.m)) & 1 == 1;
-            let i = if v < self.keep[slot] {
-                slot as u64
-            } else {
-                self.alias[slot] as u64
-            };
+            let e = self.slot[slot];
+            // Branch-free select: slot when v < keep, else its alias.
+            let take_alias = (v >= (e & 0xffff_ffff)) as u64;
+            let i = (slot as u64 & take_alias.wrapping_sub(1))
+                | ((e >> 32) & take_alias.wrapping_neg());
             if i >= self.j {
                 if i == self.j {
                     if let Some(z) = self.tail(bits) {
@@ -252,13 +256,15 @@ impl Table {
             if neg && za == 0 {
                 continue;
             }
-            if !self.d_coin(i, bits) {
+            // 24 bits: 16 for the first stage of the D_j coin, 8 for the first δ coin.
+            let y = bits.bits(24);
+            if !self.d_coin(i, y & 0xffff, bits) {
                 continue;
             }
             if r != 0 {
                 let zj = (i << self.m) as u128 * self.den as u128;
                 let z = za as u128 * self.den as u128;
-                if !exp_neg_small(z * z - zj * zj, self.b, bits) {
+                if !exp_neg_small(z * z - zj * zj, self.b, y >> 16, bits) {
                     continue;
                 }
             }
@@ -266,17 +272,17 @@ impl Table {
         }
     }
 
+    /// Bernoulli(D_i), `u_hi` the first 16 bits of the uniform.
     #[inline]
-    fn d_coin<R: RngCore + ?Sized>(&self, i: u64, bits: &mut Bits<'_, R>) -> bool {
+    fn d_coin<R: RngCore + ?Sized>(&self, i: u64, u_hi: u64, bits: &mut Bits<'_, R>) -> bool {
         let bin = self.bins[i as usize];
-        let u_hi = bits.bits(32);
-        if u_hi < bin.lo >> 32 {
+        if u_hi < bin.lo >> 48 {
             return true;
         }
-        if u_hi > bin.hi >> 32 {
+        if u_hi > bin.hi >> 48 {
             return false;
         }
-        let u = (u_hi << 32) | bits.bits(32);
+        let u = (u_hi << 48) | bits.bits(48);
         if u < bin.lo {
             return true;
         }
@@ -317,12 +323,12 @@ impl Table {
 }
 
 /// Bernoulli(e^{−A/B}) for 0 ≤ A ≤ B (CKS20 Algorithm 1), the first rational coin decided
-/// by 32 random bits.
+/// by the 8 random bits `u8` (and more when they do not decide).
 #[inline]
-fn exp_neg_small<R: RngCore + ?Sized>(a: u128, b: u64, bits: &mut Bits<'_, R>) -> bool {
-    debug_assert!(a <= b as u128);
-    let u = bits.bits(32) as u128;
-    let target = a << 32;
+fn exp_neg_small<R: RngCore + ?Sized>(a: u128, b: u64, u8: u64, bits: &mut Bits<'_, R>) -> bool {
+    debug_assert!(a <= b as u128 && u8 < 256);
+    let u = u8 as u128;
+    let target = a << 8;
     let low = u * b as u128;
     let first = if low + b as u128 <= target {
         true
