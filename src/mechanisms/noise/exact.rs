@@ -10,6 +10,7 @@
 
 use super::table::Table;
 use crate::error::{Error, Result};
+use crate::rng::Streams;
 use rand::RngCore;
 use std::sync::Arc;
 
@@ -414,6 +415,17 @@ impl DiscreteGaussian {
         }
     }
 
+    /// Fills `out` on all cores (natively; in order on wasm32): block i of `block_len`
+    /// entries draws from stream i of `streams`, so the result depends only on the streams'
+    /// key and `block_len`, never on the thread count.
+    pub fn fill_par(&self, out: &mut [i64], streams: &Streams, block_len: usize) {
+        crate::par::blocks_mut(out, block_len, |i, block| {
+            let mut rng = streams.stream(i as u64);
+            self.fill(block, &mut rng);
+            0
+        });
+    }
+
     /// The number of core bins of the fast sampler's table (for the benchmark).
     pub fn table_bins(&self) -> u64 {
         self.table.core_bins()
@@ -549,6 +561,11 @@ mod tests {
         // γ = a²/b = 49/20 = 2.45 (integer part and remainder).
         let hits = (0..n).filter(|_| b.bernoulli_exp_neg_square(7, 20)).count();
         assert_rate(hits, n, (-2.45f64).exp());
+        // e^{−7/3}: two e^{−1} coins and e^{−1/3}.
+        let hits = (0..n).filter(|_| b.bernoulli_exp_neg(7, 3)).count();
+        assert_rate(hits, n, (-7.0f64 / 3.0).exp());
+        let m = n as f64 * (-2.2f64).exp();
+        assert!((hits as f64 - m).abs() > 5.33 * m.sqrt(), "no power");
         // Huge denominators take the two-coin path.
         let big = 1u128 << 126;
         let hits = (0..n)
@@ -649,6 +666,61 @@ mod tests {
     fn discrete_gaussian_large_sigma() {
         check_gaussian(70_000.0, 14, 200_000);
         check_gaussian(1234.567, 15, 200_000);
+        check_gaussian(100.0, 16, 200_000);
+        check_gaussian(0.3, 17, 200_000);
+    }
+
+    /// KS distance of `xs` from N_ℤ(0, s²).
+    fn ks_dist(xs: &[i64], s: f64) -> f64 {
+        let wide = (14.0 * s).ceil() as i64 + 2;
+        let w: Vec<f64> = (-wide..=wide)
+            .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
+            .collect();
+        let tot: f64 = w.iter().sum();
+        let mut sorted = xs.to_vec();
+        sorted.sort_unstable();
+        let nf = xs.len() as f64;
+        let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
+        for (j, z) in (-wide..=wide).enumerate() {
+            cdf += w[j] / tot;
+            while i < sorted.len() && sorted[i] <= z {
+                i += 1;
+            }
+            d = d.max((cdf - i as f64 / nf).abs());
+        }
+        d
+    }
+
+    /// The integer-σ configuration of the MNIST-scale release (σ = 2^17 grid units, den = 1),
+    /// through the batch API and the all-core API: KS at α = 1e-6, and power against σ ± 5 %.
+    #[test]
+    fn integer_sigma_batch_and_parallel() {
+        let g = DiscreteGaussian::from_ratio("sigma", 131_072, 1).unwrap();
+        assert_eq!(g.sigma(), 131_072.0);
+        let n = 200_000;
+        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * n as f64)).sqrt();
+        let mut xs = vec![0i64; n];
+        g.fill(&mut xs, &mut ReleaseRng::seeded(51));
+        assert!(ks_dist(&xs, 131_072.0) < crit);
+        assert!(ks_dist(&xs, 131_072.0 * 1.05) > crit);
+        assert!(ks_dist(&xs, 131_072.0 / 1.05) > crit);
+        // All cores: same distribution, and the same numbers as the blocks drawn in order.
+        let streams = Streams::from_rng(&mut ReleaseRng::seeded(52));
+        let mut ys = vec![0i64; n];
+        g.fill_par(&mut ys, &streams, 784);
+        assert!(ks_dist(&ys, 131_072.0) < crit);
+        assert!(ks_dist(&ys, 131_072.0 * 1.05) > crit);
+        let mut seq = vec![0i64; n];
+        for (i, block) in seq.chunks_mut(784).enumerate() {
+            g.fill(block, &mut streams.stream(i as u64));
+        }
+        assert_eq!(ys, seq);
+        // The reference sampler (CKS20) agrees in distribution.
+        let mut rng = ReleaseRng::seeded(53);
+        let mut bits = Bits::new(&mut rng);
+        let cks: Vec<i64> = (0..50_000).map(|_| g.sample_cks_bits(&mut bits)).collect();
+        let crit50 = ((2.0f64 / 1e-6).ln() / (2.0 * 50_000f64)).sqrt();
+        assert!(ks_dist(&cks, 131_072.0) < crit50);
     }
 
     #[test]
@@ -659,6 +731,9 @@ mod tests {
         }
         assert!(DiscreteGaussian::from_ratio("s", 0, 1).is_err());
         assert!(DiscreteGaussian::from_ratio("s", u64::MAX, 1).is_err());
+        assert!(DiscreteGaussian::from_ratio("s", (1 << 31) + 1, 1).is_err());
+        assert!(DiscreteGaussian::from_ratio("s", 1, (1 << 31) + 1).is_err());
+        assert!(DiscreteGaussian::from_ratio("s", 1 << 31, 1).is_ok());
         assert!(DiscreteLaplace::from_ratio("b", 0, 1).is_err());
         assert!(DiscreteLaplace::new("b", f64::NAN).is_err());
         let g = DiscreteGaussian::new("s", 2.5).unwrap();

@@ -405,6 +405,39 @@ mod tests {
     }
 
     #[test]
+    fn grid_rounding_matches_f64_round() {
+        let g = 0.25;
+        for x in [
+            0.0,
+            0.125,
+            -0.125,
+            0.124,
+            0.375,
+            -0.375,
+            1.0,
+            -1.0,
+            2.625,
+            -2.625,
+            1e10 + 0.125,
+            -7.999,
+            123.456,
+            -0.0,
+        ] {
+            assert_eq!(to_units(x, g).unwrap(), (x / g).round() as i64, "{x}");
+        }
+        let mut rng = ReleaseRng::seeded(3);
+        for _ in 0..10_000 {
+            let x = (rng.next_u64() as i64) as f64 / 2f64.powi(40);
+            assert_eq!(
+                to_units(x, 2f64.powi(-7)).unwrap(),
+                (x * 128.0).round() as i64
+            );
+        }
+        assert!(to_units(f64::INFINITY, g).is_err());
+        assert!(to_units(f64::NAN, g).is_err());
+    }
+
+    #[test]
     fn laplace_counts() {
         // Geometric noise on counts: ε = 1/b for sensitivity 1.
         let gl = GridLaplace::new(2.0, 1.0).unwrap();

@@ -102,6 +102,13 @@ fn ceil_shr(x: &Nat, k: u32) -> u128 {
 impl Table {
     /// σ = num/den with 1 ≤ num, den ≤ 2^31 (checked by the caller).
     pub(crate) fn new(num: u64, den: u64) -> Table {
+        Self::with_cover(num, den, 12)
+    }
+
+    /// The same with the core covering |z| < `cover`·σ (rounded up to whole bins; tests
+    /// use a small cover to exercise the tail), 1 ≤ cover ≤ 12.
+    pub(crate) fn with_cover(num: u64, den: u64, cover: u64) -> Table {
+        assert!((1..=12).contains(&cover));
         assert!((1..=1 << 31).contains(&num) && (1..=1 << 31).contains(&den));
         // k = ⌊log2 σ⌋: the largest k with num ≥ den·2^k (σ ∈ [2^-31, 2^31]).
         let ge = |k: i32| {
@@ -116,7 +123,7 @@ impl Table {
         let mt = m.max((k + 1).max(0) as u32);
         let w = 1u64 << m;
         let wt = 1u64 << mt;
-        let j = ((12 * num as u128).div_ceil(den as u128 * w as u128) as u64).max(1);
+        let j = ((cover as u128 * num as u128).div_ceil(den as u128 * w as u128) as u64).max(1);
         let zc = j * w;
         let b = 2 * num * num;
         let den2 = den as u128 * den as u128;
@@ -380,14 +387,160 @@ fn bernoulli_scaled_exp<R: RngCore + ?Sized>(
 }
 
 #[cfg(test)]
-pub(crate) fn tie_coin_for_test<R: RngCore + ?Sized>(
-    u: u64,
-    m: u64,
-    s: u32,
-    n: u64,
-    a: u128,
-    b: u64,
-    bits: &mut Bits<'_, R>,
-) -> bool {
-    bernoulli_scaled_exp(u, m, s, n, a, b, bits)
+mod tests {
+    use super::*;
+    use crate::rng::ReleaseRng;
+
+    /// Binomial check at α = 1e-6 (|count − np| ≤ 5.33·sqrt(np(1−p)), two-sided).
+    fn within(hits: usize, n: usize, p: f64) -> bool {
+        let m = n as f64 * p;
+        (hits as f64 - m).abs() <= 5.33 * (m * (1.0 - p)).sqrt()
+    }
+
+    #[test]
+    fn tie_resolution_is_exact() {
+        // D = m·2^s·e^{−a/b}/n; ⌊D·2^64⌋ and the fraction of D·2^64 computed independently
+        // (Python decimal, 120 digits).
+        let cases: [(u64, u32, u64, u128, u64, u64, f64); 2] = [
+            (3, 0, 4, 1, 2, 0x747431ea9d843bf6, 0.878_299_385_284_302),
+            (1, 5, 40, 7, 2, 0x062f366b60ffe131, 0.316_941_285_289_489_7),
+        ];
+        let mut rng = ReleaseRng::seeded(21);
+        let mut bits = Bits::new(&mut rng);
+        for (m, s, n, a, b, floor, frac) in cases {
+            // Just below / above the floor: decided without more bits, always.
+            assert!(bernoulli_scaled_exp(floor - 1, m, s, n, a, b, &mut bits));
+            assert!(!bernoulli_scaled_exp(floor + 1, m, s, n, a, b, &mut bits));
+            // On the floor: U < D iff the further bits are below frac(D·2^64).
+            let trials = 20_000;
+            let hits = (0..trials)
+                .filter(|_| bernoulli_scaled_exp(floor, m, s, n, a, b, &mut bits))
+                .count();
+            assert!(within(hits, trials, frac), "{hits} vs {frac}");
+            // Power: a fraction off by 0.05 is rejected.
+            assert!(!within(hits, trials, frac + 0.05));
+        }
+    }
+
+    /// The table's invariants, against an independent f64 evaluation.
+    #[test]
+    fn table_invariants() {
+        for (num, den) in [
+            (1u64, 1u64 << 20),
+            (1, 1),
+            (33, 10),
+            (131_072, 1),
+            (131_073, 1),
+            ((1 << 31) - 1, 1),
+            (1 << 31, 1 << 31),
+            (1_234_567, 1000),
+        ] {
+            let t = Table::new(num, den);
+            let sigma = num as f64 / den as f64;
+            let total = 1u64 << TOTAL_BITS;
+            let per_slot = 1u64 << t.t_bits;
+            // The alias table's masses reproduce the weights exactly.
+            let mut mass = vec![0u64; t.slot.len()];
+            for (i, &e) in t.slot.iter().enumerate() {
+                let keep = e & 0xffff_ffff;
+                assert!(keep <= per_slot);
+                mass[i] += keep;
+                mass[(e >> 32) as usize] += per_slot - keep;
+            }
+            let n_sum: u64 = t.bins.iter().map(|b| b.n).sum();
+            assert_eq!(mass.iter().sum::<u64>(), total);
+            for (j, b) in t.bins.iter().enumerate() {
+                assert_eq!(mass[j], b.n, "σ = {sigma}, bin {j}");
+                let c = ((j as u64 * (1 << t.m)) as f64 / sigma).powi(2) / 2.0;
+                let bound = t.f as f64 * (-c).exp();
+                assert!(b.n as f64 >= bound * (1.0 - 1e-12), "n_j too small");
+                assert!(b.n as f64 <= bound + 1.0 + 1e-6 * bound);
+                // lo ≤ D·2^64 ≤ hi + 1 with D = F·e^{−c}/n.
+                let d = bound / b.n as f64;
+                assert!(d <= 1.0 + 1e-12);
+                assert!(b.lo as f64 <= d * 2f64.powi(64) * (1.0 + 1e-12));
+                assert!((b.hi as f64 + 1.0) >= d * 2f64.powi(64) * (1.0 - 1e-12));
+                assert!(b.hi.saturating_sub(b.lo) <= 4, "bounds too loose");
+            }
+            assert_eq!(mass[t.j as usize], t.n_tail);
+            assert_eq!(n_sum + t.n_tail + mass[t.j as usize + 1], total);
+            // The core covers 12σ and the reject weight is small.
+            assert!(t.zc as f64 >= 12.0 * sigma);
+            assert!((mass[t.j as usize + 1] as f64) < 0.01 * total as f64);
+        }
+    }
+
+    /// Draws from a table, for the distribution tests.
+    fn draws(t: &Table, seed: u64, n: usize) -> Vec<i64> {
+        let mut rng = ReleaseRng::seeded(seed);
+        let mut bits = Bits::new(&mut rng);
+        (0..n).map(|_| t.sample(&mut bits)).collect()
+    }
+
+    /// KS distance between the sample and N_ℤ(0, s²).
+    fn ks(xs: &[i64], s: f64) -> f64 {
+        let wide = (40.0 * s).ceil() as i64 + 2;
+        let w: Vec<f64> = (-wide..=wide)
+            .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
+            .collect();
+        let tot: f64 = w.iter().sum();
+        let mut sorted = xs.to_vec();
+        sorted.sort_unstable();
+        let nf = xs.len() as f64;
+        let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
+        for (j, z) in (-wide..=wide).enumerate() {
+            cdf += w[j] / tot;
+            while i < sorted.len() && sorted[i] <= z {
+                i += 1;
+            }
+            d = d.max((cdf - i as f64 / nf).abs());
+        }
+        d
+    }
+
+    fn ks_crit(n: usize) -> f64 {
+        ((2.0f64 / 1e-6).ln() / (2.0 * n as f64)).sqrt()
+    }
+
+    /// A core covering only σ sends about a third of the draws through the tail proposal.
+    #[test]
+    fn tail_path_is_exact() {
+        for (num, den, seed) in [(33u64, 10u64, 31u64), (1000, 1, 32), (131_072, 1, 33)] {
+            let t = Table::with_cover(num, den, 1);
+            let s = num as f64 / den as f64;
+            let n = 100_000;
+            let xs = draws(&t, seed, n);
+            let beyond = xs.iter().filter(|&&z| z.unsigned_abs() >= t.zc).count();
+            assert!(beyond > n / 5, "the tail was not exercised");
+            assert!(ks(&xs, s) < ks_crit(n), "σ = {s}: KS {}", ks(&xs, s));
+            assert!(ks(&xs, s * 1.05) > ks_crit(n), "σ = {s}: no power");
+            // Beyond 3σ: the tail's own shape (mass of |z| ≥ 3σ within α = 1e-6).
+            let far = xs.iter().filter(|&&z| (z.abs() as f64) >= 3.0 * s).count();
+            let wide = (40.0 * s) as i64;
+            let (mut pf, mut tot) = (0.0, 0.0);
+            for z in -wide..=wide {
+                let w = (-((z * z) as f64) / (2.0 * s * s)).exp();
+                tot += w;
+                if (z.abs() as f64) >= 3.0 * s {
+                    pf += w;
+                }
+            }
+            assert!(within(far, n, pf / tot), "σ = {s}: {far} beyond 3σ");
+        }
+    }
+
+    /// Every D coin through the big-integer path (fast bounds disabled): same distribution.
+    #[test]
+    fn exact_fallback_path_gives_the_same_distribution() {
+        let mut t = Table::new(33, 10);
+        for b in &mut t.bins {
+            b.lo = 0;
+            b.hi = u64::MAX;
+        }
+        let n = 20_000;
+        let xs = draws(&t, 41, n);
+        let s = 3.3;
+        assert!(ks(&xs, s) < ks_crit(n), "KS {}", ks(&xs, s));
+        assert!(ks(&xs, s * 1.1) > ks_crit(n), "no power");
+    }
 }
