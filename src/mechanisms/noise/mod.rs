@@ -141,7 +141,7 @@ fn to_units(x: f64, g: f64) -> Result<i64> {
 #[inline]
 fn to_units_inv(x: f64, g: f64, inv_g: f64) -> Result<i64> {
     let s = x * inv_g;
-    if !(s.abs() <= MAX_UNITS) {
+    if s.is_nan() || s.abs() > MAX_UNITS {
         return Err(Error::Data(format!(
             "a value to release ({x}) is not finite or too large for the noise grid {g:e}; clip or rescale it first"
         )));
