@@ -9,7 +9,9 @@
 //!
 //! Rows timed (best of REPEATS each, single thread unless noted):
 //! * `float`: x + σ·N(0,1) (ziggurat), the baseline every ratio divides by;
-//! * `exact`: `GridGaussian::release_bits` (round to the grid, exact discrete Gaussian, back);
+//! * `exact`: `GridGaussian::add_noise` per row of 784 (round to the grid, exact discrete
+//!   Gaussian, back: the release path);
+//! * `exact_elem`: `GridGaussian::release_bits` one value at a time;
 //! * `exact_fill`: `DiscreteGaussian::fill` into an i64 buffer (the sampler alone);
 //! * `cks`: CKS20 Algorithm 3 (the previous sampler), on CKS_DRAWS draws;
 //! * `chacha_u64`: one `next_u64` per draw (the generator's share);
@@ -22,13 +24,25 @@ use rand::RngCore;
 use rayon::prelude::*;
 use std::time::Instant;
 
-fn best<F: FnMut(u64) -> f64>(repeats: usize, mut f: F) -> (f64, f64) {
-    let mut best = f64::INFINITY;
+type Row<'a> = (&'static str, Box<dyn FnMut(u64) -> f64 + 'a>);
+
+/// Runs every row once per repeat, interleaved (float, exact, … then again), so that a
+/// change of machine load hits all rows alike; keeps each row's best time.
+/// `PRIVMIX_BENCH_ONLY=name` runs only that row (the others report 0).
+fn run_rows(repeats: usize, rows: &mut [Row<'_>]) -> (Vec<f64>, f64) {
+    let only = std::env::var("PRIVMIX_BENCH_ONLY").ok();
+    let mut best = vec![f64::INFINITY; rows.len()];
     let mut sink = 0.0;
     for rep in 0..repeats {
-        let t = Instant::now();
-        sink += f(rep as u64 + 1);
-        best = best.min(t.elapsed().as_secs_f64());
+        for (k, (name, f)) in rows.iter_mut().enumerate() {
+            if only.as_deref().is_some_and(|o| o != *name) {
+                best[k] = 0.0;
+                continue;
+            }
+            let t = Instant::now();
+            sink += f(rep as u64 + 1);
+            best[k] = best[k].min(t.elapsed().as_secs_f64());
+        }
     }
     (best, sink)
 }
@@ -47,9 +61,10 @@ fn main() {
     let dg = gg.sampler().clone();
     let float = Gaussian::new("sigma", sigma).expect("sigma");
     let row_init: Vec<f64> = (0..d).map(|i| (i as f64) / d as f64).collect();
-    let mut sink = 0.0f64;
+    let rows_n = draws / d;
+    let mut rows: Vec<Row<'_>> = Vec::new();
 
-    let (float_s, s) = best(repeats, |seed| {
+    rows.push(("float", Box::new(|seed| {
         let mut rng = ReleaseRng::seeded(seed);
         let mut row = row_init.clone();
         let mut done = 0;
@@ -64,10 +79,24 @@ fn main() {
             done += k;
         }
         acc
-    });
-    sink += s;
+    })));
 
-    let (exact_s, s) = best(repeats, |seed| {
+    rows.push(("exact", Box::new(|seed| {
+        let mut rng = ReleaseRng::seeded(seed);
+        let mut row = row_init.clone();
+        let mut done = 0;
+        let mut acc = 0.0;
+        while done < draws {
+            let k = d.min(draws - done);
+            row[..k].copy_from_slice(&row_init[..k]);
+            gg.add_noise(&mut row[..k], &mut rng).expect("release");
+            acc += row[0];
+            done += k;
+        }
+        acc
+    })));
+
+    rows.push(("exact_elem", Box::new(|seed| {
         let mut rng = ReleaseRng::seeded(seed);
         let mut bits = Bits::new(&mut rng);
         let mut row = row_init.clone();
@@ -83,10 +112,8 @@ fn main() {
             done += k;
         }
         acc
-    });
-    sink += s;
-
-    let (fill_s, s) = best(repeats, |seed| {
+    })));
+    rows.push(("fill", Box::new(|seed| {
         let mut rng = ReleaseRng::seeded(seed);
         let mut buf = vec![0i64; d];
         let mut done = 0;
@@ -98,20 +125,18 @@ fn main() {
             done += k;
         }
         acc
-    });
-    sink += s;
+    })));
 
-    let (chacha_s, s) = best(repeats, |seed| {
+    rows.push(("chacha", Box::new(|seed| {
         let mut rng = ReleaseRng::seeded(seed);
         let mut acc = 0u64;
         for _ in 0..draws {
             acc = acc.wrapping_add(rng.next_u64());
         }
         acc as f64
-    });
-    sink += s;
+    })));
 
-    let (cks_s, s) = best(repeats, |seed| {
+    rows.push(("cks", Box::new(|seed| {
         let mut rng = ReleaseRng::seeded(seed);
         let mut bits = Bits::new(&mut rng);
         let mut acc = 0i64;
@@ -119,28 +144,20 @@ fn main() {
             acc = acc.wrapping_add(dg.sample_cks_bits(&mut bits));
         }
         acc as f64
-    });
-    sink += s;
-    let cks_s = cks_s * draws as f64 / cks_draws.max(1) as f64;
-
+    })));
     // All cores: blocks of one row, one ChaCha20 stream each.
-    let rows = draws / d;
-    let (exact_par_s, s) = best(repeats, |seed| {
+    rows.push(("exact_par", Box::new(|seed| {
         let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
-        let mut data: Vec<f64> = row_init.repeat(rows);
+        let mut data: Vec<f64> = row_init.repeat(rows_n);
         data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
             let mut rng = streams.stream(i as u64);
-            let mut bits = Bits::new(&mut rng);
-            for x in row {
-                *x = gg.release_bits(*x, &mut bits).expect("release");
-            }
+            gg.add_noise(row, &mut rng).expect("release");
         });
         data[0]
-    });
-    sink += s;
-    let (float_par_s, s) = best(repeats, |seed| {
+    })));
+    rows.push(("float_par", Box::new(|seed| {
         let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
-        let mut data: Vec<f64> = row_init.repeat(rows);
+        let mut data: Vec<f64> = row_init.repeat(rows_n);
         data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
             let mut rng = streams.stream(i as u64);
             for x in row {
@@ -148,15 +165,20 @@ fn main() {
             }
         });
         data[0]
-    });
-    sink += s;
+    })));
 
+    let (times, sink) = run_rows(repeats, &mut rows);
+    drop(rows);
+    let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s] = times[..] else {
+        unreachable!()
+    };
+    let cks_s = cks_s * draws as f64 / cks_draws.max(1) as f64;
     let ns = |t: f64, n: usize| t * 1e9 / n as f64;
     println!(
         "{{\"draws\": {draws}, \"sigma\": {sigma}, \"grid\": {:e}, \"sigma_units\": {}, \"table_bins\": {}, \"setup_ms\": {:.2}, \"effective_sensitivity\": {}, \"threads\": {}, \
-\"float_s\": {float_s:.3}, \"exact_s\": {exact_s:.3}, \"exact_fill_s\": {fill_s:.3}, \"cks_s_scaled\": {cks_s:.3}, \"chacha_u64_s\": {chacha_s:.3}, \"exact_par_s\": {exact_par_s:.3}, \"float_par_s\": {float_par_s:.3}, \
-\"float_ns\": {:.2}, \"exact_ns\": {:.2}, \"exact_fill_ns\": {:.2}, \"cks_ns\": {:.2}, \"chacha_u64_ns\": {:.2}, \
-\"ratio_exact_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"checksum\": {sink:.3}}}",
+\"float_s\": {float_s:.3}, \"exact_s\": {exact_s:.3}, \"exact_elem_s\": {elem_s:.3}, \"exact_fill_s\": {fill_s:.3}, \"cks_s_scaled\": {cks_s:.3}, \"chacha_u64_s\": {chacha_s:.3}, \"exact_par_s\": {exact_par_s:.3}, \"float_par_s\": {float_par_s:.3}, \
+\"float_ns\": {:.2}, \"exact_ns\": {:.2}, \"exact_elem_ns\": {:.2}, \"exact_fill_ns\": {:.2}, \"cks_ns\": {:.2}, \"chacha_u64_ns\": {:.2}, \
+\"ratio_exact_over_float\": {:.2}, \"ratio_elem_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"checksum\": {sink:.3}}}",
         gg.grid(),
         gg.sigma_units(),
         dg.table_bins(),
@@ -165,10 +187,12 @@ fn main() {
         rayon::current_num_threads(),
         ns(float_s, draws),
         ns(exact_s, draws),
+        ns(elem_s, draws),
         ns(fill_s, draws),
         ns(cks_s, draws),
         ns(chacha_s, draws),
         exact_s / float_s,
+        elem_s / float_s,
         fill_s / float_s,
         cks_s / float_s,
         chacha_s / float_s,

@@ -45,6 +45,12 @@ impl<'a, R: RngCore + ?Sized> Bits<'a, R> {
         b
     }
 
+    /// 64 fresh fair bits straight from the generator (the buffered bits stay for later).
+    #[inline]
+    pub fn word(&mut self) -> u64 {
+        self.rng.next_u64()
+    }
+
     /// `k` ≤ 64 fair bits as an integer in [0, 2^k).
     #[inline]
     pub fn bits(&mut self, k: u32) -> u64 {
@@ -409,10 +415,12 @@ impl DiscreteGaussian {
 
     /// Fills `out` with independent draws.
     pub fn fill<R: RngCore + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
-        let mut bits = Bits::new(rng);
-        for x in out {
-            *x = self.table.sample(&mut bits);
-        }
+        self.table.fill(out, &mut Bits::new(rng));
+    }
+
+    /// [`Self::fill`] from a bit source that can be kept across calls.
+    pub fn fill_bits<R: RngCore + ?Sized>(&self, out: &mut [i64], bits: &mut Bits<'_, R>) {
+        self.table.fill(out, bits);
     }
 
     /// Fills `out` on all cores (natively; in order on wasm32): block i of `block_len`

@@ -273,20 +273,38 @@ impl GridGaussian {
     }
 
     /// Replaces every entry of `row` by its release (the drop-in for `x + N(0, σ²)`).
+    /// On a value that cannot be released the error is returned and `row` may be partly
+    /// released (the caller discards it).
     pub fn add_noise<R: RngCore + ?Sized>(&self, row: &mut [f64], rng: &mut R) -> Result<()> {
-        let mut bits = Bits::new(rng);
-        for x in row {
-            *x = self.release_bits(*x, &mut bits)?;
-        }
-        Ok(())
+        self.add_noise_with(row, rng, |x| x, |v| v)
     }
 
     /// [`Self::add_noise`] for f32 rows (released in f64, then written as f32:
     /// post-processing).
     pub fn add_noise_f32<R: RngCore + ?Sized>(&self, row: &mut [f32], rng: &mut R) -> Result<()> {
+        self.add_noise_with(row, rng, f64::from, |v| v as f32)
+    }
+
+    /// Blocks of 256: every value to grid units first, then 256 draws in one batch.
+    fn add_noise_with<T: Copy, R: RngCore + ?Sized>(
+        &self,
+        row: &mut [T],
+        rng: &mut R,
+        get: impl Fn(T) -> f64,
+        put: impl Fn(f64) -> T,
+    ) -> Result<()> {
         let mut bits = Bits::new(rng);
-        for x in row {
-            *x = self.release_bits(f64::from(*x), &mut bits)? as f32;
+        let mut units = [0i64; 256];
+        let mut noise = [0i64; 256];
+        for chunk in row.chunks_mut(256) {
+            let k = chunk.len();
+            for (u, &x) in units.iter_mut().zip(chunk.iter()) {
+                *u = to_units_inv(get(x), self.grid, self.inv_grid)?;
+            }
+            self.dg.fill_bits(&mut noise[..k], &mut bits);
+            for ((x, &u), &z) in chunk.iter_mut().zip(&units).zip(&noise) {
+                *x = put(from_units(u + z, self.grid)?);
+            }
         }
         Ok(())
     }
