@@ -24,6 +24,31 @@ use rand::RngCore;
 use rayon::prelude::*;
 use std::time::Instant;
 
+/// Counts the 64-bit words drawn (the generator's share of the exact sampler's cost).
+struct Counting<R: RngCore> {
+    inner: R,
+    words: u64,
+}
+
+impl<R: RngCore> RngCore for Counting<R> {
+    fn next_u32(&mut self) -> u32 {
+        self.words += 1;
+        self.inner.next_u32()
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.words += 1;
+        self.inner.next_u64()
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.words += dest.len().div_ceil(8) as u64;
+        self.inner.fill_bytes(dest)
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
 type Row<'a> = (&'static str, Box<dyn FnMut(u64) -> f64 + 'a>);
 
 /// Runs every row once per repeat, interleaved (float, exact, … then again), so that a
@@ -168,6 +193,23 @@ fn main() {
     })));
 
     let (times, sink) = run_rows(repeats, &mut rows);
+    // Words per draw (untimed): the sampler alone, then CKS20.
+    let count_n = 1_000_000usize;
+    let mut c = Counting {
+        inner: ReleaseRng::seeded(99),
+        words: 0,
+    };
+    let mut buf = vec![0i64; count_n];
+    dg.fill(&mut buf, &mut c);
+    let words_exact = c.words as f64 / count_n as f64;
+    c.words = 0;
+    {
+        let mut bits = Bits::new(&mut c);
+        for _ in 0..count_n / 10 {
+            dg.sample_cks_bits(&mut bits);
+        }
+    }
+    let words_cks = c.words as f64 / (count_n / 10) as f64;
     drop(rows);
     let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s] = times[..] else {
         unreachable!()
@@ -178,7 +220,7 @@ fn main() {
         "{{\"draws\": {draws}, \"sigma\": {sigma}, \"grid\": {:e}, \"sigma_units\": {}, \"table_bins\": {}, \"setup_ms\": {:.2}, \"effective_sensitivity\": {}, \"threads\": {}, \
 \"float_s\": {float_s:.3}, \"exact_s\": {exact_s:.3}, \"exact_elem_s\": {elem_s:.3}, \"exact_fill_s\": {fill_s:.3}, \"cks_s_scaled\": {cks_s:.3}, \"chacha_u64_s\": {chacha_s:.3}, \"exact_par_s\": {exact_par_s:.3}, \"float_par_s\": {float_par_s:.3}, \
 \"float_ns\": {:.2}, \"exact_ns\": {:.2}, \"exact_elem_ns\": {:.2}, \"exact_fill_ns\": {:.2}, \"cks_ns\": {:.2}, \"chacha_u64_ns\": {:.2}, \
-\"ratio_exact_over_float\": {:.2}, \"ratio_elem_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"checksum\": {sink:.3}}}",
+\"ratio_exact_over_float\": {:.2}, \"ratio_elem_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"words_per_draw_exact\": {words_exact:.4}, \"words_per_draw_cks\": {words_cks:.3}, \"checksum\": {sink:.3}}}",
         gg.grid(),
         gg.sigma_units(),
         dg.table_bins(),

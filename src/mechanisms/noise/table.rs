@@ -8,11 +8,11 @@
 //! bins [jw, (j+1)w) of |z| covering |z| < Z_c = Jw (Z_c ≥ 12σ), and a tail width
 //! w_t = 2^{m_t} ≥ max(w, σ). Pick a positive integer F and, with rigorous upper bounds,
 //! integers n_j ≥ F·e^{−c(jw)} (j < J) and n_T ≥ F·2^{1+ℓ}·e^{−c(Z_c)}, ℓ = m_t − m,
-//! with Σ n_j + n_T ≤ 2^{26}; the remainder n_R = 2^{26} − Σ n_j − n_T is a "reject" weight.
+//! with Σ n_j + n_T ≤ 2^{22}; the remainder n_R = 2^{22} − Σ n_j − n_T is a "reject" weight.
 //!
-//! One proposal: pick index i ∈ {0..J−1, T, R} with probability n_i/2^{26} (a Walker alias
+//! One proposal: pick index i ∈ {0..J−1, T, R} with probability n_i/2^{22} (a Walker alias
 //! table with integer weights: a uniform slot and a uniform threshold, both pure bits, so
-//! the probability is exactly n_i/2^{26}); R restarts.
+//! the probability is exactly n_i/2^{22}); R restarts.
 //! * Core bin j: r uniform in [0, w), a sign bit s; z = ±(jw + r); z = 0 with s = − restarts.
 //!   Accept with probability a(z) = D_j·e^{−δ(z)}, D_j = F·e^{−c(jw)}/n_j ≤ 1 and
 //!   δ(z) = c(z) − c(jw) ∈ [0, 1] (checked at construction from w ≤ σ/32 and Z_c ≤ 12σ + w):
@@ -21,10 +21,10 @@
 //!   [0, w_t), a sign bit; z = ±(Z_c + g·w_t + r). Accept with probability
 //!   D_g·e^{−δ}, D_g = F·2^{g+1+ℓ}·e^{−c(Z_c + g w_t)}/n_T and δ = c(z) − c(Z_c + g w_t) ≥ 0.
 //!
-//! **Correctness.** For z ≠ 0 in core bin j the proposal mass is q(z) = n_j/(2^{26}·2w), and
-//! q(z)·a(z) = F·e^{−c(z)}/(2^{27}·w); for z = 0 the mass is n_0/(2^{26}·2w) (one sign) and
-//! the same product results. In the tail, q(z) = n_T·2^{−(g+1)}/(2^{26}·2w_t) and
-//! q(z)·a(z) = F·2^ℓ·e^{−c(z)}/(2^{27}·w_t) = F·e^{−c(z)}/(2^{27}·w) (w_t = 2^ℓ·w). So every
+//! **Correctness.** For z ≠ 0 in core bin j the proposal mass is q(z) = n_j/(2^{22}·2w), and
+//! q(z)·a(z) = F·e^{−c(z)}/(2^{23}·w); for z = 0 the mass is n_0/(2^{22}·2w) (one sign) and
+//! the same product results. In the tail, q(z) = n_T·2^{−(g+1)}/(2^{22}·2w_t) and
+//! q(z)·a(z) = F·2^ℓ·e^{−c(z)}/(2^{23}·w_t) = F·e^{−c(z)}/(2^{23}·w) (w_t = 2^ℓ·w). So every
 //! z ∈ ℤ is output by one round with probability exactly proportional to e^{−c(z)}, and
 //! rejection sampling returns the discrete Gaussian N_ℤ(0, σ²) exactly — provided every
 //! acceptance probability is ≤ 1: e^{−δ} ≤ 1 as δ ≥ 0; D_j ≤ 1 by the choice of n_j; and
@@ -50,8 +50,8 @@
 //! division ([`Bits::bernoulli`]).
 //!
 //! Every random bit is used once: the proposal, the first stages of both coins and the
-//! further stages draw disjoint bits (from one 64-bit word for σ < 2^19, the proposal's
-//! 26 + m + 1 bits and then 16 + 8), so the coins are independent of each other and of the
+//! further stages draw disjoint bits (from one 64-bit word for σ < 2^23, the proposal's
+//! 22 + m + 1 bits and then 16 + 8), so the coins are independent of each other and of the
 //! proposal, as the correctness argument requires.
 //!
 //! **Cost.** At σ = 2^17 (w = 2^12, J = 384 bins, 512 slots) about 98 % of proposals are
@@ -68,7 +68,7 @@ use rand::RngCore;
 use std::cmp::Ordering;
 
 /// log2 of the alias table's total weight.
-const TOTAL_BITS: u32 = 26;
+const TOTAL_BITS: u32 = 22;
 /// Where the first-stage D thresholds start in a slot word (keep and alias take
 /// t + 1 + s = TOTAL_BITS + 1 bits).
 const SLOT_THR: u32 = TOTAL_BITS + 1;
@@ -278,7 +278,7 @@ impl Table {
     #[inline(always)]
     fn sample_inner<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> i64 {
         let head = TOTAL_BITS + self.m + 1;
-        // Up to σ < 2^19 the proposal and both first stages fit one 64-bit word.
+        // Up to σ < 2^23 (m ≤ 17) the proposal and both first stages fit one 64-bit word.
         let one_word = head + 24 <= 64;
         loop {
             let (x, y) = if one_word {
