@@ -89,108 +89,132 @@ fn main() {
     let rows_n = draws / d;
     let mut rows: Vec<Row<'_>> = Vec::new();
 
-    rows.push(("float", Box::new(|seed| {
-        let mut rng = ReleaseRng::seeded(seed);
-        let mut row = row_init.clone();
-        let mut done = 0;
-        let mut acc = 0.0;
-        while done < draws {
-            let k = d.min(draws - done);
-            row[..k].copy_from_slice(&row_init[..k]);
-            for x in &mut row[..k] {
-                *x += float.sample(&mut rng);
+    rows.push((
+        "float",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut row = row_init.clone();
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                row[..k].copy_from_slice(&row_init[..k]);
+                for x in &mut row[..k] {
+                    *x += float.sample(&mut rng);
+                }
+                acc += row[0];
+                done += k;
             }
-            acc += row[0];
-            done += k;
-        }
-        acc
-    })));
+            acc
+        }),
+    ));
 
-    rows.push(("exact", Box::new(|seed| {
-        let mut rng = ReleaseRng::seeded(seed);
-        let mut row = row_init.clone();
-        let mut done = 0;
-        let mut acc = 0.0;
-        while done < draws {
-            let k = d.min(draws - done);
-            row[..k].copy_from_slice(&row_init[..k]);
-            gg.add_noise(&mut row[..k], &mut rng).expect("release");
-            acc += row[0];
-            done += k;
-        }
-        acc
-    })));
-
-    rows.push(("exact_elem", Box::new(|seed| {
-        let mut rng = ReleaseRng::seeded(seed);
-        let mut bits = Bits::new(&mut rng);
-        let mut row = row_init.clone();
-        let mut done = 0;
-        let mut acc = 0.0;
-        while done < draws {
-            let k = d.min(draws - done);
-            row[..k].copy_from_slice(&row_init[..k]);
-            for x in &mut row[..k] {
-                *x = gg.release_bits(*x, &mut bits).expect("release");
+    rows.push((
+        "exact",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut row = row_init.clone();
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                row[..k].copy_from_slice(&row_init[..k]);
+                gg.add_noise(&mut row[..k], &mut rng).expect("release");
+                acc += row[0];
+                done += k;
             }
-            acc += row[0];
-            done += k;
-        }
-        acc
-    })));
-    rows.push(("fill", Box::new(|seed| {
-        let mut rng = ReleaseRng::seeded(seed);
-        let mut buf = vec![0i64; d];
-        let mut done = 0;
-        let mut acc = 0.0;
-        while done < draws {
-            let k = d.min(draws - done);
-            dg.fill(&mut buf[..k], &mut rng);
-            acc += buf[0] as f64;
-            done += k;
-        }
-        acc
-    })));
+            acc
+        }),
+    ));
 
-    rows.push(("chacha", Box::new(|seed| {
-        let mut rng = ReleaseRng::seeded(seed);
-        let mut acc = 0u64;
-        for _ in 0..draws {
-            acc = acc.wrapping_add(rng.next_u64());
-        }
-        acc as f64
-    })));
+    rows.push((
+        "exact_elem",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut bits = Bits::new(&mut rng);
+            let mut row = row_init.clone();
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                row[..k].copy_from_slice(&row_init[..k]);
+                for x in &mut row[..k] {
+                    *x = gg.release_bits(*x, &mut bits).expect("release");
+                }
+                acc += row[0];
+                done += k;
+            }
+            acc
+        }),
+    ));
+    rows.push((
+        "fill",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut buf = vec![0i64; d];
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                dg.fill(&mut buf[..k], &mut rng);
+                acc += buf[0] as f64;
+                done += k;
+            }
+            acc
+        }),
+    ));
 
-    rows.push(("cks", Box::new(|seed| {
-        let mut rng = ReleaseRng::seeded(seed);
-        let mut bits = Bits::new(&mut rng);
-        let mut acc = 0i64;
-        for _ in 0..cks_draws {
-            acc = acc.wrapping_add(dg.sample_cks_bits(&mut bits));
-        }
-        acc as f64
-    })));
+    rows.push((
+        "chacha",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut acc = 0u64;
+            for _ in 0..draws {
+                acc = acc.wrapping_add(rng.next_u64());
+            }
+            acc as f64
+        }),
+    ));
+
+    rows.push((
+        "cks",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut bits = Bits::new(&mut rng);
+            let mut acc = 0i64;
+            for _ in 0..cks_draws {
+                acc = acc.wrapping_add(dg.sample_cks_bits(&mut bits));
+            }
+            acc as f64
+        }),
+    ));
     // All cores: blocks of one row, one ChaCha20 stream each.
-    rows.push(("exact_par", Box::new(|seed| {
-        let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
-        let mut data: Vec<f64> = row_init.repeat(rows_n);
-        data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
-            let mut rng = streams.stream(i as u64);
-            gg.add_noise(row, &mut rng).expect("release");
-        });
-        data[0]
-    })));
-    rows.push(("float_par", Box::new(|seed| {
-        let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
-        let mut data: Vec<f64> = row_init.repeat(rows_n);
-        data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
-            let mut rng = streams.stream(i as u64);
-            for x in row {
-                *x += float.sample(&mut rng);
-            }
-        });
-        data[0]
-    })));
+    rows.push((
+        "exact_par",
+        Box::new(|seed| {
+            let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
+            let mut data: Vec<f64> = row_init.repeat(rows_n);
+            data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
+                let mut rng = streams.stream(i as u64);
+                gg.add_noise(row, &mut rng).expect("release");
+            });
+            data[0]
+        }),
+    ));
+    rows.push((
+        "float_par",
+        Box::new(|seed| {
+            let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
+            let mut data: Vec<f64> = row_init.repeat(rows_n);
+            data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
+                let mut rng = streams.stream(i as u64);
+                for x in row {
+                    *x += float.sample(&mut rng);
+                }
+            });
+            data[0]
+        }),
+    ));
 
     let (times, sink) = run_rows(repeats, &mut rows);
     // Words per draw (untimed): the sampler alone, then CKS20.
@@ -211,7 +235,8 @@ fn main() {
     }
     let words_cks = c.words as f64 / (count_n / 10) as f64;
     drop(rows);
-    let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s] = times[..] else {
+    let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s] = times[..]
+    else {
         unreachable!()
     };
     let cks_s = cks_s * draws as f64 / cks_draws.max(1) as f64;
