@@ -1,66 +1,269 @@
 //! 47 M noise draws (60 000 rows × 784 pixels, MNIST-scale DP-CDA) with the exact discrete
 //! Gaussian on the default grid and with the float Gaussian, in the same run, from the same
-//! ChaCha20 generator. Prints one JSON object with the times and their ratio.
+//! ChaCha20 generator. Prints one JSON object with the times and their ratios.
 //!
-//! usage: privmix-noise-bench [DRAWS] [SIGMA] [REPEATS]
+//! usage: privmix-noise-bench [DRAWS] [SIGMA] [REPEATS] [CKS_DRAWS]
 //! (defaults: 47 040 000 draws; σ = 2.0 for Δ = 2c/l = 0.5 (c = 1, l = 4), i.e. noise
-//! multiplier 4; repeats 3, minimum time kept)
+//! multiplier 4; repeats 3, minimum time kept; the old CKS20 sampler on 4 704 000 draws,
+//! scaled)
+//!
+//! Rows timed (best of REPEATS each, single thread unless noted):
+//! * `float`: x + σ·N(0,1) (ziggurat), the baseline every ratio divides by;
+//! * `exact`: `GridGaussian::add_noise` per row of 784 (round to the grid, exact discrete
+//!   Gaussian, back: the release path);
+//! * `exact_elem`: `GridGaussian::release_bits` one value at a time;
+//! * `exact_fill`: `DiscreteGaussian::fill` into an i64 buffer (the sampler alone);
+//! * `cks`: CKS20 Algorithm 3 (the previous sampler), on CKS_DRAWS draws;
+//! * `chacha_u64`: one `next_u64` per draw (the generator's share);
+//! * `exact_par` / `float_par`: the same work on all cores, one ChaCha20 stream per block of
+//!   784 (`rng::Streams`), so the output does not depend on the thread count.
 use privmix::mechanisms::gaussian::Gaussian;
 use privmix::mechanisms::noise::{Bits, GridGaussian};
-use privmix::rng::ReleaseRng;
+use privmix::rng::{ReleaseRng, Streams};
+use rand::RngCore;
+use rayon::prelude::*;
 use std::time::Instant;
+
+/// Counts the 64-bit words drawn (the generator's share of the exact sampler's cost).
+struct Counting<R: RngCore> {
+    inner: R,
+    words: u64,
+}
+
+impl<R: RngCore> RngCore for Counting<R> {
+    fn next_u32(&mut self) -> u32 {
+        self.words += 1;
+        self.inner.next_u32()
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.words += 1;
+        self.inner.next_u64()
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.words += dest.len().div_ceil(8) as u64;
+        self.inner.fill_bytes(dest)
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+type Row<'a> = (&'static str, Box<dyn FnMut(u64) -> f64 + 'a>);
+
+/// Runs every row once per repeat, interleaved (float, exact, … then again), so that a
+/// change of machine load hits all rows alike; keeps each row's best time.
+/// `PRIVMIX_BENCH_ONLY=name` runs only that row (the others report 0).
+fn run_rows(repeats: usize, rows: &mut [Row<'_>]) -> (Vec<f64>, f64) {
+    let only = std::env::var("PRIVMIX_BENCH_ONLY").ok();
+    let mut best = vec![f64::INFINITY; rows.len()];
+    let mut sink = 0.0;
+    for rep in 0..repeats {
+        for (k, (name, f)) in rows.iter_mut().enumerate() {
+            if only.as_deref().is_some_and(|o| o != *name) {
+                best[k] = 0.0;
+                continue;
+            }
+            let t = Instant::now();
+            sink += f(rep as u64 + 1);
+            best[k] = best[k].min(t.elapsed().as_secs_f64());
+        }
+    }
+    (best, sink)
+}
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let draws: usize = a.get(1).map(|s| s.parse().unwrap()).unwrap_or(47_040_000);
     let sigma: f64 = a.get(2).map(|s| s.parse().unwrap()).unwrap_or(2.0);
     let repeats: usize = a.get(3).map(|s| s.parse().unwrap()).unwrap_or(3);
+    let cks_draws: usize = a.get(4).map(|s| s.parse().unwrap()).unwrap_or(draws / 10);
     let sensitivity = 0.5;
     let d = 784;
+    let t0 = Instant::now();
     let gg = GridGaussian::new(sigma, sensitivity, d, None).expect("grid");
+    let setup_s = t0.elapsed().as_secs_f64();
+    let dg = gg.sampler().clone();
     let float = Gaussian::new("sigma", sigma).expect("sigma");
     let row_init: Vec<f64> = (0..d).map(|i| (i as f64) / d as f64).collect();
-    let mut row = row_init.clone();
-    let mut best_exact = f64::INFINITY;
-    let mut best_float = f64::INFINITY;
-    let mut sink = 0.0f64;
-    for rep in 0..repeats {
-        let mut rng = ReleaseRng::seeded(rep as u64 + 1);
-        let t = Instant::now();
-        let mut done = 0;
-        let mut bits = Bits::new(&mut rng);
-        while done < draws {
-            let k = d.min(draws - done);
-            row[..k].copy_from_slice(&row_init[..k]);
-            for x in &mut row[..k] {
-                *x = gg.release_bits(*x, &mut bits).expect("release");
-            }
-            sink += row[0];
-            done += k;
-        }
-        best_exact = best_exact.min(t.elapsed().as_secs_f64());
+    let rows_n = draws / d;
+    let mut rows: Vec<Row<'_>> = Vec::new();
 
-        let mut rng = ReleaseRng::seeded(rep as u64 + 1);
-        let t = Instant::now();
-        let mut done = 0;
-        while done < draws {
-            let k = d.min(draws - done);
-            row[..k].copy_from_slice(&row_init[..k]);
-            for x in &mut row[..k] {
-                *x += float.sample(&mut rng);
+    rows.push((
+        "float",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut row = row_init.clone();
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                row[..k].copy_from_slice(&row_init[..k]);
+                for x in &mut row[..k] {
+                    *x += float.sample(&mut rng);
+                }
+                acc += row[0];
+                done += k;
             }
-            sink += row[0];
-            done += k;
+            acc
+        }),
+    ));
+
+    rows.push((
+        "exact",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut row = row_init.clone();
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                row[..k].copy_from_slice(&row_init[..k]);
+                gg.add_noise(&mut row[..k], &mut rng).expect("release");
+                acc += row[0];
+                done += k;
+            }
+            acc
+        }),
+    ));
+
+    rows.push((
+        "exact_elem",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut bits = Bits::new(&mut rng);
+            let mut row = row_init.clone();
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                row[..k].copy_from_slice(&row_init[..k]);
+                for x in &mut row[..k] {
+                    *x = gg.release_bits(*x, &mut bits).expect("release");
+                }
+                acc += row[0];
+                done += k;
+            }
+            acc
+        }),
+    ));
+    rows.push((
+        "fill",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut buf = vec![0i64; d];
+            let mut done = 0;
+            let mut acc = 0.0;
+            while done < draws {
+                let k = d.min(draws - done);
+                dg.fill(&mut buf[..k], &mut rng);
+                acc += buf[0] as f64;
+                done += k;
+            }
+            acc
+        }),
+    ));
+
+    rows.push((
+        "chacha",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut acc = 0u64;
+            for _ in 0..draws {
+                acc = acc.wrapping_add(rng.next_u64());
+            }
+            acc as f64
+        }),
+    ));
+
+    rows.push((
+        "cks",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut bits = Bits::new(&mut rng);
+            let mut acc = 0i64;
+            for _ in 0..cks_draws {
+                acc = acc.wrapping_add(dg.sample_cks_bits(&mut bits));
+            }
+            acc as f64
+        }),
+    ));
+    // All cores: blocks of one row, one ChaCha20 stream each.
+    rows.push((
+        "exact_par",
+        Box::new(|seed| {
+            let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
+            let mut data: Vec<f64> = row_init.repeat(rows_n);
+            data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
+                let mut rng = streams.stream(i as u64);
+                gg.add_noise(row, &mut rng).expect("release");
+            });
+            data[0]
+        }),
+    ));
+    rows.push((
+        "float_par",
+        Box::new(|seed| {
+            let streams = Streams::from_rng(&mut ReleaseRng::seeded(seed));
+            let mut data: Vec<f64> = row_init.repeat(rows_n);
+            data.par_chunks_mut(d).enumerate().for_each(|(i, row)| {
+                let mut rng = streams.stream(i as u64);
+                for x in row {
+                    *x += float.sample(&mut rng);
+                }
+            });
+            data[0]
+        }),
+    ));
+
+    let (times, sink) = run_rows(repeats, &mut rows);
+    // Words per draw (untimed): the sampler alone, then CKS20.
+    let count_n = 1_000_000usize;
+    let mut c = Counting {
+        inner: ReleaseRng::seeded(99),
+        words: 0,
+    };
+    let mut buf = vec![0i64; count_n];
+    dg.fill(&mut buf, &mut c);
+    let words_exact = c.words as f64 / count_n as f64;
+    c.words = 0;
+    {
+        let mut bits = Bits::new(&mut c);
+        for _ in 0..count_n / 10 {
+            dg.sample_cks_bits(&mut bits);
         }
-        best_float = best_float.min(t.elapsed().as_secs_f64());
     }
+    let words_cks = c.words as f64 / (count_n / 10) as f64;
+    drop(rows);
+    let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s] = times[..]
+    else {
+        unreachable!()
+    };
+    let cks_s = cks_s * draws as f64 / cks_draws.max(1) as f64;
+    let ns = |t: f64, n: usize| t * 1e9 / n as f64;
     println!(
-        "{{\"draws\": {draws}, \"sigma\": {sigma}, \"grid\": {:e}, \"sigma_units\": {}, \"effective_sensitivity\": {}, \"exact_s\": {best_exact:.3}, \"float_s\": {best_float:.3}, \"exact_ns_per_draw\": {:.2}, \"float_ns_per_draw\": {:.2}, \"ratio_exact_over_float\": {:.2}, \"checksum\": {sink:.3}}}",
+        "{{\"draws\": {draws}, \"sigma\": {sigma}, \"grid\": {:e}, \"sigma_units\": {}, \"table_bins\": {}, \"setup_ms\": {:.2}, \"effective_sensitivity\": {}, \"threads\": {}, \
+\"float_s\": {float_s:.3}, \"exact_s\": {exact_s:.3}, \"exact_elem_s\": {elem_s:.3}, \"exact_fill_s\": {fill_s:.3}, \"cks_s_scaled\": {cks_s:.3}, \"chacha_u64_s\": {chacha_s:.3}, \"exact_par_s\": {exact_par_s:.3}, \"float_par_s\": {float_par_s:.3}, \
+\"float_ns\": {:.2}, \"exact_ns\": {:.2}, \"exact_elem_ns\": {:.2}, \"exact_fill_ns\": {:.2}, \"cks_ns\": {:.2}, \"chacha_u64_ns\": {:.2}, \
+\"ratio_exact_over_float\": {:.2}, \"ratio_elem_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"words_per_draw_exact\": {words_exact:.4}, \"words_per_draw_cks\": {words_cks:.3}, \"checksum\": {sink:.3}}}",
         gg.grid(),
         gg.sigma_units(),
+        dg.table_bins(),
+        setup_s * 1e3,
         gg.effective_sensitivity(),
-        best_exact * 1e9 / draws as f64,
-        best_float * 1e9 / draws as f64,
-        best_exact / best_float,
+        rayon::current_num_threads(),
+        ns(float_s, draws),
+        ns(exact_s, draws),
+        ns(elem_s, draws),
+        ns(fill_s, draws),
+        ns(cks_s, draws),
+        ns(chacha_s, draws),
+        exact_s / float_s,
+        elem_s / float_s,
+        fill_s / float_s,
+        cks_s / float_s,
+        chacha_s / float_s,
+        exact_par_s / float_par_s,
+        exact_s / exact_par_s,
     );
 }

@@ -8,8 +8,11 @@
 //! stated where it happens ([`DiscreteGaussian`]): an event of probability below e^{−2^64}
 //! is resolved as a rejection.
 
+use super::table::Table;
 use crate::error::{Error, Result};
+use crate::rng::Streams;
 use rand::RngCore;
+use std::sync::Arc;
 
 /// Random bits drawn 64 at a time from a generator and handed out one (or a few) at a time,
 /// so that a coin of probability 3/7 costs two bits on average instead of a 64-bit word.
@@ -40,6 +43,12 @@ impl<'a, R: RngCore + ?Sized> Bits<'a, R> {
         self.buf >>= 1;
         self.left -= 1;
         b
+    }
+
+    /// 64 fresh fair bits straight from the generator (the buffered bits stay for later).
+    #[inline]
+    pub fn word(&mut self) -> u64 {
+        self.rng.next_u64()
     }
 
     /// `k` ≤ 64 fair bits as an integer in [0, 2^k).
@@ -144,6 +153,19 @@ impl<'a, R: RngCore + ?Sized> Bits<'a, R> {
     #[inline]
     pub fn bernoulli_exp_neg_one(&mut self) -> bool {
         self.bernoulli_exp_neg_frac(1, 1)
+    }
+
+    /// Bernoulli(e^{−a/b}) for any a and 0 < b ≤ 2^127: ⌊a/b⌋ independent Bernoulli(e^{−1})
+    /// coins and one Bernoulli(e^{−(a mod b)/b}).
+    pub fn bernoulli_exp_neg(&mut self, a: u128, b: u128) -> bool {
+        let mut q = a / b;
+        while q > 0 {
+            if !self.bernoulli_exp_neg_one() {
+                return false;
+            }
+            q -= 1;
+        }
+        self.bernoulli_exp_neg_frac(a % b, b)
     }
 
     /// Bernoulli(e^{−γ}) for γ = a²/b (a any u128, 0 < b ≤ 2^127): e^{−γ} = e^{−⌊γ⌋}·e^{−{γ}},
@@ -301,32 +323,56 @@ impl DiscreteLaplace {
     }
 }
 
-/// The discrete Gaussian on ℤ, P(z) ∝ e^{−z²/(2σ²)}, with σ = num/den rational (den a power
-/// of two), sampled exactly by CKS20 Algorithm 3: a discrete Laplace proposal of scale
-/// t = ⌊σ⌋ + 1 accepted with probability e^{−(|Y| − σ²/t)²/(2σ²)}.
+/// The discrete Gaussian on ℤ, P(z) ∝ e^{−z²/(2σ²)}, with σ = num/den rational, sampled
+/// exactly.
 ///
-/// In integers: (|Y| − σ²/t)²/(2σ²) = a²/b with a = | |Y|·t·den² − num² | and
-/// b = 2·(num·t·den)² ≤ 2^127. If |Y|·t·den² overflows 128 bits (|Y| > 2^128/(t·den²), a
-/// proposal of probability below e^{−2^64}), the proposal is rejected; its acceptance
-/// probability would be below e^{−2^127}.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// [`Self::sample_bits`] is the fast sampler of [`super::table`] (a discrete ziggurat: a
+/// dyadic proposal and exact acceptance coins; its proof note is there). The tables are
+/// built once in [`Self::from_ratio`] (shared by clones: build once, clone freely) and take
+/// about 5–25 ms (exact big-integer bounds for each of ≤ 769 bins).
+///
+/// [`Self::sample_cks_bits`] is CKS20 Algorithm 3 (kept as a reference and for the
+/// benchmark): a discrete Laplace proposal of scale t = ⌊σ⌋ + 1 accepted with probability
+/// e^{−(|Y| − σ²/t)²/(2σ²)}. In integers: (|Y| − σ²/t)²/(2σ²) = a²/b with
+/// a = | |Y|·t·den² − num² | and b = 2·(num·t·den)² ≤ 2^127. If |Y|·t·den² overflows 128
+/// bits (|Y| > 2^128/(t·den²), a proposal of probability below e^{−2^64}), the proposal is
+/// rejected; its acceptance probability would be below e^{−2^127}.
+#[derive(Clone)]
 pub struct DiscreteGaussian {
     num: u64,
     den: u64,
     t: u64,
+    table: Arc<Table>,
 }
 
+impl std::fmt::Debug for DiscreteGaussian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiscreteGaussian")
+            .field("num", &self.num)
+            .field("den", &self.den)
+            .finish()
+    }
+}
+
+impl PartialEq for DiscreteGaussian {
+    fn eq(&self, o: &Self) -> bool {
+        (self.num, self.den) == (o.num, o.den)
+    }
+}
+
+impl Eq for DiscreteGaussian {}
+
 impl DiscreteGaussian {
-    /// σ = num/den with num, den ≥ 1 and num·(⌊num/den⌋ + 1)·den ≤ 2^63.
+    /// σ = num/den with 1 ≤ num, den ≤ 2^31 and num·(⌊num/den⌋ + 1)·den ≤ 2^63.
     pub fn from_ratio(name: &str, num: u64, den: u64) -> Result<Self> {
         let bad = || {
             Err(Error::param(
                 name,
                 format!("{num}/{den}"),
-                "an exact Gaussian scale num/den needs num, den ≥ 1 and num·(⌊num/den⌋+1)·den ≤ 2^63",
+                "an exact Gaussian scale num/den needs 1 ≤ num, den ≤ 2^31 and num·(⌊num/den⌋+1)·den ≤ 2^63",
             ))
         };
-        if num == 0 || den == 0 {
+        if num == 0 || den == 0 || num > 1 << 31 || den > 1 << 31 {
             return bad();
         }
         let t = (num / den).saturating_add(1);
@@ -334,7 +380,12 @@ impl DiscreteGaussian {
             .checked_mul(t as u128)
             .and_then(|x| x.checked_mul(den as u128))
         {
-            Some(p) if p <= 1u128 << 63 => Ok(DiscreteGaussian { num, den, t }),
+            Some(p) if p <= 1u128 << 63 => Ok(DiscreteGaussian {
+                num,
+                den,
+                t,
+                table: Arc::new(Table::new(num, den)),
+            }),
             _ => bad(),
         }
     }
@@ -360,6 +411,37 @@ impl DiscreteGaussian {
     /// One draw, from a bit source that can be kept across draws.
     #[inline]
     pub fn sample_bits<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> i64 {
+        self.table.sample(bits)
+    }
+
+    /// Fills `out` with independent draws.
+    pub fn fill<R: RngCore + ?Sized>(&self, out: &mut [i64], rng: &mut R) {
+        self.table.fill(out, &mut Bits::new(rng));
+    }
+
+    /// [`Self::fill`] from a bit source that can be kept across calls.
+    pub fn fill_bits<R: RngCore + ?Sized>(&self, out: &mut [i64], bits: &mut Bits<'_, R>) {
+        self.table.fill(out, bits);
+    }
+
+    /// Fills `out` on all cores (natively; in order on wasm32): block i of `block_len`
+    /// entries draws from stream i of `streams`, so the result depends only on the streams'
+    /// key and `block_len`, never on the thread count.
+    pub fn fill_par(&self, out: &mut [i64], streams: &Streams, block_len: usize) {
+        crate::par::blocks_mut(out, block_len, |i, block| {
+            let mut rng = streams.stream(i as u64);
+            self.fill(block, &mut rng);
+            0
+        });
+    }
+
+    /// The number of core bins of the fast sampler's table (for the benchmark).
+    pub fn table_bins(&self) -> u64 {
+        self.table.core_bins()
+    }
+
+    /// One draw by CKS20 Algorithm 3 (the reference sampler; slower).
+    pub fn sample_cks_bits<R: RngCore + ?Sized>(&self, bits: &mut Bits<'_, R>) -> i64 {
         let lap = DiscreteLaplace { t: self.t, s: 1 };
         let num2 = (self.num as u128) * (self.num as u128);
         let tden2 = (self.t as u128) * (self.den as u128) * (self.den as u128);
@@ -488,6 +570,11 @@ mod tests {
         // γ = a²/b = 49/20 = 2.45 (integer part and remainder).
         let hits = (0..n).filter(|_| b.bernoulli_exp_neg_square(7, 20)).count();
         assert_rate(hits, n, (-2.45f64).exp());
+        // e^{−7/3}: two e^{−1} coins and e^{−1/3}.
+        let hits = (0..n).filter(|_| b.bernoulli_exp_neg(7, 3)).count();
+        assert_rate(hits, n, (-7.0f64 / 3.0).exp());
+        let m = n as f64 * (-2.2f64).exp();
+        assert!((hits as f64 - m).abs() > 5.33 * m.sqrt(), "no power");
         // Huge denominators take the two-coin path.
         let big = 1u128 << 126;
         let hits = (0..n)
@@ -588,6 +675,61 @@ mod tests {
     fn discrete_gaussian_large_sigma() {
         check_gaussian(70_000.0, 14, 200_000);
         check_gaussian(1234.567, 15, 200_000);
+        check_gaussian(100.0, 16, 200_000);
+        check_gaussian(0.3, 17, 200_000);
+    }
+
+    /// KS distance of `xs` from N_ℤ(0, s²).
+    fn ks_dist(xs: &[i64], s: f64) -> f64 {
+        let wide = (14.0 * s).ceil() as i64 + 2;
+        let w: Vec<f64> = (-wide..=wide)
+            .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
+            .collect();
+        let tot: f64 = w.iter().sum();
+        let mut sorted = xs.to_vec();
+        sorted.sort_unstable();
+        let nf = xs.len() as f64;
+        let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
+        for (j, z) in (-wide..=wide).enumerate() {
+            cdf += w[j] / tot;
+            while i < sorted.len() && sorted[i] <= z {
+                i += 1;
+            }
+            d = d.max((cdf - i as f64 / nf).abs());
+        }
+        d
+    }
+
+    /// The integer-σ configuration of the MNIST-scale release (σ = 2^17 grid units, den = 1),
+    /// through the batch API and the all-core API: KS at α = 1e-6, and power against σ ± 5 %.
+    #[test]
+    fn integer_sigma_batch_and_parallel() {
+        let g = DiscreteGaussian::from_ratio("sigma", 131_072, 1).unwrap();
+        assert_eq!(g.sigma(), 131_072.0);
+        let n = 200_000;
+        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * n as f64)).sqrt();
+        let mut xs = vec![0i64; n];
+        g.fill(&mut xs, &mut ReleaseRng::seeded(51));
+        assert!(ks_dist(&xs, 131_072.0) < crit);
+        assert!(ks_dist(&xs, 131_072.0 * 1.05) > crit);
+        assert!(ks_dist(&xs, 131_072.0 / 1.05) > crit);
+        // All cores: same distribution, and the same numbers as the blocks drawn in order.
+        let streams = Streams::from_rng(&mut ReleaseRng::seeded(52));
+        let mut ys = vec![0i64; n];
+        g.fill_par(&mut ys, &streams, 784);
+        assert!(ks_dist(&ys, 131_072.0) < crit);
+        assert!(ks_dist(&ys, 131_072.0 * 1.05) > crit);
+        let mut seq = vec![0i64; n];
+        for (i, block) in seq.chunks_mut(784).enumerate() {
+            g.fill(block, &mut streams.stream(i as u64));
+        }
+        assert_eq!(ys, seq);
+        // The reference sampler (CKS20) agrees in distribution.
+        let mut rng = ReleaseRng::seeded(53);
+        let mut bits = Bits::new(&mut rng);
+        let cks: Vec<i64> = (0..50_000).map(|_| g.sample_cks_bits(&mut bits)).collect();
+        let crit50 = ((2.0f64 / 1e-6).ln() / (2.0 * 50_000f64)).sqrt();
+        assert!(ks_dist(&cks, 131_072.0) < crit50);
     }
 
     #[test]
@@ -598,6 +740,9 @@ mod tests {
         }
         assert!(DiscreteGaussian::from_ratio("s", 0, 1).is_err());
         assert!(DiscreteGaussian::from_ratio("s", u64::MAX, 1).is_err());
+        assert!(DiscreteGaussian::from_ratio("s", (1 << 31) + 1, 1).is_err());
+        assert!(DiscreteGaussian::from_ratio("s", 1, (1 << 31) + 1).is_err());
+        assert!(DiscreteGaussian::from_ratio("s", 1 << 31, 1).is_ok());
         assert!(DiscreteLaplace::from_ratio("b", 0, 1).is_err());
         assert!(DiscreteLaplace::new("b", f64::NAN).is_err());
         let g = DiscreteGaussian::new("s", 2.5).unwrap();
