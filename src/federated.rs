@@ -24,7 +24,7 @@ use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{check_delta, check_epsilon, Preset, RdpCurve};
 use crate::data::{natural_cmp, Column, Schema, Table};
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::{self, accounting::check_mix};
+use crate::mechanisms::cda::{self, accounting::check_mix, Mixer};
 use crate::mechanisms::federated::pairwise::{
     coordinate_stream, level_coordinate, numeric_coordinate, PublicKeyFile, SecretKeyFile,
 };
@@ -723,27 +723,15 @@ pub fn simulate(
 
     // ---- generate: every party's mix of (t, k), its noise, and the average -------------
     header(&norm.space.names)?;
-    let g = Gaussian::new("tau-g", tau_g)?;
+    let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
     let mut msgs = vec![0f64; clients * d];
     let mut e = vec![0f64; clients];
     let mut avg = vec![0f32; d];
     let mut cells = Vec::with_capacity(norm.space.names.len());
-    let inv_l = 1.0 / opts.mix as f64;
     for _t in 0..per_class {
         for (c, label) in class_labels.iter().enumerate() {
             for (s, part) in parts.iter().enumerate() {
-                let m = &mut msgs[s * d..(s + 1) * d];
-                m.iter_mut().for_each(|v| *v = 0.0);
-                let pool = &part[c];
-                for i in rand::seq::index::sample(rng, pool.len(), opts.mix).into_iter() {
-                    let r = pool[i] as usize;
-                    for (a, &x) in m.iter_mut().zip(&features[r * d..(r + 1) * d]) {
-                        *a += f64::from(x);
-                    }
-                }
-                for a in m.iter_mut() {
-                    *a = *a * inv_l + g.sample(rng);
-                }
+                mixer.draw(&part[c], &mut msgs[s * d..(s + 1) * d], rng);
             }
             if opts.variant == Variant::Cape {
                 for j in 0..d {
@@ -1320,21 +1308,10 @@ pub fn contribute(
     };
 
     // Mixes plus independent noise, row-major.
-    let g = Gaussian::new("tau-g", tau_g)?;
+    let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
     let mut values = vec![0f64; rows * d];
-    let inv_l = 1.0 / opts.mix as f64;
     for r in 0..rows {
-        let pool_rows = &classes[r % k];
-        let m = &mut values[r * d..(r + 1) * d];
-        for i in rand::seq::index::sample(rng, pool_rows.len(), opts.mix).into_iter() {
-            let x = pool_rows[i] as usize;
-            for (a, &v) in m.iter_mut().zip(&features[x * d..(x + 1) * d]) {
-                *a += f64::from(v);
-            }
-        }
-        for a in m.iter_mut() {
-            *a = *a * inv_l + g.sample(rng);
-        }
+        mixer.draw(&classes[r % k], &mut values[r * d..(r + 1) * d], rng);
     }
     drop(features);
     let coordinates = coordinate_names(&norm.space);
