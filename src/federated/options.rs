@@ -4,6 +4,7 @@
 
 use crate::accountant::{check_delta, check_epsilon, Preset};
 use crate::data::{Column, Table};
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::check_mix;
 use crate::mechanisms::federated::Variant;
@@ -67,29 +68,16 @@ impl Default for FedOptions {
     }
 }
 
-/// How a simulation splits the rows among the parties.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Partition {
-    /// Each class's rows shuffled and dealt round-robin (IID, stratified).
-    Iid,
-    /// Class-skewed: half of class k's rows go to party (k mod S), the rest are dealt
-    /// round-robin.
-    Skewed,
-}
-
-impl std::str::FromStr for Partition {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "iid" => Ok(Partition::Iid),
-            "skewed" => Ok(Partition::Skewed),
-            o => Err(Error::param(
-                "partition",
-                o,
-                "use 'iid' (default) or 'skewed'",
-            )),
-        }
+named_enum! {
+    /// How a simulation splits the rows among the parties.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Partition: "partition" {
+        /// Each class's rows shuffled and dealt round-robin (IID, stratified).
+        Iid = "iid" ("default"),
+        /// Class-skewed: half of class k's rows go to party (k mod S), the rest are dealt
+        /// round-robin.
+        Skewed = "skewed",
     }
 }
 

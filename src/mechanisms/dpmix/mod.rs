@@ -58,33 +58,21 @@ pub mod accounting;
 
 use super::cda::Mixer;
 use super::gaussian::Gaussian;
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-/// How the noisy label vector is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LabelOutput {
-    /// The argmax of the noisy mean one-hot vector (one label column).
-    Hard,
-    /// The noisy mean one-hot vector projected onto the probability simplex (one column per
-    /// class).
-    Soft,
-}
-
-impl std::str::FromStr for LabelOutput {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "hard" => Ok(LabelOutput::Hard),
-            "soft" => Ok(LabelOutput::Soft),
-            other => Err(Error::param(
-                "labels",
-                other,
-                "use 'hard' (argmax, default) or 'soft' (one probability column per class)",
-            )),
-        }
+named_enum! {
+    /// How the noisy label vector is written.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum LabelOutput: "labels" {
+        /// The argmax of the noisy mean one-hot vector (one label column).
+        Hard = "hard" ("argmax, default"),
+        /// The noisy mean one-hot vector projected onto the probability simplex (one column
+        /// per class).
+        Soft = "soft" ("one probability column per class"),
     }
 }
 
