@@ -67,6 +67,26 @@ pub fn aggregate(
     header: impl FnOnce(&[String]) -> Result<()>,
     mut row: impl FnMut(&[String]) -> Result<()>,
 ) -> Result<FedReceipt> {
+    let present = check_contributions(contributions)?;
+    let agreed = &contributions[0].agreed;
+    // Files of earlier versions carry no t: they are held to the product's default, t = 1.
+    let known = agreed.aggregator_seeds.unwrap_or(1);
+    check_known(known, agreed.parties.len())?;
+    let missing: Vec<u32> = agreed
+        .parties
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !present.contains(id))
+        .collect();
+    let (outs, residual) = output_layout(contributions, &missing)?;
+    header(&agreed.columns)?;
+    write_rows(contributions, &outs, &mut row)?;
+    multi_party_receipt(contributions, present, missing, known, residual)
+}
+
+/// Checks that the contributions are intact, agree and come from distinct agreed parties;
+/// returns the parties present, sorted.
+fn check_contributions(contributions: &[Contribution]) -> Result<Vec<u32>> {
     let first = contributions
         .first()
         .ok_or_else(|| Error::param("inputs", "(none)", "give at least one contribution file"))?;
@@ -110,39 +130,37 @@ pub fn aggregate(
             "the same party's contribution is given twice; give each party's file once",
         ));
     }
+    Ok(present)
+}
+
+/// How one output column is made from the parties' coordinates (the union over parties).
+enum Out {
+    Label,
+    Numeric {
+        lo: f64,
+        hi: f64,
+        integer: bool,
+        /// per party: (coordinate index, offset, scale)
+        parts: Vec<(usize, f64, f64)>,
+    },
+    Categorical {
+        levels: Vec<String>,
+        /// per party: coordinate index of each union level, if released there
+        parts: Vec<Vec<Option<usize>>>,
+    },
+}
+
+/// The output columns and the noise each leaves uncancelled.
+fn output_layout(
+    contributions: &[Contribution],
+    missing: &[u32],
+) -> Result<(Vec<Out>, Vec<ResidualNoise>)> {
+    let first = &contributions[0];
     let agreed = &first.agreed;
     let s_total = agreed.parties.len();
-    // Files of earlier versions carry no t: they are held to the product's default, t = 1.
-    let known = agreed.aggregator_seeds.unwrap_or(1);
-    check_known(known, s_total)?;
-    let missing: Vec<u32> = agreed
-        .parties
-        .iter()
-        .map(|(id, _)| *id)
-        .filter(|id| !present.contains(id))
-        .collect();
     let np = contributions.len() as f64;
-    let k = agreed.classes.len();
-    let rows = first.rows;
     let variant = agreed.variant;
     let tau_e = first.accounting.tau_e;
-
-    // Output layout: per column, union over parties.
-    enum Out {
-        Label,
-        Numeric {
-            lo: f64,
-            hi: f64,
-            integer: bool,
-            /// per party: (coordinate index, offset, scale)
-            parts: Vec<(usize, f64, f64)>,
-        },
-        Categorical {
-            levels: Vec<String>,
-            /// per party: coordinate index of each union level, if released there
-            parts: Vec<Vec<Option<usize>>>,
-        },
-    }
     let index_of = |c: &Contribution, key: &str| c.coordinates.iter().position(|x| x == key);
     let mut outs = Vec::new();
     let mut residual = Vec::new();
@@ -270,14 +288,25 @@ pub fn aggregate(
         }
     }
 
-    // ---- average and decode -------------------------------------------------------------
-    header(&agreed.columns)?;
+    Ok((outs, residual))
+}
+
+/// Averages the parties' rows in original units and decodes them, row by row.
+fn write_rows(
+    contributions: &[Contribution],
+    outs: &[Out],
+    row: &mut impl FnMut(&[String]) -> Result<()>,
+) -> Result<()> {
+    let agreed = &contributions[0].agreed;
+    let np = contributions.len() as f64;
+    let k = agreed.classes.len();
+    let rows = contributions[0].rows;
     let vals: Vec<Vec<f32>> = contributions.iter().map(|c| c.decode_values()).collect();
     let dims: Vec<usize> = contributions.iter().map(|c| c.coordinates.len()).collect();
     let mut cells: Vec<String> = vec![String::new(); agreed.columns.len()];
     for r in 0..rows {
         let label = &agreed.classes[r % k];
-        for (cell, out) in cells.iter_mut().zip(&outs) {
+        for (cell, out) in cells.iter_mut().zip(outs) {
             cell.clear();
             match out {
                 Out::Label => cell.push_str(label),
@@ -317,8 +346,25 @@ pub fn aggregate(
         }
         row(&cells)?;
     }
+    Ok(())
+}
 
-    // ---- receipt ------------------------------------------------------------------------
+/// The receipt of a multi-party release: the views accounted over the parties present.
+fn multi_party_receipt(
+    contributions: &[Contribution],
+    present: Vec<u32>,
+    missing: Vec<u32>,
+    known: usize,
+    residual: Vec<ResidualNoise>,
+) -> Result<FedReceipt> {
+    let first = &contributions[0];
+    let agreed = &first.agreed;
+    let s_total = agreed.parties.len();
+    let np = contributions.len() as f64;
+    let k = agreed.classes.len();
+    let rows = first.rows;
+    let variant = agreed.variant;
+    let tau_e = first.accounting.tau_e;
     let delta_l2 = sensitivity(agreed.mix, agreed.clip);
     let per_class = rows / k;
     let parties: Vec<PartyInput> = contributions
