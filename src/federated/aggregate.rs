@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::federated::pairwise::{level_coordinate, numeric_coordinate};
 use crate::mechanisms::federated::{check_known, paper_claim, sensitivity, Variant};
 use crate::preprocess::encode::write_number;
-use crate::receipt::{preset_parts, Randomness, BUILD_ID, VERSION};
+use crate::receipt::{Randomness, BUILD_ID, VERSION};
 
 /// [`aggregate`] collecting the output: (header, rows, receipt).
 pub fn aggregate_rows(
@@ -449,7 +449,6 @@ fn multi_party_receipt(
         .sum::<f64>()
         .sqrt()
         / np;
-    let (bound, conversion) = preset_parts(agreed.preset);
     let mut g = guarantee(variant, "multi-party", known);
     g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
     Ok(FedReceipt {
@@ -480,26 +479,17 @@ fn multi_party_receipt(
             partition: None,
             pool_floor: agreed.pool,
         },
-        views: ReceiptViews {
-            client: views.client,
-            aggregate: views.aggregate,
-            aggregator: views.aggregator,
-            party_aggregator: views.party_aggregator,
-            collusion: views.collusion,
-            paper_claim: claim,
-        },
+        views: ReceiptViews::new(views, claim),
         per_party,
         residual_noise: residual,
-        accountant: FedAccountant {
-            preset: agreed.preset,
-            bound: bound.into(),
-            conversion: conversion.into(),
-            orders: agreed.orders.clone(),
-            delta_rdp: contributions
+        accountant: FedAccountant::new(
+            agreed.preset,
+            &agreed.orders,
+            contributions
                 .iter()
                 .map(|c| c.accounting.delta_rdp)
                 .fold(f64::INFINITY, f64::min),
-        },
+        ),
         normalization,
         data: FedData {
             columns: agreed.columns.clone(),

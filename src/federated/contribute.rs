@@ -5,7 +5,7 @@ use super::file::{
     AgreedParameters, ColumnLayout, Contribution, PartyAccounting, CONTRIBUTION_FORMAT,
 };
 use super::options::{check_options, classes_of, clip_of, FedOptions};
-use super::space::{normalize, snap_dp_ranges, DELTA_CATEGORY_SHARE};
+use super::space::{normalize, snap_dp_ranges, tau_e_for, DELTA_CATEGORY_SHARE};
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
@@ -14,7 +14,7 @@ use crate::mechanisms::federated::pairwise::{
 };
 use crate::mechanisms::federated::zero_sum::PairStreams;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, public_tau_e, sensitivity, Accounting, Variant,
+    calibrate_tau_g_for, check_clients, check_known, sensitivity, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -199,26 +199,14 @@ pub fn contribute(
     let per_class = t / k;
     let rows = per_class * k;
     let delta_l2 = sensitivity(opts.mix, clip);
-    let acc = Accounting {
-        sampling_rate: opts.mix as f64 / pool as f64,
-        compositions: per_class as u64,
-        delta_rdp: norm.delta_rdp,
-        orders: &opts.orders,
-        preset: opts.preset,
-        extra: Some(&norm.curve),
-    };
-    let tau_e = match opts.variant {
-        Variant::Cape => public_tau_e(
-            delta_l2,
-            per_class as u64,
-            opts.epsilon,
-            // The public δ (not this party's δ_rdp, which depends on its column types).
-            opts.delta * (1.0 - DELTA_CATEGORY_SHARE),
-            &opts.orders,
-            opts.preset,
-        )?,
-        Variant::Conventional => 0.0,
-    };
+    let acc = norm.accounting(opts, pool, per_class);
+    // τ_e at the public δ (not this party's δ_rdp, which depends on its column types).
+    let tau_e = tau_e_for(
+        opts,
+        delta_l2,
+        per_class,
+        opts.delta * (1.0 - DELTA_CATEGORY_SHARE),
+    )?;
     // Without an agreed pool floor a party cannot know how much independent noise the others
     // add (theirs depends on their own class sizes), so it relies on none: its g_s alone meets
     // ε in the aggregator's joint view (Σ ⪰ τ_{g,s}² u_s u_sᵀ, so the others' noise only

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::federated::{
     self as fed, Accounting, PaperClaim, Variant, ViewReport, Views,
 };
-use crate::receipt::{Guarantee, Randomness};
+use crate::receipt::{preset_parts, Guarantee, Randomness};
 use serde::{Deserialize, Serialize};
 
 /// The views of the receipt, including the paper's claim.
@@ -26,6 +26,20 @@ pub struct ReceiptViews {
     pub collusion: ViewReport,
     /// The paper's Theorem 1 claim, labelled as such.
     pub paper_claim: PaperClaim,
+}
+
+impl ReceiptViews {
+    /// The accounted views of the least protected party, and the paper's claim.
+    pub(super) fn new(v: Views, paper_claim: PaperClaim) -> Self {
+        ReceiptViews {
+            client: v.client,
+            aggregate: v.aggregate,
+            aggregator: v.aggregator,
+            party_aggregator: v.party_aggregator,
+            collusion: v.collusion,
+            paper_claim,
+        }
+    }
 }
 
 /// One party's numbers in the receipt.
@@ -124,6 +138,20 @@ pub struct FedAccountant {
     /// Smallest δ used for the RDP conversion over the parties (δ minus the categorical
     /// threshold share).
     pub delta_rdp: f64,
+}
+
+impl FedAccountant {
+    /// The settings of `preset` with `orders`, converting at δ = `delta_rdp`.
+    pub(super) fn new(preset: Preset, orders: &[u32], delta_rdp: f64) -> Self {
+        let (bound, conversion) = preset_parts(preset);
+        FedAccountant {
+            preset,
+            bound: bound.into(),
+            conversion: conversion.into(),
+            orders: orders.to_vec(),
+            delta_rdp,
+        }
+    }
 }
 
 /// The federated privacy receipt.

@@ -6,19 +6,18 @@ use super::receipt::{
     account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
     FedReceipt, PartyInput, ReceiptViews,
 };
-use super::space::normalize;
+use super::space::{normalize, tau_e_for};
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
 use crate::mechanisms::federated::zero_sum::centered;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, paper_claim, public_tau_e, sensitivity,
-    Accounting, Variant,
+    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
 use crate::preprocess::NormalizeMode;
-use crate::receipt::{preset_parts, Randomness, BUILD_ID, VERSION};
+use crate::receipt::{Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use rand::seq::SliceRandom;
 
@@ -104,25 +103,8 @@ pub fn simulate(
         .flat_map(|p| p.iter().map(Vec::len))
         .min()
         .expect("at least one party and class");
-    let acc = Accounting {
-        sampling_rate: opts.mix as f64 / pool as f64,
-        compositions: per_class as u64,
-        delta_rdp: norm.delta_rdp,
-        orders: &opts.orders,
-        preset: opts.preset,
-        extra: Some(&norm.curve),
-    };
-    let tau_e = match opts.variant {
-        Variant::Cape => public_tau_e(
-            delta_l2,
-            per_class as u64,
-            opts.epsilon,
-            norm.delta_rdp,
-            &opts.orders,
-            opts.preset,
-        )?,
-        Variant::Conventional => 0.0,
-    };
+    let acc = norm.accounting(opts, pool, per_class);
+    let tau_e = tau_e_for(opts, delta_l2, per_class, norm.delta_rdp)?;
     let tau_g = calibrate_tau_g_for(
         opts.variant,
         clients,
@@ -214,7 +196,6 @@ pub fn simulate(
         warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
     let epsilon = headline(&views);
-    let (bound, conversion) = preset_parts(opts.preset);
     Ok(FedReceipt {
         epsilon,
         delta: opts.delta,
@@ -245,23 +226,10 @@ pub fn simulate(
             // smallest class over all of them, as if they had agreed on it with `--pool`.
             pool_floor: Some(pool),
         },
-        views: ReceiptViews {
-            client: views.client,
-            aggregate: views.aggregate,
-            aggregator: views.aggregator,
-            party_aggregator: views.party_aggregator,
-            collusion: views.collusion,
-            paper_claim: claim,
-        },
+        views: ReceiptViews::new(views, claim),
         per_party,
         residual_noise: vec![],
-        accountant: FedAccountant {
-            preset: opts.preset,
-            bound: bound.into(),
-            conversion: conversion.into(),
-            orders: opts.orders.clone(),
-            delta_rdp: norm.delta_rdp,
-        },
+        accountant: FedAccountant::new(opts.preset, &opts.orders, norm.delta_rdp),
         normalization: serde_json::to_value(&norm.report).expect("serializes"),
         data: FedData {
             columns: table.names.clone(),
@@ -283,6 +251,7 @@ mod tests {
     use super::super::testutil::{constant_table, crit, ks_normal, opts};
     use super::*;
     use crate::accountant::{Preset, RdpCurve};
+    use crate::mechanisms::federated::Accounting;
 
     fn sim_values(variant: Variant, seed: u64) -> (Vec<f64>, FedReceipt) {
         let (t, schema) = constant_table(2000);

@@ -7,6 +7,7 @@ use crate::accountant::calibrate::smallest_z;
 use crate::accountant::RdpCurve;
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
+use crate::mechanisms::federated::{public_tau_e, Accounting, Variant};
 use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
 use crate::preprocess::{fit_feature_space, ColumnCodec, FeatureSpace, NormalizeMode};
 use crate::rng::ReleaseRng;
@@ -21,6 +22,47 @@ pub(super) struct Norm {
     pub(super) curve: RdpCurve,
     pub(super) z: Option<f64>,
     pub(super) delta_rdp: f64,
+}
+
+impl Norm {
+    /// The accounting of T_k = `per_class` mixes at sampling rate l/`pool`, composed with
+    /// this normalization's cost.
+    pub(super) fn accounting<'a>(
+        &'a self,
+        opts: &'a FedOptions,
+        pool: usize,
+        per_class: usize,
+    ) -> Accounting<'a> {
+        Accounting {
+            sampling_rate: opts.mix as f64 / pool as f64,
+            compositions: per_class as u64,
+            delta_rdp: self.delta_rdp,
+            orders: &opts.orders,
+            preset: opts.preset,
+            extra: Some(&self.curve),
+        }
+    }
+}
+
+/// CAPE's correlated noise std τ_e for T_k = `per_class` mixes of sensitivity `delta_l2`,
+/// calibrated at δ = `delta` (0 for the conventional variant).
+pub(super) fn tau_e_for(
+    opts: &FedOptions,
+    delta_l2: f64,
+    per_class: usize,
+    delta: f64,
+) -> Result<f64> {
+    match opts.variant {
+        Variant::Cape => public_tau_e(
+            delta_l2,
+            per_class as u64,
+            opts.epsilon,
+            delta,
+            &opts.orders,
+            opts.preset,
+        ),
+        Variant::Conventional => Ok(0.0),
+    }
 }
 
 pub(super) fn normalize(
