@@ -73,6 +73,71 @@ pub fn pairwise_noise(
     Ok(out)
 }
 
+/// A party's id and its X25519 public key (base64).
+type PartyKey = (u32, String);
+
+/// The peers other than this party (its own public key among them is ignored: lists are
+/// often shared verbatim by all parties) and every party's (id, public key), sorted by id.
+fn party_list(
+    key: &SecretKeyFile,
+    peers: &[PublicKeyFile],
+) -> Result<(Vec<PublicKeyFile>, Vec<PartyKey>)> {
+    let own = key.public();
+    let peers: Vec<PublicKeyFile> = peers
+        .iter()
+        .filter(|p| !(p.party == own.party && p.x25519.trim() == own.x25519.trim()))
+        .cloned()
+        .collect();
+    let mut parties: Vec<PartyKey> = vec![(key.party, key.x25519.trim().to_string())];
+    for p in &peers {
+        if parties.iter().any(|(id, _)| *id == p.party) {
+            return Err(Error::param(
+                "peers",
+                p.party,
+                "two keys have the same party id; every party needs a distinct party id, and do not list your own key among the peers",
+            ));
+        }
+        if parties.iter().any(|(_, k)| k == p.x25519.trim()) {
+            return Err(Error::param(
+                "peers",
+                p.party,
+                "this public key is listed twice (or is your own key)",
+            ));
+        }
+        parties.push((p.party, p.x25519.trim().to_string()));
+    }
+    parties.sort();
+    Ok((peers, parties))
+}
+
+/// The layout of a party's feature space in its contribution file.
+fn layout_of(space: &FeatureSpace) -> Vec<ColumnLayout> {
+    space
+        .codecs
+        .iter()
+        .map(|c| match c {
+            ColumnCodec::Label => ColumnLayout::Label,
+            ColumnCodec::Numeric {
+                offset,
+                scale,
+                lo,
+                hi,
+                integer,
+                ..
+            } => ColumnLayout::Numeric {
+                offset: *offset,
+                scale: *scale,
+                lo: *lo,
+                hi: *hi,
+                integer: *integer,
+            },
+            ColumnCodec::Categorical { levels, .. } => ColumnLayout::Categorical {
+                levels: levels.clone(),
+            },
+        })
+        .collect()
+}
+
 /// Makes this party's contribution from its own `table` (label column set). The caller must
 /// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
 /// refused for a context it already contributed to.
@@ -99,34 +164,8 @@ pub fn contribute(
             "every party must use the same T; give the sample count T",
         )
     })?;
-    // Parties. This party's own public key among the peers is ignored (lists are often shared
-    // verbatim by all parties).
-    let own = key.public();
-    let peers: Vec<PublicKeyFile> = peers
-        .iter()
-        .filter(|p| !(p.party == own.party && p.x25519.trim() == own.x25519.trim()))
-        .cloned()
-        .collect();
+    let (peers, parties) = party_list(key, peers)?;
     let peers = &peers[..];
-    let mut parties: Vec<(u32, String)> = vec![(key.party, key.x25519.trim().to_string())];
-    for p in peers {
-        if parties.iter().any(|(id, _)| *id == p.party) {
-            return Err(Error::param(
-                "peers",
-                p.party,
-                "two keys have the same party id; every party needs a distinct party id, and do not list your own key among the peers",
-            ));
-        }
-        if parties.iter().any(|(_, k)| k == p.x25519.trim()) {
-            return Err(Error::param(
-                "peers",
-                p.party,
-                "this public key is listed twice (or is your own key)",
-            ));
-        }
-        parties.push((p.party, p.x25519.trim().to_string()));
-    }
-    parties.sort();
     check_clients(parties.len())?;
     let clients = parties.len();
     check_known(opts.aggregator_seeds, clients)?;
@@ -254,31 +293,7 @@ pub fn contribute(
     for v in &values {
         bytes.extend_from_slice(&(*v as f32).to_le_bytes());
     }
-    let layout = norm
-        .space
-        .codecs
-        .iter()
-        .map(|c| match c {
-            ColumnCodec::Label => ColumnLayout::Label,
-            ColumnCodec::Numeric {
-                offset,
-                scale,
-                lo,
-                hi,
-                integer,
-                ..
-            } => ColumnLayout::Numeric {
-                offset: *offset,
-                scale: *scale,
-                lo: *lo,
-                hi: *hi,
-                integer: *integer,
-            },
-            ColumnCodec::Categorical { levels, .. } => ColumnLayout::Categorical {
-                levels: levels.clone(),
-            },
-        })
-        .collect();
+    let layout = layout_of(&norm.space);
     let mut c = Contribution {
         format: CONTRIBUTION_FORMAT.into(),
         party: key.party,
