@@ -18,6 +18,7 @@ pub mod accountant;
 pub mod api;
 pub mod audit;
 pub mod data;
+mod enums;
 pub mod error;
 pub mod eval;
 pub mod federated;

@@ -14,6 +14,7 @@ use crate::accountant::{
 use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
 use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
 use crate::mechanisms::cda::{self, CdaConfig};
@@ -89,60 +90,34 @@ pub struct SynthOptions {
     pub accountant: AccountantKind,
 }
 
-/// The neighbouring relation a synthesis is private under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Adjacency {
-    /// Replace one whole record, label included (default). DP-CDA: the label set, class
-    /// counts, output class proportions and pool sizes come from DP counts (or the schema and
-    /// a public floor), and a record that changes class is charged to both classes
-    /// ([`crate::preprocess::dp_counts`]). Other mechanisms keep their own adjacency, declared
-    /// in the receipt.
-    #[default]
-    Standard,
-    /// Replace one record's features, keeping its label: the label set and the class counts
-    /// are public (declared in the receipt).
-    KeepLabel,
-}
-
-impl std::str::FromStr for Adjacency {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "standard" => Ok(Adjacency::Standard),
-            "keep-label" => Ok(Adjacency::KeepLabel),
-            other => Err(Error::param(
-                "adjacency",
-                other,
-                "use 'standard' (default: replace one whole record, label included) or 'keep-label' (labels and class counts public)",
-            )),
-        }
+named_enum! {
+    /// The neighbouring relation a synthesis is private under.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Adjacency: "adjacency" {
+        /// Replace one whole record, label included (default). DP-CDA: the label set, class
+        /// counts, output class proportions and pool sizes come from DP counts (or the schema
+        /// and a public floor), and a record that changes class is charged to both classes
+        /// ([`crate::preprocess::dp_counts`]). Other mechanisms keep their own adjacency,
+        /// declared in the receipt.
+        #[default]
+        Standard = "standard" ("default: replace one whole record, label included"),
+        /// Replace one record's features, keeping its label: the label set and the class
+        /// counts are public (declared in the receipt).
+        KeepLabel = "keep-label" ("labels and class counts public"),
     }
 }
 
-/// How columns the schema does not type get their type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ColumnTypes {
-    /// Decided under DP with a share of ε ([`crate::data::decide`]); default.
-    #[default]
-    Dp,
-    /// Inferred from the data: NOT protected (declared in the receipt).
-    Data,
-}
-
-impl std::str::FromStr for ColumnTypes {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "dp" => Ok(ColumnTypes::Dp),
-            "data" => Ok(ColumnTypes::Data),
-            other => Err(Error::param(
-                "column_types",
-                other,
-                "use 'dp' (default: decided under DP) or 'data' (inferred from the data, not protected); or type every column in a schema",
-            )),
-        }
+named_enum! {
+    /// How columns the schema does not type get their type.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum ColumnTypes: "column_types", "; or type every column in a schema" {
+        /// Decided under DP with a share of ε ([`crate::data::decide`]); default.
+        #[default]
+        Dp = "dp" ("default: decided under DP"),
+        /// Inferred from the data: NOT protected (declared in the receipt).
+        Data = "data" ("inferred from the data, not protected"),
     }
 }
 
@@ -246,21 +221,13 @@ impl Mechanism {
     }
 }
 
-impl std::str::FromStr for Mechanism {
-    type Err = Error;
-    /// `cda`, `dpmix`, `local` or `projection`, with default options.
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "cda" => Ok(Mechanism::Cda),
-            "dpmix" => Ok(Mechanism::DpMix(DpMixOptions::default())),
-            "local" => Ok(Mechanism::Local),
-            "projection" => Ok(Mechanism::Projection(ProjectionOptions::default())),
-            other => Err(Error::param(
-                "mechanism",
-                other,
-                "use 'cda' (DP-CDA, default), 'dpmix', 'local' (local perturbation) or 'projection' (random projection)",
-            )),
-        }
+// `cda`, `dpmix`, `local` or `projection`, with default options.
+named_enum! {
+    impl FromStr for Mechanism: "mechanism" {
+        "cda" ("DP-CDA, default") => Mechanism::Cda,
+        "dpmix" => Mechanism::DpMix(DpMixOptions::default()),
+        "local" ("local perturbation") => Mechanism::Local,
+        "projection" ("random projection") => Mechanism::Projection(ProjectionOptions::default()),
     }
 }
 

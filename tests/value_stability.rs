@@ -435,3 +435,50 @@ fn js_operations() {
         &normalize(&receipt.to_json(), tmp),
     );
 }
+
+/// The real multi-party protocol through the library (what `federatedKeygen`,
+/// `federatedContribute` and `federatedAggregate` return): seeded keys, three parties holding
+/// every third row of Iris, seeded CAPE contributions, and their aggregate.
+#[test]
+fn federated_contribute_aggregate() {
+    use privmix::api as ops;
+    use privmix::rng::ReleaseRng;
+    let iris = std::fs::read_to_string(root().join("demo/iris.csv")).unwrap();
+    let mut lines = iris.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    let keys: Vec<(String, String)> = (1..=3u32)
+        .map(|p| privmix::federated::keygen(p, &mut ReleaseRng::seeded(40 + u64::from(p))))
+        .collect();
+    let mut contributions = Vec::new();
+    for (i, (secret, _)) in keys.iter().enumerate() {
+        let mut part = format!("{header}\n");
+        for r in rows.iter().skip(i).step_by(3) {
+            part.push_str(r);
+            part.push('\n');
+        }
+        let peers: Vec<String> = keys
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, (_, public))| public.clone())
+            .collect();
+        let req: ops::FedRequest = serde_json::from_str(&format!(
+            r#"{{"label":"species","epsilon":5,"mix":2,"samples":60,"seed":{}}}"#,
+            7 + i
+        ))
+        .unwrap();
+        let (c, _) = ops::federated_contribute(part.as_bytes(), secret, &peers, &req).unwrap();
+        check(
+            &format!("federated_contribution_{}.json", i + 1),
+            &format!("{c}\n"),
+        );
+        contributions.push(c);
+    }
+    let (csv, receipt) = ops::federated_aggregate(&contributions).unwrap();
+    check("federated_aggregate.csv", &csv);
+    check(
+        "federated_aggregate.receipt.json",
+        &normalize(&receipt.to_json(), Path::new("/nonexistent-tmp")),
+    );
+}

@@ -13,6 +13,7 @@ pub mod moments;
 pub mod pld;
 pub mod subsampled_gaussian;
 
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
 use serde::{Deserialize, Serialize};
@@ -28,50 +29,36 @@ pub enum Conversion {
     Classic,
 }
 
-/// Which accountant certifies a release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AccountantKind {
-    /// Rényi DP only (the preset's subsampling bound and conversion).
-    Rdp,
-    /// The privacy-loss-distribution accountant ([`pld`]) where it covers the mechanism,
-    /// with RDP as a cross-check: the guarantee is the smaller of the two upper bounds.
-    Pld,
+named_enum! {
+    /// Which accountant certifies a release.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AccountantKind: "accountant" {
+        /// Rényi DP only (the preset's subsampling bound and conversion).
+        Rdp = "rdp" ("Rényi DP only"),
+        /// The privacy-loss-distribution accountant ([`pld`]) where it covers the mechanism,
+        /// with RDP as a cross-check: the guarantee is the smaller of the two upper bounds.
+        Pld = "pld" ("privacy-loss distribution, with RDP as a cross-check"),
+    }
 }
 
 impl AccountantKind {
     /// The name used in responses and receipts.
     pub fn name(self) -> &'static str {
-        match self {
-            AccountantKind::Rdp => "rdp",
-            AccountantKind::Pld => "pld",
-        }
+        self.as_str()
     }
 }
 
-impl std::str::FromStr for AccountantKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "rdp" => Ok(AccountantKind::Rdp),
-            "pld" => Ok(AccountantKind::Pld),
-            other => Err(Error::param(
-                "accountant",
-                other,
-                "use pld (privacy-loss distribution, with RDP as a cross-check) or rdp (Rényi DP only)",
-            )),
-        }
+named_enum! {
+    /// A named pair (subsampling bound, conversion).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Preset: "preset" {
+        /// WBK Theorem 27 + improved conversion (the product default).
+        Default = "default",
+        /// WBK Theorem 9 as printed in the DP-CDA paper (index typo fixed) + classic conversion.
+        Paper = "paper",
     }
-}
-
-/// A named pair (subsampling bound, conversion).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Preset {
-    /// WBK Theorem 27 + improved conversion (the product default).
-    Default,
-    /// WBK Theorem 9 as printed in the DP-CDA paper (index typo fixed) + classic conversion.
-    Paper,
 }
 
 impl Preset {
@@ -98,21 +85,7 @@ impl Preset {
     }
     /// Lower-case name as used on the CLI and in receipts.
     pub fn name(self) -> &'static str {
-        match self {
-            Preset::Default => "default",
-            Preset::Paper => "paper",
-        }
-    }
-}
-
-impl std::str::FromStr for Preset {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "default" => Ok(Preset::Default),
-            "paper" => Ok(Preset::Paper),
-            other => Err(Error::param("preset", other, "use 'default' or 'paper'")),
-        }
+        self.as_str()
     }
 }
 

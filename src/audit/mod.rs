@@ -34,39 +34,25 @@
 pub mod stats;
 
 use crate::api::synth::{synthesize_csv, MixChoice, SynthRequest};
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How the neighbouring dataset D' differs from D.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Canary {
-    /// One record of class `a` replaced by one with every feature at 1 (far corner).
-    #[default]
-    Extreme,
-    /// The same record moved to class `b` at the far corner (the standard adjacency).
-    ClassChange,
-    /// One numeric cell of one record replaced by an unparsable token (`oops`).
-    UnparsableCell,
-    /// One numeric cell of one record left empty (missing).
-    MissingCell,
-}
-
-impl std::str::FromStr for Canary {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "extreme" => Ok(Canary::Extreme),
-            "class-change" => Ok(Canary::ClassChange),
-            "unparsable-cell" => Ok(Canary::UnparsableCell),
-            "missing-cell" => Ok(Canary::MissingCell),
-            other => Err(Error::param(
-                "canary",
-                other,
-                "use 'extreme' (default), 'class-change', 'unparsable-cell' or 'missing-cell'",
-            )),
-        }
+named_enum! {
+    /// How the neighbouring dataset D' differs from D.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Canary: "canary" {
+        /// One record of class `a` replaced by one with every feature at 1 (far corner).
+        #[default]
+        Extreme = "extreme" ("default"),
+        /// The same record moved to class `b` at the far corner (the standard adjacency).
+        ClassChange = "class-change",
+        /// One numeric cell of one record replaced by an unparsable token (`oops`).
+        UnparsableCell = "unparsable-cell",
+        /// One numeric cell of one record left empty (missing).
+        MissingCell = "missing-cell",
     }
 }
 

@@ -11,50 +11,41 @@ pub mod tree;
 
 pub use tables::{evaluate_tables, EvalReport};
 
-use std::fmt;
 use std::str::FromStr;
 
 use ndarray::ArrayView2;
 
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use logreg::{LogReg, LogRegParams};
 use tree::{DecisionTree, TreeParams};
 
-/// Which downstream classifier to train.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Model {
-    /// Multinomial logistic regression ([`logreg::LogReg`]).
-    LogReg,
-    /// CART decision tree ([`tree::DecisionTree`]).
-    Tree,
+named_enum! {
+    /// Which downstream classifier to train.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Model {
+        /// Multinomial logistic regression ([`logreg::LogReg`]).
+        LogReg = "logreg",
+        /// CART decision tree ([`tree::DecisionTree`]).
+        Tree = "tree",
+    }
 }
 
 impl Model {
-    /// The names accepted by [`Model::from_str`].
-    pub const CHOICES: [&'static str; 2] = ["logreg", "tree"];
+    /// The names accepted by [`Model::from_str`] (in any case, surrounded by white space).
+    pub const CHOICES: &'static [&'static str] = Model::NAMES;
 }
 
 impl FromStr for Model {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "logreg" => Ok(Model::LogReg),
-            "tree" => Ok(Model::Tree),
-            _ => Err(Error::param(
+        Model::from_name(&s.trim().to_ascii_lowercase()).ok_or_else(|| {
+            Error::param(
                 "model",
                 format!("'{s}'"),
-                format!("choose one of: {}", Model::CHOICES.join(", ")),
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Model {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Model::LogReg => "logreg",
-            Model::Tree => "tree",
+                format!("choose one of: {}", Model::NAMES.join(", ")),
+            )
         })
     }
 }

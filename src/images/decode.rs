@@ -12,31 +12,19 @@ use std::io::Cursor;
 use jpeg_decoder::PixelFormat;
 use serde::{Deserialize, Serialize};
 
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 
-/// What to do with an alpha channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AlphaMode {
-    /// Composite the image on a white background (default).
-    #[default]
-    White,
-    /// Ignore the alpha channel (keep the stored colors).
-    Drop,
-}
-
-impl std::str::FromStr for AlphaMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "white" => Ok(AlphaMode::White),
-            "drop" => Ok(AlphaMode::Drop),
-            other => Err(Error::param(
-                "alpha",
-                other,
-                "use 'white' (composite on white, default) or 'drop' (ignore alpha)",
-            )),
-        }
+named_enum! {
+    /// What to do with an alpha channel.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum AlphaMode: "alpha" {
+        /// Composite the image on a white background (default).
+        #[default]
+        White = "white" ("composite on white, default"),
+        /// Ignore the alpha channel (keep the stored colors).
+        Drop = "drop" ("ignore alpha"),
     }
 }
 

@@ -43,6 +43,9 @@
 //! touch only the noisy output and public (or separately accounted) statistics.
 
 pub mod accounting;
+pub mod mixer;
+
+pub use mixer::{MixCell, Mixer};
 
 use super::gaussian::Gaussian;
 use crate::error::{Error, Result};
@@ -253,11 +256,8 @@ fn drive<R: Rng + ?Sized>(
     }
     let streams = crate::rng::Streams::from_rng(rng);
     let gen = Blocks {
-        features,
-        d,
+        mixer: Mixer::new(features, d, cfg.mix, gx),
         classes,
-        mix: cfg.mix,
-        gx,
         gy,
         schedule: &schedule,
         streams,
@@ -319,11 +319,8 @@ type BlockJob<'w> = (
 
 /// Everything a block needs; shared read-only across threads.
 struct Blocks<'a> {
-    features: &'a [f32],
-    d: usize,
+    mixer: Mixer<'a>,
     classes: &'a [Vec<u32>],
-    mix: usize,
-    gx: Gaussian,
     gy: Option<Gaussian>,
     schedule: &'a [u32],
     streams: crate::rng::Streams,
@@ -334,13 +331,14 @@ impl Blocks<'_> {
     /// Makes output rows [first, first + count) (clamped to the total) into `wave`; `first`
     /// is a multiple of [`BLOCK_ROWS`].
     fn make(&self, first: usize, count: usize, wave: &mut Wave, parallel: bool) {
+        let d = self.mixer.dim();
         let end = (first + count).min(self.schedule.len());
         let rows = end.saturating_sub(first);
         wave.rows.clear();
-        wave.rows.resize(rows * self.d, 0.0);
+        wave.rows.resize(rows * d, 0.0);
         wave.labels.clear();
         wave.labels.resize(rows, 0);
-        let block_cells = BLOCK_ROWS * self.d;
+        let block_cells = BLOCK_ROWS * d;
         let n_blocks = rows.div_ceil(BLOCK_ROWS);
         if self.format.is_some() {
             wave.text.resize_with(n_blocks, Vec::new);
@@ -351,7 +349,7 @@ impl Blocks<'_> {
             self.block(first / BLOCK_ROWS + b, out, labels);
             if let (Some(f), Some(text)) = (self.format, text) {
                 text.clear();
-                for (label, row) in labels.iter().zip(out.chunks_exact(self.d)) {
+                for (label, row) in labels.iter().zip(out.chunks_exact(d)) {
                     f(*label as usize, row, text);
                 }
             }
@@ -381,28 +379,17 @@ impl Blocks<'_> {
             .for_each(one);
     }
 
-    /// Makes the rows of block `b` from its own stream.
+    /// Makes the rows of block `b` from its own stream: for each row its mix
+    /// ([`Mixer::draw`]: subset, then feature noise), then in paper mode its label noise.
     fn block(&self, b: usize, out: &mut [f32], labels: &mut [u32]) {
-        let d = self.d;
+        let d = self.mixer.dim();
         let mut rng = self.streams.stream(b as u64);
-        let inv_l = 1.0 / self.mix as f32;
         let k_count = self.classes.len();
         let mut label_scores = vec![0f64; if self.gy.is_some() { k_count } else { 0 }];
         let first = b * BLOCK_ROWS;
         for (j, (acc, label)) in out.chunks_exact_mut(d).zip(labels.iter_mut()).enumerate() {
             let k = self.schedule[first + j] as usize;
-            let pool = &self.classes[k];
-            for i in rand::seq::index::sample(&mut rng, pool.len(), self.mix).into_iter() {
-                let r = pool[i] as usize;
-                let row = &self.features[r * d..(r + 1) * d];
-                for (a, &x) in acc.iter_mut().zip(row) {
-                    *a += x;
-                }
-            }
-            for a in acc.iter_mut() {
-                *a *= inv_l;
-            }
-            self.gx.add_to(acc, &mut rng);
+            self.mixer.draw(&self.classes[k], acc, &mut rng);
             *label = match &self.gy {
                 None => k as u32,
                 Some(g) => {

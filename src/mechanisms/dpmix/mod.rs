@@ -11,6 +11,8 @@
 //! `soft` labels keep it as a probability vector (its Euclidean projection onto the probability
 //! simplex), one column per class. The work per row is O(l·(dx + dy)): indices come from
 //! Floyd's algorithm, never an n-length weight vector (the thesis code's O(n·d), SPEC §6).
+//! The feature mix and its noise are drawn by the mixing kernel shared with DP-CDA and the
+//! federated pipelines ([`crate::mechanisms::cda::Mixer`]), over the pool of all rows.
 //!
 //! The class-wise variant (thesis §3.5) mixes l rows of one class and keeps the class as the
 //! label; it is [`crate::mechanisms::cda::generate`] in label-free mode on [0, 1]-box features,
@@ -54,34 +56,23 @@
 
 pub mod accounting;
 
+use super::cda::Mixer;
 use super::gaussian::Gaussian;
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-/// How the noisy label vector is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LabelOutput {
-    /// The argmax of the noisy mean one-hot vector (one label column).
-    Hard,
-    /// The noisy mean one-hot vector projected onto the probability simplex (one column per
-    /// class).
-    Soft,
-}
-
-impl std::str::FromStr for LabelOutput {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "hard" => Ok(LabelOutput::Hard),
-            "soft" => Ok(LabelOutput::Soft),
-            other => Err(Error::param(
-                "labels",
-                other,
-                "use 'hard' (argmax, default) or 'soft' (one probability column per class)",
-            )),
-        }
+named_enum! {
+    /// How the noisy label vector is written.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum LabelOutput: "labels" {
+        /// The argmax of the noisy mean one-hot vector (one label column).
+        Hard = "hard" ("argmax, default"),
+        /// The noisy mean one-hot vector projected onto the probability simplex (one column
+        /// per class).
+        Soft = "soft" ("one probability column per class"),
     }
 }
 
@@ -124,7 +115,14 @@ pub fn generate<R: Rng + ?Sized>(
     if cfg.mix > u32::MAX as usize || labels.iter().any(|&c| c as usize >= k) {
         return Err(Error::Data("internal: DPMix label out of range".into()));
     }
-    let gx = Gaussian::new("sigma-x", cfg.sigma_x)?;
+    let pool: Vec<u32> = (0..u32::try_from(n).map_err(|_| {
+        Error::Data(format!(
+            "{n} rows are more than DPMix handles ({}); use fewer rows",
+            u32::MAX
+        ))
+    })?)
+        .collect();
+    let mixer = Mixer::new(features, d, cfg.mix, Gaussian::new("sigma-x", cfg.sigma_x)?);
     let gy = Gaussian::new("sigma-y", cfg.sigma_y)?;
     let inv_l = 1.0 / cfg.mix as f64;
     let mut acc = vec![0f64; d];
@@ -132,16 +130,10 @@ pub fn generate<R: Rng + ?Sized>(
     let mut y = vec![0f64; k];
     let step = (cfg.samples / 100).max(1);
     for t in 0..cfg.samples {
-        acc.iter_mut().for_each(|a| *a = 0.0);
         y.iter_mut().for_each(|v| *v = 0.0);
-        for i in rand::seq::index::sample(rng, n, cfg.mix).into_iter() {
-            for (a, &x) in acc.iter_mut().zip(&features[i * d..(i + 1) * d]) {
-                *a += f64::from(x);
-            }
-            y[labels[i] as usize] += 1.0;
-        }
+        mixer.draw_visiting(&pool, &mut acc, rng, |i| y[labels[i] as usize] += 1.0);
         for (r, a) in row.iter_mut().zip(&acc) {
-            *r = (a * inv_l + gx.sample(rng)) as f32;
+            *r = *a as f32;
         }
         for v in y.iter_mut() {
             *v = *v * inv_l + gy.sample(rng);

@@ -103,41 +103,26 @@ pub mod zero_sum;
 
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{EpsDelta, Preset, RdpCurve};
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-/// Which federated protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Variant {
-    /// Correlation-assisted: e_s + g_s with Σ e_s = 0.
-    Cape,
-    /// Independent noise per party.
-    Conventional,
-}
-
-impl std::str::FromStr for Variant {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "cape" => Ok(Variant::Cape),
-            "conventional" => Ok(Variant::Conventional),
-            other => Err(Error::param(
-                "variant",
-                other,
-                "use 'cape' (correlated, cancelling noise) or 'conventional'",
-            )),
-        }
+named_enum! {
+    /// Which federated protocol.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Variant: "variant" {
+        /// Correlation-assisted: e_s + g_s with Σ e_s = 0.
+        Cape = "cape" ("correlated, cancelling noise"),
+        /// Independent noise per party.
+        Conventional = "conventional",
     }
 }
 
 impl Variant {
     /// Lower-case name.
     pub fn name(self) -> &'static str {
-        match self {
-            Variant::Cape => "cape",
-            Variant::Conventional => "conventional",
-        }
+        self.as_str()
     }
 }
 

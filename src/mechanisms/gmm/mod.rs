@@ -93,6 +93,7 @@ pub mod wishart;
 
 use crate::accountant::{check_delta, check_epsilon};
 use crate::data::{Column, Table};
+use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
@@ -104,7 +105,6 @@ use linalg::{cholesky, sym_eigen, Mat};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
-use std::str::FromStr;
 
 /// The warning every label-level receipt carries.
 pub const LOCAL_SENSITIVITY_WARNING: &str = "local sensitivity: not a worst-case DP guarantee";
@@ -112,71 +112,39 @@ pub const LOCAL_SENSITIVITY_WARNING: &str = "local sensitivity: not a worst-case
 /// Relative duality gap the SDP must certify.
 pub const SDP_TOLERANCE: f64 = 1e-6;
 
-/// Which noise to add.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Noise {
-    /// Algorithm 1: designed colored Gaussian means, Wishart covariances, randomized weights.
-    Optimized,
-    /// i.i.d. Gaussian on all parameters, projected.
-    IidGaussian,
-    /// i.i.d. Laplace on all parameters, projected.
-    IidLaplace,
-    /// MSE-optimal colored Gaussian on the means, i.i.d. Gaussian elsewhere.
-    ColoredGaussian,
-}
-
-impl FromStr for Noise {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Noise> {
-        match s {
-            "optimized" => Ok(Noise::Optimized),
-            "iid-gaussian" => Ok(Noise::IidGaussian),
-            "iid-laplace" => Ok(Noise::IidLaplace),
-            "colored-gaussian" => Ok(Noise::ColoredGaussian),
-            _ => Err(Error::param(
-                "noise",
-                s,
-                "use optimized, iid-gaussian, iid-laplace or colored-gaussian",
-            )),
-        }
+named_enum! {
+    /// Which noise to add.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Noise: "noise" {
+        /// Algorithm 1: designed colored Gaussian means, Wishart covariances, randomized
+        /// weights.
+        Optimized = "optimized" ("default"),
+        /// i.i.d. Gaussian on all parameters, projected.
+        IidGaussian = "iid-gaussian",
+        /// i.i.d. Laplace on all parameters, projected.
+        IidLaplace = "iid-laplace",
+        /// MSE-optimal colored Gaussian on the means, i.i.d. Gaussian elsewhere.
+        ColoredGaussian = "colored-gaussian",
     }
 }
 
 impl Noise {
     /// CLI spelling.
     pub fn name(self) -> &'static str {
-        match self {
-            Noise::Optimized => "optimized",
-            Noise::IidGaussian => "iid-gaussian",
-            Noise::IidLaplace => "iid-laplace",
-            Noise::ColoredGaussian => "colored-gaussian",
-        }
+        self.as_str()
     }
 }
 
-/// The neighbouring relation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Adjacency {
-    /// Replace one record (features and label), ‖x‖ ≤ B (product default).
-    Record,
-    /// Flip one label (the paper's; local sensitivity).
-    Label,
-}
-
-impl FromStr for Adjacency {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Adjacency> {
-        match s {
-            "record" => Ok(Adjacency::Record),
-            "label" => Ok(Adjacency::Label),
-            _ => Err(Error::param(
-                "adjacency",
-                s,
-                "use record (default) or label",
-            )),
-        }
+named_enum! {
+    /// The neighbouring relation.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Adjacency: "adjacency" {
+        /// Replace one record (features and label), ‖x‖ ≤ B (product default).
+        Record = "record" ("default"),
+        /// Flip one label (the paper's; local sensitivity).
+        Label = "label",
     }
 }
 
@@ -206,28 +174,16 @@ pub struct GmmOptions {
     pub covariance_noise: CovarianceNoise,
 }
 
-/// Covariance noise of the `optimized` mechanism.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CovarianceNoise {
-    /// Σ_k + Wishart_d(I/γ_k, d + 1) (SPEC §1.4; the receipt declares its support gap).
-    Wishart,
-    /// Σ_k + symmetric Gaussian noise, eigenvalues clipped at σ_k (a valid (ε, δ) guarantee).
-    Gaussian,
-}
-
-impl FromStr for CovarianceNoise {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<CovarianceNoise> {
-        match s {
-            "wishart" => Ok(CovarianceNoise::Wishart),
-            "gaussian" => Ok(CovarianceNoise::Gaussian),
-            _ => Err(Error::param(
-                "covariance-noise",
-                s,
-                "use wishart (SPEC default) or gaussian",
-            )),
-        }
+named_enum! {
+    /// Covariance noise of the `optimized` mechanism.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum CovarianceNoise: "covariance-noise" {
+        /// Σ_k + Wishart_d(I/γ_k, d + 1) (SPEC §1.4; the receipt declares its support gap).
+        Wishart = "wishart" ("SPEC default"),
+        /// Σ_k + symmetric Gaussian noise, eigenvalues clipped at σ_k (a valid (ε, δ)
+        /// guarantee).
+        Gaussian = "gaussian",
     }
 }
 

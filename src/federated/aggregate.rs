@@ -1,0 +1,713 @@
+//! [`aggregate`]: anyone averages the parties' contribution files (any subset of the agreed
+//! parties) into the released rows and the receipt.
+
+use super::file::{AgreedParameters, ColumnLayout, Contribution};
+use super::receipt::{
+    account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
+    FedReceipt, PartyInput, ReceiptViews, ResidualNoise,
+};
+use crate::accountant::RdpCurve;
+use crate::data::natural_cmp;
+use crate::error::{Error, Result};
+use crate::mechanisms::federated::pairwise::{level_coordinate, numeric_coordinate};
+use crate::mechanisms::federated::{check_known, paper_claim, sensitivity, Variant};
+use crate::preprocess::encode::write_number;
+use crate::receipt::{Randomness, BUILD_ID, VERSION};
+
+/// [`aggregate`] collecting the output: (header, rows, receipt).
+pub fn aggregate_rows(
+    contributions: &[Contribution],
+) -> Result<(Vec<String>, Vec<Vec<String>>, FedReceipt)> {
+    let mut header = Vec::new();
+    let mut rows = Vec::new();
+    let receipt = aggregate(
+        contributions,
+        |h| {
+            header = h.to_vec();
+            Ok(())
+        },
+        |r| {
+            rows.push(r.to_vec());
+            Ok(())
+        },
+    )?;
+    Ok((header, rows, receipt))
+}
+
+/// Names the first agreed field on which `b` differs from `a`.
+fn first_difference(a: &AgreedParameters, b: &AgreedParameters) -> String {
+    let va = serde_json::to_value(a).expect("serializes");
+    let vb = serde_json::to_value(b).expect("serializes");
+    if let (Some(ma), Some(mb)) = (va.as_object(), vb.as_object()) {
+        for (key, x) in ma {
+            let y = mb.get(key).unwrap_or(&serde_json::Value::Null);
+            if x != y {
+                let short = |v: &serde_json::Value| {
+                    let s = v.to_string();
+                    if s.len() > 80 {
+                        format!(
+                            "{}…",
+                            &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)]
+                        )
+                    } else {
+                        s
+                    }
+                };
+                return format!("'{key}' ({} vs {})", short(x), short(y));
+            }
+        }
+    }
+    "their parameters".into()
+}
+
+/// Averages the contributions (any subset of the agreed parties), calling `header` once and
+/// `row` for each released row; returns the receipt.
+pub fn aggregate(
+    contributions: &[Contribution],
+    header: impl FnOnce(&[String]) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+) -> Result<FedReceipt> {
+    let present = check_contributions(contributions)?;
+    let agreed = &contributions[0].agreed;
+    // Files of earlier versions carry no t: they are held to the product's default, t = 1.
+    let known = agreed.aggregator_seeds.unwrap_or(1);
+    check_known(known, agreed.parties.len())?;
+    let missing: Vec<u32> = agreed
+        .parties
+        .iter()
+        .map(|(id, _)| *id)
+        .filter(|id| !present.contains(id))
+        .collect();
+    let (outs, residual) = output_layout(contributions, &missing)?;
+    header(&agreed.columns)?;
+    write_rows(contributions, &outs, &mut row)?;
+    multi_party_receipt(contributions, present, missing, known, residual)
+}
+
+/// Checks that the contributions are intact, agree and come from distinct agreed parties;
+/// returns the parties present, sorted.
+fn check_contributions(contributions: &[Contribution]) -> Result<Vec<u32>> {
+    let first = contributions
+        .first()
+        .ok_or_else(|| Error::param("inputs", "(none)", "give at least one contribution file"))?;
+    for c in contributions {
+        c.check(&format!("contribution of party {}", c.party))?;
+        if c.context != first.context {
+            return Err(Error::Data(format!(
+                "the contribution of party {} disagrees with party {} on {}; every party must run `contribute` with the same parameters, input columns, classes and peer keys",
+                c.party,
+                first.party,
+                first_difference(&first.agreed, &c.agreed)
+            )));
+        }
+        if !first.agreed.parties.iter().any(|(id, _)| *id == c.party) {
+            return Err(Error::Data(format!(
+                "party {} is not one of the agreed parties",
+                c.party
+            )));
+        }
+        if c.accounting.tau_e != first.accounting.tau_e || c.rows != first.rows {
+            return Err(Error::Data(format!(
+                "the contribution of party {} has a different correlated-noise level or row count than party {} (tampered?)",
+                c.party, first.party
+            )));
+        }
+        if c.layout.len() != first.agreed.columns.len() {
+            return Err(Error::Data(format!(
+                "the contribution of party {} has {} column layouts for {} columns",
+                c.party,
+                c.layout.len(),
+                first.agreed.columns.len()
+            )));
+        }
+    }
+    let mut present: Vec<u32> = contributions.iter().map(|c| c.party).collect();
+    present.sort_unstable();
+    if let Some(w) = present.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::param(
+            "inputs",
+            w[0],
+            "the same party's contribution is given twice; give each party's file once",
+        ));
+    }
+    Ok(present)
+}
+
+/// How one output column is made from the parties' coordinates (the union over parties).
+enum Out {
+    Label,
+    Numeric {
+        lo: f64,
+        hi: f64,
+        integer: bool,
+        /// per party: (coordinate index, offset, scale)
+        parts: Vec<(usize, f64, f64)>,
+    },
+    Categorical {
+        levels: Vec<String>,
+        /// per party: coordinate index of each union level, if released there
+        parts: Vec<Vec<Option<usize>>>,
+    },
+}
+
+/// The output columns and the noise each leaves uncancelled.
+fn output_layout(
+    contributions: &[Contribution],
+    missing: &[u32],
+) -> Result<(Vec<Out>, Vec<ResidualNoise>)> {
+    let first = &contributions[0];
+    let agreed = &first.agreed;
+    let s_total = agreed.parties.len();
+    let np = contributions.len() as f64;
+    let variant = agreed.variant;
+    let tau_e = first.accounting.tau_e;
+    let index_of = |c: &Contribution, key: &str| c.coordinates.iter().position(|x| x == key);
+    let mut outs = Vec::new();
+    let mut residual = Vec::new();
+    let a_cov = if s_total > 1 {
+        tau_e * tau_e * s_total as f64 / (s_total as f64 - 1.0)
+    } else {
+        0.0
+    };
+    // Residual variance of Σ_s w_s e_s with w over all S parties (missing: 0).
+    let resid_std = |w_present: &[f64]| -> f64 {
+        if variant == Variant::Conventional {
+            return 0.0;
+        }
+        let mut w = w_present.to_vec();
+        w.resize(s_total, 0.0);
+        let mean = w.iter().sum::<f64>() / s_total as f64;
+        let ss: f64 = w.iter().map(|x| (x - mean).powi(2)).sum();
+        (a_cov * ss).sqrt()
+    };
+    for (j, name) in agreed.columns.iter().enumerate() {
+        let kinds: Vec<&ColumnLayout> = contributions.iter().map(|c| &c.layout[j]).collect();
+        match kinds[0] {
+            ColumnLayout::Label => outs.push(Out::Label),
+            ColumnLayout::Numeric { .. } => {
+                let key = numeric_coordinate(name);
+                let mut lo = f64::INFINITY;
+                let mut hi = f64::NEG_INFINITY;
+                let mut integer = true;
+                let mut parts = Vec::new();
+                for (c, l) in contributions.iter().zip(&kinds) {
+                    match l {
+                        ColumnLayout::Numeric {
+                            offset,
+                            scale,
+                            lo: a,
+                            hi: b,
+                            integer: i,
+                        } => {
+                            lo = lo.min(*a);
+                            hi = hi.max(*b);
+                            integer &= *i;
+                            let idx = index_of(c, &key).ok_or_else(|| {
+                                Error::Data(format!("party {}: coordinate '{key}' is missing (damaged contribution)", c.party))
+                            })?;
+                            parts.push((idx, *offset, *scale));
+                        }
+                        _ => {
+                            return Err(Error::Data(format!(
+                                "party {} treats column '{name}' as categorical and party {} as numeric; give every party the same schema",
+                                c.party, first.party
+                            )))
+                        }
+                    }
+                }
+                let w: Vec<f64> = parts.iter().map(|p| p.2 / np).collect();
+                let r = resid_std(&w);
+                if r > 1e-9 * w.iter().fold(0.0f64, |m, x| m.max(*x)) {
+                    residual.push(ResidualNoise {
+                        column: name.clone(),
+                        std: r,
+                        cause: if missing.is_empty() {
+                            "the parties' DP-estimated ranges differ, so their scaled correlated noise does not cancel exactly (give every party a schema with bounds to make it exact)".into()
+                        } else {
+                            "missing parties' correlated noise does not cancel".into()
+                        },
+                    });
+                }
+                outs.push(Out::Numeric {
+                    lo,
+                    hi,
+                    integer,
+                    parts,
+                });
+            }
+            ColumnLayout::Categorical { .. } => {
+                let mut levels: Vec<String> = Vec::new();
+                for (c, l) in contributions.iter().zip(&kinds) {
+                    match l {
+                        ColumnLayout::Categorical { levels: ls } => {
+                            for x in ls {
+                                if !levels.contains(x) {
+                                    levels.push(x.clone());
+                                }
+                            }
+                        }
+                        _ => {
+                            return Err(Error::Data(format!(
+                                "party {} treats column '{name}' as numeric and party {} as categorical; give every party the same schema",
+                                c.party, first.party
+                            )))
+                        }
+                    }
+                }
+                levels.sort_by(|a, b| natural_cmp(a, b));
+                let parts: Vec<Vec<Option<usize>>> = contributions
+                    .iter()
+                    .map(|c| {
+                        levels
+                            .iter()
+                            .map(|l| index_of(c, &level_coordinate(name, l)))
+                            .collect()
+                    })
+                    .collect();
+                let mut worst = 0.0f64;
+                for li in 0..levels.len() {
+                    let w: Vec<f64> = parts
+                        .iter()
+                        .map(|p| if p[li].is_some() { 1.0 / np } else { 0.0 })
+                        .collect();
+                    worst = worst.max(resid_std(&w));
+                }
+                if worst > 1e-12 {
+                    residual.push(ResidualNoise {
+                        column: name.clone(),
+                        std: worst,
+                        cause: if missing.is_empty() {
+                            "the parties released different category levels under DP, so the correlated noise of a level some party lacks does not cancel".into()
+                        } else {
+                            "missing parties' correlated noise does not cancel".into()
+                        },
+                    });
+                }
+                outs.push(Out::Categorical { levels, parts });
+            }
+        }
+    }
+
+    Ok((outs, residual))
+}
+
+/// Averages the parties' rows in original units and decodes them, row by row.
+fn write_rows(
+    contributions: &[Contribution],
+    outs: &[Out],
+    row: &mut impl FnMut(&[String]) -> Result<()>,
+) -> Result<()> {
+    let agreed = &contributions[0].agreed;
+    let np = contributions.len() as f64;
+    let k = agreed.classes.len();
+    let rows = contributions[0].rows;
+    let vals: Vec<Vec<f32>> = contributions.iter().map(|c| c.decode_values()).collect();
+    let dims: Vec<usize> = contributions.iter().map(|c| c.coordinates.len()).collect();
+    let mut cells: Vec<String> = vec![String::new(); agreed.columns.len()];
+    for r in 0..rows {
+        let label = &agreed.classes[r % k];
+        for (cell, out) in cells.iter_mut().zip(outs) {
+            cell.clear();
+            match out {
+                Out::Label => cell.push_str(label),
+                Out::Numeric {
+                    lo,
+                    hi,
+                    integer,
+                    parts,
+                } => {
+                    let mut sum = 0.0;
+                    for (p, (idx, off, sc)) in parts.iter().enumerate() {
+                        sum += off + f64::from(vals[p][r * dims[p] + idx]) * sc;
+                    }
+                    let x = (sum / np).clamp(*lo, *hi);
+                    write_number(cell, x, *integer);
+                }
+                Out::Categorical { levels, parts } => {
+                    if levels.is_empty() {
+                        cell.push_str(crate::preprocess::encode::SUPPRESSED);
+                        continue;
+                    }
+                    let mut best = (f64::NEG_INFINITY, 0usize);
+                    for li in 0..levels.len() {
+                        let mut sum = 0.0;
+                        for (p, idx) in parts.iter().enumerate() {
+                            if let Some(i) = idx[li] {
+                                sum += f64::from(vals[p][r * dims[p] + i]);
+                            }
+                        }
+                        if sum > best.0 {
+                            best = (sum, li);
+                        }
+                    }
+                    cell.push_str(&levels[best.1]);
+                }
+            }
+        }
+        row(&cells)?;
+    }
+    Ok(())
+}
+
+/// The receipt of a multi-party release: the views accounted over the parties present.
+fn multi_party_receipt(
+    contributions: &[Contribution],
+    present: Vec<u32>,
+    missing: Vec<u32>,
+    known: usize,
+    residual: Vec<ResidualNoise>,
+) -> Result<FedReceipt> {
+    let first = &contributions[0];
+    let agreed = &first.agreed;
+    let s_total = agreed.parties.len();
+    let np = contributions.len() as f64;
+    let k = agreed.classes.len();
+    let rows = first.rows;
+    let variant = agreed.variant;
+    let tau_e = first.accounting.tau_e;
+    let delta_l2 = sensitivity(agreed.mix, agreed.clip);
+    let per_class = rows / k;
+    let parties: Vec<PartyInput> = contributions
+        .iter()
+        .map(|c| {
+            let curve = match c.accounting.normalization_noise_multiplier {
+                Some(z) => RdpCurve::gaussian(z, &agreed.orders),
+                None => Ok(RdpCurve::zero(&agreed.orders)),
+            }?;
+            Ok(PartyInput {
+                party: c.party,
+                pool: c.accounting.pool,
+                tau_g: c.accounting.tau_g,
+                class_counts: c.accounting.class_counts.clone(),
+                norm_curve: curve,
+                delta_rdp: c.accounting.delta_rdp,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let (views, per_party) = account_parties(
+        variant,
+        delta_l2,
+        tau_e,
+        s_total,
+        known,
+        agreed.mix,
+        per_class as u64,
+        agreed.preset,
+        &agreed.orders,
+        &parties,
+    )?;
+    let rows_used: usize = contributions.iter().map(|c| c.accounting.rows_used).sum();
+    let rows_dropped: usize = contributions
+        .iter()
+        .map(|c| c.accounting.rows_dropped)
+        .sum();
+    let claim = paper_claim(
+        variant,
+        agreed.mix,
+        k,
+        rows_used.max(1),
+        delta_l2,
+        first.accounting.tau_g,
+        s_total,
+        rows as u64,
+        agreed.delta,
+        &agreed.orders,
+    )?;
+    let epsilon = headline(&views);
+    let mut warnings = Vec::new();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "parties {:?} did not contribute: their correlated noise does not cancel, so the result is noisier (see residual_noise); privacy does not suffer (the views are accounted over the parties present)",
+            missing
+        ));
+    }
+    if epsilon > agreed.epsilon {
+        warnings.push(format!(
+            "the target ε = {} is NOT met (ε = {epsilon:.4}); a contribution was not made by this version's calibration",
+            agreed.epsilon
+        ));
+    }
+    if variant == Variant::Cape && agreed.pool.is_none() {
+        warnings.push("no agreed pool size: each party's independent noise alone protects its records (it cannot rely on the others' noise without knowing their class sizes), so the release is as noisy as the conventional scheme's; agree on a pool size (pool; at most every party's smallest class) to get CAPE's gain".into());
+    }
+    if !residual.is_empty() && missing.is_empty() {
+        warnings.push("some correlated noise did not cancel (residual_noise): it is data-independent, so privacy does not suffer, but the output is noisier there; give every party the same schema with bounds to make it exact".into());
+    }
+    let seeded = contributions.iter().any(|c| c.seeded);
+    if seeded {
+        warnings.push("seeded, not for release: a contribution used a fixed seed".into());
+    }
+    let normalization = serde_json::Value::Array(
+        contributions
+            .iter()
+            .map(|c| serde_json::json!({"party": c.party, "report": c.normalization}))
+            .collect(),
+    );
+    let tau_release = contributions
+        .iter()
+        .map(|c| c.accounting.tau_g.powi(2))
+        .sum::<f64>()
+        .sqrt()
+        / np;
+    let mut g = guarantee(variant, "multi-party", known);
+    g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
+    Ok(FedReceipt {
+        epsilon,
+        delta: agreed.delta,
+        mechanism: "federated-dp-cda".into(),
+        variant,
+        mode: "multi-party".into(),
+        meets_target: epsilon <= agreed.epsilon,
+        guarantee: g,
+        parameters: FedParameters {
+            clients: s_total,
+            aggregator_seeds: known,
+            aggregator_trust: aggregator_trust(known),
+            parties_present: present,
+            parties_missing: missing,
+            mix: agreed.mix,
+            clip: agreed.clip,
+            sensitivity: delta_l2,
+            tau_e,
+            tau_release,
+            target_epsilon: agreed.epsilon,
+            samples_requested: agreed.samples,
+            samples_per_class: per_class,
+            rows_written: rows,
+            classes: k,
+            feature_dim: first.coordinates.len(),
+            partition: None,
+            pool_floor: agreed.pool,
+        },
+        views: ReceiptViews::new(views, claim),
+        per_party,
+        residual_noise: residual,
+        accountant: FedAccountant::new(
+            agreed.preset,
+            &agreed.orders,
+            contributions
+                .iter()
+                .map(|c| c.accounting.delta_rdp)
+                .fold(f64::INFINITY, f64::min),
+        ),
+        normalization,
+        data: FedData {
+            columns: agreed.columns.clone(),
+            label: agreed.label.clone(),
+            class_labels: agreed.classes.clone(),
+            rows_used,
+            rows_dropped,
+        },
+        seeded,
+        randomness: Randomness::of_parties(seeded),
+        warnings,
+        version: VERSION.into(),
+        build_id: BUILD_ID.into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{
+        constant_table, contribute_all, crit, ks_normal, opts, parties, run,
+    };
+    use super::*;
+    use crate::federated::{contribute, FedOptions};
+    use crate::mechanisms::federated::pairwise::{self, PublicKeyFile};
+    use crate::rng::ReleaseRng;
+    use base64::engine::general_purpose::STANDARD as B64;
+    use base64::Engine;
+
+    #[test]
+    fn multi_party_aggregate_cancels_and_accounts() {
+        let (t, schema) = constant_table(1000);
+        let o = FedOptions {
+            pool: Some(1000),
+            ..opts(Variant::Cape, 2000)
+        };
+        let ps = parties(3, 1);
+        let cs = contribute_all(&ps, &o, &t, &schema);
+        let (mut xs, r) = run(&cs).unwrap();
+        assert_eq!(xs.len(), 2000);
+        // One party's message alone: 0.5 + e_s + g_s, marginal N(0.5, τ_e² + τ_g²) (KS, α = 1e-6).
+        let a = &cs[0].accounting;
+        let mut m: Vec<f64> = cs[0]
+            .decode_values()
+            .iter()
+            .map(|&v| f64::from(v) - 0.5)
+            .collect();
+        let d1 = ks_normal(&mut m, (a.tau_e * a.tau_e + a.tau_g * a.tau_g).sqrt());
+        assert!(d1 < crit(m.len()), "message KS {d1}");
+        assert!(ks_normal(&mut m, a.tau_g) > crit(m.len()));
+        // Conventional: 0.5 + g_s, marginal N(0.5, τ_s²).
+        let oc = FedOptions {
+            variant: Variant::Conventional,
+            session: Some("c".into()),
+            ..o.clone()
+        };
+        let cc = contribute_all(&ps, &oc, &t, &schema);
+        let ac = &cc[1].accounting;
+        assert_eq!(ac.tau_e, 0.0);
+        let mut g: Vec<f64> = cc[1]
+            .decode_values()
+            .iter()
+            .map(|&v| f64::from(v) - 0.5)
+            .collect();
+        let d2 = ks_normal(&mut g, ac.tau_g);
+        assert!(d2 < crit(g.len()), "conventional message KS {d2}");
+        let (h, rows, r_again) = aggregate_rows(&cs).unwrap();
+        assert_eq!(h, ["x", "y"]);
+        assert_eq!(rows.len(), 2000);
+        assert_eq!(r_again.epsilon, r.epsilon);
+        // A key that already contributed to this context is refused.
+        let mut used = ps[0].key.clone();
+        used.used_contexts.push(cs[0].context.clone());
+        let peers: Vec<PublicKeyFile> = ps[1..].iter().map(|q| q.public.clone()).collect();
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &used,
+            &peers,
+            &o,
+            &mut ReleaseRng::seeded(9),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("already contributed"), "{e}");
+        assert!(r.residual_noise.is_empty(), "{:?}", r.residual_noise);
+        assert!(r.meets_target && r.epsilon <= 8.0);
+        let sd = 2000.0 * r.parameters.tau_release;
+        let d = ks_normal(&mut xs, sd);
+        assert!(d < crit(2000), "KS {d} sd {sd}");
+        assert!((r.parameters.tau_release - cs[0].accounting.tau_g / 3f64.sqrt()).abs() < 1e-12);
+        // A missing party: reported, noisier, views over the two present.
+        let (mut xs2, r2) = run(&cs[..2]).unwrap();
+        assert_eq!(r2.parameters.parties_missing, vec![3]);
+        // The release is a post-processing of the joint view: its ε (with the uncancelled e
+        // counted as noise) is no larger; the joint view is a post-processing of the view of a
+        // party as aggregator (t = 1), which is the headline.
+        assert!(r2.views.aggregate.epsilon <= r2.views.aggregator.epsilon * (1.0 + 1e-9));
+        assert!(r2.views.client.epsilon <= r2.views.aggregator.epsilon * (1.0 + 1e-9));
+        assert!(r2.views.aggregator.epsilon <= r2.views.party_aggregator.epsilon * (1.0 + 1e-9));
+        assert_eq!(r2.parameters.aggregator_seeds, 1);
+        assert_eq!(r2.epsilon, r2.views.party_aggregator.epsilon);
+        assert!(r2.warnings.iter().any(|w| w.contains("did not contribute")));
+        let res = &r2.residual_noise[0];
+        // Residual = −e_3/2 in normalized units × 2000: std 2000·τ_e/2.
+        assert!(
+            (res.std - 2000.0 * cs[0].accounting.tau_e / 2.0).abs() < 1e-6 * res.std,
+            "{}",
+            res.std
+        );
+        let spread = (xs2.iter().map(|v| v * v).sum::<f64>() / xs2.len() as f64).sqrt();
+        assert!(spread > 2.0 * sd, "{spread} vs {sd}");
+        assert!(ks_normal(&mut xs2, sd) > crit(2000));
+        assert!((r2.views.aggregate.sensitivity - 0.05).abs() < 1e-15);
+    }
+
+    #[test]
+    fn tampered_mismatched_and_duplicate_contributions_are_rejected() {
+        let (t, schema) = constant_table(50);
+        let o = opts(Variant::Cape, 40);
+        let o = FedOptions { mix: 5, ..o };
+        let ps = parties(3, 2);
+        let cs = contribute_all(&ps, &o, &t, &schema);
+        // Round trip through JSON keeps integrity.
+        let back = Contribution::from_json(&cs[0].to_json(), "c1").unwrap();
+        assert_eq!(back, cs[0]);
+        // A changed value: integrity fails.
+        let mut bad = cs[1].clone();
+        let mut bytes = B64.decode(&bad.values).unwrap();
+        bytes[0] ^= 1;
+        bad.values = B64.encode(bytes);
+        let e = run(&[cs[0].clone(), bad]).unwrap_err().to_string();
+        assert!(
+            e.contains("integrity check failed") && e.contains("party 2"),
+            "{e}"
+        );
+        // Edited parameters with a recomputed integrity: the digest no longer matches.
+        let mut bad = cs[1].clone();
+        bad.agreed.epsilon = 40.0;
+        bad.integrity = bad.compute_integrity();
+        let e = run(&[cs[0].clone(), bad]).unwrap_err().to_string();
+        assert!(e.contains("digest does not match"), "{e}");
+        // An honest party run with other parameters: named field.
+        let o2 = FedOptions {
+            epsilon: 5.0,
+            ..o.clone()
+        };
+        let other = contribute_all(&ps, &o2, &t, &schema);
+        let e = run(&[cs[0].clone(), other[1].clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("disagrees") && e.contains("'epsilon'") && e.contains("8.0 vs 5.0"),
+            "{e}"
+        );
+        // Different T.
+        let o3 = FedOptions {
+            samples: Some(60),
+            ..o.clone()
+        };
+        let other = contribute_all(&ps, &o3, &t, &schema);
+        let e = run(&[cs[0].clone(), other[2].clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'samples'"), "{e}");
+        // Twice the same party.
+        let e = run(&[cs[0].clone(), cs[0].clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("twice"), "{e}");
+        assert!(run(&[]).is_err());
+        // Own key among the peers is ignored: same contribution context as without it.
+        let all: Vec<PublicKeyFile> = ps.iter().map(|q| q.public.clone()).collect();
+        let c = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &all,
+            &o,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        assert_eq!(c.context, cs[0].context);
+        // Alone (only own key): not a federation.
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &[ps[0].public.clone()],
+            &o,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("clients = 1"), "{e}");
+        // Another key claiming this party's id.
+        let (_, imp) = pairwise::keygen(1, &mut ReleaseRng::seeded(77));
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &[imp],
+            &o,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("same party id"), "{e}");
+        // T is required.
+        let e = contribute(
+            &t,
+            Some(&schema),
+            &ps[0].key,
+            &[ps[1].public.clone()],
+            &FedOptions { samples: None, ..o },
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("samples"), "{e}");
+    }
+}

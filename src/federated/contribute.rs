@@ -1,0 +1,354 @@
+//! [`contribute`]: one party's contribution file from its own data, with its pairwise
+//! correlated noise ([`pairwise_noise`]).
+
+use super::file::{
+    AgreedParameters, ColumnLayout, Contribution, PartyAccounting, CONTRIBUTION_FORMAT,
+};
+use super::options::{check_options, classes_of, clip_of, FedOptions};
+use super::space::{normalize, snap_dp_ranges, tau_e_for, DELTA_CATEGORY_SHARE};
+use crate::data::{Schema, Table};
+use crate::error::{Error, Result};
+use crate::mechanisms::cda::{self, Mixer};
+use crate::mechanisms::federated::pairwise::{
+    coordinate_stream, level_coordinate, numeric_coordinate, PublicKeyFile, SecretKeyFile,
+};
+use crate::mechanisms::federated::zero_sum::PairStreams;
+use crate::mechanisms::federated::{
+    calibrate_tau_g_for, check_clients, check_known, sensitivity, Variant,
+};
+use crate::mechanisms::gaussian::Gaussian;
+use crate::preprocess::clip::clip_rows;
+use crate::preprocess::{ColumnCodec, FeatureSpace, NormalizeMode};
+use crate::rng::ReleaseRng;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+
+fn coordinate_names(space: &FeatureSpace) -> Vec<String> {
+    let mut out = Vec::with_capacity(space.dim);
+    for (codec, name) in space.codecs.iter().zip(&space.names) {
+        match codec {
+            ColumnCodec::Label => {}
+            ColumnCodec::Numeric { .. } => out.push(numeric_coordinate(name)),
+            ColumnCodec::Categorical { levels, .. } => {
+                for l in levels {
+                    out.push(level_coordinate(name, l));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The pairwise correlated noise of party `me` for `rows` rows of each coordinate
+/// (column-major: out[j·rows + r]), e_s = Σ_{s'>s} r − Σ_{s'<s} r.
+pub fn pairwise_noise(
+    me: &SecretKeyFile,
+    peers: &[PublicKeyFile],
+    context: &[u8],
+    coordinates: &[String],
+    rows: usize,
+    tau_e: f64,
+) -> Result<Vec<f64>> {
+    let s = peers.len() + 1;
+    let keys: Vec<(f64, [u8; 32])> = peers
+        .iter()
+        .map(|p| {
+            Ok((
+                if me.party < p.party { 1.0 } else { -1.0 },
+                me.pair_key(p, context)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let mut out = vec![0f64; coordinates.len() * rows];
+    for (j, name) in coordinates.iter().enumerate() {
+        let streams = keys
+            .iter()
+            .map(|(sign, k)| Ok((*sign, coordinate_stream(k, name)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut ps = PairStreams::new(streams, tau_e, s)?;
+        for v in &mut out[j * rows..(j + 1) * rows] {
+            *v = ps.draw();
+        }
+    }
+    Ok(out)
+}
+
+/// A party's id and its X25519 public key (base64).
+type PartyKey = (u32, String);
+
+/// The peers other than this party (its own public key among them is ignored: lists are
+/// often shared verbatim by all parties) and every party's (id, public key), sorted by id.
+fn party_list(
+    key: &SecretKeyFile,
+    peers: &[PublicKeyFile],
+) -> Result<(Vec<PublicKeyFile>, Vec<PartyKey>)> {
+    let own = key.public();
+    let peers: Vec<PublicKeyFile> = peers
+        .iter()
+        .filter(|p| !(p.party == own.party && p.x25519.trim() == own.x25519.trim()))
+        .cloned()
+        .collect();
+    let mut parties: Vec<PartyKey> = vec![(key.party, key.x25519.trim().to_string())];
+    for p in &peers {
+        if parties.iter().any(|(id, _)| *id == p.party) {
+            return Err(Error::param(
+                "peers",
+                p.party,
+                "two keys have the same party id; every party needs a distinct party id, and do not list your own key among the peers",
+            ));
+        }
+        if parties.iter().any(|(_, k)| k == p.x25519.trim()) {
+            return Err(Error::param(
+                "peers",
+                p.party,
+                "this public key is listed twice (or is your own key)",
+            ));
+        }
+        parties.push((p.party, p.x25519.trim().to_string()));
+    }
+    parties.sort();
+    Ok((peers, parties))
+}
+
+/// The layout of a party's feature space in its contribution file.
+fn layout_of(space: &FeatureSpace) -> Vec<ColumnLayout> {
+    space
+        .codecs
+        .iter()
+        .map(|c| match c {
+            ColumnCodec::Label => ColumnLayout::Label,
+            ColumnCodec::Numeric {
+                offset,
+                scale,
+                lo,
+                hi,
+                integer,
+                ..
+            } => ColumnLayout::Numeric {
+                offset: *offset,
+                scale: *scale,
+                lo: *lo,
+                hi: *hi,
+                integer: *integer,
+            },
+            ColumnCodec::Categorical { levels, .. } => ColumnLayout::Categorical {
+                levels: levels.clone(),
+            },
+        })
+        .collect()
+}
+
+/// Makes this party's contribution from its own `table` (label column set). The caller must
+/// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
+/// refused for a context it already contributed to.
+pub fn contribute(
+    table: &Table,
+    schema: Option<&Schema>,
+    key: &SecretKeyFile,
+    peers: &[PublicKeyFile],
+    opts: &FedOptions,
+    rng: &mut ReleaseRng,
+) -> Result<Contribution> {
+    check_options(opts)?;
+    if opts.normalize == NormalizeMode::Data {
+        return Err(Error::param(
+            "normalize",
+            "data",
+            "a party's exact statistics would be revealed to the aggregator; use dp (default) or public with a schema",
+        ));
+    }
+    let t = opts.samples.ok_or_else(|| {
+        Error::param(
+            "samples",
+            "(none)",
+            "every party must use the same T; give the sample count T",
+        )
+    })?;
+    let (peers, parties) = party_list(key, peers)?;
+    let peers = &peers[..];
+    check_clients(parties.len())?;
+    let clients = parties.len();
+    check_known(opts.aggregator_seeds, clients)?;
+    let (class_labels, classes) = classes_of(table)?;
+    let k = class_labels.len();
+    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
+    cda::check_pools(&sizes, &class_labels, opts.mix)?;
+    if t < k {
+        return Err(Error::param(
+            "samples",
+            t,
+            format!("T must be at least the number of classes K = {k}"),
+        ));
+    }
+    let own_min = *sizes.iter().min().expect("a class");
+    let pool = match opts.pool {
+        Some(p) if p > own_min => {
+            return Err(Error::param(
+                "pool",
+                p,
+                format!("this party's smallest class has only {own_min} rows; the agreed floor must be at most every party's smallest class"),
+            ))
+        }
+        Some(p) if p < opts.mix => {
+            return Err(Error::param("pool", p, format!("the pool floor must be at least l = {}", opts.mix)))
+        }
+        Some(p) => p,
+        None => own_min,
+    };
+    let clip = clip_of(table, opts);
+    let agreed = AgreedParameters {
+        protocol: CONTRIBUTION_FORMAT.into(),
+        variant: opts.variant,
+        epsilon: opts.epsilon,
+        delta: opts.delta,
+        mix: opts.mix,
+        clip,
+        samples: t,
+        preset: opts.preset,
+        orders: opts.orders.clone(),
+        normalize: match opts.normalize {
+            NormalizeMode::Public => "public".into(),
+            _ => "dp".into(),
+        },
+        normalize_share: opts.normalize_share,
+        pool: opts.pool,
+        session: opts.session.clone(),
+        aggregator_seeds: Some(opts.aggregator_seeds),
+        columns: table.names.clone(),
+        label: table.names[table.label_index.expect("checked")].clone(),
+        classes: class_labels.clone(),
+        schema: schema.cloned(),
+        parties,
+    };
+    let context = agreed.digest();
+    if key.used_contexts.contains(&context) {
+        return Err(Error::param(
+            "key",
+            format!("of party {}", key.party),
+            "this key already contributed to a run with exactly these parameters; its correlated noise would repeat. Make fresh keys (keygen) or agree on a new session label",
+        ));
+    }
+
+    let mut norm = normalize(table, schema, opts, rng)?;
+    let borrowed = snap_dp_ranges(&mut norm.space, &norm.report);
+    norm.report.warnings.extend(borrowed);
+    let d = norm.space.dim;
+    let mut features = norm.space.encode(table)?;
+    clip_rows(&mut features, d, clip)?;
+    let per_class = t / k;
+    let rows = per_class * k;
+    let delta_l2 = sensitivity(opts.mix, clip);
+    let acc = norm.accounting(opts, pool, per_class);
+    // τ_e at the public δ (not this party's δ_rdp, which depends on its column types).
+    let tau_e = tau_e_for(
+        opts,
+        delta_l2,
+        per_class,
+        opts.delta * (1.0 - DELTA_CATEGORY_SHARE),
+    )?;
+    // Without an agreed pool floor a party cannot know how much independent noise the others
+    // add (theirs depends on their own class sizes), so it relies on none: its g_s alone meets
+    // ε in the aggregator's joint view (Σ ⪰ τ_{g,s}² u_s u_sᵀ, so the others' noise only
+    // helps). With `--pool`, every party calibrates for the same floor and they rely on each
+    // other, which is what makes CAPE's release less noisy.
+    let tau_g = if opts.pool.is_some() {
+        calibrate_tau_g_for(
+            opts.variant,
+            clients,
+            opts.aggregator_seeds,
+            delta_l2,
+            tau_e,
+            &acc,
+            opts.epsilon,
+        )?
+    } else {
+        calibrate_tau_g_for(
+            Variant::Conventional,
+            clients,
+            0,
+            delta_l2,
+            0.0,
+            &acc,
+            opts.epsilon,
+        )?
+    };
+
+    // Mixes plus independent noise, row-major.
+    let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
+    let mut values = vec![0f64; rows * d];
+    for r in 0..rows {
+        mixer.draw(&classes[r % k], &mut values[r * d..(r + 1) * d], rng);
+    }
+    drop(features);
+    let coordinates = coordinate_names(&norm.space);
+    if opts.variant == Variant::Cape {
+        let e = pairwise_noise(key, peers, context.as_bytes(), &coordinates, rows, tau_e)?;
+        for j in 0..d {
+            for r in 0..rows {
+                values[r * d + j] += e[j * rows + r];
+            }
+        }
+    }
+    let mut bytes = Vec::with_capacity(values.len() * 4);
+    for v in &values {
+        bytes.extend_from_slice(&(*v as f32).to_le_bytes());
+    }
+    let layout = layout_of(&norm.space);
+    let mut c = Contribution {
+        format: CONTRIBUTION_FORMAT.into(),
+        party: key.party,
+        context,
+        agreed,
+        layout,
+        coordinates,
+        rows,
+        accounting: PartyAccounting {
+            pool,
+            class_counts: sizes,
+            rows_used: table.n_rows,
+            rows_dropped: table.rows_dropped,
+            normalization_noise_multiplier: norm.z,
+            delta_rdp: norm.delta_rdp,
+            tau_g,
+            tau_e,
+        },
+        normalization: serde_json::to_value(&norm.report).expect("serializes"),
+        // A seeded key makes every derived noise reproducible: the contribution is seeded too.
+        seeded: rng.seed().is_some() || key.seeded,
+        values: B64.encode(&bytes),
+        integrity: String::new(),
+    };
+    c.integrity = c.compute_integrity();
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::parties;
+    use super::*;
+
+    #[test]
+    fn pairwise_noise_cancels_to_floating_point_precision() {
+        let ps = parties(4, 7);
+        let coords = vec!["n:x".to_string(), "c:z=u".to_string()];
+        let mut sum = vec![0f64; 2 * 500];
+        let mut sq = 0.0;
+        for p in &ps {
+            let peers: Vec<PublicKeyFile> = ps
+                .iter()
+                .filter(|q| q.key.party != p.key.party)
+                .map(|q| q.public.clone())
+                .collect();
+            let e = pairwise_noise(&p.key, &peers, b"ctx", &coords, 500, 3.0).unwrap();
+            sq += e.iter().map(|v| v * v).sum::<f64>();
+            for (s, v) in sum.iter_mut().zip(&e) {
+                *s += v;
+            }
+        }
+        let max = sum.iter().fold(0f64, |m, v| m.max(v.abs()));
+        assert!(max < 1e-13 * 3.0 * 4.0, "{max}");
+        // Not trivially zero: per-party variance ≈ τ_e² = 9 (4000 draws, ±15%).
+        let var = sq / 4000.0;
+        assert!((var - 9.0).abs() < 1.35, "{var}");
+    }
+}

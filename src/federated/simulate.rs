@@ -1,0 +1,399 @@
+//! [`simulate`]: one process holds all partitions (IID or class-skewed) and plays every party
+//! and the aggregator.
+
+use super::options::{check_options, classes_of, clip_of, FedOptions, Partition};
+use super::receipt::{
+    account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
+    FedReceipt, PartyInput, ReceiptViews,
+};
+use super::space::{normalize, tau_e_for};
+use crate::data::{Schema, Table};
+use crate::error::{Error, Result};
+use crate::mechanisms::cda::{self, Mixer};
+use crate::mechanisms::federated::zero_sum::centered;
+use crate::mechanisms::federated::{
+    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, Variant,
+};
+use crate::mechanisms::gaussian::Gaussian;
+use crate::preprocess::clip::clip_rows;
+use crate::preprocess::NormalizeMode;
+use crate::receipt::{Randomness, BUILD_ID, VERSION};
+use crate::rng::ReleaseRng;
+use rand::seq::SliceRandom;
+
+/// Splits each class's rows among `s` parties.
+fn partition_rows(
+    classes: &[Vec<u32>],
+    s: usize,
+    how: Partition,
+    rng: &mut ReleaseRng,
+) -> Vec<Vec<Vec<u32>>> {
+    let mut out = vec![vec![Vec::new(); classes.len()]; s];
+    for (k, rows) in classes.iter().enumerate() {
+        let mut r = rows.clone();
+        r.shuffle(rng);
+        let (head, tail) = match how {
+            Partition::Iid => (0, &r[..]),
+            Partition::Skewed => (r.len() / 2, &r[r.len() / 2..]),
+        };
+        out[k % s][k].extend_from_slice(&r[..head]);
+        for (i, &x) in tail.iter().enumerate() {
+            out[i % s][k].push(x);
+        }
+    }
+    out
+}
+
+/// Simulates a federation of `clients` parties on `table` (label column set), calling
+/// `header` once and `row` for each released row; returns the receipt.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &FedOptions,
+    clients: usize,
+    partition: Partition,
+    rng: &mut ReleaseRng,
+    header: impl FnOnce(&[String]) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+) -> Result<FedReceipt> {
+    check_options(opts)?;
+    check_clients(clients)?;
+    check_known(opts.aggregator_seeds, clients)?;
+    let (class_labels, classes) = classes_of(table)?;
+    let k = class_labels.len();
+    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
+    cda::check_pools(&sizes, &class_labels, opts.mix)?;
+    let t = opts.samples.unwrap_or(table.n_rows);
+    if t < k {
+        return Err(Error::param(
+            "samples",
+            t,
+            format!("T must be at least the number of classes K = {k}; ask for {k} rows or more"),
+        ));
+    }
+    let per_class = t / k;
+    let parts = partition_rows(&classes, clients, partition, rng);
+    for (s, p) in parts.iter().enumerate() {
+        for (c, rows) in p.iter().enumerate() {
+            if rows.len() < opts.mix {
+                return Err(Error::param(
+                    "clients",
+                    clients,
+                    format!(
+                        "party {} gets only {} rows of class '{}', fewer than l = {}; use fewer parties, a smaller mix order, or the iid partition",
+                        s + 1,
+                        rows.len(),
+                        class_labels[c],
+                        opts.mix
+                    ),
+                ));
+            }
+        }
+    }
+    let clip = clip_of(table, opts);
+    let norm = normalize(table, schema, opts, rng)?;
+    let d = norm.space.dim;
+    let mut features = norm.space.encode(table)?;
+    clip_rows(&mut features, d, clip)?;
+
+    let delta_l2 = sensitivity(opts.mix, clip);
+    let pool = parts
+        .iter()
+        .flat_map(|p| p.iter().map(Vec::len))
+        .min()
+        .expect("at least one party and class");
+    let acc = norm.accounting(opts, pool, per_class);
+    let tau_e = tau_e_for(opts, delta_l2, per_class, norm.delta_rdp)?;
+    let tau_g = calibrate_tau_g_for(
+        opts.variant,
+        clients,
+        opts.aggregator_seeds,
+        delta_l2,
+        tau_e,
+        &acc,
+        opts.epsilon,
+    )?;
+
+    // ---- generate: every party's mix of (t, k), its noise, and the average -------------
+    header(&norm.space.names)?;
+    let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
+    let mut msgs = vec![0f64; clients * d];
+    let mut e = vec![0f64; clients];
+    let mut avg = vec![0f32; d];
+    let mut cells = Vec::with_capacity(norm.space.names.len());
+    for _t in 0..per_class {
+        for (c, label) in class_labels.iter().enumerate() {
+            for (s, part) in parts.iter().enumerate() {
+                mixer.draw(&part[c], &mut msgs[s * d..(s + 1) * d], rng);
+            }
+            if opts.variant == Variant::Cape {
+                for j in 0..d {
+                    centered(rng, tau_e, &mut e)?;
+                    for (s, es) in e.iter().enumerate() {
+                        msgs[s * d + j] += es;
+                    }
+                }
+            }
+            for (j, a) in avg.iter_mut().enumerate() {
+                let sum: f64 = (0..clients).map(|s| msgs[s * d + j]).sum();
+                *a = (sum / clients as f64) as f32;
+            }
+            norm.space.decode_row(&avg, label, &mut cells);
+            row(&cells)?;
+        }
+    }
+    drop(features);
+
+    // ---- receipt -----------------------------------------------------------------------
+    let parties: Vec<PartyInput> = parts
+        .iter()
+        .enumerate()
+        .map(|(s, p)| PartyInput {
+            party: s as u32 + 1,
+            pool,
+            tau_g,
+            class_counts: p.iter().map(Vec::len).collect(),
+            norm_curve: norm.curve.clone(),
+            delta_rdp: norm.delta_rdp,
+        })
+        .collect();
+    let (views, per_party) = account_parties(
+        opts.variant,
+        delta_l2,
+        tau_e,
+        clients,
+        opts.aggregator_seeds,
+        opts.mix,
+        per_class as u64,
+        opts.preset,
+        &opts.orders,
+        &parties,
+    )?;
+    let rows_written = per_class * k;
+    let claim = paper_claim(
+        opts.variant,
+        opts.mix,
+        k,
+        table.n_rows,
+        delta_l2,
+        tau_g,
+        clients,
+        rows_written as u64,
+        opts.delta,
+        &opts.orders,
+    )?;
+    let mut warnings = norm.report.warnings.clone();
+    let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
+    if opts.normalize == NormalizeMode::Data {
+        warnings.push(norm.report.statement.clone());
+        guarantee.unprotected.push(
+            "normalization statistics (means, standard deviations, ranges, categories): normalize = data".into(),
+        );
+    }
+    warnings.push("simulation: the normalization statistics are estimated once over the union of the partitions (as a trusted simulator can); a real federation estimates them per party (`federated contribute`)".into());
+    if rng.seed().is_some() {
+        warnings.push("seeded, not for release: this run used a fixed seed".into());
+    }
+    let epsilon = headline(&views);
+    Ok(FedReceipt {
+        epsilon,
+        delta: opts.delta,
+        mechanism: "federated-dp-cda".into(),
+        variant: opts.variant,
+        mode: "simulation".into(),
+        meets_target: epsilon <= opts.epsilon,
+        guarantee,
+        parameters: FedParameters {
+            clients,
+            aggregator_seeds: opts.aggregator_seeds,
+            aggregator_trust: aggregator_trust(opts.aggregator_seeds),
+            parties_present: (1..=clients as u32).collect(),
+            parties_missing: vec![],
+            mix: opts.mix,
+            clip,
+            sensitivity: delta_l2,
+            tau_e,
+            tau_release: tau_g / (clients as f64).sqrt(),
+            target_epsilon: opts.epsilon,
+            samples_requested: t,
+            samples_per_class: per_class,
+            rows_written,
+            classes: k,
+            feature_dim: d,
+            partition: Some(partition),
+            // The simulator knows every party's classes: all parties are calibrated for the
+            // smallest class over all of them, as if they had agreed on it with `--pool`.
+            pool_floor: Some(pool),
+        },
+        views: ReceiptViews::new(views, claim),
+        per_party,
+        residual_noise: vec![],
+        accountant: FedAccountant::new(opts.preset, &opts.orders, norm.delta_rdp),
+        normalization: serde_json::to_value(&norm.report).expect("serializes"),
+        data: FedData {
+            columns: table.names.clone(),
+            label: table.names[table.label_index.expect("checked")].clone(),
+            class_labels,
+            rows_used: table.n_rows,
+            rows_dropped: table.rows_dropped,
+        },
+        seeded: rng.seed().is_some(),
+        randomness: Randomness::of(rng),
+        warnings,
+        version: VERSION.into(),
+        build_id: BUILD_ID.into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{constant_table, crit, ks_normal, opts};
+    use super::*;
+    use crate::accountant::{Preset, RdpCurve};
+    use crate::mechanisms::federated::Accounting;
+
+    fn sim_values(variant: Variant, seed: u64) -> (Vec<f64>, FedReceipt) {
+        let (t, schema) = constant_table(2000);
+        let mut out = Vec::new();
+        let r = simulate(
+            &t,
+            Some(&schema),
+            &opts(variant, 2000),
+            5,
+            Partition::Iid,
+            &mut ReleaseRng::seeded(seed),
+            |h| {
+                assert_eq!(h, ["x", "y"]);
+                Ok(())
+            },
+            |c| {
+                out.push(c[0].parse::<f64>().unwrap());
+                Ok(())
+            },
+        )
+        .unwrap();
+        (out, r)
+    }
+
+    #[test]
+    fn simulated_aggregate_noise_has_the_derived_variance() {
+        for variant in [Variant::Cape, Variant::Conventional] {
+            let (mut xs, r) = sim_values(variant, 3);
+            assert_eq!(xs.len(), 2000);
+            // Released value = 2000·(mean of S messages − 0.5): std 2000·τ_g/√S, the e's
+            // cancel (otherwise the spread would be ≥ 2000·τ_e/√S·… and KS would reject).
+            let sd = 2000.0 * r.parameters.tau_release;
+            let tg = r.per_party[0].tau_g;
+            assert!((r.parameters.tau_release - tg / 5f64.sqrt()).abs() < 1e-12);
+            let m = xs.iter().sum::<f64>() / xs.len() as f64;
+            let v = (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt();
+            let d = ks_normal(&mut xs, sd);
+            assert!(
+                d < crit(2000),
+                "{variant:?}: KS {d} mean {m} sd {v} want {sd} tau_e {} first {:?}",
+                r.parameters.tau_e,
+                &xs[..3]
+            );
+            // And a variance including the uncancelled τ_e is rejected by the same test.
+            if variant == Variant::Cape {
+                let wrong = 2000.0 * ((tg * tg + r.parameters.tau_e.powi(2)) / 5.0).sqrt();
+                assert!(ks_normal(&mut xs, wrong) > crit(2000));
+            }
+            assert!(r.epsilon <= 8.0 && r.meets_target);
+            assert!(r.views.client.epsilon <= r.epsilon && r.views.aggregate.epsilon <= r.epsilon);
+            assert_eq!(r.views.client.sampling_rate, 20.0 / 400.0);
+        }
+    }
+
+    #[test]
+    fn simulation_receipt_matches_hand_derived_views() {
+        let (_, r) = sim_values(Variant::Cape, 5);
+        let orders = crate::accountant::default_orders();
+        // Pool: 2000 rows per class dealt to 5 parties = 400; p = 20/400; T_k = 1000; Δ = 0.1.
+        let acc = Accounting {
+            sampling_rate: 20.0 / 400.0,
+            compositions: 1000,
+            delta_rdp: 1e-5,
+            orders: &orders,
+            preset: Preset::Default,
+            extra: None,
+        };
+        let tg = r.per_party[0].tau_g;
+        let te = r.parameters.tau_e;
+        assert!((r.parameters.sensitivity - 0.1).abs() < 1e-15);
+        let za = (tg * tg + te * te).sqrt() / 0.1;
+        let zb = (5.0 * tg * tg).sqrt() / 0.1;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        assert!(close(
+            r.views.client.epsilon,
+            acc.epsilon(za, Preset::Default).unwrap().epsilon
+        ));
+        assert!(close(
+            r.views.aggregate.epsilon,
+            acc.epsilon(zb, Preset::Default).unwrap().epsilon
+        ));
+        assert!((r.views.aggregate.sensitivity - 0.02).abs() < 1e-15);
+        // τ_e is the no-subsampling calibration: the Gaussian alone at z = τ_e/Δ meets ε.
+        let e = RdpCurve::gaussian(te / 0.1, &orders)
+            .unwrap()
+            .times(1000)
+            .epsilon(1e-5, Preset::Default.conversion())
+            .unwrap();
+        assert!(e.epsilon <= 8.0 && e.epsilon > 7.99, "{}", e.epsilon);
+        // The paper's claim: p = lK/N = 40/4000, σ = τ_g, T = 2000 compositions, paper preset.
+        assert!((r.views.paper_claim.sampling_rate - 0.01).abs() < 1e-15);
+        let pc = RdpCurve::subsampled_gaussian(0.01, tg / 0.1, &orders, Preset::Paper.bound())
+            .unwrap()
+            .times(2000)
+            .epsilon(1e-5, Preset::Paper.conversion())
+            .unwrap();
+        assert!(close(r.views.paper_claim.epsilon, pc.epsilon));
+        let json = r.to_json();
+        for key in [
+            "\"client\"",
+            "\"aggregate\"",
+            "\"paper_claim\"",
+            "\"sampling_rate\"",
+        ] {
+            assert!(json.contains(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn skewed_partition_and_too_many_clients() {
+        let (t, schema) = constant_table(40);
+        let mut o = opts(Variant::Cape, 20);
+        o.mix = 10;
+        let r = simulate(
+            &t,
+            Some(&schema),
+            &o,
+            2,
+            Partition::Skewed,
+            &mut ReleaseRng::seeded(1),
+            |_| Ok(()),
+            |_| Ok(()),
+        )
+        .unwrap();
+        // Class a (index 0): 20 at party 1 plus 10 each dealt → 30 / 10; class b: 10 / 30.
+        assert_eq!(r.per_party[0].class_counts, vec![30, 10]);
+        assert_eq!(r.per_party[1].class_counts, vec![10, 30]);
+        let e = simulate(
+            &t,
+            Some(&schema),
+            &o,
+            30,
+            Partition::Iid,
+            &mut ReleaseRng::seeded(1),
+            |_| Ok(()),
+            |_| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("clients = 30") && e.contains("fewer than l = 10"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! Helpers shared by the federated tests.
+
+use super::*;
+use crate::data::{read_csv_bytes, CsvOptions, Schema, Table};
+use crate::error::Result;
+use crate::mechanisms::federated::pairwise::{self, PublicKeyFile, SecretKeyFile};
+use crate::mechanisms::federated::Variant;
+use crate::mechanisms::gaussian::normal_cdf;
+use crate::preprocess::NormalizeMode;
+use crate::rng::ReleaseRng;
+
+/// A table whose feature is the constant 0 with public bounds [−1000, 1000] (so every mix
+/// is exactly 0.5 in normalized units and the released value is pure noise × 2000).
+pub(super) fn constant_table(n_per_class: usize) -> (Table, Schema) {
+    let mut text = String::from("x,y\n");
+    for i in 0..2 * n_per_class {
+        text.push_str(&format!("0,{}\n", if i % 2 == 0 { "a" } else { "b" }));
+    }
+    let schema = Schema::from_json(
+        r#"{"columns": {"x": {"type": "numeric", "min": -1000, "max": 1000, "integer": false}}}"#,
+    )
+    .unwrap();
+    let t = read_csv_bytes(
+        text.as_bytes(),
+        &CsvOptions {
+            label: Some("y".into()),
+            schema: Some(schema.clone()),
+            ..CsvOptions::default()
+        },
+    )
+    .unwrap();
+    (t, schema)
+}
+
+pub(super) fn opts(variant: Variant, t: usize) -> FedOptions {
+    FedOptions {
+        variant,
+        epsilon: 8.0,
+        delta: 1e-5,
+        mix: 20,
+        clip: Some(1.0),
+        samples: Some(t),
+        normalize: NormalizeMode::Public,
+        ..FedOptions::default()
+    }
+}
+
+pub(super) fn ks_normal(xs: &mut [f64], sigma: f64) -> f64 {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = xs.len() as f64;
+    let mut d: f64 = 0.0;
+    for (i, &x) in xs.iter().enumerate() {
+        let f = normal_cdf(x / sigma);
+        d = d
+            .max((f - i as f64 / n).abs())
+            .max(((i + 1) as f64 / n - f).abs());
+    }
+    d
+}
+/// KS critical value at α = 1e-6.
+pub(super) fn crit(n: usize) -> f64 {
+    (-(0.5e-6f64).ln() / (2.0 * n as f64)).sqrt()
+}
+
+pub(super) struct Party {
+    pub key: SecretKeyFile,
+    pub public: PublicKeyFile,
+}
+
+pub(super) fn parties(n: u32, seed: u64) -> Vec<Party> {
+    let mut rng = ReleaseRng::seeded(seed);
+    (1..=n)
+        .map(|i| {
+            let (key, public) = pairwise::keygen(i, &mut rng);
+            Party { key, public }
+        })
+        .collect()
+}
+
+pub(super) fn contribute_all(
+    ps: &[Party],
+    o: &FedOptions,
+    t: &Table,
+    schema: &Schema,
+) -> Vec<Contribution> {
+    ps.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let peers: Vec<PublicKeyFile> = ps
+                .iter()
+                .filter(|q| q.key.party != p.key.party)
+                .map(|q| q.public.clone())
+                .collect();
+            contribute(
+                t,
+                Some(schema),
+                &p.key,
+                &peers,
+                o,
+                &mut ReleaseRng::seeded(100 + i as u64),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+pub(super) fn run(cs: &[Contribution]) -> Result<(Vec<f64>, FedReceipt)> {
+    let mut out = Vec::new();
+    let r = aggregate(
+        cs,
+        |_| Ok(()),
+        |c| {
+            out.push(c[0].parse::<f64>().unwrap());
+            Ok(())
+        },
+    )?;
+    Ok((out, r))
+}
