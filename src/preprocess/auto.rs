@@ -155,9 +155,9 @@ fn kept_for_ranking(a: u32) -> bool {
     a <= 32 || (a <= 64 && a % 4 == 0) || (a <= 128 && a % 8 == 0)
 }
 
-/// The ranking's orders (see [`kept_for_ranking`]): also the live readout's chart, where an
-/// upper bound on ε at fewer orders is enough. All of `orders` when fewer than two would be
-/// kept (custom order lists).
+/// The ranking's orders (every order up to 32, every 4th to 64, every 8th to 128): also the
+/// live readout's chart, where an upper bound on ε at fewer orders is enough. All of
+/// `orders` when fewer than two would be kept (custom order lists).
 pub fn coarse_orders(orders: &[u32]) -> Vec<u32> {
     rank_orders(orders, None).0
 }

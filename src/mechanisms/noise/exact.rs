@@ -326,7 +326,7 @@ impl DiscreteLaplace {
 /// The discrete Gaussian on ℤ, P(z) ∝ e^{−z²/(2σ²)}, with σ = num/den rational, sampled
 /// exactly.
 ///
-/// [`Self::sample_bits`] is the fast sampler of [`super::table`] (a discrete ziggurat: a
+/// [`Self::sample_bits`] is the fast sampler of `super::table` (a discrete ziggurat: a
 /// dyadic proposal and exact acceptance coins; its proof note is there). The tables are
 /// built once in [`Self::from_ratio`] (shared by clones: build once, clone freely) and take
 /// about 5–25 ms (exact big-integer bounds for each of ≤ 769 bins).
