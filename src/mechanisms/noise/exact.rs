@@ -468,6 +468,7 @@ impl DiscreteGaussian {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mechanisms::noise::ks_discrete_gaussian as ks_dist;
     use crate::rng::ReleaseRng;
 
     /// Chi-square critical value at α = 1e-6 for `df` degrees of freedom (Wilson–Hilferty,
@@ -677,27 +678,6 @@ mod tests {
         check_gaussian(1234.567, 15, 200_000);
         check_gaussian(100.0, 16, 200_000);
         check_gaussian(0.3, 17, 200_000);
-    }
-
-    /// KS distance of `xs` from N_ℤ(0, s²).
-    fn ks_dist(xs: &[i64], s: f64) -> f64 {
-        let wide = (14.0 * s).ceil() as i64 + 2;
-        let w: Vec<f64> = (-wide..=wide)
-            .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
-            .collect();
-        let tot: f64 = w.iter().sum();
-        let mut sorted = xs.to_vec();
-        sorted.sort_unstable();
-        let nf = xs.len() as f64;
-        let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
-        for (j, z) in (-wide..=wide).enumerate() {
-            cdf += w[j] / tot;
-            while i < sorted.len() && sorted[i] <= z {
-                i += 1;
-            }
-            d = d.max((cdf - i as f64 / nf).abs());
-        }
-        d
     }
 
     /// The integer-σ configuration of the MNIST-scale release (σ = 2^17 grid units, den = 1),

@@ -365,6 +365,29 @@ impl GridLaplace {
     }
 }
 
+/// Kolmogorov–Smirnov distance between a sample and N_ℤ(0, s²) (its CDF summed over
+/// |z| ≤ 14s + 2, beyond which the mass is below e^{−98}); for the samplers' tests.
+#[cfg(test)]
+fn ks_discrete_gaussian(xs: &[i64], s: f64) -> f64 {
+    let wide = (14.0 * s).ceil() as i64 + 2;
+    let w: Vec<f64> = (-wide..=wide)
+        .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
+        .collect();
+    let tot: f64 = w.iter().sum();
+    let mut sorted = xs.to_vec();
+    sorted.sort_unstable();
+    let nf = xs.len() as f64;
+    let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
+    for (j, z) in (-wide..=wide).enumerate() {
+        cdf += w[j] / tot;
+        while i < sorted.len() && sorted[i] <= z {
+            i += 1;
+        }
+        d = d.max((cdf - i as f64 / nf).abs());
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -441,6 +441,7 @@ fn bernoulli_scaled_exp<R: RngCore + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mechanisms::noise::ks_discrete_gaussian as ks;
     use crate::rng::ReleaseRng;
 
     /// Binomial check at α = 1e-6 (|count − np| ≤ 5.33·sqrt(np(1−p)), two-sided).
@@ -535,27 +536,6 @@ mod tests {
         let mut rng = ReleaseRng::seeded(seed);
         let mut bits = Bits::new(&mut rng);
         (0..n).map(|_| t.sample(&mut bits)).collect()
-    }
-
-    /// KS distance between the sample and N_ℤ(0, s²).
-    fn ks(xs: &[i64], s: f64) -> f64 {
-        let wide = (40.0 * s).ceil() as i64 + 2;
-        let w: Vec<f64> = (-wide..=wide)
-            .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
-            .collect();
-        let tot: f64 = w.iter().sum();
-        let mut sorted = xs.to_vec();
-        sorted.sort_unstable();
-        let nf = xs.len() as f64;
-        let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
-        for (j, z) in (-wide..=wide).enumerate() {
-            cdf += w[j] / tot;
-            while i < sorted.len() && sorted[i] <= z {
-                i += 1;
-            }
-            d = d.max((cdf - i as f64 / nf).abs());
-        }
-        d
     }
 
     fn ks_crit(n: usize) -> f64 {
