@@ -33,7 +33,7 @@
 use crate::accountant::calibrate::smallest_z_within;
 use crate::accountant::{Preset, RdpCurve};
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::accounting::check_structure;
+use crate::mechanisms::cda::accounting::{check_structure, mixing_curve};
 use serde::Serialize;
 
 /// `SynthOptions::mix` value meaning "choose l automatically" (the default).
@@ -134,13 +134,7 @@ fn rank_sigma_x(
         target,
         delta,
         preset.conversion(),
-        |z| {
-            let mut c = RdpCurve::subsampled_gaussian(q, z, orders, preset.bound())?.times(samples);
-            if let Some(e) = extra {
-                c = c.compose(e)?;
-            }
-            Ok(c)
-        },
+        |z| mixing_curve(q, z, samples, orders, preset, extra),
         RANK_TOL,
     )?;
     Ok(2.0 * acc_clip / f64::from(mix) * cal.z)

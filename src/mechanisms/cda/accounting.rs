@@ -134,6 +134,24 @@ pub struct CdaCalibration {
     pub order: u32,
 }
 
+/// The RDP curve of T = `samples` mixing steps at sampling rate `q` and noise multiplier `z`,
+/// composed with `extra` (other releases, e.g. DP normalization) when given: what
+/// [`calibrate_sigma_x`] and the automatic l's ranking calibrate against.
+pub fn mixing_curve(
+    q: f64,
+    z: f64,
+    samples: u64,
+    orders: &[u32],
+    preset: Preset,
+    extra: Option<&RdpCurve>,
+) -> Result<RdpCurve> {
+    let c = RdpCurve::subsampled_gaussian(q, z, orders, preset.bound())?.times(samples);
+    match extra {
+        Some(e) => c.compose(e),
+        None => Ok(c),
+    }
+}
+
 /// Smallest σx such that DP-CDA (with `sigma_y` fixed, if given) meets `target` at `delta`.
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate_sigma_x(
@@ -156,14 +174,9 @@ pub fn calibrate_sigma_x(
     }
     let q = f64::from(mix) / pool as f64;
     let label = CdaPrivacy::label_term(mix, sigma_y);
-    let curve = |z: f64| -> Result<RdpCurve> {
-        let mut c = RdpCurve::subsampled_gaussian(q, z, orders, preset.bound())?.times(samples);
-        if let Some(e) = extra {
-            c = c.compose(e)?;
-        }
-        Ok(c)
-    };
-    let cal = smallest_z(target, delta, preset.conversion(), curve)?;
+    let cal = smallest_z(target, delta, preset.conversion(), |z| {
+        mixing_curve(q, z, samples, orders, preset, extra)
+    })?;
     // 1/z² = dx²/σx² + label  ⇒  σx = dx / sqrt(1/z² − label).
     let inv_z2 = 1.0 / (cal.z * cal.z);
     if inv_z2 <= label * (1.0 + 1e-12) {
