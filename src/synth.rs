@@ -423,9 +423,7 @@ fn normalize(
     };
     let (space, mut report, released) =
         fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
-    if dp {
-        report.warnings.extend(share_note);
-    }
+    report.warnings.extend(share_note);
     if space.dim == 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label; add at least one feature column"
