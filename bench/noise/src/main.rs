@@ -54,6 +54,23 @@ type Row<'a> = (&'static str, Box<dyn FnMut(u64) -> f64 + 'a>);
 /// Runs every row once per repeat, interleaved (float, exact, … then again), so that a
 /// change of machine load hits all rows alike; keeps each row's best time.
 /// `PRIVMIX_BENCH_ONLY=name` runs only that row (the others report 0).
+/// Releases `draws` values as rows of `row_init.len()` (the last one shorter), each row
+/// reset to `row_init` and then passed to `noise`; returns the sum of the rows' first values
+/// (a checksum that keeps the work from being optimized away).
+fn by_rows(draws: usize, row_init: &[f64], mut noise: impl FnMut(&mut [f64])) -> f64 {
+    let d = row_init.len();
+    let mut row = row_init.to_vec();
+    let (mut done, mut acc) = (0, 0.0);
+    while done < draws {
+        let k = d.min(draws - done);
+        row[..k].copy_from_slice(&row_init[..k]);
+        noise(&mut row[..k]);
+        acc += row[0];
+        done += k;
+    }
+    acc
+}
+
 fn run_rows(repeats: usize, rows: &mut [Row<'_>]) -> (Vec<f64>, f64) {
     let only = std::env::var("PRIVMIX_BENCH_ONLY").ok();
     let mut best = vec![f64::INFINITY; rows.len()];
@@ -93,19 +110,11 @@ fn main() {
         "float",
         Box::new(|seed| {
             let mut rng = ReleaseRng::seeded(seed);
-            let mut row = row_init.clone();
-            let mut done = 0;
-            let mut acc = 0.0;
-            while done < draws {
-                let k = d.min(draws - done);
-                row[..k].copy_from_slice(&row_init[..k]);
-                for x in &mut row[..k] {
+            by_rows(draws, &row_init, |row| {
+                for x in row {
                     *x += float.sample(&mut rng);
                 }
-                acc += row[0];
-                done += k;
-            }
-            acc
+            })
         }),
     ));
 
@@ -113,17 +122,9 @@ fn main() {
         "exact",
         Box::new(|seed| {
             let mut rng = ReleaseRng::seeded(seed);
-            let mut row = row_init.clone();
-            let mut done = 0;
-            let mut acc = 0.0;
-            while done < draws {
-                let k = d.min(draws - done);
-                row[..k].copy_from_slice(&row_init[..k]);
-                gg.add_noise(&mut row[..k], &mut rng).expect("release");
-                acc += row[0];
-                done += k;
-            }
-            acc
+            by_rows(draws, &row_init, |row| {
+                gg.add_noise(row, &mut rng).expect("release");
+            })
         }),
     ));
 
@@ -132,19 +133,11 @@ fn main() {
         Box::new(|seed| {
             let mut rng = ReleaseRng::seeded(seed);
             let mut bits = Bits::new(&mut rng);
-            let mut row = row_init.clone();
-            let mut done = 0;
-            let mut acc = 0.0;
-            while done < draws {
-                let k = d.min(draws - done);
-                row[..k].copy_from_slice(&row_init[..k]);
-                for x in &mut row[..k] {
+            by_rows(draws, &row_init, |row| {
+                for x in row {
                     *x = gg.release_bits(*x, &mut bits).expect("release");
                 }
-                acc += row[0];
-                done += k;
-            }
-            acc
+            })
         }),
     ));
     rows.push((
