@@ -5,7 +5,6 @@ use crate::data::{read_csv_bytes, CsvOptions, Schema, Table};
 use crate::error::Result;
 use crate::mechanisms::federated::pairwise::{self, PublicKeyFile, SecretKeyFile};
 use crate::mechanisms::federated::Variant;
-use crate::mechanisms::gaussian::normal_cdf;
 use crate::preprocess::NormalizeMode;
 use crate::rng::ReleaseRng;
 
@@ -45,22 +44,7 @@ pub(super) fn opts(variant: Variant, t: usize) -> FedOptions {
     }
 }
 
-pub(super) fn ks_normal(xs: &mut [f64], sigma: f64) -> f64 {
-    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = xs.len() as f64;
-    let mut d: f64 = 0.0;
-    for (i, &x) in xs.iter().enumerate() {
-        let f = normal_cdf(x / sigma);
-        d = d
-            .max((f - i as f64 / n).abs())
-            .max(((i + 1) as f64 / n - f).abs());
-    }
-    d
-}
-/// KS critical value at α = 1e-6.
-pub(super) fn crit(n: usize) -> f64 {
-    (-(0.5e-6f64).ln() / (2.0 * n as f64)).sqrt()
-}
+pub(super) use crate::mechanisms::gaussian::{ks_crit as crit, ks_normal};
 
 pub(super) struct Party {
     pub key: SecretKeyFile,

@@ -103,6 +103,28 @@ pub fn upper_quantile_conservative(p: f64) -> f64 {
     hi
 }
 
+/// Kolmogorov–Smirnov statistic of `xs` (sorted in place) against N(0, σ²). Test helper
+/// shared by the mechanisms' statistical tests.
+#[cfg(test)]
+pub(crate) fn ks_normal(xs: &mut [f64], sigma: f64) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len() as f64;
+    let mut d: f64 = 0.0;
+    for (i, &x) in xs.iter().enumerate() {
+        let f = normal_cdf(x / sigma);
+        d = d
+            .max((f - i as f64 / n).abs())
+            .max(((i + 1) as f64 / n - f).abs());
+    }
+    d
+}
+
+/// The KS critical value at α = 1e-6 for n draws: sqrt(ln(2/α)/(2n)).
+#[cfg(test)]
+pub(crate) fn ks_crit(n: usize) -> f64 {
+    ((2.0f64 / 1e-6).ln() / (2.0 * n as f64)).sqrt()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -173,27 +173,11 @@ pub fn perturb<R: Rng + ?Sized>(
     Ok(())
 }
 
-/// Kolmogorov–Smirnov statistic of `z` (sorted in place) against N(0, 1). Test helper shared
-/// by the baselines' statistical tests.
-#[cfg(test)]
-pub(crate) fn ks_standard_normal(z: &mut [f64]) -> f64 {
-    use crate::mechanisms::gaussian::normal_cdf;
-    z.sort_by(f64::total_cmp);
-    let m = z.len() as f64;
-    let mut ks: f64 = 0.0;
-    for (i, &v) in z.iter().enumerate() {
-        let f = normal_cdf(v);
-        ks = ks
-            .max((f - i as f64 / m).abs())
-            .max(((i + 1) as f64 / m - f).abs());
-    }
-    ks
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::accountant::default_orders;
+    use crate::mechanisms::gaussian::ks_normal;
     use crate::rng::ReleaseRng;
 
     #[test]
@@ -289,11 +273,11 @@ mod tests {
         )
         .unwrap();
         let m = z.len() as f64;
-        let ks = ks_standard_normal(&mut z);
+        let ks = ks_normal(&mut z, 1.0);
         let crit = ((2.0f64 / 1e-6).ln() / 2.0).sqrt() / m.sqrt();
         assert!(ks < crit, "KS = {ks} ≥ {crit}");
         // And a wrong σ is detected by the same test (the test can fail).
         let mut wrong: Vec<f64> = z.iter().map(|v| v * 1.3).collect();
-        assert!(ks_standard_normal(&mut wrong) > crit);
+        assert!(ks_normal(&mut wrong, 1.0) > crit);
     }
 }

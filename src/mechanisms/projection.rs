@@ -175,7 +175,7 @@ pub fn generate<R: Rng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mechanisms::local::ks_standard_normal;
+    use crate::mechanisms::gaussian::ks_normal;
     use crate::rng::ReleaseRng;
 
     #[test]
@@ -244,7 +244,7 @@ mod tests {
         )
         .unwrap();
         let m = z.len() as f64;
-        let ks = ks_standard_normal(&mut z);
+        let ks = ks_normal(&mut z, 1.0);
         let crit = ((2.0f64 / 1e-6).ln() / 2.0).sqrt() / m.sqrt();
         assert!(ks < crit, "KS = {ks} ≥ {crit}");
     }

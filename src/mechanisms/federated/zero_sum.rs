@@ -72,27 +72,9 @@ impl PairStreams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mechanisms::gaussian::normal_cdf;
+    use crate::mechanisms::gaussian::{ks_crit, ks_normal};
     use crate::rng::ReleaseRng;
     use rand::SeedableRng;
-
-    /// Kolmogorov–Smirnov statistic of `xs` against N(0, σ²).
-    fn ks(xs: &mut [f64], sigma: f64) -> f64 {
-        xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let n = xs.len() as f64;
-        let mut d: f64 = 0.0;
-        for (i, &x) in xs.iter().enumerate() {
-            let f = normal_cdf(x / sigma);
-            d = d
-                .max((f - i as f64 / n).abs())
-                .max(((i + 1) as f64 / n - f).abs());
-        }
-        d
-    }
-    /// KS critical value at α = 1e-6: sqrt(−ln(α/2)/(2n)).
-    fn ks_crit(n: usize) -> f64 {
-        (-(0.5e-6f64).ln() / (2.0 * n as f64)).sqrt()
-    }
 
     #[test]
     fn centered_sums_to_zero_with_marginal_tau_e() {
@@ -111,11 +93,11 @@ mod tests {
             cross += e[1] * e[3];
         }
         // Marginal N(0, τ_e²): KS at α = 1e-6.
-        let d = ks(&mut marg, tau);
+        let d = ks_normal(&mut marg, tau);
         assert!(d < ks_crit(n), "KS {d}");
         // A wrong variance (the paper's τ_e² S/(S−1) marginal) is rejected by the same test.
         let mut m2 = marg.clone();
-        assert!(ks(&mut m2, tau * (1.25f64).sqrt()) > ks_crit(n));
+        assert!(ks_normal(&mut m2, tau * (1.25f64).sqrt()) > ks_crit(n));
         // Covariance −τ_e²/(S−1) = −1.5625; sample covariance sd ≈ τ²·√(1+ρ²)/√n ≈ 0.046:
         // 6 sd ≈ 0.28.
         let c = cross / n as f64;
@@ -147,7 +129,7 @@ mod tests {
             assert!(sum.abs() < 1e-13, "{sum}");
             marg.push(e[0]);
         }
-        let d = ks(&mut marg, tau);
+        let d = ks_normal(&mut marg, tau);
         assert!(d < ks_crit(n), "KS {d}");
         assert!(PairStreams::new(vec![], tau, 3).is_err());
     }
