@@ -240,6 +240,35 @@ impl GridGaussian {
         })
     }
 
+    /// The drop-in for a float Gaussian N(0, σ²) on a statistic of L2 sensitivity Δ over at
+    /// most m coordinates, *without touching the accountant*: the grid is
+    /// [`Self::default_grid`] and the noise is raised from σ to σ·Δ_eff/Δ (rounded up), so
+    /// that [`Self::noise_multiplier`] ≥ σ/Δ, the multiplier the caller calibrated and
+    /// charged. The extra noise is at most 2^-10 relative (about 0.1 %) whenever
+    /// σ·√m/Δ ≤ 2^19; beyond that the grid must be coarser (σ/g ≤ 2^30) and the extra noise
+    /// is g·√m/Δ.
+    ///
+    /// The caller's Δ must bound the sensitivity of the statistic *as computed* (floating
+    /// point included): exact for integer counts; for real sums, add a rounding margin.
+    pub fn covering(sigma: f64, sensitivity: f64, coords: usize) -> Result<Self> {
+        check_positive("sigma", sigma, "a noise standard deviation")?;
+        check_positive("sensitivity", sensitivity, "a sensitivity")?;
+        let g = Self::default_grid(sigma, sensitivity, coords)?;
+        let want = sigma / sensitivity;
+        let probe = GridGaussian::new(sigma, sensitivity, coords.max(1), Some(g))?;
+        let mut s = up(sigma * up(probe.effective_sensitivity() / sensitivity));
+        for _ in 0..64 {
+            let gg = GridGaussian::new(s, sensitivity, coords.max(1), Some(g))?;
+            if gg.noise_multiplier() >= want {
+                return Ok(gg);
+            }
+            s = up(s * (1.0 + 1e-15));
+        }
+        Err(Error::Data(format!(
+            "internal: no exact-noise scale covers σ = {sigma} at sensitivity {sensitivity}"
+        )))
+    }
+
     /// The grid g = 2^k.
     pub fn grid(&self) -> f64 {
         self.grid
@@ -434,6 +463,34 @@ mod tests {
         let mut r32 = vec![0.5f32; 8];
         gg.add_noise_f32(&mut r32, &mut rng).unwrap();
         assert!(r32.iter().all(|v| v.is_finite()));
+    }
+
+    /// `covering` keeps the caller's noise multiplier (σ/Δ) and costs at most 2^-10 in σ.
+    #[test]
+    fn covering_keeps_the_calibrated_multiplier() {
+        for &(sigma, sens, m) in &[
+            (2.0, 0.5, 784usize),
+            (1.3, std::f64::consts::SQRT_2, 2),
+            (1e-3, 1.0, 1),
+            (7e3, 3.0, 100),
+            (0.37, 0.37, 64),
+        ] {
+            let gg = GridGaussian::covering(sigma, sens, m).unwrap();
+            assert!(gg.noise_multiplier() >= sigma / sens, "{sigma} {sens} {m}");
+            assert!(gg.sigma() >= sigma);
+            assert!(
+                gg.sigma() <= sigma * (1.0 + 1.0 / 1024.0) * (1.0 + 1e-12),
+                "{}",
+                gg.sigma()
+            );
+            assert!(gg.sigma_units() >= gg.sigma() / gg.grid());
+        }
+        // σ·√m/Δ far above 2^19: a coarser grid, more extra noise, still covered.
+        let gg = GridGaussian::covering(7e5, 3.0, 100_000).unwrap();
+        assert!(gg.noise_multiplier() >= 7e5 / 3.0);
+        assert!(gg.sigma() > 7e5 * (1.0 + 1.0 / 1024.0));
+        assert!(GridGaussian::covering(0.0, 1.0, 1).is_err());
+        assert!(GridGaussian::covering(1.0, f64::NAN, 1).is_err());
     }
 
     #[test]
