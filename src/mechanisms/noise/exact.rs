@@ -12,7 +12,34 @@ use super::table::Table;
 use crate::error::{Error, Result};
 use crate::rng::Streams;
 use rand::RngCore;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// The most recent sampler tables, by (num, den): building one takes a few milliseconds, and
+/// repeated runs at the same σ (the audit's many runs, a page re-run) share it. A table is a
+/// pure function of (num, den), so sharing it changes no output.
+static TABLES: Mutex<Vec<CachedTable>> = Mutex::new(Vec::new());
+
+/// One cached table and its σ = num/den.
+type CachedTable = ((u64, u64), Arc<Table>);
+
+/// How many tables [`TABLES`] keeps.
+const CACHED_TABLES: usize = 8;
+
+fn cached_table(num: u64, den: u64) -> Arc<Table> {
+    if let Ok(cache) = TABLES.lock() {
+        if let Some((_, t)) = cache.iter().find(|(k, _)| *k == (num, den)) {
+            return Arc::clone(t);
+        }
+    }
+    let t = Arc::new(Table::new(num, den));
+    if let Ok(mut cache) = TABLES.lock() {
+        if cache.len() >= CACHED_TABLES {
+            cache.remove(0);
+        }
+        cache.push(((num, den), Arc::clone(&t)));
+    }
+    t
+}
 
 /// Random bits drawn 64 at a time from a generator and handed out one (or a few) at a time,
 /// so that a coin of probability 3/7 costs two bits on average instead of a 64-bit word.
@@ -384,7 +411,7 @@ impl DiscreteGaussian {
                 num,
                 den,
                 t,
-                table: Arc::new(Table::new(num, den)),
+                table: cached_table(num, den),
             }),
             _ => bad(),
         }
