@@ -271,6 +271,23 @@ struct Classes<'a> {
 }
 
 /// The label column's public categories, from the schema.
+/// What the receipt says about how the noise is sampled (floating point or exact).
+fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
+    let mut out = Vec::new();
+    match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => out.push(
+            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows. Its ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete one; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, not proven for the discrete noise: the proven bound is accountant.epsilon_rdp".into(),
+        ),
+        _ => out.push(
+            "the release's Gaussian noise is sampled in floating point (ziggurat); floating-point side channels are not mitigated".into(),
+        ),
+    }
+    out.push(
+        "the data-path statistics (DP normalization, class counts, column-type decision) get floating-point Gaussian noise; their side channels are not mitigated".into(),
+    );
+    out
+}
+
 fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> {
     let name = &table.names[table.label_index?];
     match schema.and_then(|s| s.columns.get(name)) {
@@ -1405,6 +1422,7 @@ fn synthesize_dyn(
                 sigma_x: plan.sigma_x,
                 sigma_y: opts.sigma_y,
                 per_class: per_class_counts.clone(),
+                clip: opts.clip,
             };
             // The whole output is decoded at once (quantile mapping needs every row's rank).
             let mut buf: Vec<f32> = Vec::with_capacity(per_class * k * d);
@@ -1476,6 +1494,9 @@ fn synthesize_dyn(
                     sigma_x: plan.sigma_x,
                     sigma_y: None,
                     per_class: vec![per_class; k],
+                    // Rows in the unit box [0, 1]^d: norm ≤ √d (one ulp up covers the
+                    // rounding of the square root).
+                    clip: f64::from_bits((d as f64).sqrt().to_bits() + 1),
                 };
                 let mut onehot = vec![0f64; k];
                 cda::generate(
@@ -1625,9 +1646,7 @@ fn synthesize_dyn(
             adjacency: plan.adjacency,
             public_information: plan.public_information,
             unprotected,
-            limitations: vec![
-                "Gaussian noise is sampled in floating point (ziggurat); floating-point side channels are not mitigated".into(),
-            ],
+            limitations: noise_limitations(mechanism),
         },
         parameters: plan.parameters,
         accountant: AccountantReport {

@@ -580,6 +580,7 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
         sigma_x: sigma,
         sigma_y: None,
         per_class: vec![a.samples],
+        clip: a.clip,
     };
     let classes = vec![(0..a.mix as u32).collect::<Vec<u32>>()];
     let base: Vec<f32> = vec![-a.clip as f32; a.mix];

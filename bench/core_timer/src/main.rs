@@ -65,6 +65,7 @@ fn main() {
             sigma_x: sigma,
             sigma_y: None,
             per_class: vec![per_class; k],
+            clip: 1.0,
         };
         let mut rng = ReleaseRng::seeded(seed);
         let mut row = 0usize;

@@ -17,7 +17,10 @@
 //! is f(S) = (1/l)Σ_{i∈S} x_i for a size-l subset S; replacing one x_i by x_i' moves it by
 //! ‖x_i − x_i'‖/l ≤ 2c/l. Adding N(0, σx² I) is the Gaussian mechanism with noise multiplier
 //! z = σx/(2c/l) (with the label term in paper mode: 1/z² = (2c/l)²/σx² + (√2/l)²/σy²), which is
-//! (α, α/(2z²))-RDP (Mironov 2017, Prop. 7). The label-free label k is the same for neighbours,
+//! (α, α/(2z²))-RDP (Mironov 2017, Prop. 7). The release draws this noise exactly: the l rows
+//! are truncated toward zero onto a grid h = 2^k and summed as integers, and the sum gets
+//! discrete Gaussian noise of scale σx·l/h; by CKS20 the RDP curve is the same bound
+//! ([`mixer`], "Exact noise"). The label-free label k is the same for neighbours,
 //! and the average of l one-hot vectors of class k is always e_k, so it costs nothing.
 //!
 //! *Subsampling.* S is a uniform size-l subset of class k's n_k rows, i.e. sampling without
@@ -45,7 +48,7 @@
 pub mod accounting;
 pub mod mixer;
 
-pub use mixer::{MixCell, Mixer};
+pub use mixer::{exact_grid, ExactMixer, MixCell, Mixer};
 
 use super::gaussian::Gaussian;
 use crate::error::{Error, Result};
@@ -62,6 +65,9 @@ pub struct CdaConfig {
     pub sigma_y: Option<f64>,
     /// Rows to make for each class, T_k.
     pub per_class: Vec<usize>,
+    /// A bound on every row's L2 norm (the clip norm c; √d for rows in the unit box): the
+    /// exact noise's grid and integer norm check ([`ExactMixer::new`]).
+    pub clip: f64,
 }
 
 /// Validates the class pools against the config: every class needs at least l rows.
@@ -237,7 +243,6 @@ fn drive<R: Rng + ?Sized>(
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
     let names: Vec<String> = (0..k_count).map(|k| k.to_string()).collect();
     check_pools(&sizes, &names, cfg.mix)?;
-    let gx = Gaussian::new("sigma-x", cfg.sigma_x)?;
     let gy = cfg
         .sigma_y
         .map(|s| Gaussian::new("sigma-y", s))
@@ -256,7 +261,7 @@ fn drive<R: Rng + ?Sized>(
     }
     let streams = crate::rng::Streams::from_rng(rng);
     let gen = Blocks {
-        mixer: Mixer::new(features, d, cfg.mix, gx),
+        mixer: ExactMixer::new(features, d, cfg.mix, cfg.sigma_x, cfg.clip)?,
         classes,
         gy,
         schedule: &schedule,
@@ -319,7 +324,7 @@ type BlockJob<'w> = (
 
 /// Everything a block needs; shared read-only across threads.
 struct Blocks<'a> {
-    mixer: Mixer<'a>,
+    mixer: ExactMixer<'a>,
     classes: &'a [Vec<u32>],
     gy: Option<Gaussian>,
     schedule: &'a [u32],
@@ -386,10 +391,15 @@ impl Blocks<'_> {
         let mut rng = self.streams.stream(b as u64);
         let k_count = self.classes.len();
         let mut label_scores = vec![0f64; if self.gy.is_some() { k_count } else { 0 }];
+        let (mut mix, mut sum) = (vec![0f64; d], vec![0i64; d]);
         let first = b * BLOCK_ROWS;
         for (j, (acc, label)) in out.chunks_exact_mut(d).zip(labels.iter_mut()).enumerate() {
             let k = self.schedule[first + j] as usize;
-            self.mixer.draw(&self.classes[k], acc, &mut rng);
+            self.mixer
+                .draw(&self.classes[k], &mut mix, &mut sum, &mut rng, |_| {});
+            for (a, &m) in acc.iter_mut().zip(&mix) {
+                *a = m as f32;
+            }
             *label = match &self.gy {
                 None => k as u32,
                 Some(g) => {
@@ -439,6 +449,7 @@ mod tests {
             sigma_x: 0.1,
             sigma_y: None,
             per_class: vec![7, 5],
+            clip: 4.0,
         };
         let mut counts = [0usize; 2];
         let mut rng = ReleaseRng::seeded(1);
@@ -472,6 +483,7 @@ mod tests {
             sigma_x: 0.5,
             sigma_y: None,
             per_class: vec![20000],
+            clip: 4.0,
         };
         let mut sum = 0.0f64;
         let mut sq = 0.0f64;
@@ -504,6 +516,7 @@ mod tests {
             sigma_x: 0.1,
             sigma_y: Some(1e-3),
             per_class: vec![50, 50],
+            clip: 4.0,
         };
         let mut wrong = 0;
         generate(
@@ -608,6 +621,7 @@ mod tests {
                 sigma_x: 0.3,
                 sigma_y,
                 per_class: vec![9000, 3001],
+                clip: 4.0,
             };
             let base = run_in(0, &f, 2, &classes, &cfg, 42);
             assert_eq!(base.1.len(), 12001);
@@ -635,6 +649,7 @@ mod tests {
             sigma_x: 0.2,
             sigma_y: None,
             per_class: vec![5000, 4321],
+            clip: 4.0,
         };
         let fmt = |k: usize, r: &[f32], out: &mut Vec<u8>| {
             out.extend_from_slice(format!("{k}:{}:{}\n", r[0], r[1]).as_bytes());
@@ -698,6 +713,7 @@ mod tests {
             sigma_x: sigma,
             sigma_y: None,
             per_class: vec![20_000],
+            clip: 4.0,
         };
         let (rows, _) = run_in(4, &f, d, &classes, &cfg, 20261124);
         let mut xs: Vec<f64> = rows.iter().map(|&x| f64::from(x) / sigma).collect();
@@ -732,6 +748,7 @@ mod tests {
             sigma_x: 1e-3,
             sigma_y: None,
             per_class: vec![t],
+            clip: 4.0,
         };
         let (rows, _) = run_in(4, &f, n, &classes, &cfg, 7);
         let mut counts = std::collections::HashMap::new();
@@ -761,6 +778,7 @@ mod tests {
             sigma_x: 1.0,
             sigma_y: None,
             per_class: vec![4, 4],
+            clip: 4.0,
         };
         let run = |seed| {
             let mut out = Vec::new();

@@ -41,9 +41,12 @@
 //! independent coordinates). Hence r(D) + Z with σ_g = σ/g satisfies the Gaussian
 //! mechanism's RDP curve with noise multiplier σ_g/Δ_g, and it is ½(Δ_g/σ_g)²-zCDP.
 //!
-//! **Theorem.** Releasing g·(r(D) + Z) has the RDP curve (and, by the same dominating-pair
-//! argument on the grid, the privacy-loss distribution) of a Gaussian mechanism with
-//! sensitivity Δ_eff = g·Δ_g = Δ + g√m and noise σ. *Proof.* Multiplication by g is exact
+//! **Theorem.** Releasing g·(r(D) + Z) has (at most) the RDP curve of a Gaussian mechanism
+//! with sensitivity Δ_eff = g·Δ_g = Δ + g√m and noise σ. (Only the RDP curve is proven here.
+//! The discrete pair's privacy-loss distribution is the law of the same linear loss
+//! (‖v‖² − 2⟨Z, v⟩)/(2σ_g²) at lattice points instead of a Gaussian; that its hockey-stick
+//! curve is at most the continuous one's is not proven here, so a PLD figure computed for
+//! the continuous Gaussian is declared as such by the receipts that use this noise.) *Proof.* Multiplication by g is exact
 //! and injective, so it is post-processing (it cannot increase any divergence); apply
 //! Lemmas 1 and 2. The accountant must therefore be run with the noise multiplier
 //! σ/Δ_eff = σ_g/Δ_g ([`GridGaussian::noise_multiplier`]), never σ/Δ. ∎
@@ -397,7 +400,7 @@ impl GridLaplace {
 /// Kolmogorov–Smirnov distance between a sample and N_ℤ(0, s²) (its CDF summed over
 /// |z| ≤ 14s + 2, beyond which the mass is below e^{−98}); for the samplers' tests.
 #[cfg(test)]
-fn ks_discrete_gaussian(xs: &[i64], s: f64) -> f64 {
+pub(crate) fn ks_discrete_gaussian(xs: &[i64], s: f64) -> f64 {
     let wide = (14.0 * s).ceil() as i64 + 2;
     let w: Vec<f64> = (-wide..=wide)
         .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
