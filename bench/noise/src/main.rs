@@ -16,7 +16,12 @@
 //! * `cks`: CKS20 Algorithm 3 (the previous sampler), on CKS_DRAWS draws;
 //! * `chacha_u64`: one `next_u64` per draw (the generator's share);
 //! * `exact_par` / `float_par`: the same work on all cores, one ChaCha20 stream per block of
-//!   784 (`rng::Streams`), so the output does not depend on the thread count.
+//!   784 (`rng::Streams`), so the output does not depend on the thread count;
+//! * `mix_float` / `mix_exact`: DP-CDA's whole mixing kernel, DRAWS/784 mixes of l = 4 rows
+//!   drawn from a pool of 6 000 rows of norm 1: `cda::Mixer` (f32 sum + float noise, the
+//!   kernel DP-CDA used before) against `cda::ExactMixer` (integer sum on the grid + exact
+//!   discrete Gaussian, the release kernel now), both written to an f32 row.
+use privmix::mechanisms::cda::{ExactMixer, Mixer};
 use privmix::mechanisms::gaussian::Gaussian;
 use privmix::mechanisms::noise::{Bits, GridGaussian};
 use privmix::rng::{ReleaseRng, Streams};
@@ -104,6 +109,18 @@ fn main() {
     let float = Gaussian::new("sigma", sigma).expect("sigma");
     let row_init: Vec<f64> = (0..d).map(|i| (i as f64) / d as f64).collect();
     let rows_n = draws / d;
+    // The mixing kernel: pool of 6 000 rows of norm 1 (entries 1/28 ± a pattern).
+    let pool_n = 6000usize;
+    let features: Vec<f32> = (0..pool_n * d)
+        .map(|i| {
+            let x = if (i / d + i) % 3 == 0 { 1.5 } else { 0.75 };
+            x / 28.0
+        })
+        .collect();
+    let pool: Vec<u32> = (0..pool_n as u32).collect();
+    let mix_l = 4;
+    let fmixer = Mixer::new(&features, d, mix_l, float);
+    let xmixer = ExactMixer::new(&features, d, mix_l, sigma, 1.5).expect("exact mixer");
     let mut rows: Vec<Row<'_>> = Vec::new();
 
     rows.push((
@@ -209,6 +226,36 @@ fn main() {
         }),
     ));
 
+    rows.push((
+        "mix_float",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let mut out = vec![0f32; d];
+            let mut acc = 0.0;
+            for _ in 0..rows_n {
+                fmixer.draw(&pool, &mut out, &mut rng);
+                acc += f64::from(out[0]);
+            }
+            acc
+        }),
+    ));
+    rows.push((
+        "mix_exact",
+        Box::new(|seed| {
+            let mut rng = ReleaseRng::seeded(seed);
+            let (mut mix, mut sum, mut out) = (vec![0f64; d], vec![0i64; d], vec![0f32; d]);
+            let mut acc = 0.0;
+            for _ in 0..rows_n {
+                xmixer.draw(&pool, &mut mix, &mut sum, &mut rng, |_| {});
+                for (o, &m) in out.iter_mut().zip(&mix) {
+                    *o = m as f32;
+                }
+                acc += f64::from(out[0]);
+            }
+            acc
+        }),
+    ));
+
     let (times, sink) = run_rows(repeats, &mut rows);
     // Words per draw (untimed): the sampler alone, then CKS20.
     let count_n = 1_000_000usize;
@@ -228,7 +275,8 @@ fn main() {
     }
     let words_cks = c.words as f64 / (count_n / 10) as f64;
     drop(rows);
-    let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s] = times[..]
+    let [float_s, exact_s, elem_s, fill_s, chacha_s, cks_s, exact_par_s, float_par_s, mix_float_s, mix_exact_s] =
+        times[..]
     else {
         unreachable!()
     };
@@ -238,7 +286,7 @@ fn main() {
         "{{\"draws\": {draws}, \"sigma\": {sigma}, \"grid\": {:e}, \"sigma_units\": {}, \"table_bins\": {}, \"setup_ms\": {:.2}, \"effective_sensitivity\": {}, \"threads\": {}, \
 \"float_s\": {float_s:.3}, \"exact_s\": {exact_s:.3}, \"exact_elem_s\": {elem_s:.3}, \"exact_fill_s\": {fill_s:.3}, \"cks_s_scaled\": {cks_s:.3}, \"chacha_u64_s\": {chacha_s:.3}, \"exact_par_s\": {exact_par_s:.3}, \"float_par_s\": {float_par_s:.3}, \
 \"float_ns\": {:.2}, \"exact_ns\": {:.2}, \"exact_elem_ns\": {:.2}, \"exact_fill_ns\": {:.2}, \"cks_ns\": {:.2}, \"chacha_u64_ns\": {:.2}, \
-\"ratio_exact_over_float\": {:.2}, \"ratio_elem_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"words_per_draw_exact\": {words_exact:.4}, \"words_per_draw_cks\": {words_cks:.3}, \"checksum\": {sink:.3}}}",
+\"ratio_exact_over_float\": {:.2}, \"ratio_elem_over_float\": {:.2}, \"ratio_fill_over_float\": {:.2}, \"ratio_cks_over_float\": {:.2}, \"ratio_chacha_over_float\": {:.2}, \"ratio_exact_par_over_float_par\": {:.2}, \"speedup_exact_par_over_exact\": {:.2}, \"mix_float_s\": {mix_float_s:.3}, \"mix_exact_s\": {mix_exact_s:.3}, \"ratio_mix_exact_over_mix_float\": {:.2}, \"words_per_draw_exact\": {words_exact:.4}, \"words_per_draw_cks\": {words_cks:.3}, \"checksum\": {sink:.3}}}",
         gg.grid(),
         gg.sigma_units(),
         dg.table_bins(),
@@ -258,5 +306,6 @@ fn main() {
         chacha_s / float_s,
         exact_par_s / float_par_s,
         exact_s / exact_par_s,
+        mix_exact_s / mix_float_s,
     );
 }
