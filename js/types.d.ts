@@ -141,7 +141,9 @@ export interface CsvSummary {
 }
 export interface PreviewParams {
   classSizes: number[]; epsilon: number; delta: number; features: number;
-  mix?: number | "auto"; samples?: number; clip?: number; normalizeShare?: number; preset?: Preset;
+  mix?: number | "auto"; samples?: number; clip?: number;
+  /** Share of ε set aside for DP normalization (default 0.2, the synthesis's default; 0 for none). */
+  normalizeShare?: number; preset?: Preset;
   /** "pld" (default: the synthesis's accountant, RDP as a cross-check) or "rdp". */
   accountant?: "pld" | "rdp";
   /** "standard" (default: a record may change class) or "keep-label". */

@@ -278,6 +278,20 @@ fn the_readout_calibrates_with_pld_by_default() {
         .unwrap()
     };
     let pld = api::preview(&req("")).unwrap();
+    // Without a share the readout sets aside the synthesis's default share (0.2), as the run
+    // does: more noise than with 0.1.
+    let default_share: api::PreviewRequest = serde_json::from_str(
+        r#"{"classSizes":[900,1000,1100],"epsilon":4,"delta":1e-5,"features":20,"mix":4}"#,
+    )
+    .unwrap();
+    let default_share = api::preview(&default_share).unwrap();
+    let mut explicit = req("");
+    explicit.normalize_share = Some(0.2);
+    assert_eq!(
+        default_share.sigma_x,
+        api::preview(&explicit).unwrap().sigma_x
+    );
+    assert!(default_share.sigma_x > pld.sigma_x);
     let rdp = api::preview(&req(r#","accountant":"rdp""#)).unwrap();
     let kept = api::preview(&req(r#","adjacency":"keep-label""#)).unwrap();
     assert_eq!((pld.accountant, rdp.accountant), ("pld", "rdp"));

@@ -310,7 +310,8 @@ async function updateReadout() {
   try {
     const o = options();
     const features = state.kind === "csv" ? state.dataset.columns.length - 1 : state.images.width * state.images.height * state.images.channels;
-    const dpShare = state.kind === "csv" && o.normalize === "dp" ? 0.1 : 0;
+    // DP normalization: the library's default share (the one the run uses); none otherwise.
+    const dpShare = state.kind === "csv" && o.normalize === "dp" ? undefined : 0;
     if (state.kind === "csv") delete o.schema;
     const r = await pm.noisePreview({
       classSizes: counts, epsilon: o.epsilon, delta: o.delta, features, mix: o.mix,

@@ -784,7 +784,8 @@ pub struct PreviewRequest {
     /// Clip (default 1).
     #[serde(default)]
     pub clip: Option<f64>,
-    /// Normalization share of ε when DP normalization runs (default 0.1; 0 for none).
+    /// Normalization share of ε when DP normalization runs (default: the synthesis's default,
+    /// [`super::synth::DEFAULT_NORMALIZE_SHARE`]; 0 for none).
     #[serde(default)]
     pub normalize_share: Option<f64>,
     /// Preset.
@@ -843,7 +844,9 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     }
     let per_class = t / k;
     let clip = r.clip.unwrap_or(1.0);
-    let share = r.normalize_share.unwrap_or(0.1);
+    let share = r
+        .normalize_share
+        .unwrap_or(super::synth::DEFAULT_NORMALIZE_SHARE);
     if !(0.0..1.0).contains(&share) {
         return Err(Error::param(
             "normalize_share",
