@@ -1542,6 +1542,7 @@ fn synthesize_dyn(
                     &features,
                     d,
                     &chosen,
+                    opts.clip,
                     plan.sigma_x,
                     rng,
                     &mut sink,
