@@ -267,8 +267,10 @@ fn coarse_edges(cb: usize) -> (f64, f64) {
 // ---- fitting ---------------------------------------------------------------------------
 
 /// The range threshold in noise standard deviations for `m_num` numeric columns: a coarse
-/// bin counts toward a column's range when its noisy count exceeds this many σ (family-wise
-/// false-detection rate [`FALSE_DETECTION_RATE`] over every bin of every column).
+/// bin counts toward a column's range when its noisy count exceeds this many σ plus one count
+/// (family-wise false-detection rate [`FALSE_DETECTION_RATE`] over every bin of every column;
+/// the extra count makes the continuous Gaussian's rate hold for the discrete noise, Lemma T
+/// of [`crate::preprocess::dp_counts`]).
 pub fn range_threshold_sigmas(m_num: usize) -> f64 {
     upper_quantile_conservative(FALSE_DETECTION_RATE / ((COARSE_BINS + 1) * m_num.max(1)) as f64)
 }
