@@ -187,11 +187,11 @@ pub fn row_noise(sigma: f64, clip: f64, dims: usize) -> Result<GridGaussian> {
         2.0 * clip * (1.0 + mu),
         dims.max(1),
     )
-    .map_err(|e| {
+    .map_err(|_| {
         Error::param(
             "sigma_x",
             sigma,
-            format!("no exact noise grid fits σx = {sigma} at clip c = {clip} ({e}); choose σx within a factor 2^30 of 2c"),
+            format!("the exact noise needs σx ≥ about 2^-30·2c = {:e} at clip c = {clip}; choose a larger σx or a smaller clip", 2.0 * clip * 2f64.powi(-30)),
         )
     })
 }
@@ -427,6 +427,8 @@ mod tests {
         }
         assert!(row_noise(f64::NAN, 1.0, 3).is_err());
         assert!(row_noise(1.0, 0.0, 3).is_err());
+        let e = row_noise(1e-12, 1.0, 3).unwrap_err().to_string();
+        assert!(e.contains("sigma_x") && e.contains("larger σx"), "{e}");
     }
 
     /// A row outside the ball given to `perturb` is clipped there: with tiny noise its

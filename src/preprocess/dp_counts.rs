@@ -110,7 +110,8 @@ impl CountNoise {
         }
         let dg = DiscreteGaussian::new(name, sigma).map_err(|_| {
             Error::Data(format!(
-                "the {name} would need noise σ = {sigma:e}, outside the exact sampler's range [2^-20, 2^31]; raise or lower ε"
+                "the {name} would need noise σ = {sigma:e}, outside the exact sampler's range [2^-20, 2^31] (counts); {}",
+                if sigma > 1.0 { "raise ε (or its share for this release)" } else { "lower ε (or its share for this release)" }
             ))
         })?;
         Ok(CountNoise { dg })
@@ -567,6 +568,23 @@ mod tests {
 
     /// Lemma T (P(Z ≥ m) ≤ P(Y ≥ m − 1)) at small σ, where the discrete law is furthest from
     /// the continuous one: exact sums, not the sampler.
+    #[test]
+    fn count_noise_out_of_the_samplers_range_is_a_clear_error() {
+        let e = CountNoise::new("class-count noise", 1e10, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("class-count noise") && e.contains("raise ε"),
+            "{e}"
+        );
+        let e = CountNoise::new("class-count noise", 1e-9, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lower ε"), "{e}");
+        assert!(CountNoise::new("x", f64::NAN, 1.0).is_err());
+        assert!(CountNoise::new("x", 1.0, 0.0).is_err());
+    }
+
     #[test]
     fn discrete_tail_is_below_the_shifted_gaussian_tail() {
         for s in [0.3f64, 0.7, 1.0, 2.5, 10.0] {
