@@ -273,19 +273,15 @@ struct Classes<'a> {
 /// The label column's public categories, from the schema.
 /// What the receipt says about how the noise is sampled (floating point or exact).
 fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
-    let mut out = Vec::new();
-    match mechanism {
-        Mechanism::Cda | Mechanism::DpMix(_) => out.push(
-            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows. Its ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete one; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, not proven for the discrete noise: the proven bound is accountant.epsilon_rdp".into(),
-        ),
-        _ => out.push(
-            "the release's Gaussian noise is sampled in floating point (ziggurat); floating-point side channels are not mitigated".into(),
-        ),
-    }
-    out.push(
-        "the data-path statistics (DP normalization, class counts, column-type decision) get floating-point Gaussian noise; their side channels are not mitigated".into(),
-    );
-    out
+    let release = match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
+        _ => "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
+    };
+    vec![
+        release.into(),
+        "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts; their thresholds are one count higher to cover the discrete tail".into(),
+        "ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, not proven here for discrete noise: the proven bound is accountant.epsilon_rdp".into(),
+    ]
 }
 
 fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> {
@@ -1563,6 +1559,7 @@ fn synthesize_dyn(
                     &features,
                     d,
                     &chosen,
+                    opts.clip,
                     plan.sigma_x,
                     rng,
                     &mut sink,

@@ -95,14 +95,16 @@ fn iris_default_values_stay_in_the_public_ranges() {
 #[test]
 fn iris_default_utility_check_clears_the_bar() {
     // The app's utility check: train on the synthetic rows, test on the held-out real rows
-    // (30, 10 per class). Bar: mean over seeds 1..=6 ≥ 0.85 (this change measured 0.894:
-    // 0.83, 0.90, 0.90, 0.93, 0.90, 0.90; main before it 0.37–0.44 on bench/utility, real
-    // rows 0.96). On bench/utility's 10 random splits the mean is 0.847, below the issue's
-    // goal of 0.90: see bench/utility/README.md.
+    // (30, 10 per class). Bar: mean over seeds 1..=20 ≥ 0.85 (main before this change
+    // 0.37–0.44 on bench/utility, real rows 0.96). On bench/utility's 10 random splits the
+    // mean is 0.847, below the goal of 0.90: see bench/utility/README.md.
+    // Seeds 1..=20, not 1..=6: one seed's accuracy has sd ≈ 0.07–0.10, so a 6-seed mean
+    // (sd ≈ 0.035) passed or failed on the draw; with exact (discrete) noise the first 6
+    // seeds gave 0.839, 20 give 0.865 and 40 give 0.869 (float noise: 0.894, 0.882, 0.847).
     let (train, test) = split();
     let test = table(&test);
     let mut accs = Vec::new();
-    for seed in 1..=6 {
+    for seed in 1..=20 {
         let (out, _) = synth(&train, f64::from(seed));
         let r = evaluate_tables(&table(&out), &test, Model::LogReg).unwrap();
         accs.push(r.accuracy);

@@ -209,3 +209,33 @@ fn many_missing_cells_come_back_as_missing() {
     let share = empty / out.rows.len() as f64;
     assert!(share > 0.05 && share < 0.6, "{share}");
 }
+
+/// Exact noise (issue 11, "Exact noise"): every noisy count the receipt publishes — the DP
+/// class counts and the column-type decision statistics — is an integer (count + discrete
+/// Gaussian), never count + fl(σz), whose low bits would leak the count (Mironov 2012).
+#[test]
+fn published_noisy_counts_are_integers() {
+    let rows = base_rows();
+    let d = csv(&rows);
+    for seed in 0..3u64 {
+        let r = run(&d, seed).receipt;
+        let counts = r["class_counts"]["noisy_counts"].as_array().unwrap();
+        assert_eq!(counts.len(), 2);
+        for c in counts {
+            let c = c.as_f64().unwrap();
+            assert_eq!(c.fract(), 0.0, "seed {seed}: class count {c}");
+        }
+        let cols = r["column_types"]["columns"].as_array().unwrap();
+        let mut seen = 0;
+        for c in cols {
+            for key in ["noisy_text_minus_numeric", "noisy_missing"] {
+                if let Some(v) = c[key].as_f64() {
+                    assert_eq!(v.fract(), 0.0, "seed {seed}: {key} {v}");
+                    seen += 1;
+                }
+            }
+        }
+        // x and z (numeric: both statistics) and c (categorical: the type statistic).
+        assert!(seen >= 5, "{seen}");
+    }
+}

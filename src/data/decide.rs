@@ -18,13 +18,20 @@
 //!   Adding or removing a record changes each by at most 1. The L2 sensitivity of the whole
 //!   vector is therefore at most `Δ = √(5·m_u)`, with `m_u` the number of undecided columns,
 //!   fixed by the header and the schema (public).
-//! * **Mechanism.** Each statistic gets independent N(0, (z·Δ)²) noise; this is the Gaussian
-//!   mechanism with noise multiplier z, whose RDP α/(2z²) the caller composes into the
-//!   accountant (component "dp column types and missing indicators").
-//! * **Decisions (post-processing).** Column j is categorical iff `ã_j > t_type·σ` (text
+//! * **Mechanism.** Each statistic gets independent discrete Gaussian noise N_ℤ(0, σ²) with
+//!   σ ≥ z·Δ, sampled exactly in integer arithmetic
+//!   ([`crate::preprocess::dp_counts::CountNoise`]): the statistics are integers and
+//!   neighbours differ by an integer vector, so by CKS20 (Lemma D of the proof note in
+//!   [`crate::preprocess::dp_counts`]) this has the Gaussian mechanism's RDP curve with noise
+//!   multiplier z, α/(2z²), which the caller composes into the accountant (component "dp
+//!   column types and missing indicators"). No float noise: the released ã_j, b̃_j are
+//!   integers, so their low bits carry nothing (Mironov 2012).
+//! * **Decisions (post-processing).** Column j is categorical iff `ã_j > t_type·σ + 1` (text
 //!   cells outnumber numeric cells by a clear margin; ties and mixed columns become numeric,
 //!   and their unparsable cells missing values). A numeric column gets a missing indicator iff
-//!   `b̃_j > t_ind·σ`. The margins are [`margin`]`(T_TYPE, m_u)` and
+//!   `b̃_j > t_ind·σ + 1`. The extra unit keeps the continuous Gaussian's error rates for the
+//!   discrete noise (Lemma T in [`crate::preprocess::dp_counts`]: for a statistic ≤ 0,
+//!   P(s + Z > σt + 1) ≤ Φ̄(t)). The margins are [`margin`]`(T_TYPE, m_u)` and
 //!   [`margin`]`(T_INDICATOR, m_u)`: at least 4σ and 3σ, and wide enough that over all m_u
 //!   columns a column with no text (no missing cell) is decided categorical (given an
 //!   indicator) with probability at most [`FAMILY_RATE`] per table (a union bound; at 784
@@ -43,7 +50,7 @@ use serde::Serialize;
 
 use super::{is_missing, Column, ColumnSpec, Schema, Table, MISSING_LEVEL};
 use crate::error::{Error, Result};
-use crate::mechanisms::gaussian::Gaussian;
+use crate::preprocess::dp_counts::{CountNoise, DISCRETE_TAIL_MARGIN};
 use rand::Rng;
 
 /// Margin, in noise standard deviations, by which text cells must outnumber numeric cells
@@ -108,7 +115,7 @@ pub struct DecisionReport {
     /// L2 sensitivity √(5·m_u).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l2_sensitivity: Option<f64>,
-    /// Noise standard deviation on each statistic.
+    /// Noise standard deviation on each statistic (exact discrete Gaussian, ≥ z·Δ).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_std: Option<f64>,
     /// Per-column decisions, in the table's column order.
@@ -296,11 +303,11 @@ pub fn decide_columns<R: Rng + ?Sized>(
                 "internal: the column-type decision needs a positive noise multiplier, got {z}"
             )));
         }
-        Some(Gaussian::new("column-type noise", z * sens)?)
+        Some(CountNoise::new("column-type decision noise", z, sens)?)
     } else {
         None
     };
-    let sigma = noise.as_ref().map_or(0.0, Gaussian::sigma);
+    let sigma = noise.as_ref().map_or(0.0, CountNoise::sigma);
     let undecided = roles
         .iter()
         .filter(|r| matches!(r, Role::Undecided))
@@ -334,18 +341,18 @@ pub fn decide_columns<R: Rng + ?Sized>(
                     .as_ref()
                     .ok_or_else(|| Error::Data("internal: decision noise missing".into()))?;
                 let c = counts(col);
-                let a = c.text as f64 - c.numeric as f64 + g.sample(rng);
+                let a = g.add(c.text as f64 - c.numeric as f64, rng);
                 d.noisy_text_minus_numeric = Some(a);
                 d.type_source = "dp";
-                let numeric = a <= t_type * sigma;
+                let numeric = a <= t_type * sigma + DISCRETE_TAIL_MARGIN;
                 // Drawn for every column that needs it, whatever the type decision, so the
                 // mechanism is the one analysed (its output is simply unused otherwise).
-                let b = (c.missing + c.text) as f64 + g.sample(rng);
+                let b = g.add((c.missing + c.text) as f64, rng);
                 if numeric {
                     d.kind = "numeric";
                     d.noisy_missing = Some(b);
                     d.indicator_source = "dp";
-                    d.missing_indicator = b > t_ind * sigma;
+                    d.missing_indicator = b > t_ind * sigma + DISCRETE_TAIL_MARGIN;
                     out.columns[j] = to_numeric(col);
                 } else {
                     out.columns[j] = to_categorical(col);
@@ -486,6 +493,36 @@ mod tests {
         let (_, rep) = decide_from_data(&read(&tall(400, Some("oops"))), None);
         assert_eq!(rep.columns[0].kind, "categorical");
         assert!(!rep.protected);
+    }
+
+    /// The released decision statistics are integers (exact discrete noise; today's float
+    /// noise makes them non-integers) and a_j + N_ℤ(0, σ²), b_j + N_ℤ(0, σ²) with σ ≥ z·√10:
+    /// KS at α = 1e-6 over 2 × 1,500 runs.
+    #[test]
+    fn decision_statistics_are_integers_with_discrete_gaussian_noise_ks() {
+        use crate::mechanisms::gaussian::ks_crit;
+        use crate::preprocess::dp_counts::ks_discrete;
+        // Column x: 1 unparsable cell ('oops'), 399 numbers: a = 1 − 399, b = 1.
+        let t = read(&tall(400, Some("oops")));
+        let z = 2.0;
+        let (mut na, mut nb) = (Vec::new(), Vec::new());
+        let mut sigma = 0.0;
+        for seed in 0..1500 {
+            let (_, rep) = decide_columns(&t, None, z, &mut ReleaseRng::seeded(seed)).unwrap();
+            sigma = rep.noise_std.unwrap();
+            let a = rep.columns[0].noisy_text_minus_numeric.unwrap();
+            let b = rep.columns[0].noisy_missing.unwrap();
+            assert!(a.fract() == 0.0 && b.fract() == 0.0, "seed {seed}: {a} {b}");
+            na.push((a - (1.0 - 399.0)) as i64);
+            nb.push((b - 1.0) as i64);
+        }
+        let want = z * 10f64.sqrt();
+        assert!(sigma >= want && sigma <= want * (1.0 + 1e-9), "{sigma}");
+        for xs in [&na, &nb] {
+            let d = ks_discrete(xs, sigma);
+            assert!(d < ks_crit(xs.len()), "KS {d}");
+            assert!(ks_discrete(xs, sigma * 2.0) > ks_crit(xs.len()));
+        }
     }
 
     #[test]

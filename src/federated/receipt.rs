@@ -231,7 +231,7 @@ pub fn aggregator_trust(known: usize) -> String {
 
 pub(super) fn guarantee(variant: Variant, mode: &str, known: usize) -> Guarantee {
     let mut limitations = vec![
-        "Gaussian noise is sampled in floating point (ziggurat); floating-point side channels are not mitigated".to_string(),
+        "the message noise (g_s and the pairwise e_s) is sampled in floating point (ziggurat); its floating-point side channels are not mitigated (the DP normalization's counts get exact discrete Gaussian noise)".to_string(),
         format!("honest-but-curious model: parties follow the protocol; {} (views.party_aggregator; views.collusion is the aggregator colluding with every other party)", aggregator_trust(known)),
     ];
     if mode == "multi-party" {

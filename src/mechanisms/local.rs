@@ -25,9 +25,35 @@
 //!
 //! *Post-processing.* Mapping back to original units, one-hot argmax decoding and rounding touch
 //! only the noisy output and public (or separately accounted) statistics.
+//!
+//! # Exact noise
+//!
+//! x + fl(σ·z) in floating point leaks x through the pattern of representable values
+//! (Mironov 2012), so the noise is exact: each row is released as g·(round(x/g) + Z) with
+//! Z ~ N_ℤ(0, σ_g²) per coordinate, drawn in integer arithmetic, by
+//! [`crate::mechanisms::noise::GridGaussian::covering`] ([`row_noise`]): for a statistic of L2
+//! sensitivity Δ over m coordinates it rounds to g = 2^k and raises σ so that σ'/Δ_eff ≥ σ/Δ
+//! with Δ_eff = Δ + g√m (the noise module's proof note: rounding to the grid adds at most
+//! g√m to the sensitivity; CKS20 gives the discrete Gaussian the continuous one's RDP curve
+//! for integer shifts). So the accountant's z = σ/(2c) is unchanged, at a cost of at most
+//! 2^-10 more noise. The released row (f64, then written as f32) is a deterministic function
+//! of the integers round(x/g) + Z: post-processing.
+//!
+//! **Δ as computed.** The caller of the grid must bound the sensitivity of the row *as
+//! stored*, not of an ideal real row. [`perturb`] re-applies the clip to each copied row (a
+//! no-op on rows the pipeline clipped; the same rule as `preprocess::clip::clip_rows`): a row
+//! is kept when its computed norm fl(√fl(Σ x_j²)) ≤ c, else scaled by c/norm·(1 − 4·2^-23)
+//! and rounded to f32. With u = 2^-53, the squares of f32 values are exact in f64, the sum of
+//! d of them has relative error ≤ γ_{d−1} = (d−1)u/(1 − (d−1)u) and the root ≤ u, so a kept
+//! row's true norm is ≤ c·(1 + (d+2)u) (for d·u ≤ 2^-20); a scaled row's is
+//! ≤ c·(1 − 2^-21)(1 + 2^-24)(1 + (d+3)u) < c. Hence every stored row has true norm
+//! ≤ c·(1 + μ_d) with μ_d = (d + 4)·2^-52 ([`norm_margin`]), and two rows differ by at most
+//! Δ = 2c·(1 + μ_d). [`row_noise`] passes that Δ and σ·(1 + μ_d + 2^-46) to `covering`, so
+//! the grid's noise multiplier is ≥ σ/(2c) (the 2^-46 absorbs the f64 roundings of the two
+//! products and of the accountant's own σ/(2c)).
 
-use super::gaussian::Gaussian;
 use super::gaussian_steps::{GaussianSteps, StepCalibration};
+use super::noise::GridGaussian;
 use crate::accountant::{EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::preprocess::clip::check_clip;
@@ -138,12 +164,63 @@ pub fn select_rows<R: Rng + ?Sized>(n: usize, samples: usize, rng: &mut R) -> Re
     Ok(idx)
 }
 
-/// The noise step: for each index in `rows`, `sink(index, x_index + N(0, σ² I))`. `features` is
-/// row-major n × d, already clipped to norm ≤ c.
+/// μ_m = (m + 4)·2^-52: the relative margin by which the true L2 norm of a row of m entries
+/// whose computed norm is ≤ c (or that was scaled to c) can exceed c (module docs).
+pub fn norm_margin(dims: usize) -> f64 {
+    (dims as f64 + 4.0) * 2f64.powi(-52)
+}
+
+/// The exact noise for one released row of `dims` coordinates whose stored values have true
+/// L2 norm ≤ c·(1 + [`norm_margin`]): its noise multiplier is ≥ σ/(2c), the one accounted.
+pub fn row_noise(sigma: f64, clip: f64, dims: usize) -> Result<GridGaussian> {
+    check_clip(clip)?;
+    if !(sigma > 0.0 && sigma.is_finite()) {
+        return Err(Error::param(
+            "sigma_x",
+            sigma,
+            "the noise standard deviation σx must be a positive finite number",
+        ));
+    }
+    let mu = norm_margin(dims);
+    GridGaussian::covering(
+        sigma * (1.0 + mu + 2f64.powi(-46)),
+        2.0 * clip * (1.0 + mu),
+        dims.max(1),
+    )
+    .map_err(|_| {
+        Error::param(
+            "sigma_x",
+            sigma,
+            format!("the exact noise needs σx ≥ about 2^-30·2c = {:e} at clip c = {clip}; choose a larger σx or a smaller clip", 2.0 * clip * 2f64.powi(-30)),
+        )
+    })
+}
+
+/// Re-applies the clip to a stored row (the rule of `preprocess::clip::clip_rows`; a no-op on
+/// rows it clipped), so its true norm is ≤ c·(1 + [`norm_margin`]) whatever the caller did.
+fn reclip(row: &mut [f32], clip: f64) {
+    let norm = row
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
+    if norm > clip {
+        let s = clip / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
+        for x in row.iter_mut() {
+            *x = (f64::from(*x) * s) as f32;
+        }
+    }
+}
+
+/// The noise step: for each index in `rows`, `sink(index, release(x_index))` with the exact
+/// release g·(round(x/g) + Z) of [`row_noise`] (module docs). `features` is row-major n × d,
+/// clipped to norm ≤ `clip` (re-checked here).
+#[allow(clippy::too_many_arguments)]
 pub fn perturb<R: Rng + ?Sized>(
     features: &[f32],
     d: usize,
     rows: &[usize],
+    clip: f64,
     sigma: f64,
     rng: &mut R,
     mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
@@ -155,7 +232,7 @@ pub fn perturb<R: Rng + ?Sized>(
         ));
     }
     let n = features.len() / d;
-    let g = Gaussian::new("sigma-x", sigma)?;
+    let g = row_noise(sigma, clip, d)?;
     let mut out = vec![0f32; d];
     let step = (rows.len() / 100).max(1);
     for (t, &i) in rows.iter().enumerate() {
@@ -163,7 +240,8 @@ pub fn perturb<R: Rng + ?Sized>(
             return Err(Error::Data("internal: row index out of range".into()));
         }
         out.copy_from_slice(&features[i * d..(i + 1) * d]);
-        g.add_to(&mut out, rng);
+        reclip(&mut out, clip);
+        g.add_noise_f32(&mut out, rng)?;
         sink(i, &out)?;
         if (t + 1) % step == 0 {
             progress((t + 1) as f64 / rows.len() as f64);
@@ -256,16 +334,24 @@ mod tests {
         let features: Vec<f32> = (0..n * d).map(|i| ((i % 7) as f32) / 10.0).collect();
         let rows: Vec<usize> = (0..n).collect();
         let sigma = 0.8;
+        // The σ used: σ·Δ_eff/Δ rounded up, at most 2^-10 above σ (noise module).
+        let used = row_noise(sigma, 1.0, d).unwrap();
+        let s_used = used.sigma_units() * used.grid();
+        assert!(
+            s_used >= sigma && s_used <= sigma * (1.0 + 2f64.powi(-9)),
+            "{s_used}"
+        );
         let mut z = Vec::new();
         perturb(
             &features,
             d,
             &rows,
+            1.0,
             sigma,
             &mut ReleaseRng::seeded(8),
             |i, out| {
                 for j in 0..d {
-                    z.push((f64::from(out[j]) - f64::from(features[i * d + j])) / sigma);
+                    z.push((f64::from(out[j]) - f64::from(features[i * d + j])) / s_used);
                 }
                 Ok(())
             },
@@ -279,5 +365,97 @@ mod tests {
         // And a wrong σ is detected by the same test (the test can fail).
         let mut wrong: Vec<f64> = z.iter().map(|v| v * 1.3).collect();
         assert!(ks_normal(&mut wrong, 1.0) > crit);
+    }
+
+    /// Every released value lies on the noise grid g = 2^k (exact noise: g·(integer)); the
+    /// float ziggurat's x + σz almost never does. Rows out of the ball are clipped first.
+    #[test]
+    fn released_values_lie_on_the_grid() {
+        let d = 10;
+        let n = 300;
+        let features: Vec<f32> = (0..n * d)
+            .map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0)
+            .collect();
+        let rows: Vec<usize> = (0..n).collect();
+        for (clip, sigma) in [(1.0, 0.5), (3.0, 40.0), (0.25, 0.01)] {
+            let g = row_noise(sigma, clip, d).unwrap().grid();
+            // The default grid: the largest 2^k with 2^k·√d ≤ Δ·2^-10.
+            assert!(g * (d as f64).sqrt() <= 2.0 * clip * (1.0 + norm_margin(d)) / 1024.0);
+            assert!(2.0 * g * (d as f64).sqrt() > 2.0 * clip / 1024.0);
+            let mut seen = 0;
+            perturb(
+                &features,
+                d,
+                &rows,
+                clip,
+                sigma,
+                &mut ReleaseRng::seeded(5),
+                |_, out| {
+                    for &v in out {
+                        let u = f64::from(v) / g;
+                        assert_eq!(u, u.round(), "{v} is not on the grid {g}");
+                        seen += 1;
+                    }
+                    Ok(())
+                },
+                |_| {},
+            )
+            .unwrap();
+            assert_eq!(seen, n * d);
+        }
+    }
+
+    /// The accounted multiplier σ/(2c) is covered by the grid's, including the norm margin,
+    /// for dimensions from 1 to 10^5 and σ/(2c) from 10^-3 to 10^5.
+    #[test]
+    fn exact_noise_never_lowers_the_noise_multiplier() {
+        for d in [1usize, 3, 64, 784, 100_000] {
+            for (sigma, clip) in [(1e-3, 0.5), (0.7, 1.0), (3.0, 0.01), (1e5, 0.5)] {
+                let g = row_noise(sigma, clip, d).unwrap();
+                let want = sigma / (2.0 * clip);
+                assert!(g.noise_multiplier() >= want, "d {d}, σ {sigma}, c {clip}");
+                // At most 2^-10 more noise than asked (plus the margins) where the grid is
+                // not forced coarser by the sampler's range (σ·√d/Δ ≤ 2^19; `covering`).
+                if sigma * (d as f64).sqrt() / (2.0 * clip) <= 2f64.powi(19) {
+                    assert!(
+                        g.sigma() <= sigma * (1.0 + 2f64.powi(-10) + 1e-9),
+                        "{}",
+                        g.sigma()
+                    );
+                }
+            }
+        }
+        assert!(row_noise(f64::NAN, 1.0, 3).is_err());
+        assert!(row_noise(1.0, 0.0, 3).is_err());
+        let e = row_noise(1e-12, 1.0, 3).unwrap_err().to_string();
+        assert!(e.contains("sigma_x") && e.contains("larger σx"), "{e}");
+    }
+
+    /// A row outside the ball given to `perturb` is clipped there: with tiny noise its
+    /// released norm is ≤ c (+ the grid's rounding).
+    #[test]
+    fn perturb_reclips_rows_outside_the_ball() {
+        let d = 4;
+        let features = vec![10f32; d];
+        let g = row_noise(1e-6, 0.5, d).unwrap().grid();
+        perturb(
+            &features,
+            d,
+            &[0],
+            0.5,
+            1e-6,
+            &mut ReleaseRng::seeded(2),
+            |_, out| {
+                let norm = out
+                    .iter()
+                    .map(|&x| f64::from(x).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(norm <= 0.5 + 8.0 * g * (d as f64).sqrt(), "{norm}");
+                Ok(())
+            },
+            |_| {},
+        )
+        .unwrap();
     }
 }

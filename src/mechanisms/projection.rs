@@ -30,8 +30,21 @@
 //! [`crate::mechanisms::local`] ([`crate::mechanisms::local::LocalPrivacy`]). Since the bound
 //! holds for every P and P is independent of the data, it holds for the joint release.
 //! Lifting by P is post-processing.
+//!
+//! *Exact noise.* y_i is computed in floating point, so the clip bounds its *computed* norm:
+//! fl(√fl(Σ y_c²)) ≤ c, or y_i is scaled by fl(c/norm). With u = 2^-53 the k squares, their
+//! sum and the root carry relative errors ≤ u, γ_{k−1} and u, so a kept y_i has true norm
+//! ≤ c·(1 + (k+2)u), and a scaled one (one more rounding in c/norm and one per product)
+//! ≤ c·(1 + (k+4)u): in both cases ≤ c·(1 + μ_k), μ_k = (k + 4)·2^-52
+//! ([`crate::mechanisms::local::norm_margin`]). The noise is then the exact grid release of
+//! [`crate::mechanisms::local::row_noise`] on the k projected coordinates (g·(round(y/g) + Z),
+//! Z discrete Gaussian in grid units; sensitivity 2c·(1 + μ_k) rounded to the grid and σ
+//! raised so that the noise multiplier stays ≥ σ/(2c); proof in [`crate::mechanisms::local`]
+//! and the noise module). The released ỹ_i lies on the grid; x̂_i = P·ỹ_i, computed in
+//! floating point, is post-processing of it.
 
-use super::gaussian::Gaussian;
+use super::local::row_noise;
+use super::noise::GridGaussian;
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -125,6 +138,25 @@ impl Projection {
     }
 }
 
+/// The released projected row: ỹ = g·(round(clip_c(Pᵀx)/g) + Z), Z exact discrete Gaussian
+/// (`noise` from [`row_noise`] at k coordinates), written into `y` (length k).
+pub fn release_projected<R: Rng + ?Sized>(
+    proj: &Projection,
+    x: &[f32],
+    clip: f64,
+    noise: &GridGaussian,
+    y: &mut [f64],
+    rng: &mut R,
+) -> Result<()> {
+    proj.project(x, y);
+    let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if norm > clip {
+        let s = clip / norm;
+        y.iter_mut().for_each(|v| *v *= s);
+    }
+    noise.add_noise(y, rng)
+}
+
 /// The noise step: for each index i in `rows`, `sink(i, P (clip_c(Pᵀ x_i) + N(0, σ² I_k)))`.
 #[allow(clippy::too_many_arguments)]
 pub fn generate<R: Rng + ?Sized>(
@@ -145,7 +177,7 @@ pub fn generate<R: Rng + ?Sized>(
     }
     crate::preprocess::clip::check_clip(clip)?;
     let n = features.len() / d;
-    let g = Gaussian::new("sigma-x", sigma)?;
+    let g = row_noise(sigma, clip, proj.k)?;
     let mut y = vec![0f64; proj.k];
     let mut out = vec![0f32; d];
     let step = (rows.len() / 100).max(1);
@@ -153,15 +185,7 @@ pub fn generate<R: Rng + ?Sized>(
         if i >= n {
             return Err(Error::Data("internal: row index out of range".into()));
         }
-        proj.project(&features[i * d..(i + 1) * d], &mut y);
-        let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if norm > clip {
-            let s = clip / norm;
-            y.iter_mut().for_each(|v| *v *= s);
-        }
-        for v in y.iter_mut() {
-            *v += g.sample(rng);
-        }
+        release_projected(proj, &features[i * d..(i + 1) * d], clip, &g, &mut y, rng)?;
         proj.lift(&y, &mut out);
         sink(i, &out)?;
         if (t + 1) % step == 0 {
@@ -217,6 +241,12 @@ mod tests {
         let proj = Projection::random(d, k, &mut rng).unwrap();
         let rows: Vec<usize> = (0..n).collect();
         let sigma = 0.6;
+        let used = row_noise(sigma, 1.0, k).unwrap();
+        let s_used = used.sigma_units() * used.grid();
+        assert!(
+            s_used >= sigma && s_used <= sigma * (1.0 + 2f64.powi(-9)),
+            "{s_used}"
+        );
         let mut z = Vec::new();
         let mut y_out = vec![0f64; k];
         let mut y_in = vec![0f64; k];
@@ -232,7 +262,7 @@ mod tests {
                 proj.project(out, &mut y_out);
                 proj.project(&clipped[i * d..(i + 1) * d], &mut y_in);
                 for c in 0..k {
-                    z.push((y_out[c] - y_in[c]) / sigma);
+                    z.push((y_out[c] - y_in[c]) / s_used);
                 }
                 proj.lift(&y_out, &mut back);
                 for j in 0..d {
@@ -266,11 +296,35 @@ mod tests {
             |_, out| {
                 proj.project(out, &mut y);
                 let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
-                assert!(norm <= 0.5 + 1e-6, "{norm}");
+                // c, plus the grid rounding (≤ g·√k/2) and f32 lifting.
+                let g = row_noise(1e-9, 0.5, 3).unwrap().grid();
+                assert!(norm <= 0.5 + g * 3f64.sqrt() / 2.0 + 1e-6, "{norm}");
                 Ok(())
             },
             |_| {},
         )
         .unwrap();
+    }
+
+    /// The released projected coordinates ỹ lie on the noise grid (exact noise); with the
+    /// float ziggurat they almost never do.
+    #[test]
+    fn released_projected_values_lie_on_the_grid() {
+        let d = 20;
+        let k = 6;
+        let mut rng = ReleaseRng::seeded(9);
+        let proj = Projection::random(d, k, &mut rng).unwrap();
+        let x: Vec<f32> = (0..d).map(|j| (j as f32 - 7.0) / 3.0).collect();
+        for (clip, sigma) in [(1.0, 0.3), (2.0, 50.0)] {
+            let noise = row_noise(sigma, clip, k).unwrap();
+            let g = noise.grid();
+            let mut y = vec![0f64; k];
+            for _ in 0..200 {
+                release_projected(&proj, &x, clip, &noise, &mut y, &mut rng).unwrap();
+                for &v in &y {
+                    assert_eq!((v / g).fract(), 0.0, "{v} is not on the grid {g}");
+                }
+            }
+        }
     }
 }

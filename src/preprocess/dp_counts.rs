@@ -7,16 +7,20 @@
 //! argument below covers adding or removing one too).
 //!
 //! 1. **Noisy class counts.** For each candidate label (the schema's categories for the label
-//!    column, or else every level observed), ñ_k = n_k + N(0, σ_c²), σ_c = z_c·√2. A replaced
-//!    record moves one unit between two counts (L2 sensitivity √2; adding/removing one record
-//!    changes one count by 1). This is the Gaussian mechanism with noise multiplier z_c (RDP
-//!    α/(2z_c²)), composed into the accountant.
+//!    column, or else every level observed), ñ_k = n_k + Z_k with Z_k independent discrete
+//!    Gaussians N_ℤ(0, σ_c²), σ_c ≥ z_c·√2 ([`CountNoise`], sampled exactly in integer
+//!    arithmetic; see "Exact noise" below). A replaced record moves one unit between two
+//!    counts (L2 sensitivity √2; adding/removing one record changes one count by 1). This is
+//!    the Gaussian mechanism's RDP curve with noise multiplier z_c (α/(2z_c²)), composed into
+//!    the accountant.
 //! 2. **Label set.** With schema labels, all of them are released. Otherwise a label is released
-//!    only if ñ_k > 1 + σ_c·t with P(N(0,1) > t) ≤ δ_thr/2. A neighbour can make at most two
+//!    only if ñ_k > 2 + σ_c·t with P(N(0,1) > t) ≤ δ_thr/2. A neighbour can make at most two
 //!    labels present in one dataset and absent from the other, each with count ≤ 1 where
-//!    present, so the release differs only on an event of probability ≤ δ_thr. Conditioned on
-//!    the complement (probability ≥ 1 − δ_thr, independent of the other counts' noise) the
-//!    release is the Gaussian mechanism on the common labels, so the thresholded release is
+//!    present, so the release differs only on an event of probability
+//!    ≤ 2·P(Z > 1 + σ_c·t) ≤ 2·P(N(0, σ_c²) ≥ σ_c·t) ≤ δ_thr (Lemma T below, with
+//!    m = ⌊1 + σ_c·t⌋ + 1 ≥ σ_c·t + 1). Conditioned on the complement (probability
+//!    ≥ 1 − δ_thr, independent of the other counts' noise) the release is the Gaussian
+//!    mechanism on the common labels, so the thresholded release is
 //!    (ε_G + ln(1/(1 − δ_thr)), δ_G + δ_thr)-DP; the receipt adds both terms.
 //! 3. **Pool floors.** m_k = ⌊ñ_k − 2σ_c⌋ (or a public floor given by the user); a released
 //!    class with m_k < l is not synthesized (a post-processing decision, warned about).
@@ -45,6 +49,38 @@
 //! mixing costs at most max_{a≠b} (T_a·ρ_a + T_b·ρ_b) at each order α ([`two_class_max`]).
 //! Everything else (decoding, proportions, which classes are synthesized) is post-processing
 //! of DP quantities.
+//!
+//! # Exact noise (shared by the data path's counts)
+//!
+//! Floating-point noise n + fl(σ·z) leaks through its low bits (Mironov 2012). Every count of
+//! the data path (these class counts; the column-type decision counts of
+//! [`crate::data::decide`]; the normalization histograms of [`crate::preprocess::normalize`])
+//! is an integer whose neighbours differ by an *integer* vector, so [`CountNoise`] adds a
+//! discrete Gaussian N_ℤ(0, σ²) drawn in integer arithmetic
+//! ([`crate::mechanisms::noise::DiscreteGaussian`], CKS20) directly on the counts — no grid
+//! and no rounding, so no sensitivity inflation:
+//!
+//! * **Lemma D (CKS20, Proposition 6 / Theorem 14, Corollary 9).** For μ, ν ∈ ℤ^m and Z with
+//!   independent N_ℤ(0, σ²) coordinates, D_α(μ + Z ‖ ν + Z) ≤ α‖μ − ν‖₂²/(2σ²) for every
+//!   α > 1: the continuous Gaussian mechanism's RDP curve (and, through its dominating pair,
+//!   no worse PLD). So a count vector of L2 sensitivity Δ with noise σ ≥ z·Δ has the curve the
+//!   accountant charges for noise multiplier z. [`CountNoise::new`] takes z and Δ and uses
+//!   σ = z·Δ·(1 + 2^-48), then rounded up to a dyadic rational by the sampler: the factor
+//!   covers the (at most three) roundings of z·Δ in f64, so σ ≥ z·Δ exactly and the caller's
+//!   accounting holds unchanged.
+//! * **Lemma T (tails).** For Z ~ N_ℤ(0, σ²), an integer m ≥ 1 and Y ~ N(0, σ²):
+//!   P(Z ≥ m) ≤ P(Y ≥ m − 1). *Proof.* With w(x) = e^{−x²/(2σ²)}, decreasing on x ≥ 0,
+//!   Σ_{k≥m} w(k) ≤ ∫_{m−1}^∞ w(x)dx (each term is below the integral over [k−1, k]); and by
+//!   Poisson summation Σ_{k∈ℤ} w(k) = √(2π)σ·Σ_{j∈ℤ} e^{−2π²σ²j²} ≥ √(2π)σ = ∫_ℝ w. Divide. ∎
+//!   Hence, for t ≥ 0 and an integer statistic s ≤ b (b an integer), s + Z exceeds
+//!   b + σt + 1 only if Z ≥ m := ⌊σt + 1⌋ + 1, so with probability at most
+//!   P(Y ≥ ⌊σt + 1⌋) ≤ P(Y ≥ σt) = Φ̄(t): the continuous Gaussian's rate, for one more unit
+//!   of threshold ([`DISCRETE_TAIL_MARGIN`]). Every threshold of the data path whose error
+//!   rate is stated carries that unit: this label threshold and the categorical level
+//!   threshold of normalization (privacy claims, δ), and the range, integrality, type and
+//!   indicator thresholds (utility claims, their stated false-detection rates).
+//!
+//! The released counts are integers (f64 holding an integer exactly).
 
 use rand::Rng;
 use serde::Serialize;
@@ -52,7 +88,61 @@ use serde::Serialize;
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::{check_delta, check_epsilon, Preset, RdpCurve};
 use crate::error::{Error, Result};
-use crate::mechanisms::gaussian::{upper_quantile_conservative, Gaussian};
+use crate::mechanisms::gaussian::upper_quantile_conservative;
+use crate::mechanisms::noise::DiscreteGaussian;
+
+/// Exact discrete Gaussian noise on integer counts (module docs, "Exact noise").
+#[derive(Debug, Clone)]
+pub struct CountNoise {
+    dg: DiscreteGaussian,
+}
+
+impl CountNoise {
+    /// Noise σ ≥ `z`·`sensitivity` (rounded up; see Lemma D), for counts whose neighbours
+    /// differ by an integer vector of L2 norm ≤ `sensitivity`. `name` names the release in
+    /// errors.
+    pub fn new(name: &str, z: f64, sensitivity: f64) -> Result<Self> {
+        let sigma = z * sensitivity * (1.0 + 2f64.powi(-48));
+        if !(sigma > 0.0 && sigma.is_finite()) {
+            return Err(Error::Data(format!(
+                "internal: the {name} needs a positive finite noise scale, got z = {z}, Δ = {sensitivity}"
+            )));
+        }
+        let dg = DiscreteGaussian::new(name, sigma).map_err(|_| {
+            Error::Data(format!(
+                "the {name} would need noise σ = {sigma:e}, outside the exact sampler's range [2^-20, 2^31] (counts); {}",
+                if sigma > 1.0 { "raise ε (or its share for this release)" } else { "lower ε (or its share for this release)" }
+            ))
+        })?;
+        Ok(CountNoise { dg })
+    }
+
+    /// The noise standard deviation actually used (≥ z·Δ).
+    pub fn sigma(&self) -> f64 {
+        self.dg.sigma()
+    }
+
+    /// The exact sampler.
+    pub fn sampler(&self) -> &DiscreteGaussian {
+        &self.dg
+    }
+
+    /// One noise draw (an integer).
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
+        self.dg.sample(rng)
+    }
+
+    /// `count` + one draw; `count` must be an integer (a count held in an f64), and the
+    /// result is one.
+    pub fn add<R: Rng + ?Sized>(&self, count: f64, rng: &mut R) -> f64 {
+        debug_assert!(count.fract() == 0.0 && count.abs() < 2f64.powi(52));
+        count + self.draw(rng) as f64
+    }
+}
+
+/// Tail bound margin of Lemma T: a threshold in noise units t, on a statistic that is ≤ 0
+/// where it should not fire, is set at σ·t + this.
+pub const DISCRETE_TAIL_MARGIN: f64 = 1.0;
 
 /// Pool floors sit this many noise standard deviations below the noisy counts.
 pub const FLOOR_SIGMAS: f64 = 2.0;
@@ -92,7 +182,7 @@ pub struct ClassCountReport {
     pub noise_multiplier: f64,
     /// L2 sensitivity (√2).
     pub l2_sensitivity: f64,
-    /// Noise standard deviation on each count.
+    /// Noise standard deviation on each count (exact discrete Gaussian, ≥ z_c·√2).
     pub noise_std: f64,
     /// Release threshold (DP labels only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -138,7 +228,7 @@ pub fn dp_classes<R: Rng + ?Sized>(
             ));
         }
     }
-    let g = Gaussian::new("class-count noise", z * std::f64::consts::SQRT_2)?;
+    let g = CountNoise::new("class-count noise", z, std::f64::consts::SQRT_2)?;
     let sigma = g.sigma();
     let mut exact = vec![0usize; levels.len()];
     for &c in codes {
@@ -171,7 +261,8 @@ pub fn dp_classes<R: Rng + ?Sized>(
                     .enumerate()
                     .map(|(i, l)| (l.clone(), Some(i as u32)))
                     .collect(),
-                Some(1.0 + sigma * t),
+                // A label held by ≤ 1 record where present: 1 + (σt + 1), Lemma T.
+                Some(1.0 + sigma * t + DISCRETE_TAIL_MARGIN),
             )
         }
     };
@@ -184,7 +275,7 @@ pub fn dp_classes<R: Rng + ?Sized>(
     let mut too_small = Vec::new();
     for (label, level) in candidates {
         let n = level.map_or(0, |c| exact[c as usize]) as f64;
-        let noisy = n + g.sample(rng);
+        let noisy = g.add(n, rng);
         if threshold.is_some_and(|tau| noisy <= tau) {
             continue;
         }
@@ -400,11 +491,113 @@ pub fn calibrate_standard(
     )))
 }
 
+/// Kolmogorov–Smirnov distance between integer draws and N_ℤ(0, s²) (its CDF summed exactly
+/// over |z| ≤ 14s + 2; the mass beyond is below e^{−98}). Test helper for the data path's
+/// exact-noise tests; compare with `mechanisms::gaussian::ks_crit` (α = 1e-6; for a discrete
+/// law the KS statistic is stochastically smaller than for a continuous one, so the level is
+/// conservative).
+#[cfg(test)]
+pub(crate) fn ks_discrete(xs: &[i64], s: f64) -> f64 {
+    let wide = (14.0 * s).ceil() as i64 + 2;
+    let w: Vec<f64> = (-wide..=wide)
+        .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
+        .collect();
+    let tot: f64 = w.iter().sum();
+    let mut sorted = xs.to_vec();
+    sorted.sort_unstable();
+    let nf = xs.len() as f64;
+    let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
+    for (j, z) in (-wide..=wide).enumerate() {
+        let below = i;
+        cdf += w[j] / tot;
+        while i < sorted.len() && sorted[i] <= z {
+            i += 1;
+        }
+        // Both sides of the jump at z.
+        d = d
+            .max((cdf - i as f64 / nf).abs())
+            .max((cdf - w[j] / tot - below as f64 / nf).abs());
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::accountant::default_orders;
+    use crate::mechanisms::gaussian::ks_crit;
     use crate::rng::ReleaseRng;
+
+    /// The released counts are integers (exact discrete noise; a float Gaussian gives a
+    /// non-integer with probability 1) and n_k + N_ℤ(0, σ²) with σ ≥ z·√2: KS at α = 1e-6
+    /// over 4,000 draws of each of two counts.
+    #[test]
+    fn class_counts_are_integers_with_discrete_gaussian_noise_ks() {
+        let lv = labels(&["a", "b"]);
+        let mut codes = vec![0u32; 300];
+        codes.extend(vec![1u32; 700]);
+        let s = labels(&["a", "b"]);
+        let z = 3.0;
+        let mut noise = Vec::new();
+        let mut sigma = 0.0;
+        for seed in 0..2000 {
+            let (c, rep) = dp_classes(
+                &lv,
+                &codes,
+                Some(&s),
+                2,
+                None,
+                z,
+                0.0,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
+            sigma = rep.noise_std;
+            for (&x, n) in c.noisy_counts.iter().zip([300.0, 700.0]) {
+                assert_eq!(x.fract(), 0.0, "seed {seed}: count {x} is not an integer");
+                noise.push((x - n) as i64);
+            }
+        }
+        // σ_c ≥ z·√2, and not by more than the sampler's rounding.
+        assert!(sigma >= z * 2f64.sqrt() && sigma <= z * 2f64.sqrt() * (1.0 + 1e-9));
+        let d = ks_discrete(&noise, sigma);
+        assert!(d < ks_crit(noise.len()), "KS {d}");
+        // The test can fail: the same draws against σ·1.5.
+        assert!(ks_discrete(&noise, sigma * 1.5) > ks_crit(noise.len()));
+    }
+
+    /// Lemma T (P(Z ≥ m) ≤ P(Y ≥ m − 1)) at small σ, where the discrete law is furthest from
+    /// the continuous one: exact sums, not the sampler.
+    #[test]
+    fn count_noise_out_of_the_samplers_range_is_a_clear_error() {
+        let e = CountNoise::new("class-count noise", 1e10, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("class-count noise") && e.contains("raise ε"),
+            "{e}"
+        );
+        let e = CountNoise::new("class-count noise", 1e-9, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lower ε"), "{e}");
+        assert!(CountNoise::new("x", f64::NAN, 1.0).is_err());
+        assert!(CountNoise::new("x", 1.0, 0.0).is_err());
+    }
+
+    #[test]
+    fn discrete_tail_is_below_the_shifted_gaussian_tail() {
+        for s in [0.3f64, 0.7, 1.0, 2.5, 10.0] {
+            let wide = (40.0 * s).ceil() as i64 + 40;
+            let w = |k: i64| (-((k * k) as f64) / (2.0 * s * s)).exp();
+            let tot: f64 = (-wide..=wide).map(w).sum();
+            for m in 1..(8.0 * s).ceil() as i64 + 2 {
+                let tail: f64 = (m..=wide).map(w).sum::<f64>() / tot;
+                let y = 0.5 * libm::erfc((m - 1) as f64 / s * std::f64::consts::FRAC_1_SQRT_2);
+                assert!(tail <= y * (1.0 + 1e-12), "σ {s}, m {m}: {tail} > {y}");
+            }
+        }
+    }
 
     fn labels(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

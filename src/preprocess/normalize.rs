@@ -10,7 +10,7 @@
 //!     range to ±1e38), and the column is integral when the noisy
 //!     non-integral count does not;
 //!   - categorical columns: counts of the observed levels; a level is released only if its
-//!     noisy count exceeds τ = 1 + σ·t with P(N(0,1) > t) ≤ δ_cat / (#categorical columns), so a
+//!     noisy count exceeds τ = 2 + σ·t with P(N(0,1) > t) ≤ δ_cat / (#categorical columns), so a
 //!     level held by a single record appears with probability ≤ δ_cat in total, which is added
 //!     to δ (the standard thresholded-histogram argument). Conditioning on that event not
 //!     happening also scales the other direction's probabilities by at most 1/(1 − δ_cat), so
@@ -20,14 +20,27 @@
 //!
 //!   Replacing one record moves one count between two bins of each histogram and changes each
 //!   non-integral count by at most one, so the L2 sensitivity is √(3·m_num + 2·m_cat).
+//!
+//!   **Exact noise.** Every count gets discrete Gaussian noise N_ℤ(0, σ²), σ ≥ z·Δ, drawn in
+//!   integer arithmetic ([`crate::preprocess::dp_counts::CountNoise`]): the counts are
+//!   integers and neighbours differ by integer vectors, so by CKS20 (Lemma D of the proof
+//!   note in [`crate::preprocess::dp_counts`]) the release has the Gaussian mechanism's RDP
+//!   curve with noise multiplier z, unchanged. Released counts are integers. The thresholds
+//!   whose rates are stated (range bins, integrality, categorical levels) sit one unit higher
+//!   than for continuous noise (Lemma T there): the range and integrality thresholds are
+//!   σ·t + 1 and the categorical one τ = 2 + σ·t (a level held by one record where present).
+//!   The mean-norm statistic, a sum of reals, is released on an integer grid
+//!   ([`fit_feature_space_with`], step 3).
 //! * `data`: the paper's exact z-scores and all observed levels. NOT protected; the receipt says
 //!   so.
 
+use super::dp_counts::{CountNoise, DISCRETE_TAIL_MARGIN};
 use super::encode::{ColumnCodec, FeatureSpace};
 use super::quantile::NumericMarginal;
 use crate::data::{Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
-use crate::mechanisms::gaussian::{upper_quantile_conservative, Gaussian};
+use crate::mechanisms::gaussian::upper_quantile_conservative;
+use crate::mechanisms::noise::DiscreteGaussian;
 use rand::Rng;
 use serde::Serialize;
 
@@ -254,8 +267,10 @@ fn coarse_edges(cb: usize) -> (f64, f64) {
 // ---- fitting ---------------------------------------------------------------------------
 
 /// The range threshold in noise standard deviations for `m_num` numeric columns: a coarse
-/// bin counts toward a column's range when its noisy count exceeds this many σ (family-wise
-/// false-detection rate [`FALSE_DETECTION_RATE`] over every bin of every column).
+/// bin counts toward a column's range when its noisy count exceeds this many σ plus one count
+/// (family-wise false-detection rate [`FALSE_DETECTION_RATE`] over every bin of every column;
+/// the extra count makes the continuous Gaussian's rate hold for the discrete noise, Lemma T
+/// of [`crate::preprocess::dp_counts`]).
 pub fn range_threshold_sigmas(m_num: usize) -> f64 {
     upper_quantile_conservative(FALSE_DETECTION_RATE / ((COARSE_BINS + 1) * m_num.max(1)) as f64)
 }
@@ -392,10 +407,21 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
 
 /// [`fit_feature_space`] that also releases what `plan` (from [`plan_extras`]) asks for, in
 /// `dp` mode. The whole release is one adaptively composed Gaussian mechanism with noise
-/// σ = z·[`NormPlan::l2_sensitivity`] on every coordinate: (1) the coarse range histograms,
+/// σ ≥ z·[`NormPlan::l2_sensitivity`] on every coordinate: (1) the coarse range histograms,
 /// non-integral counts and categorical level counts; (2) given (1), the marginal histograms on
 /// bin edges fixed by (1) and the schema; (3) given (1)–(2), Σ_i ‖u_i‖/M. Composing Gaussian
-/// mechanisms adds their RDP, α·Σ Δ_i²/(2σ²) = α/(2z²), which is the curve the caller charges.
+/// mechanisms adds their RDP, α·Σ Δ_i²/(2σ²) ≤ α/(2z²), which is the curve the caller charges.
+///
+/// All noise is exact (discrete Gaussian, integer arithmetic). (1)–(2) are integer counts
+/// with integer shifts: N_ℤ(0, σ²) on each (module docs). (3) is a sum of reals, so it is
+/// computed in integers on the grid 2^-k: each term t_i = min(‖u_i‖/M, 1) (clamped into
+/// [0, 1] *as computed*, whatever the floating-point error of the norm) becomes
+/// ⌊2^k·t_i⌋ ∈ [0, 2^k] (rounded toward zero, which raises no term), the sum S of these
+/// integers is exact (u64), and replacing or adding/removing one record changes S by at most
+/// 2^k — exactly, with no rounding margin. S + N_ℤ(0, (2^k·σ)²) has, for an integer shift of
+/// at most 2^k, the RDP α·2^{2k}/(2·2^{2k}σ²) = α/(2σ²) of a sensitivity-1 coordinate with
+/// noise σ: the term the plan's Δ² counts (Lemma D). The released value is
+/// (S + Z)/2^k·M/n (post-processing).
 pub fn fit_feature_space_with<R: Rng + ?Sized>(
     table: &Table,
     schema: Option<&Schema>,
@@ -412,7 +438,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         Some((
             b,
             sens,
-            Gaussian::new("normalization noise", b.noise_multiplier * sens)?,
+            CountNoise::new("normalization noise", b.noise_multiplier, sens)?,
         ))
     } else {
         None
@@ -589,7 +615,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                                             .iter()
                                             .position(|x| x == l)
                                             .map_or(0.0, |i| counts[i]);
-                                        (exact + g.sample(rng)).max(0.0)
+                                        g.add(exact, rng).max(0.0)
                                     })
                                     .collect(),
                             )
@@ -610,11 +636,12 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                     (NormalizeMode::Dp, None) => {
                         let (_, _, g) = dp_hist.as_ref().expect("dp columns imply a budget");
                         let t = t_cat.expect("categorical dp columns imply a threshold");
-                        let tau = 1.0 + g.sigma() * t;
+                        // Held by ≤ 1 record where present: 1 + (σt + 1) (Lemma T).
+                        let tau = 1.0 + g.sigma() * t + DISCRETE_TAIL_MARGIN;
                         let mut kept = Vec::new();
                         let mut props = Vec::new();
                         for (l, &c) in levels.iter().zip(&counts) {
-                            let noisy = c + g.sample(rng);
+                            let noisy = g.add(c, rng);
                             if noisy > tau {
                                 kept.push(l.clone());
                                 props.push(noisy);
@@ -764,7 +791,7 @@ fn refined_edges(coarse_noisy: &[f64], first: usize, last: usize, sigma: f64) ->
 fn dp_marginal<R: Rng + ?Sized>(
     values: &[f32],
     edges: &[f64],
-    g: &Gaussian,
+    g: &CountNoise,
     rng: &mut R,
 ) -> Option<NumericMarginal> {
     let nb = edges.len().saturating_sub(1);
@@ -783,26 +810,70 @@ fn dp_marginal<R: Rng + ?Sized>(
     NumericMarginal::dp(&counts, edges.to_vec(), g, rng)
 }
 
-/// DP mean of the encoded rows' norms: (Σ_i min(‖u_i‖, M)/M + N(0, σ²))·M/n, kept in
-/// [M/100, M]. Replacing one record changes the sum by ≤ 1 (each term is in [0, 1]).
+/// The grid exponent k of the mean-norm sum: the largest k ≤ 20 with 2^k·σ ≤ 2^30 (the
+/// exact sampler's range in grid units), at least 0. Public (a function of σ).
+fn mean_norm_grid_exponent(sigma: f64) -> i32 {
+    let mut k = 20;
+    while k > 0 && sigma * 2f64.powi(k) > 2f64.powi(30) {
+        k -= 1;
+    }
+    k
+}
+
+/// The exact integer sum Σ_i ⌊2^k·min(‖u_i‖/M, 1)⌋ of step (3) of
+/// [`fit_feature_space_with`] (each term in [0, 2^k]; a NaN norm counts as 0).
+fn mean_norm_units(u: &[f32], d: usize, max_norm: f64, k: i32) -> u64 {
+    let scale = 2f64.powi(k);
+    u.chunks_exact(d.max(1))
+        .map(|r| {
+            let t = super::rownorm::row_norm(r) / max_norm;
+            let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
+            // t·2^k is exact (a power of two); floor ≤ 2^k.
+            (t * scale).floor() as u64
+        })
+        .sum()
+}
+
+/// DP mean of the encoded rows' norms: ((S + Z)/2^k)·M/n with S the exact integer sum of
+/// [`mean_norm_units`] and Z ~ N_ℤ(0, (2^k·σ)²) (step (3) of [`fit_feature_space_with`]),
+/// kept in [M/100, M].
 fn dp_mean_norm<R: Rng + ?Sized>(
     space: &FeatureSpace,
     table: &Table,
     max_norm: f64,
-    g: &Gaussian,
+    g: &CountNoise,
     rng: &mut R,
 ) -> Result<Option<f64>> {
     if max_norm <= 0.0 || table.n_rows == 0 {
         return Ok(None);
     }
     let u = space.encode(table)?;
-    let d = space.dim.max(1);
-    let sum: f64 = u
-        .chunks_exact(d)
-        .map(|r| (super::rownorm::row_norm(r) / max_norm).min(1.0))
-        .sum();
-    let noisy = (sum + g.sample(rng)) * max_norm / table.n_rows as f64;
+    let (noisy_units, k) = noisy_norm_units(&u, space.dim, max_norm, g, rng)?;
+    let noisy = noisy_units as f64 / 2f64.powi(k) * max_norm / table.n_rows as f64;
     Ok(Some(noisy.clamp(max_norm / 100.0, max_norm)))
+}
+
+/// S + Z of step (3) and the grid exponent k (the released integer; the mean norm is
+/// (S + Z)/2^k·M/n).
+fn noisy_norm_units<R: Rng + ?Sized>(
+    u: &[f32],
+    d: usize,
+    max_norm: f64,
+    g: &CountNoise,
+    rng: &mut R,
+) -> Result<(i64, i32)> {
+    let k = mean_norm_grid_exponent(g.sigma());
+    // 2^k·σ is exact; the sampler rounds it up (≥ 2^k·σ ≥ 2^k·z·Δ).
+    let dg = DiscreteGaussian::new("mean-norm noise", g.sigma() * 2f64.powi(k)).map_err(|_| {
+        Error::Data(format!(
+            "the mean row norm would need noise σ = {:e}, outside the exact sampler's range; raise or lower ε",
+            g.sigma()
+        ))
+    })?;
+    let s = mean_norm_units(u, d, max_norm, k);
+    let s = i64::try_from(s)
+        .map_err(|_| Error::Data("internal: the mean-norm sum overflows".into()))?;
+    Ok((s + dg.sample(rng), k))
 }
 
 /// Mean, std (population), min, max in f64.
@@ -842,7 +913,7 @@ struct DpRange {
 /// warning naming the fix).
 fn dp_range<R: Rng + ?Sized>(
     values: &[f32],
-    g: &Gaussian,
+    g: &CountNoise,
     t: f64,
     t_int: f64,
     rng: &mut R,
@@ -855,11 +926,12 @@ fn dp_range<R: Rng + ?Sized>(
             non_integral += 1.0;
         }
     }
-    let tau = g.sigma() * t;
+    // σt + 1: the continuous rate for the discrete noise (Lemma T).
+    let tau = g.sigma() * t + DISCRETE_TAIL_MARGIN;
     let mut first = None;
     let mut last = None;
     let mut max_noisy = f64::NEG_INFINITY;
-    let noisy: Vec<f64> = counts.iter().map(|c| c + g.sample(rng)).collect();
+    let noisy: Vec<f64> = counts.iter().map(|&c| g.add(c, rng)).collect();
     for (b, &c) in noisy.iter().enumerate() {
         if c > tau {
             first.get_or_insert(b);
@@ -867,7 +939,7 @@ fn dp_range<R: Rng + ?Sized>(
         }
         max_noisy = max_noisy.max(c);
     }
-    let nonint_noisy = non_integral + g.sample(rng);
+    let nonint_noisy = g.add(non_integral, rng);
     let (Some(b0), Some(b1)) = (first, last) else {
         return Err(nonint_noisy <= tau);
     };
@@ -878,7 +950,8 @@ fn dp_range<R: Rng + ?Sized>(
     // it stays real-valued; an integer column (none) is integral except with probability
     // below the family-wise rate. (With the 5 % rule alone, the 64 pixel columns of the digits
     // table at ε = 5 came out real-valued one time in four each: σ = 56 against 5 % of ~700.)
-    let integral = nonint_noisy <= tau && nonint_noisy <= (0.05 * max_noisy).max(t_int * g.sigma());
+    let integral = nonint_noisy <= tau
+        && nonint_noisy <= (0.05 * max_noisy).max(t_int * g.sigma() + DISCRETE_TAIL_MARGIN);
     // A range that starts (or ends) in the bin around zero, [−2^-20, 2^-20], starts (ends) at
     // 0: the data there are zeros or within 2^-20 of it, and an output column of
     // non-negative data should not begin at −9.5367431640625e-7.
@@ -1225,5 +1298,123 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("normalize = zscore"));
+    }
+
+    /// The range histogram, non-integral count and level counts are released as integers
+    /// (exact discrete noise; today's float noise gives non-integers), with noise
+    /// N_ℤ(0, σ²), σ ≥ z·Δ: KS at α = 1e-6 over the empty coarse bins (their exact count is 0).
+    #[test]
+    fn range_counts_are_integers_with_discrete_gaussian_noise_ks() {
+        use crate::mechanisms::gaussian::ks_crit;
+        use crate::preprocess::dp_counts::ks_discrete;
+        let values: Vec<f32> = (0..5000).map(|i| (i % 100) as f32 + 0.5).collect();
+        let g = CountNoise::new("normalization noise", 1.5, 5f64.sqrt()).unwrap();
+        assert!(g.sigma() >= 1.5 * 5f64.sqrt() && g.sigma() <= 1.5 * 5f64.sqrt() * (1.0 + 1e-9));
+        let mut exact = vec![0i64; COARSE_BINS];
+        for &v in &values {
+            exact[coarse_of_fine(bin_of(v))] += 1;
+        }
+        let mut empty_noise = Vec::new();
+        for seed in 0..20 {
+            let r = dp_range(&values, &g, 5.0, 3.0, &mut ReleaseRng::seeded(seed))
+                .unwrap_or_else(|_| panic!("seed {seed}: no range"));
+            assert!(!r.integral, "every value is non-integral");
+            for (b, &c) in r.coarse_noisy.iter().enumerate() {
+                assert_eq!(c.fract(), 0.0, "seed {seed}, bin {b}: {c}");
+                if exact[b] == 0 {
+                    empty_noise.push(c as i64);
+                }
+            }
+        }
+        let d = ks_discrete(&empty_noise, g.sigma());
+        assert!(d < ks_crit(empty_noise.len()), "KS {d}");
+        assert!(ks_discrete(&empty_noise, g.sigma() * 1.3) > ks_crit(empty_noise.len()));
+    }
+
+    /// Released categorical level counts (DP levels and schema levels) are integers.
+    #[test]
+    fn level_counts_are_integers() {
+        let n = 4000;
+        let values: Vec<f32> = (0..n).map(|i| (i % 9) as f32).collect();
+        let cats: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+        let t = table(values, cats, vec!["p", "q", "r"]);
+        let want = ExtraStats {
+            marginals: true,
+            mean_norm: false,
+        };
+        let plan = plan_extras(&t, None, want, 1.0);
+        let b = DpHistogramBudget {
+            noise_multiplier: 1.0,
+            delta_categories: 1e-6,
+        };
+        for seed in 0..5 {
+            let (_, _, rel) = fit_feature_space_with(
+                &t,
+                None,
+                NormalizeMode::Dp,
+                Some(&b),
+                &plan,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
+            match &rel.marginals[1] {
+                Some(ColumnMarginal::Categorical(p)) => {
+                    assert!(p.len() >= 3);
+                    for &c in p {
+                        assert_eq!(c.fract(), 0.0, "{c}");
+                    }
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// Step (3): every term ⌊2^k·min(‖u‖/M, 1)⌋ lies in [0, 2^k] whatever the row (so one
+    /// record moves S by ≤ 2^k exactly), and the released S + Z is S plus N_ℤ(0, (2^k·σ)²).
+    #[test]
+    fn mean_norm_sum_is_exact_on_its_grid() {
+        let k = 20;
+        let one = 2u64.pow(20);
+        // Rows with norms 0, ½M, M, 3M (clamped), NaN (counted as 0).
+        let m = 2.0;
+        let rows: [[f32; 2]; 5] = [
+            [0.0, 0.0],
+            [0.6, 0.8],
+            [1.2, 1.6],
+            [3.6, 4.8],
+            [f32::NAN, 0.0],
+        ];
+        let units: Vec<u64> = rows.iter().map(|r| mean_norm_units(r, 2, m, k)).collect();
+        assert_eq!(units, [0, one / 2, one, one, 0]);
+        let all: Vec<f32> = rows.iter().flatten().copied().collect();
+        assert_eq!(mean_norm_units(&all, 2, m, k), 2 * one + one / 2);
+        // Rounded toward zero: a term just below 1/3 stays below 2^k/3.
+        let third = [1.0f32 / 3.0, 0.0];
+        assert_eq!(
+            mean_norm_units(&third, 2, 1.0, k),
+            (one as f64 / 3.0).floor() as u64
+        );
+        // The grid exponent keeps 2^k·σ in the sampler's range.
+        assert_eq!(mean_norm_grid_exponent(5.0), 20);
+        assert_eq!(mean_norm_grid_exponent(2f64.powi(15)), 15);
+        assert_eq!(mean_norm_grid_exponent(2f64.powi(40)), 0);
+        // Noise: S + Z − S over 3,000 draws against N_ℤ(0, (2^k·σ)²) at α = 1e-6.
+        use crate::mechanisms::gaussian::ks_crit;
+        use crate::preprocess::dp_counts::ks_discrete;
+        let g = CountNoise::new("normalization noise", 0.001, 1.0).unwrap();
+        let k = mean_norm_grid_exponent(g.sigma());
+        assert_eq!(k, 20);
+        let s = mean_norm_units(&all, 2, m, k) as i64;
+        let mut rng = ReleaseRng::seeded(4);
+        let z: Vec<i64> = (0..3000)
+            .map(|_| {
+                let (v, kk) = noisy_norm_units(&all, 2, m, &g, &mut rng).unwrap();
+                assert_eq!(kk, k);
+                v - s
+            })
+            .collect();
+        let su = g.sigma() * 2f64.powi(k);
+        assert!(ks_discrete(&z, su) < ks_crit(z.len()));
+        assert!(ks_discrete(&z, su * 1.5) > ks_crit(z.len()));
     }
 }

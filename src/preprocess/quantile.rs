@@ -21,7 +21,7 @@
 //!   the 1-way marginal is the DP marginal and each row gets a level its noisy one-hot average
 //!   favours where the quotas allow (argmax would give every row the most common level).
 
-use crate::mechanisms::gaussian::Gaussian;
+use crate::preprocess::dp_counts::CountNoise;
 use rand::Rng;
 
 /// A released marginal of one numeric column: bin edges and bin probabilities.
@@ -34,15 +34,16 @@ pub struct NumericMarginal {
 }
 
 impl NumericMarginal {
-    /// Builds a marginal from exact counts on `edges` plus N(0, σ²) noise on each count, then
-    /// post-processes (threshold 2σ, normalize). None when nothing clears the threshold.
+    /// Builds a marginal from exact (integer) counts on `edges` plus exact discrete Gaussian
+    /// noise N_ℤ(0, σ²) on each count, then post-processes (threshold 2σ, normalize). None
+    /// when nothing clears the threshold.
     pub fn dp<R: Rng + ?Sized>(
         exact_counts: &[f64],
         edges: Vec<f64>,
-        noise: &Gaussian,
+        noise: &CountNoise,
         rng: &mut R,
     ) -> Option<Self> {
-        let noisy: Vec<f64> = exact_counts.iter().map(|c| c + noise.sample(rng)).collect();
+        let noisy: Vec<f64> = exact_counts.iter().map(|&c| noise.add(c, rng)).collect();
         Self::from_noisy(&noisy, edges, noise.sigma())
     }
 
