@@ -113,7 +113,6 @@ use crate::data::{Column, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
-use crate::mechanisms::noise::GridGaussian;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use baselines::{analytic_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
@@ -955,14 +954,18 @@ pub fn release_gmm_data(
             };
             w_rel = r.counts.iter().map(|&c| c as f64 / n as f64).collect();
             noise_grids.push(NoiseGrid::counts(split.eps_counts)?);
-            noise_grids.push(NoiseGrid::of(
-                "class sums Σ z (unit ball)",
-                &GridNoise::Gaussian(split.sum_noise(d)?),
-            ));
-            noise_grids.push(NoiseGrid::of(
-                "class second moments Σ z zᵀ, upper triangle (unit ball)",
-                &GridNoise::Gaussian(split.moment_noise(d)?),
-            ));
+            noise_grids.push(NoiseGrid {
+                what: "class sums Σ z (unit ball)".into(),
+                noise: "discrete Gaussian",
+                grid: r.sum_grid,
+                scale: r.sum_scale,
+            });
+            noise_grids.push(NoiseGrid {
+                what: "class second moments Σ z zᵀ, upper triangle (unit ball)".into(),
+                noise: "discrete Gaussian",
+                grid: r.moment_grid,
+                scale: r.moment_scale,
+            });
             mu_rel = r.means;
             cov_rel = r.covs;
             eps_total = split.epsilon();
@@ -1477,7 +1480,7 @@ fn release_mean(
                 Error::Data("internal: the mean-noise covariance is not positive definite".into())
             })?;
             let mut w = forward_solve(&l, fit_mean);
-            let noise = GridGaussian::covering(1.0, r, d)?;
+            let noise = exactnoise::covering(1.0, r, d)?;
             noise.add_noise(&mut w, rng)?;
             Ok((
                 l.mul_vec(&w),

@@ -48,7 +48,7 @@
 //! the data reaches the model or the receipt.
 
 use super::design::max_mahalanobis_sensitivity;
-use super::exactnoise::{class_stats, release_fixed, upper_pairs, ROW_BITS};
+use super::exactnoise::{class_stats, covering, release_fixed, upper_pairs, ROW_BITS};
 use super::linalg::{sym_fn, Mat};
 use super::weights::{self, Branch};
 use crate::error::{Error, Result};
@@ -102,12 +102,12 @@ impl Split {
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian
     /// (public: from σ_S, Δ_S and d only).
     pub fn sum_noise(&self, d: usize) -> Result<GridGaussian> {
-        GridGaussian::covering(self.sigma_sum, SUM_SENSITIVITY, d)
+        covering(self.sigma_sum, SUM_SENSITIVITY, d)
     }
 
     /// The exact-noise release of one class second moment (d(d+1)/2 coordinates).
     pub fn moment_noise(&self, d: usize) -> Result<GridGaussian> {
-        GridGaussian::covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
+        covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
     }
 
     /// Total ε = ε_cnt + 2(ε_mean + ε_cov).
@@ -139,6 +139,10 @@ pub struct Released {
     pub sum_grid: f64,
     /// The grid G_M of the second moments.
     pub moment_grid: f64,
+    /// The noise standard deviation on the sums (≥ σ_S; data units of the unit ball).
+    pub sum_scale: f64,
+    /// The noise standard deviation on the second moments (≥ σ_M).
+    pub moment_scale: f64,
 }
 
 /// Releases counts, means and covariances of the unit-ball rows `z` (labels in 0..k).
@@ -197,6 +201,8 @@ pub fn release(
         moments,
         sum_grid: sum_noise.grid(),
         moment_grid: moment_noise.grid(),
+        sum_scale: sum_noise.sigma_units() * sum_noise.grid(),
+        moment_scale: moment_noise.sigma_units() * moment_noise.grid(),
     })
 }
 
