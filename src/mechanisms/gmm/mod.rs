@@ -1064,6 +1064,9 @@ pub fn release_gmm_data(
                 });
                 if gaussian_cov {
                     let sc = des.sigma_cov[c];
+                    // Covered at the smaller shape f_k: with Δ' ≥ f_k + margin, the grid
+                    // sensitivity of a replacement inside the class (≤ 2Δ' as computed) is
+                    // ≤ 2(Δ'/g + √m), so its noise multiplier is ≥ σ_k/(2f_k), the design's.
                     let m = d * (d + 1) / 2;
                     let noise = GridNoise::gaussian(sc, cov_sensitivity(stats[c].count), m)?;
                     covs.push(noisy_psd(&stats[c].cov(), &noise, sc, rng)?);
