@@ -543,3 +543,94 @@ fn iris_release_with_a_public_bound() {
         2
     );
 }
+
+/// Distance of x/g to the nearest integer.
+fn off_grid(x: f64, g: f64) -> f64 {
+    let u = x / g;
+    (u - u.round()).abs()
+}
+
+/// The model file holds only post-processing of released grid multiples (issue 11, exact
+/// noise), never μ + fl(σz): with the receipt's `parameters.noise_grids`, the default release's
+/// sums Ñ_k·μ̃_k/B (Ñ_k = π̃_k·N) and the Wishart and i.i.d. paths' means μ̃_k/B are integer
+/// multiples of their grids, to float round-off (1e-6 grid units; a float Gaussian lands
+/// that close with probability 2e-6 per coordinate, 15 coordinates per file).
+#[test]
+fn model_file_holds_released_grid_multiples() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = paper_csv(dir.path(), 4);
+    let bound = 10.0f64;
+    let bs = bound.to_string();
+    for (noise, cov, grid_name) in [
+        ("optimized", "gaussian", "class sums"),
+        ("optimized", "wishart", "mean (unit ball)"),
+        ("iid-gaussian", "gaussian", "means"),
+    ] {
+        let m = dir.path().join("m.json");
+        let r = dir.path().join("r.json");
+        json(&run(&[
+            "gmm",
+            "--input",
+            s(&csv),
+            "--label",
+            "class",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--noise",
+            noise,
+            "--covariance-noise",
+            cov,
+            "--bound",
+            &bs,
+            "--model-out",
+            s(&m),
+            "--receipt",
+            s(&r),
+            "--seed",
+            "5",
+            "--json",
+        ]));
+        let model: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+        let receipt: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+        let grids = receipt["parameters"]["noise_grids"].as_array().unwrap();
+        assert!(
+            grids
+                .iter()
+                .all(|g| g["noise"].as_str().unwrap().starts_with("discrete ")),
+            "{grids:?}"
+        );
+        let n = receipt["data"]["rows_used"].as_f64().unwrap();
+        let classes = model["classes"].as_array().unwrap();
+        for (c, mean) in model["means"].as_array().unwrap().iter().enumerate() {
+            let class = classes[c].as_str().unwrap();
+            let g = grids
+                .iter()
+                .find(|g| {
+                    let w = g["what"].as_str().unwrap();
+                    w.contains(grid_name)
+                        && (!w.starts_with("class '") || w.starts_with(&format!("class '{class}'")))
+                })
+                .unwrap_or_else(|| panic!("{noise}/{cov}: no grid '{grid_name}' in {grids:?}"))
+                ["grid"]
+                .as_f64()
+                .unwrap();
+            assert!(g > 0.0 && g < 1e-3, "{g}");
+            let scale = if grid_name == "class sums" {
+                (model["weights"][c].as_f64().unwrap() * n).round()
+            } else {
+                1.0
+            };
+            for x in mean.as_array().unwrap() {
+                let x = x.as_f64().unwrap() / bound * scale;
+                assert!(
+                    off_grid(x, g) < 1e-6,
+                    "{noise}/{cov}: class {class}: {x} is not a multiple of {g}"
+                );
+            }
+        }
+    }
+}

@@ -21,10 +21,13 @@
 //!   and L1 ≤ 2√(d(d+1)/2)·max f_k over the upper triangle.
 
 use super::design::{analytic_gaussian_delta, max_mahalanobis_sensitivity};
+use super::exactnoise::{
+    covering_gaussian, covering_laplace, float_margin_l1, float_margin_l2, upper_pairs,
+};
 use super::linalg::{sym_fn, Mat};
-use crate::math::DetFloat;
-use rand::Rng;
-use rand_distr::{Distribution, StandardNormal};
+use crate::error::Result;
+use crate::mechanisms::noise::{GridGaussian, GridLaplace};
+use rand::RngCore;
 
 /// Smallest σ with the analytic Gaussian mechanism (ε, δ)-DP for L2 sensitivity `delta2`.
 pub fn analytic_sigma(delta2: f64, eps: f64, delta: f64) -> f64 {
@@ -87,34 +90,58 @@ pub fn sensitivities(counts: &[usize], d: usize) -> Sensitivities {
     }
 }
 
-/// i.i.d. noise of one kind.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum IidNoise {
-    /// N(0, σ²).
-    Gaussian(f64),
-    /// Laplace(0, b).
-    Laplace(f64),
+/// Exact i.i.d. noise of one kind on a power-of-two grid ([`super::exactnoise`]): the
+/// drop-in for i.i.d. N(0, σ²) or Laplace(0, b) noise, with the same accounting.
+#[derive(Debug, Clone)]
+pub enum GridNoise {
+    /// Discrete Gaussian on a grid (`GridGaussian::covering`).
+    Gaussian(GridGaussian),
+    /// Discrete Laplace on a grid.
+    Laplace(GridLaplace),
 }
 
-impl IidNoise {
-    /// One draw.
-    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        match *self {
-            IidNoise::Gaussian(s) => {
-                let z: f64 = StandardNormal.sample(rng);
-                s * z
-            }
-            IidNoise::Laplace(b) => {
-                let u: f64 = rng.gen::<f64>() - 0.5;
-                -b * u.signum() * (1.0 - 2.0 * u.abs()).max(f64::MIN_POSITIVE).dln()
-            }
+impl GridNoise {
+    /// Gaussian N(0, σ²) on a float statistic of L2 sensitivity `sensitivity` over `coords`
+    /// coordinates that a neighbour can change (rounding margin included).
+    pub fn gaussian(sigma: f64, sensitivity: f64, coords: usize) -> Result<GridNoise> {
+        covering_gaussian(sigma, sensitivity, float_margin_l2(coords), coords)
+            .map(GridNoise::Gaussian)
+    }
+
+    /// (ε, 0)-DP Laplace on a float statistic of L1 sensitivity `l1` over `coords` coordinates.
+    pub fn laplace(epsilon: f64, l1: f64, coords: usize) -> Result<GridNoise> {
+        covering_laplace(epsilon, l1, float_margin_l1(coords), coords).map(GridNoise::Laplace)
+    }
+
+    /// Replaces every entry of `xs` by its release.
+    pub fn add_noise<R: RngCore + ?Sized>(&self, xs: &mut [f64], rng: &mut R) -> Result<()> {
+        match self {
+            GridNoise::Gaussian(g) => g.add_noise(xs, rng),
+            GridNoise::Laplace(l) => l.add_noise(xs, rng),
         }
     }
-    /// Standard deviation.
+
+    /// Standard deviation of the noise actually added.
     pub fn std(&self) -> f64 {
-        match *self {
-            IidNoise::Gaussian(s) => s,
-            IidNoise::Laplace(b) => b * 2f64.sqrt(),
+        match self {
+            GridNoise::Gaussian(g) => g.sigma_units() * g.grid(),
+            GridNoise::Laplace(l) => l.scale_units() * l.grid() * 2f64.sqrt(),
+        }
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> f64 {
+        match self {
+            GridNoise::Gaussian(g) => g.grid(),
+            GridNoise::Laplace(l) => l.grid(),
+        }
+    }
+
+    /// "discrete Gaussian" or "discrete Laplace".
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GridNoise::Gaussian(_) => "discrete Gaussian",
+            GridNoise::Laplace(_) => "discrete Laplace",
         }
     }
 }
@@ -140,23 +167,29 @@ pub fn project_simplex_floor(y: &[f64], floor: f64) -> Vec<f64> {
     x.iter().map(|v| v / sum).collect()
 }
 
-/// Adds symmetric i.i.d. noise to the upper triangle and clips eigenvalues at `floor`.
-pub fn noisy_psd<R: Rng + ?Sized>(cov: &Mat, noise: IidNoise, floor: f64, rng: &mut R) -> Mat {
+/// Adds symmetric exact noise to the upper triangle and clips eigenvalues at `floor`.
+pub fn noisy_psd<R: RngCore + ?Sized>(
+    cov: &Mat,
+    noise: &GridNoise,
+    floor: f64,
+    rng: &mut R,
+) -> Result<Mat> {
     let d = cov.n;
-    let mut m = cov.clone();
-    for i in 0..d {
-        for j in i..d {
-            let v = m.get(i, j) + noise.draw(rng);
-            m.set(i, j, v);
-            m.set(j, i, v);
-        }
+    let pairs = upper_pairs(d);
+    let mut v: Vec<f64> = pairs.iter().map(|&(i, j)| cov.get(i, j)).collect();
+    noise.add_noise(&mut v, rng)?;
+    let mut m = Mat::zeros(d);
+    for (&(i, j), &x) in pairs.iter().zip(&v) {
+        m.set(i, j, x);
+        m.set(j, i, x);
     }
-    sym_fn(&m, |l| l.max(floor))
+    Ok(sym_fn(&m, |l| l.max(floor)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::math::DetFloat;
     use crate::rng::ReleaseRng;
 
     #[test]
@@ -181,8 +214,14 @@ mod tests {
         }
         let mut rng = ReleaseRng::seeded(2);
         let n = 200_000;
-        let l = IidNoise::Laplace(1.5);
-        let mean_abs: f64 = (0..n).map(|_| l.draw(&mut rng).abs()).sum::<f64>() / n as f64;
+        // ε = 2 at L1 sensitivity 3: scale b = 1.5 (raised by < 0.2 % for the grid)
+        let l = GridNoise::laplace(2.0, 3.0, 1).unwrap();
+        let mut xs = vec![0.25; n];
+        l.add_noise(&mut xs, &mut rng).unwrap();
+        let mean_abs: f64 = xs.iter().map(|x| (x - 0.25).abs()).sum::<f64>() / n as f64;
         assert!((mean_abs / 1.5 - 1.0).abs() < 0.02, "{mean_abs}");
+        assert!(xs.iter().all(|x| (x / l.grid()).fract() == 0.0));
+        let g = GridNoise::gaussian(0.5, 2.0, 3).unwrap();
+        assert!(g.std() >= 0.5 && g.std() < 0.5 * 1.002);
     }
 }

@@ -58,8 +58,8 @@
 //! (post-processing). This is a Gaussian mechanism with an (ε, δ) guarantee; the means
 //! then get δ/4 per class instead of δ/2.
 //!
-//! **Weights**: the smoothed randomized mapping of [`weights`] — (ε0, 0)-DP (the paper's
-//! Prop. 2 mapping is not DP, see there).
+//! **Weights**: the smoothed randomized mapping of [`weights`] with exact discrete Laplace
+//! count noise — (ε0, 0)-DP (the paper's Prop. 2 mapping is not DP, see there).
 //!
 //! **Composition** (basic): ε = ε0 + 2·max_k (ε_k + ε_W,k) ≤ target, δ = 2δ_m. The split
 //! is chosen by [`design::optimize`] (Algorithm 1).
@@ -70,6 +70,22 @@
 //! data, no exact N_k in any scale); its proof note is there, and the receipt declares nothing
 //! unprotected. The paper's Algorithm 1 design below is used for `--adjacency label` and for
 //! `--covariance-noise wishart`, and declares its design unprotected.
+//!
+//! **Exact noise** (issue 11; proofs in [`exactnoise`], [`weights`] and the noise module).
+//! No released number is μ + fl(σz). The weights' count noise is the exact discrete Laplace
+//! (scale rounded up: (ε0′, 0)-DP with ε0′ ≤ ε0). Every Gaussian-noised statistic is released
+//! as G·(round(x/G) + Z) on a power-of-two grid G with Z an exact discrete Gaussian from
+//! `GridGaussian::covering`, whose noise multiplier is at least the σ/Δ the design accounts,
+//! so the accounting above is unchanged: on the default path the statistics are exact integer
+//! sums of rows put on the grid 2^{−30} inside the unit ball (no rounding margin needed); on
+//! the other paths the released means and covariances are float functions of those exact
+//! sums, with a proven rounding margin added to Δ (and σ raised by the same factor). The
+//! label-adjacency colored mean noise L z is released as L·(L⁻¹μ + z) with z exact and
+//! isotropic: the whitened mean's sensitivity is the design's r. Laplace baselines use the
+//! discrete Laplace on a grid. Not exact: the Wishart covariance noise (Bartlett, floating
+//! point; the receipt's limitation says so), and the data-independent λ-branch coin and the
+//! uniform composition (no data involved). The grids and scales are in the receipt
+//! (`parameters.noise_grids`); the model holds post-processing of grid multiples only.
 //!
 //! **Unprotected / limitations (non-default paths).** As in the paper, the design (split, Γ_k, γ_k) and the
 //! baselines' noise scales are computed from the non-private fit (class counts, covariances
@@ -83,6 +99,7 @@
 
 pub mod baselines;
 pub mod design;
+pub mod exactnoise;
 pub mod fit;
 pub mod kl;
 pub mod linalg;
@@ -98,10 +115,11 @@ use crate::error::{Error, Result};
 use crate::math::DetFloat;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
-use baselines::{analytic_sigma, noisy_psd, project_simplex_floor, sensitivities, IidNoise};
+use baselines::{analytic_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
 use design::{max_mahalanobis_sensitivity, ClassDesignInput, CovCost};
+use exactnoise::{class_stats, ClassStats};
 use fit::{fit_classes, ClassFit};
-use linalg::{cholesky, sym_eigen, Mat};
+use linalg::{cholesky, forward_solve, sym_eigen, Mat};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
@@ -682,6 +700,45 @@ pub struct GmmParameters {
     pub pca: Option<usize>,
     /// Covariance noise of `optimized`.
     pub covariance_noise: CovarianceNoise,
+    /// The grids and scales of the exact noise, one entry per released group (per class
+    /// where the scale depends on the class).
+    pub noise_grids: Vec<NoiseGrid>,
+}
+
+/// One exactly sampled noise: the released numbers are `grid`·(integer).
+#[derive(Debug, Clone, Serialize)]
+pub struct NoiseGrid {
+    /// Which released numbers.
+    pub what: String,
+    /// "discrete Gaussian" or "discrete Laplace".
+    pub noise: &'static str,
+    /// The grid (a power of two; 1 for counts), in the released statistic's units (unit ball).
+    pub grid: f64,
+    /// The noise's standard deviation (Gaussian) or scale b (Laplace), same units.
+    pub scale: f64,
+}
+
+impl NoiseGrid {
+    fn of(what: impl Into<String>, n: &GridNoise) -> NoiseGrid {
+        NoiseGrid {
+            what: what.into(),
+            noise: n.kind(),
+            grid: n.grid(),
+            scale: match n {
+                GridNoise::Gaussian(g) => g.sigma_units() * g.grid(),
+                GridNoise::Laplace(l) => l.scale_units() * l.grid(),
+            },
+        }
+    }
+
+    fn counts(eps0: f64) -> Result<NoiseGrid> {
+        Ok(NoiseGrid {
+            what: "class counts".into(),
+            noise: "discrete Laplace",
+            grid: 1.0,
+            scale: weights::count_noise(eps0)?.scale(),
+        })
+    }
 }
 
 /// Facts about the input.
@@ -879,6 +936,7 @@ pub fn release_gmm_data(
     let mut warnings = Vec::new();
     let mut design_iterations = 0;
     let mut weights_branch = String::new();
+    let mut noise_grids = Vec::new();
     let (w_rel, mu_rel, cov_rel, budget, protected, eps_total, delta_total);
     let wishart_dof = d + 1;
     // The default (record adjacency, Gaussian covariance noise): noisy sufficient statistics,
@@ -895,6 +953,19 @@ pub fn release_gmm_data(
                 weights::Branch::Uniform => "uniform (λ smoothing)".into(),
             };
             w_rel = r.counts.iter().map(|&c| c as f64 / n as f64).collect();
+            noise_grids.push(NoiseGrid::counts(split.eps_counts)?);
+            noise_grids.push(NoiseGrid {
+                what: "class sums Σ z (unit ball)".into(),
+                noise: "discrete Gaussian",
+                grid: r.sum_grid,
+                scale: r.sum_scale,
+            });
+            noise_grids.push(NoiseGrid {
+                what: "class second moments Σ z zᵀ, upper triangle (unit ball)".into(),
+                noise: "discrete Gaussian",
+                grid: r.moment_grid,
+                scale: r.moment_scale,
+            });
             mu_rel = r.means;
             cov_rel = r.covs;
             eps_total = split.epsilon();
@@ -902,19 +973,19 @@ pub fn release_gmm_data(
             protected = vec![
                 ProtectedItem {
                     what: "class counts (the weights π̃ = Ñ/N and the divisors of the means and covariances)".into(),
-                    how: "two-sided geometric noise on every count (L1 sensitivity 2), projected onto the compositions of N, smoothed with λ·Uniform".into(),
+                    how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2), projected onto the compositions of N, smoothed with λ·Uniform".into(),
                     epsilon: split.eps_counts,
                     delta: 0.0,
                 },
                 ProtectedItem {
                     what: "class sums Σ z (→ means μ̃_k = S̃_k/Ñ_k; ε per class, a neighbour changes two classes)".into(),
-                    how: format!("Gaussian N(0, σ²I) on the unit-ball sum, σ = 2/r(ε_mean, δ/4) = {:.6}", split.sigma_sum),
+                    how: format!("exact discrete Gaussian on a grid (noise multiplier ≥ σ/Δ of N(0, σ²I)) on the unit-ball sum, σ = 2/r(ε_mean, δ/4) = {:.6}", split.sigma_sum),
                     epsilon: split.eps_mean,
                     delta: split.delta_mean,
                 },
                 ProtectedItem {
                     what: "class second moments Σ z zᵀ (→ covariances, eigenvalues clipped; ε per class)".into(),
-                    how: format!("symmetric Gaussian noise on the upper triangle, σ = √2/r(ε_cov, δ/4) = {:.6}", split.sigma_moment),
+                    how: format!("symmetric exact discrete Gaussian noise on a grid on the upper triangle (noise multiplier ≥ σ/Δ), σ = √2/r(ε_cov, δ/4) = {:.6}", split.sigma_moment),
                     epsilon: split.eps_cov,
                     delta: split.delta_cov,
                 },
@@ -979,20 +1050,37 @@ pub fn release_gmm_data(
                 opts.tolerance,
             );
             design_iterations = des.iterations;
+            let stats = class_stats(&z, &data.labels, k, d)?;
             let mut means = Vec::with_capacity(k);
             let mut covs = Vec::with_capacity(k);
             for c in 0..k {
                 let gi = x1[c].scale(1.0 / (des.r[c] * des.r[c]));
-                means.push(add_gaussian(&fits[c].mean, &gi, rng)?);
+                let (mu, grid) =
+                    release_mean(opts.adjacency, &stats[c], &fits[c].mean, &gi, des.r[c], rng)?;
+                means.push(mu);
+                noise_grids.push(NoiseGrid {
+                    what: format!("class '{}': {}", data.classes[c], grid.what),
+                    ..grid
+                });
                 if gaussian_cov {
                     let sc = des.sigma_cov[c];
-                    covs.push(noisy_psd(&fits[c].cov, IidNoise::Gaussian(sc), sc, rng));
+                    // Covered at the smaller shape f_k: with Δ' ≥ f_k + margin, the grid
+                    // sensitivity of a replacement inside the class (≤ 2Δ' as computed) is
+                    // ≤ 2(Δ'/g + √m), so its noise multiplier is ≥ σ_k/(2f_k), the design's.
+                    let m = d * (d + 1) / 2;
+                    let noise = GridNoise::gaussian(sc, cov_sensitivity(stats[c].count), m)?;
+                    covs.push(noisy_psd(&stats[c].cov(), &noise, sc, rng)?);
+                    noise_grids.push(NoiseGrid::of(
+                        format!("class '{}': covariance, upper triangle", data.classes[c]),
+                        &noise,
+                    ));
                 } else {
                     let w = wishart::sample_wishart(d, wishart_dof, des.gamma[c], rng)?;
                     covs.push(fits[c].cov.add(&w).symmetrize());
                 }
             }
-            let (cnt, branch) = weights::release_counts(&counts, des.eps0, opts.lambda, rng);
+            let (cnt, branch) = weights::release_counts(&counts, des.eps0, opts.lambda, rng)?;
+            noise_grids.insert(0, NoiseGrid::counts(des.eps0)?);
             weights_branch = match branch {
                 weights::Branch::NoisyCounts => "noisy counts".into(),
                 weights::Branch::Uniform => "uniform (λ smoothing)".into(),
@@ -1009,13 +1097,13 @@ pub fn release_gmm_data(
             eps_total = des.eps0 + 2.0 * per_class_max;
             delta_total = 2.0 * delta_m + if gaussian_cov { 2.0 * delta_c } else { 0.0 };
             let mean_how = match opts.adjacency {
-                Adjacency::Record => "Gaussian N(0, Γ_k⁻¹) with Γ_k⁻¹ = s_k²/r(ε_k, δ_mean)²·I, s_k = 2B/(N_k − 1) (worst case, ‖x‖ ≤ B)",
-                Adjacency::Label => "Gaussian N(0, Γ_k⁻¹) designed by the SDP (23) over the label-flip sensitivities (local sensitivity)",
+                Adjacency::Record => "exact discrete Gaussian on a grid covering N(0, Γ_k⁻¹) with Γ_k⁻¹ = s_k²/r(ε_k, δ_mean)²·I, s_k = 2B/(N_k − 1) (worst case, ‖x‖ ≤ B; rounding margin included)",
+                Adjacency::Label => "Gaussian N(0, Γ_k⁻¹) designed by the SDP (23) over the label-flip sensitivities (local sensitivity): the whitened mean L_k⁻¹μ_k (Γ_k⁻¹ = L_k L_kᵀ) is released with exact discrete Gaussian noise of multiplier ≥ 1/r_k, then multiplied by L_k",
             };
             protected = vec![
                 ProtectedItem {
                     what: "weights π̃".into(),
-                    how: "randomized mapping on the compositions of N: two-sided geometric noise on the class counts projected onto S, smoothed with λ·Uniform(S)".into(),
+                    how: "randomized mapping on the compositions of N: exact discrete Laplace noise (scale ≥ 2/ε_weights) on the class counts projected onto S, smoothed with λ·Uniform(S)".into(),
                     epsilon: des.eps0,
                     delta: 0.0,
                 },
@@ -1028,7 +1116,7 @@ pub fn release_gmm_data(
                 if gaussian_cov {
                     ProtectedItem {
                         what: "covariances Σ̃_k (ε per class; eigenvalues clipped at σ_k)".into(),
-                        how: "Gaussian noise on the upper triangle of the unit-ball covariance, σ_k = max(f_k/r(ε_cov,k, δ/4), 2f_k/r(2ε_cov,k, δ/2)), f_k = 1/(N_k − 2) + 4/N_k (worst-case Frobenius sensitivity of adding or removing a point; 2f_k for a replacement inside the class)".into(),
+                        how: "exact discrete Gaussian noise on a grid on the upper triangle of the unit-ball covariance (noise multiplier ≥ σ_k/f_k), σ_k = max(f_k/r(ε_cov,k, δ/4), 2f_k/r(2ε_cov,k, δ/2)), f_k = 1/(N_k − 2) + 4/N_k (worst-case Frobenius sensitivity of adding or removing a point; 2f_k for a replacement inside the class)".into(),
                         epsilon: des.eps_cov.iter().cloned().fold(0.0, f64::max),
                         delta: delta_c,
                     }
@@ -1068,20 +1156,27 @@ pub fn release_gmm_data(
             let e3 = opts.epsilon / 3.0 * (1.0 - 1e-12);
             let laplace = opts.noise == Noise::IidLaplace;
             let d3 = if laplace { 0.0 } else { opts.delta / 3.0 };
+            // Exact noise; each group's coordinates a neighbour can change: the K weights,
+            // the means and covariances of (at most) two classes.
+            let kd = d * k.min(2);
+            let km = d * (d + 1) / 2 * k.min(2);
             let (nw, nm, nc) = if laplace {
                 (
-                    IidNoise::Laplace(s.w1 / e3),
-                    IidNoise::Laplace(s.m1 / e3),
-                    IidNoise::Laplace(s.c1 / e3),
+                    GridNoise::laplace(e3, s.w1, k)?,
+                    GridNoise::laplace(e3, s.m1, kd)?,
+                    GridNoise::laplace(e3, s.c1, km)?,
                 )
             } else {
                 (
-                    IidNoise::Gaussian(analytic_sigma(s.w2, e3, d3)),
-                    IidNoise::Gaussian(analytic_sigma(s.m2, e3, d3)),
-                    IidNoise::Gaussian(analytic_sigma(s.c2, e3, d3)),
+                    GridNoise::gaussian(analytic_sigma(s.w2, e3, d3), s.w2, k)?,
+                    GridNoise::gaussian(analytic_sigma(s.m2, e3, d3), s.m2, kd)?,
+                    GridNoise::gaussian(analytic_sigma(s.c2, e3, d3), s.c2, km)?,
                 )
             };
-            let noisy_w: Vec<f64> = pi.iter().map(|p| p + nw.draw(rng)).collect();
+            let stats = class_stats(&z, &data.labels, k, d)?;
+            let mut noisy_w: Vec<f64> = stats.iter().map(|st| st.count as f64 / n as f64).collect();
+            nw.add_noise(&mut noisy_w, rng)?;
+            noise_grids.push(NoiseGrid::of("weights", &nw));
             w_rel = project_simplex_floor(&noisy_w, 1.0 / n as f64);
             let mut means = Vec::with_capacity(k);
             if opts.noise == Noise::ColoredGaussian {
@@ -1096,29 +1191,45 @@ pub fn release_gmm_data(
                             ..cert
                         });
                     }
-                    means.push(add_gaussian(&f.mean, &x.0.scale(1.0 / (r * r)), rng)?);
+                    let (mu, grid) = release_mean(
+                        opts.adjacency,
+                        &stats[c],
+                        &f.mean,
+                        &x.0.scale(1.0 / (r * r)),
+                        r,
+                        rng,
+                    )?;
+                    means.push(mu);
+                    noise_grids.push(NoiseGrid {
+                        what: format!("class '{}': {}", data.classes[c], grid.what),
+                        ..grid
+                    });
                 }
             } else {
-                for f in &fits {
-                    means.push(f.mean.iter().map(|m| m + nm.draw(rng)).collect());
+                for st in &stats {
+                    let mut m = st.mean();
+                    nm.add_noise(&mut m, rng)?;
+                    means.push(m);
                 }
+                noise_grids.push(NoiseGrid::of("means", &nm));
             }
             mu_rel = means;
-            cov_rel = fits
+            cov_rel = stats
                 .iter()
-                .map(|f| noisy_psd(&f.cov, nc, nc.std(), rng))
-                .collect();
+                .map(|st| noisy_psd(&st.cov(), &nc, nc.std(), rng))
+                .collect::<Result<Vec<Mat>>>()?;
+            noise_grids.push(NoiseGrid::of("covariances, upper triangle", &nc));
             eps_total = 3.0 * e3;
             delta_total = 3.0 * d3;
             let kind = if laplace {
-                "Laplace"
+                "exact discrete Laplace on a grid"
             } else {
-                "Gaussian (analytic calibration)"
+                "exact discrete Gaussian on a grid (analytic calibration of the covered Gaussian)"
             };
             let mean_how = if opts.noise == Noise::ColoredGaussian {
                 match opts.adjacency {
-                    Adjacency::Record => "isotropic Gaussian (the MSE-optimal colored noise under a norm bound), per class ε/6, δ/6".to_string(),
-                    Adjacency::Label => "MSE-optimal colored Gaussian (SDP with C = I) over the label-flip sensitivities (local sensitivity), per class ε/6, δ/6".to_string(),
+                    Adjacency::Record => "isotropic Gaussian (the MSE-optimal colored noise under a norm bound), sampled as an exact discrete Gaussian on a grid, per class ε/6, δ/6".to_string(),
+                    Adjacency::Label => "MSE-optimal colored Gaussian (SDP with C = I) over the label-flip sensitivities (local sensitivity), per class ε/6, δ/6: the whitened mean gets exact discrete Gaussian noise, then is colored (post-processing)".to_string(),
                 }
             } else {
                 format!("i.i.d. {kind} on every coordinate, worst-case sensitivity")
@@ -1219,7 +1330,7 @@ pub fn release_gmm_data(
             public_information,
             unprotected,
             limitations: vec![
-                "continuous noise is sampled in floating point; least-significant-bit side channels are not defended".into(),
+                exactness_limitation(opts),
                 "the kl returned beside the release (under `private`) is computed from the non-private model, for the data owner only; it is not part of the release".into(),
             ],
         },
@@ -1240,6 +1351,7 @@ pub fn release_gmm_data(
             weights_branch,
             pca: None,
             covariance_noise: opts.covariance_noise,
+            noise_grids,
         },
         data: GmmDataReport {
             rows_used: n,
@@ -1340,16 +1452,77 @@ fn unit_mean_constraint(
     }
 }
 
-/// mean + N(0, cov).
-fn add_gaussian(mean: &[f64], cov: &Mat, rng: &mut ReleaseRng) -> Result<Vec<f64>> {
-    let l = cholesky(cov).ok_or_else(|| {
-        Error::Data("internal: the mean-noise covariance is not positive definite".into())
-    })?;
-    let d = mean.len();
-    let zs: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
-    Ok((0..d)
-        .map(|i| mean[i] + (0..=i).map(|j| l.get(i, j) * zs[j]).sum::<f64>())
-        .collect())
+/// Releases one class mean with noise N(0, Γ⁻¹), Γ⁻¹ = `noise_cov`, exactly:
+/// * record adjacency (Γ⁻¹ = (s_k/r)²·I, s_k = 2/(N_k − 1)): the mean computed from the exact
+///   statistics gets exact discrete Gaussian noise covering N(0, (s_k/r)²I) at sensitivity s_k
+///   plus the float margin ([`exactnoise`]), i.e. noise multiplier ≥ 1/r, the design's;
+/// * label adjacency (Γ⁻¹ from the SDP, colored): Γ⁻¹ = L Lᵀ; every certified sensitivity vector
+///   v has vᵀ(Γ⁻¹)⁻¹v ≤ r², so ‖L⁻¹v‖ ≤ r: the whitened mean w = L⁻¹μ has L2 sensitivity r and
+///   gets exact noise covering N(0, I) at sensitivity r (multiplier ≥ 1/r, the design's);
+///   μ̃ = L w̃ is post-processing. The float error of computing L⁻¹μ is not added to r: this
+///   path's sensitivity is already local (the receipt says so).
+fn release_mean(
+    adjacency: Adjacency,
+    st: &ClassStats,
+    fit_mean: &[f64],
+    noise_cov: &Mat,
+    r: f64,
+    rng: &mut ReleaseRng,
+) -> Result<(Vec<f64>, NoiseGrid)> {
+    let d = fit_mean.len();
+    match adjacency {
+        Adjacency::Record => {
+            let s = 2.0 / (st.count as f64 - 1.0);
+            let noise = GridNoise::gaussian(s / r, s, d)?;
+            let mut m = st.mean();
+            noise.add_noise(&mut m, rng)?;
+            Ok((m, NoiseGrid::of("mean (unit ball)", &noise)))
+        }
+        Adjacency::Label => {
+            let l = cholesky(noise_cov).ok_or_else(|| {
+                Error::Data("internal: the mean-noise covariance is not positive definite".into())
+            })?;
+            let mut w = forward_solve(&l, fit_mean);
+            let noise = exactnoise::covering(1.0, r, d)?;
+            noise.add_noise(&mut w, rng)?;
+            Ok((
+                l.mul_vec(&w),
+                NoiseGrid::of(
+                    "whitened mean L⁻¹μ (noise units)",
+                    &GridNoise::Gaussian(noise),
+                ),
+            ))
+        }
+    }
+}
+
+/// Which parts of the release are sampled exactly, for the receipt.
+fn exactness_limitation(opts: &GmmOptions) -> String {
+    let tail = "released on power-of-two grids with noise sampled exactly in integer arithmetic (grids and scales in parameters.noise_grids)";
+    let mut s = match (opts.noise, opts.adjacency, opts.covariance_noise) {
+        (Noise::Optimized, Adjacency::Record, CovarianceNoise::Gaussian) => format!(
+            "exact noise: the class counts (discrete Laplace), sums and second moments (discrete Gaussian) are {tail}; the model holds post-processing of these released numbers only"
+        ),
+        (Noise::Optimized, _, CovarianceNoise::Wishart) => format!(
+            "exact noise: the class counts (discrete Laplace) and the means (discrete Gaussian) are {tail}; NOT exact: the Wishart covariance noise is sampled in floating point (Bartlett decomposition) and the model stores Σ_k + W_k as computed, so least-significant-bit side channels of the covariances are not defended"
+        ),
+        (Noise::Optimized, _, CovarianceNoise::Gaussian) => format!(
+            "exact noise: the class counts (discrete Laplace), the means and the covariances (discrete Gaussian) are {tail}; the model holds post-processing of these released numbers only"
+        ),
+        (Noise::IidLaplace, _, _) => format!(
+            "exact noise: the weights, means and covariances (discrete Laplace) are {tail}; the model holds post-processing of these released numbers only"
+        ),
+        _ => format!(
+            "exact noise: the weights, means and covariances (discrete Gaussian) are {tail}; the model holds post-processing of these released numbers only"
+        ),
+    };
+    if opts.adjacency == Adjacency::Label
+        && opts.noise != Noise::IidGaussian
+        && opts.noise != Noise::IidLaplace
+    {
+        s.push_str("; under label adjacency the colored mean noise is released as L·(L⁻¹μ + z) with z exact, and the floating-point rounding of L⁻¹μ is not in the (local) sensitivity");
+    }
+    s
 }
 
 /// Samples `t` labelled rows from a (validated) model: each row's class is drawn from the
@@ -1602,6 +1775,106 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Distance of x/g to the nearest integer (x a computed multiple of the grid g).
+    fn off_grid(x: f64, g: f64) -> f64 {
+        let u = x / g;
+        (u - u.round()).abs()
+    }
+
+    /// The model file holds only post-processing of released grid multiples: under record
+    /// adjacency every released mean coordinate (in unit-ball units: model mean / B) is an
+    /// integer multiple of its grid (to float round-off, 1e-6 grid units); on the default path
+    /// the released sums Ñ_k·μ̃_k/B (Ñ_k = π̃_k·N) are multiples of the sums' grid. A float
+    /// Gaussian μ + fl(σz) lands within 1e-6 grid units of the grid with probability 2e-6 per
+    /// coordinate.
+    #[test]
+    fn model_means_are_released_grid_multiples() {
+        let mut rng = ReleaseRng::seeded(21);
+        let data = synthetic_paper_data(4, 3, 600, &mut rng);
+        let bound = bound_of(&data).unwrap();
+        let grid_of = |r: &GmmRelease, what: &str| -> f64 {
+            r.receipt
+                .parameters
+                .noise_grids
+                .iter()
+                .find(|g| g.what.contains(what))
+                .unwrap_or_else(|| {
+                    panic!("no grid for {what}: {:?}", r.receipt.parameters.noise_grids)
+                })
+                .grid
+        };
+        let cases = [
+            (Noise::Optimized, CovarianceNoise::Wishart),
+            (Noise::IidGaussian, CovarianceNoise::Gaussian),
+            (Noise::IidLaplace, CovarianceNoise::Gaussian),
+            (Noise::ColoredGaussian, CovarianceNoise::Gaussian),
+        ];
+        for (noise, covariance_noise) in cases {
+            let opts = GmmOptions {
+                noise,
+                covariance_noise,
+                bound: Some(bound),
+                ..GmmOptions::default()
+            };
+            let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
+            for (c, m) in r.model.means.iter().enumerate() {
+                let g = if noise == Noise::IidGaussian || noise == Noise::IidLaplace {
+                    grid_of(&r, "means")
+                } else {
+                    grid_of(&r, &format!("class '{}': mean", data.classes[c]))
+                };
+                assert!(g > 0.0 && g < 1e-3, "{noise:?}: grid {g}");
+                for &x in m {
+                    assert!(
+                        off_grid(x / bound, g) < 1e-6,
+                        "{noise:?}: {x} is not on the grid {g}"
+                    );
+                }
+            }
+            let lim = &r.receipt.guarantee.limitations[0];
+            assert_eq!(
+                lim.contains(
+                    "NOT exact: the Wishart covariance noise is sampled in floating point"
+                ),
+                covariance_noise == CovarianceNoise::Wishart && noise == Noise::Optimized,
+                "{lim}"
+            );
+            let kinds: Vec<&str> = r
+                .receipt
+                .parameters
+                .noise_grids
+                .iter()
+                .map(|g| g.noise)
+                .collect();
+            assert!(
+                kinds.iter().all(|k| k.starts_with("discrete ")),
+                "{kinds:?}"
+            );
+        }
+        // the default path: sums on their public grid
+        let opts = GmmOptions {
+            bound: Some(bound),
+            ..GmmOptions::default()
+        };
+        let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
+        let g = grid_of(&r, "class sums");
+        let n = data.rows.len() as f64;
+        for (m, w) in r.model.means.iter().zip(&r.model.weights) {
+            let nk = (w * n).round();
+            for &x in m {
+                assert!(
+                    off_grid(x / bound * nk, g) < 1e-6,
+                    "{x}·{nk}/B is not on the grid {g}"
+                );
+            }
+        }
+        let lim = &r.receipt.guarantee.limitations[0];
+        assert!(
+            lim.starts_with("exact noise") && !lim.contains("NOT exact"),
+            "{lim}"
+        );
     }
 
     /// The Gaussian-covariance variant: valid models, ε ≤ target, δ = target, no support
