@@ -191,34 +191,6 @@ fn raised(sensitivity: f64, margin: f64) -> f64 {
     up(up(sensitivity * (1.0 + 2f64.powi(-40))) + margin)
 }
 
-/// `GridGaussian::covering(σ, Δ, m)` with one sampler table instead of two: the same grid
-/// ([`GridGaussian::default_grid`]) and the same first noise scale σ·(Δ_eff/Δ) (rounded up),
-/// with Δ_eff = g·⌈Δ/g + √m⌉ computed as `GridGaussian::sensitivity_units` does, but without
-/// building the probe sampler `covering` builds to read Δ_eff (each table costs milliseconds;
-/// a GMM release builds one per class and group). The result is checked the same way
-/// (noise multiplier ≥ σ/Δ) and is identical to `covering`'s (tested).
-pub fn covering(sigma: f64, sensitivity: f64, coords: usize) -> Result<GridGaussian> {
-    if !(sigma > 0.0 && sigma.is_finite() && sensitivity > 0.0 && sensitivity.is_finite()) {
-        // the noise module's own checks and messages
-        return GridGaussian::covering(sigma, sensitivity, coords);
-    }
-    let m = coords.max(1);
-    let g = GridGaussian::default_grid(sigma, sensitivity, m)?;
-    let d_eff = up(sensitivity / g + (m as f64).sqrt()) * g;
-    let want = sigma / sensitivity;
-    let mut s = up(sigma * up(d_eff / sensitivity));
-    for _ in 0..64 {
-        let gg = GridGaussian::new(s, sensitivity, m, Some(g))?;
-        if gg.noise_multiplier() >= want {
-            return Ok(gg);
-        }
-        s = up(s * (1.0 + 1e-15));
-    }
-    Err(Error::Data(format!(
-        "internal: no exact-noise scale covers σ = {sigma} at sensitivity {sensitivity}"
-    )))
-}
-
 /// The exact-noise drop-in for N(0, σ²) per coordinate on a float statistic of L2
 /// sensitivity Δ over m coordinates, computed with the rounding margin `margin`.
 pub fn covering_gaussian(
@@ -229,7 +201,7 @@ pub fn covering_gaussian(
 ) -> Result<GridGaussian> {
     let d2 = raised(sensitivity, margin);
     let s2 = up(up(sigma / sensitivity) * d2);
-    covering(s2, d2, coords)
+    GridGaussian::covering(s2, d2, coords)
 }
 
 /// The exact-noise drop-in for (ε, 0)-DP Laplace noise on a float statistic of L1
@@ -436,25 +408,6 @@ mod tests {
             ks_dgauss(&z, s * 1.05) > crit,
             "5 % scale error not detected"
         );
-    }
-
-    #[test]
-    fn covering_matches_the_noise_module() {
-        for &(s, d, m) in &[
-            (46.3, 2.0, 4usize),
-            (32.7, std::f64::consts::SQRT_2, 10),
-            (1e-3, 0.02, 3),
-            (5e4, 1.0, 2080),
-            (1.0, 7.5, 64),
-        ] {
-            let a = covering(s, d, m).unwrap();
-            let b = GridGaussian::covering(s, d, m).unwrap();
-            assert_eq!(a.grid(), b.grid());
-            assert_eq!(a.sampler().ratio(), b.sampler().ratio());
-            assert_eq!(a.noise_multiplier(), b.noise_multiplier());
-            assert!(a.noise_multiplier() >= s / d);
-        }
-        assert!(covering(-1.0, 1.0, 1).is_err() && covering(1.0, f64::NAN, 1).is_err());
     }
 
     #[test]

@@ -48,7 +48,7 @@
 //! the data reaches the model or the receipt.
 
 use super::design::max_mahalanobis_sensitivity;
-use super::exactnoise::{class_stats, covering, release_fixed, upper_pairs, ROW_BITS};
+use super::exactnoise::{class_stats, release_fixed, upper_pairs, ROW_BITS};
 use super::linalg::{sym_fn, Mat};
 use super::weights::{self, Branch};
 use crate::error::{Error, Result};
@@ -102,12 +102,12 @@ impl Split {
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian
     /// (public: from σ_S, Δ_S and d only).
     pub fn sum_noise(&self, d: usize) -> Result<GridGaussian> {
-        covering(self.sigma_sum, SUM_SENSITIVITY, d)
+        GridGaussian::covering(self.sigma_sum, SUM_SENSITIVITY, d)
     }
 
     /// The exact-noise release of one class second moment (d(d+1)/2 coordinates).
     pub fn moment_noise(&self, d: usize) -> Result<GridGaussian> {
-        covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
+        GridGaussian::covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
     }
 
     /// Total ε = ε_cnt + 2(ε_mean + ε_cov).

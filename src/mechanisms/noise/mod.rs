@@ -256,14 +256,20 @@ impl GridGaussian {
     pub fn covering(sigma: f64, sensitivity: f64, coords: usize) -> Result<Self> {
         check_positive("sigma", sigma, "a noise standard deviation")?;
         check_positive("sensitivity", sensitivity, "a sensitivity")?;
-        let g = Self::default_grid(sigma, sensitivity, coords)?;
+        let m = coords.max(1);
+        let g = Self::default_grid(sigma, sensitivity, m)?;
         let want = sigma / sensitivity;
-        let probe = GridGaussian::new(sigma, sensitivity, coords.max(1), Some(g))?;
-        let mut s = up(sigma * up(probe.effective_sensitivity() / sensitivity));
+        // Δ_eff and the noise multiplier exactly as `effective_sensitivity` and
+        // `noise_multiplier` compute them, without building a sampler table per candidate.
+        let d_eff = up(sensitivity / g + (m as f64).sqrt()) * g;
+        let mut s = up(sigma * up(d_eff / sensitivity));
         for _ in 0..64 {
-            let gg = GridGaussian::new(s, sensitivity, coords.max(1), Some(g))?;
-            if gg.noise_multiplier() >= want {
-                return Ok(gg);
+            if down(s / d_eff) >= want {
+                let gg = GridGaussian::new(s, sensitivity, m, Some(g))?;
+                debug_assert!(gg.noise_multiplier() >= want);
+                if gg.noise_multiplier() >= want {
+                    return Ok(gg);
+                }
             }
             s = up(s * (1.0 + 1e-15));
         }
