@@ -62,8 +62,9 @@
 //!
 //! * **Lemma D (CKS20, Proposition 6 / Theorem 14, Corollary 9).** For μ, ν ∈ ℤ^m and Z with
 //!   independent N_ℤ(0, σ²) coordinates, D_α(μ + Z ‖ ν + Z) ≤ α‖μ − ν‖₂²/(2σ²) for every
-//!   α > 1: the continuous Gaussian mechanism's RDP curve (and, through its dominating pair,
-//!   no worse PLD). So a count vector of L2 sensitivity Δ with noise σ ≥ z·Δ has the curve the
+//!   α > 1: the continuous Gaussian mechanism's RDP curve. (Only the RDP curve is proven; a
+//!   PLD figure computed for the continuous Gaussian is declared as such in the receipt.) So
+//!   a count vector of L2 sensitivity Δ with noise σ ≥ z·Δ has the curve the
 //!   accountant charges for noise multiplier z. [`CountNoise::new`] takes z and Δ and uses
 //!   σ = z·Δ·(1 + 2^-48), then rounded up to a dyadic rational by the sampler: the factor
 //!   covers the (at most three) roundings of z·Δ in f64, so σ ≥ z·Δ exactly and the caller's

@@ -1331,6 +1331,7 @@ pub fn release_gmm_data(
             unprotected,
             limitations: vec![
                 exactness_limitation(opts),
+                "the Gaussian noise's (ε, δ) is calibrated with the continuous Gaussian's privacy profile (analytic Gaussian mechanism); for the discrete Gaussian that is drawn, CKS20 prove the continuous Gaussian's Rényi (zCDP) curve, not this profile, and the difference is not bounded here".into(),
                 "the kl returned beside the release (under `private`) is computed from the non-private model, for the data owner only; it is not part of the release".into(),
             ],
         },
@@ -1483,7 +1484,7 @@ fn release_mean(
                 Error::Data("internal: the mean-noise covariance is not positive definite".into())
             })?;
             let mut w = forward_solve(&l, fit_mean);
-            let noise = exactnoise::covering(1.0, r, d)?;
+            let noise = crate::mechanisms::noise::GridGaussian::covering(1.0, r, d)?;
             noise.add_noise(&mut w, rng)?;
             Ok((
                 l.mul_vec(&w),
