@@ -280,7 +280,7 @@ fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
     vec![
         release.into(),
         "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts; their thresholds are one count higher to cover the discrete tail".into(),
-        "ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, not proven here for discrete noise: the proven bound is accountant.epsilon_rdp".into(),
+        "ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, which is not a proven bound for discrete noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units, negligible for the mixing (σ of 2^19 grid units or more) but not for the data path's counts (σ of a few to a few hundred counts), and the gap is not charged. The proven bound is accountant.epsilon_rdp".into(),
     ]
 }
 
