@@ -501,7 +501,7 @@ mod tests {
     #[test]
     fn decision_statistics_are_integers_with_discrete_gaussian_noise_ks() {
         use crate::mechanisms::gaussian::ks_crit;
-        use crate::preprocess::dp_counts::ks_discrete;
+        use crate::mechanisms::noise::ks_discrete_gaussian as ks_discrete;
         // Column x: 1 unparsable cell ('oops'), 399 numbers: a = 1 − 399, b = 1.
         let t = read(&tall(400, Some("oops")));
         let z = 2.0;

@@ -492,41 +492,12 @@ pub fn calibrate_standard(
     )))
 }
 
-/// Kolmogorov–Smirnov distance between integer draws and N_ℤ(0, s²) (its CDF summed exactly
-/// over |z| ≤ 14s + 2; the mass beyond is below e^{−98}). Test helper for the data path's
-/// exact-noise tests; compare with `mechanisms::gaussian::ks_crit` (α = 1e-6; for a discrete
-/// law the KS statistic is stochastically smaller than for a continuous one, so the level is
-/// conservative).
-#[cfg(test)]
-pub(crate) fn ks_discrete(xs: &[i64], s: f64) -> f64 {
-    let wide = (14.0 * s).ceil() as i64 + 2;
-    let w: Vec<f64> = (-wide..=wide)
-        .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
-        .collect();
-    let tot: f64 = w.iter().sum();
-    let mut sorted = xs.to_vec();
-    sorted.sort_unstable();
-    let nf = xs.len() as f64;
-    let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
-    for (j, z) in (-wide..=wide).enumerate() {
-        let below = i;
-        cdf += w[j] / tot;
-        while i < sorted.len() && sorted[i] <= z {
-            i += 1;
-        }
-        // Both sides of the jump at z.
-        d = d
-            .max((cdf - i as f64 / nf).abs())
-            .max((cdf - w[j] / tot - below as f64 / nf).abs());
-    }
-    d
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::accountant::default_orders;
     use crate::mechanisms::gaussian::ks_crit;
+    use crate::mechanisms::noise::ks_discrete_gaussian;
     use crate::rng::ReleaseRng;
 
     /// The released counts are integers (exact discrete noise; a float Gaussian gives a
@@ -561,10 +532,10 @@ mod tests {
         }
         // σ_c ≥ z·√2, and not by more than the sampler's rounding.
         assert!(sigma >= z * 2f64.sqrt() && sigma <= z * 2f64.sqrt() * (1.0 + 1e-9));
-        let d = ks_discrete(&noise, sigma);
+        let d = ks_discrete_gaussian(&noise, sigma);
         assert!(d < ks_crit(noise.len()), "KS {d}");
         // The test can fail: the same draws against σ·1.5.
-        assert!(ks_discrete(&noise, sigma * 1.5) > ks_crit(noise.len()));
+        assert!(ks_discrete_gaussian(&noise, sigma * 1.5) > ks_crit(noise.len()));
     }
 
     /// Lemma T (P(Z ≥ m) ≤ P(Y ≥ m − 1)) at small σ, where the discrete law is furthest from

@@ -1306,7 +1306,7 @@ mod tests {
     #[test]
     fn range_counts_are_integers_with_discrete_gaussian_noise_ks() {
         use crate::mechanisms::gaussian::ks_crit;
-        use crate::preprocess::dp_counts::ks_discrete;
+        use crate::mechanisms::noise::ks_discrete_gaussian as ks_discrete;
         let values: Vec<f32> = (0..5000).map(|i| (i % 100) as f32 + 0.5).collect();
         let g = CountNoise::new("normalization noise", 1.5, 5f64.sqrt()).unwrap();
         assert!(g.sigma() >= 1.5 * 5f64.sqrt() && g.sigma() <= 1.5 * 5f64.sqrt() * (1.0 + 1e-9));
@@ -1400,7 +1400,7 @@ mod tests {
         assert_eq!(mean_norm_grid_exponent(2f64.powi(40)), 0);
         // Noise: S + Z − S over 3,000 draws against N_ℤ(0, (2^k·σ)²) at α = 1e-6.
         use crate::mechanisms::gaussian::ks_crit;
-        use crate::preprocess::dp_counts::ks_discrete;
+        use crate::mechanisms::noise::ks_discrete_gaussian as ks_discrete;
         let g = CountNoise::new("normalization noise", 0.001, 1.0).unwrap();
         let k = mean_norm_grid_exponent(g.sigma());
         assert_eq!(k, 20);

@@ -364,29 +364,6 @@ mod tests {
         }
     }
 
-    /// KS distance between integer samples and N_ℤ(0, s²) (CDF summed over |z| ≤ 14s + 2).
-    fn ks_dgauss(xs: &[i64], s: f64) -> f64 {
-        let wide = (14.0 * s).ceil() as i64 + 2;
-        let w: Vec<f64> = (-wide..=wide)
-            .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
-            .collect();
-        let tot: f64 = w.iter().sum();
-        let mut sorted = xs.to_vec();
-        sorted.sort_unstable();
-        let (mut d, mut cdf, mut i) = (0.0f64, 0.0, 0usize);
-        for (j, z) in (-wide..=wide).enumerate() {
-            cdf += w[j] / tot;
-            while i < sorted.len() && sorted[i] <= z {
-                i += 1;
-            }
-            d = d.max((cdf - i as f64 / xs.len() as f64).abs());
-        }
-        d
-    }
-
-    /// The released values are multiples of the grid and the noise, in grid units, is the
-    /// covering's discrete Gaussian: KS at α = 1e-6 on 200 000 draws (fixed seed), and the same
-    /// test rejects a scale off by 5 % (power check).
     #[test]
     fn fixed_release_is_on_the_grid_with_the_right_noise() {
         let gg = GridGaussian::covering(0.01, 2.0, 4).unwrap();
@@ -403,9 +380,13 @@ mod tests {
             .collect();
         let crit = ((2.0f64 / 1e-6).ln() / (2.0 * n as f64)).sqrt();
         let s = gg.sigma_units();
-        assert!(ks_dgauss(&z, s) < crit, "KS {} ≥ {crit}", ks_dgauss(&z, s));
         assert!(
-            ks_dgauss(&z, s * 1.05) > crit,
+            crate::mechanisms::noise::ks_discrete_gaussian(&z, s) < crit,
+            "KS {} ≥ {crit}",
+            crate::mechanisms::noise::ks_discrete_gaussian(&z, s)
+        );
+        assert!(
+            crate::mechanisms::noise::ks_discrete_gaussian(&z, s * 1.05) > crit,
             "5 % scale error not detected"
         );
     }
