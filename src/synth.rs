@@ -1490,9 +1490,8 @@ fn synthesize_dyn(
                     sigma_x: plan.sigma_x,
                     sigma_y: None,
                     per_class: vec![per_class; k],
-                    // Rows in the unit box [0, 1]^d: norm ≤ √d (one ulp up covers the
-                    // rounding of the square root).
-                    clip: f64::from_bits((d as f64).sqrt().to_bits() + 1),
+                    // Rows in the unit box [0, 1]^d.
+                    clip: cda::unit_box_radius(d),
                 };
                 let mut onehot = vec![0f64; k];
                 cda::generate(

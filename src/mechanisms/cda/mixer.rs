@@ -153,6 +153,12 @@ pub fn exact_grid(clip: f64, sigma: f64, mix: usize) -> Result<f64> {
     Ok(h)
 }
 
+/// A bound on the L2 norm of rows in the unit box [0, 1]^d: √d, one ulp up (covers the
+/// rounding of the square root). DPMix's features and its class-wise variant.
+pub fn unit_box_radius(d: usize) -> f64 {
+    f64::from_bits((d as f64).sqrt().to_bits() + 1)
+}
+
 /// trunc(x/h) for one feature value (x·(1/h) is exact; `as` truncates toward zero).
 #[inline]
 fn unit(x: f32, inv_h: f64) -> i64 {

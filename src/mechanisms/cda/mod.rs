@@ -48,7 +48,7 @@
 pub mod accounting;
 pub mod mixer;
 
-pub use mixer::{exact_grid, ExactMixer, MixCell, Mixer};
+pub use mixer::{exact_grid, unit_box_radius, ExactMixer, MixCell, Mixer};
 
 use super::gaussian::Gaussian;
 use crate::error::{Error, Result};

@@ -64,7 +64,7 @@
 
 pub mod accounting;
 
-use super::cda::ExactMixer;
+use super::cda::{unit_box_radius, ExactMixer};
 use super::noise::{Bits, DiscreteGaussian};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
@@ -130,9 +130,8 @@ pub fn generate<R: Rng + ?Sized>(
         ))
     })?)
         .collect();
-    // Features in [0, 1]^d: norm ≤ √d (one ulp up covers the rounding of the root).
-    let radius = f64::from_bits((d as f64).sqrt().to_bits() + 1);
-    let mixer = ExactMixer::new(features, d, cfg.mix, cfg.sigma_x, radius)?;
+    // Features in [0, 1]^d.
+    let mixer = ExactMixer::new(features, d, cfg.mix, cfg.sigma_x, unit_box_radius(d))?;
     let labels_noise = LabelNoise::new(cfg.sigma_y, cfg.mix)?;
     let mut acc = vec![0f64; d];
     let mut sum = vec![0i64; d];
@@ -171,7 +170,6 @@ struct LabelNoise {
 
 impl LabelNoise {
     fn new(sigma_y: f64, mix: usize) -> Result<Self> {
-        let mut h = 1.0 / 1_048_576.0f64;
         let sl = sigma_y * mix as f64;
         if !(sigma_y > 0.0 && sl.is_finite()) {
             return Err(Error::param(
@@ -180,13 +178,9 @@ impl LabelNoise {
                 "a noise standard deviation must be a positive finite number",
             ));
         }
-        // h ≤ 1 keeps c/h an integer; 2^-30 ≤ h keeps l/h within i64.
-        while sl / h > (1u64 << 30) as f64 && h < 1.0 {
-            h *= 2.0;
-        }
-        while sl / h < 1.0 && h > 2f64.powi(-30) {
-            h *= 0.5;
-        }
+        // The features' grid rule for entries ≤ 1, kept in [2^-30, 1]: h ≤ 1 keeps c/h an
+        // integer, 2^-30 ≤ h keeps l/h within i64.
+        let h = crate::mechanisms::cda::exact_grid(1.0, sigma_y, mix)?.clamp(2f64.powi(-30), 1.0);
         // σy·l one ulp up (the f64 product may round down), over h (exact).
         let noise = DiscreteGaussian::new("sigma-y", f64::from_bits(sl.to_bits() + 1) / h)?;
         Ok(LabelNoise {
