@@ -273,14 +273,20 @@ struct Classes<'a> {
 /// The label column's public categories, from the schema.
 /// What the receipt says about how the noise is sampled (floating point or exact).
 fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
-    let release = match mechanism {
-        Mechanism::Cda | Mechanism::DpMix(_) => "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
-        _ => "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
+    let (release, scale) = match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => (
+            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
+            "the mixing and the counts use σ of about 2^19 grid units or more, where the gap is of order 10⁻¹³ per release",
+        ),
+        _ => (
+            "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
+            "the counts use σ of 2^19 grid units or more (gap of order 10⁻¹³ per release) and each row's noise σ ≥ 2^10·√d·σ/Δ grid units (gap of order 10⁻⁸ or less at σ/Δ ≥ 1)",
+        ),
     };
     vec![
         release.into(),
-        "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts; their thresholds are one count higher to cover the discrete tail".into(),
-        "ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, which is not a proven bound for discrete noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units, negligible for the mixing (σ of 2^19 grid units or more) but not for the data path's counts (σ of a few to a few hundred counts), and the gap is not charged. The proven bound is accountant.epsilon_rdp".into(),
+        "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts (on a grid 2^-k of a count, so the released counts are multiples of 2^-k); their thresholds are one count higher to cover the discrete tail".into(),
+        format!("ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, which is not a proven bound for discrete noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units; {scale}, and it is not charged. The proven bound is accountant.epsilon_rdp"),
     ]
 }
 

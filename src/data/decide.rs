@@ -495,16 +495,21 @@ mod tests {
         assert!(!rep.protected);
     }
 
-    /// The released decision statistics are integers (exact discrete noise; today's float
-    /// noise makes them non-integers) and a_j + N_ℤ(0, σ²), b_j + N_ℤ(0, σ²) with σ ≥ z·√10:
+    /// The released decision statistics are multiples of the count grid 2^-k (exact discrete
+    /// noise; float noise almost never is) and a_j + 2^-k·N_ℤ(0, (2^k σ)²), likewise b_j, with
+    /// σ ≥ z·√10:
     /// KS at α = 1e-6 over 2 × 1,500 runs.
     #[test]
-    fn decision_statistics_are_integers_with_discrete_gaussian_noise_ks() {
+    fn decision_statistics_lie_on_the_count_grid_with_discrete_gaussian_noise_ks() {
         use crate::mechanisms::gaussian::ks_crit;
         use crate::mechanisms::noise::ks_discrete_gaussian as ks_discrete;
         // Column x: 1 unparsable cell ('oops'), 399 numbers: a = 1 − 399, b = 1.
         let t = read(&tall(400, Some("oops")));
         let z = 2.0;
+        // The count grid 2^-k (released values are multiples of it).
+        let grid = crate::preprocess::dp_counts::CountNoise::new("x", z, 10f64.sqrt())
+            .unwrap()
+            .grid();
         let (mut na, mut nb) = (Vec::new(), Vec::new());
         let mut sigma = 0.0;
         for seed in 0..1500 {
@@ -512,16 +517,19 @@ mod tests {
             sigma = rep.noise_std.unwrap();
             let a = rep.columns[0].noisy_text_minus_numeric.unwrap();
             let b = rep.columns[0].noisy_missing.unwrap();
-            assert!(a.fract() == 0.0 && b.fract() == 0.0, "seed {seed}: {a} {b}");
-            na.push((a - (1.0 - 399.0)) as i64);
-            nb.push((b - 1.0) as i64);
+            assert!(
+                (a / grid).fract() == 0.0 && (b / grid).fract() == 0.0,
+                "seed {seed}: {a} {b}"
+            );
+            na.push(((a - (1.0 - 399.0)) / grid) as i64);
+            nb.push(((b - 1.0) / grid) as i64);
         }
         let want = z * 10f64.sqrt();
         assert!(sigma >= want && sigma <= want * (1.0 + 1e-9), "{sigma}");
         for xs in [&na, &nb] {
-            let d = ks_discrete(xs, sigma);
+            let d = ks_discrete(xs, sigma / grid);
             assert!(d < ks_crit(xs.len()), "KS {d}");
-            assert!(ks_discrete(xs, sigma * 2.0) > ks_crit(xs.len()));
+            assert!(ks_discrete(xs, sigma / grid * 2.0) > ks_crit(xs.len()));
         }
     }
 

@@ -55,10 +55,14 @@
 //! Floating-point noise n + fl(σ·z) leaks through its low bits (Mironov 2012). Every count of
 //! the data path (these class counts; the column-type decision counts of
 //! [`crate::data::decide`]; the normalization histograms of [`crate::preprocess::normalize`])
-//! is an integer whose neighbours differ by an *integer* vector, so [`CountNoise`] adds a
-//! discrete Gaussian N_ℤ(0, σ²) drawn in integer arithmetic
-//! ([`crate::mechanisms::noise::DiscreteGaussian`], CKS20) directly on the counts — no grid
-//! and no rounding, so no sensitivity inflation:
+//! is an integer whose neighbours differ by an *integer* vector. [`CountNoise`] scales the
+//! counts by 2^k (k ≥ 0, so they stay integers and the shifts integer vectors of norm
+//! ≤ 2^k·Δ; no rounding, so no sensitivity inflation), adds a discrete Gaussian
+//! N_ℤ(0, (2^k σ)²) drawn in integer arithmetic ([`crate::mechanisms::noise::DiscreteGaussian`],
+//! CKS20) and divides by 2^k (post-processing). k is the smallest with 2^k σ ≥ 2^19: the
+//! statements below hold in grid units with the factors 2^k cancelling, and the large σ in
+//! grid units keeps the discrete privacy profile within about 10⁻¹³ of the continuous one
+//! (noise module's proof note):
 //!
 //! * **Lemma D (CKS20, Proposition 6 / Theorem 14, Corollary 9).** For μ, ν ∈ ℤ^m and Z with
 //!   independent N_ℤ(0, σ²) coordinates, D_α(μ + Z ‖ ν + Z) ≤ α‖μ − ν‖₂²/(2σ²) for every
@@ -79,9 +83,11 @@
 //!   of threshold ([`DISCRETE_TAIL_MARGIN`]). Every threshold of the data path whose error
 //!   rate is stated carries that unit: this label threshold and the categorical level
 //!   threshold of normalization (privacy claims, δ), and the range, integrality, type and
-//!   indicator thresholds (utility claims, their stated false-detection rates).
+//!   indicator thresholds (utility claims, their stated false-detection rates). On the grid
+//!   2^-k the lemma needs only one grid unit (2^-k of a count); the thresholds keep a whole
+//!   count, which is more.
 //!
-//! The released counts are integers (f64 holding an integer exactly).
+//! The released counts are multiples of 2^-k ([`CountNoise::grid`]).
 
 use rand::Rng;
 use serde::Serialize;
@@ -92,11 +98,21 @@ use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::upper_quantile_conservative;
 use crate::mechanisms::noise::DiscreteGaussian;
 
-/// Exact discrete Gaussian noise on integer counts (module docs, "Exact noise").
+/// Exact discrete Gaussian noise on integer counts (module docs, "Exact noise"), drawn on the
+/// fine grid 2^-k of a count: the counts are scaled by 2^k (still integers) and the noise has
+/// at least 2^19 grid units of σ, where the discrete Gaussian's privacy profile is within
+/// about 10⁻¹³ of the continuous one's (it is larger for small σ in grid units; see the
+/// noise module's proof note).
 #[derive(Debug, Clone)]
 pub struct CountNoise {
     dg: DiscreteGaussian,
+    /// The grid 2^-k of a count.
+    grid: f64,
 }
+
+/// The smallest σ, in grid units, that [`CountNoise`] draws with (unless σ itself needs a
+/// coarser grid than one count, which it never does: σ ≤ 2^31).
+const MIN_GRID_SIGMA: f64 = 524_288.0; // 2^19
 
 impl CountNoise {
     /// Noise σ ≥ `z`·`sensitivity` (rounded up; see Lemma D), for counts whose neighbours
@@ -109,35 +125,50 @@ impl CountNoise {
                 "internal: the {name} needs a positive finite noise scale, got z = {z}, Δ = {sensitivity}"
             )));
         }
-        let dg = DiscreteGaussian::new(name, sigma).map_err(|_| {
+        // Counts scaled by 2^k, k ≤ 30, until σ·2^k ≥ 2^19 (exact: powers of two).
+        let mut scale = 1.0f64;
+        while sigma * scale < MIN_GRID_SIGMA && scale < 1_073_741_824.0 {
+            scale *= 2.0;
+        }
+        let dg = DiscreteGaussian::new(name, sigma * scale).map_err(|_| {
             Error::Data(format!(
-                "the {name} would need noise σ = {sigma:e}, outside the exact sampler's range [2^-20, 2^31] (counts); {}",
+                "the {name} would need noise σ = {sigma:e}, outside the exact sampler's range (counts); {}",
                 if sigma > 1.0 { "raise ε (or its share for this release)" } else { "lower ε (or its share for this release)" }
             ))
         })?;
-        Ok(CountNoise { dg })
+        Ok(CountNoise {
+            dg,
+            grid: 1.0 / scale,
+        })
     }
 
-    /// The noise standard deviation actually used (≥ z·Δ).
+    /// The noise standard deviation actually used, in counts (≥ z·Δ).
     pub fn sigma(&self) -> f64 {
-        self.dg.sigma()
+        self.dg.sigma() * self.grid
     }
 
-    /// The exact sampler.
+    /// The grid 2^-k of a count on which the noise is drawn (released counts are multiples
+    /// of it).
+    pub fn grid(&self) -> f64 {
+        self.grid
+    }
+
+    /// The exact sampler (grid units).
     pub fn sampler(&self) -> &DiscreteGaussian {
         &self.dg
     }
 
-    /// One noise draw (an integer).
+    /// One noise draw, in grid units (an integer).
     pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> i64 {
         self.dg.sample(rng)
     }
 
-    /// `count` + one draw; `count` must be an integer (a count held in an f64), and the
-    /// result is one.
+    /// `count` + one draw, in counts: (count·2^k + Z)·2^-k. `count` must be an integer (a
+    /// count held in an f64); the result is a multiple of [`Self::grid`], rounded to f64 as a
+    /// function of the integer count·2^k + Z (post-processing).
     pub fn add<R: Rng + ?Sized>(&self, count: f64, rng: &mut R) -> f64 {
         debug_assert!(count.fract() == 0.0 && count.abs() < 2f64.powi(52));
-        count + self.draw(rng) as f64
+        count + self.draw(rng) as f64 * self.grid
     }
 }
 
@@ -500,16 +531,20 @@ mod tests {
     use crate::mechanisms::noise::ks_discrete_gaussian;
     use crate::rng::ReleaseRng;
 
-    /// The released counts are integers (exact discrete noise; a float Gaussian gives a
-    /// non-integer with probability 1) and n_k + N_ℤ(0, σ²) with σ ≥ z·√2: KS at α = 1e-6
+    /// The released counts are multiples of the count grid 2^-k (exact discrete noise; a
+    /// float Gaussian almost never is) and n_k + 2^-k·N_ℤ(0, (2^k σ)²) with σ ≥ z·√2, 2^k σ
+    /// ≥ 2^19: KS at α = 1e-6
     /// over 4,000 draws of each of two counts.
     #[test]
-    fn class_counts_are_integers_with_discrete_gaussian_noise_ks() {
+    fn class_counts_lie_on_the_count_grid_with_discrete_gaussian_noise_ks() {
         let lv = labels(&["a", "b"]);
         let mut codes = vec![0u32; 300];
         codes.extend(vec![1u32; 700]);
         let s = labels(&["a", "b"]);
         let z = 3.0;
+        let grid = CountNoise::new("x", z, std::f64::consts::SQRT_2)
+            .unwrap()
+            .grid();
         let mut noise = Vec::new();
         let mut sigma = 0.0;
         for seed in 0..2000 {
@@ -526,16 +561,23 @@ mod tests {
             .unwrap();
             sigma = rep.noise_std;
             for (&x, n) in c.noisy_counts.iter().zip([300.0, 700.0]) {
-                assert_eq!(x.fract(), 0.0, "seed {seed}: count {x} is not an integer");
-                noise.push((x - n) as i64);
+                let u = (x - n) / grid;
+                assert_eq!(
+                    u.fract(),
+                    0.0,
+                    "seed {seed}: count {x} is off the grid {grid}"
+                );
+                noise.push(u as i64);
             }
         }
         // σ_c ≥ z·√2, and not by more than the sampler's rounding.
         assert!(sigma >= z * 2f64.sqrt() && sigma <= z * 2f64.sqrt() * (1.0 + 1e-9));
-        let d = ks_discrete_gaussian(&noise, sigma);
+        // At least 2^19 grid units of σ (the fine grid of the counts).
+        assert!(sigma / grid >= 524_288.0 && sigma / grid < 2.0 * 524_288.0 * (1.0 + 1e-9));
+        let d = ks_discrete_gaussian(&noise, sigma / grid);
         assert!(d < ks_crit(noise.len()), "KS {d}");
         // The test can fail: the same draws against σ·1.5.
-        assert!(ks_discrete_gaussian(&noise, sigma * 1.5) > ks_crit(noise.len()));
+        assert!(ks_discrete_gaussian(&noise, sigma / grid * 1.5) > ks_crit(noise.len()));
     }
 
     /// Lemma T (P(Z ≥ m) ≤ P(Y ≥ m − 1)) at small σ, where the discrete law is furthest from
@@ -549,7 +591,7 @@ mod tests {
             e.contains("class-count noise") && e.contains("raise ε"),
             "{e}"
         );
-        let e = CountNoise::new("class-count noise", 1e-9, 1.0)
+        let e = CountNoise::new("class-count noise", 1e-20, 1.0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("lower ε"), "{e}");

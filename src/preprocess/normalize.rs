@@ -25,7 +25,8 @@
 //!   integer arithmetic ([`crate::preprocess::dp_counts::CountNoise`]): the counts are
 //!   integers and neighbours differ by integer vectors, so by CKS20 (Lemma D of the proof
 //!   note in [`crate::preprocess::dp_counts`]) the release has the Gaussian mechanism's RDP
-//!   curve with noise multiplier z, unchanged. Released counts are integers. The thresholds
+//!   curve with noise multiplier z, unchanged. Released counts lie on the count grid 2^-k
+//!   ([`crate::preprocess::dp_counts::CountNoise::grid`]). The thresholds
 //!   whose rates are stated (range bins, integrality, categorical levels) sit one unit higher
 //!   than for continuous noise (Lemma T there): the range and integrality thresholds are
 //!   σ·t + 1 and the categorical one τ = 2 + σ·t (a level held by one record where present).
@@ -1300,11 +1301,12 @@ mod tests {
             .contains("normalize = zscore"));
     }
 
-    /// The range histogram, non-integral count and level counts are released as integers
-    /// (exact discrete noise; today's float noise gives non-integers), with noise
-    /// N_ℤ(0, σ²), σ ≥ z·Δ: KS at α = 1e-6 over the empty coarse bins (their exact count is 0).
+    /// The range histogram, non-integral count and level counts are released on the count
+    /// grid 2^-k (exact discrete noise; float noise almost never is), with noise
+    /// 2^-k·N_ℤ(0, (2^k σ)²), σ ≥ z·Δ: KS at α = 1e-6 over the empty coarse bins (their exact
+    /// count is 0).
     #[test]
-    fn range_counts_are_integers_with_discrete_gaussian_noise_ks() {
+    fn range_counts_lie_on_the_count_grid_with_discrete_gaussian_noise_ks() {
         use crate::mechanisms::gaussian::ks_crit;
         use crate::mechanisms::noise::ks_discrete_gaussian as ks_discrete;
         let values: Vec<f32> = (0..5000).map(|i| (i % 100) as f32 + 0.5).collect();
@@ -1320,20 +1322,22 @@ mod tests {
                 .unwrap_or_else(|_| panic!("seed {seed}: no range"));
             assert!(!r.integral, "every value is non-integral");
             for (b, &c) in r.coarse_noisy.iter().enumerate() {
-                assert_eq!(c.fract(), 0.0, "seed {seed}, bin {b}: {c}");
+                let u = c / g.grid();
+                assert_eq!(u.fract(), 0.0, "seed {seed}, bin {b}: {c}");
                 if exact[b] == 0 {
-                    empty_noise.push(c as i64);
+                    empty_noise.push(u as i64);
                 }
             }
         }
-        let d = ks_discrete(&empty_noise, g.sigma());
+        let su = g.sigma() / g.grid();
+        let d = ks_discrete(&empty_noise, su);
         assert!(d < ks_crit(empty_noise.len()), "KS {d}");
-        assert!(ks_discrete(&empty_noise, g.sigma() * 1.3) > ks_crit(empty_noise.len()));
+        assert!(ks_discrete(&empty_noise, su * 1.3) > ks_crit(empty_noise.len()));
     }
 
-    /// Released categorical level counts (DP levels and schema levels) are integers.
+    /// Released categorical level counts (DP levels and schema levels) lie on the count grid.
     #[test]
-    fn level_counts_are_integers() {
+    fn level_counts_lie_on_the_count_grid() {
         let n = 4000;
         let values: Vec<f32> = (0..n).map(|i| (i % 9) as f32).collect();
         let cats: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
@@ -1360,8 +1364,9 @@ mod tests {
             match &rel.marginals[1] {
                 Some(ColumnMarginal::Categorical(p)) => {
                     assert!(p.len() >= 3);
+                    // Multiples of the count grid 2^-k, k ≤ 30.
                     for &c in p {
-                        assert_eq!(c.fract(), 0.0, "{c}");
+                        assert_eq!((c * 2f64.powi(30)).fract(), 0.0, "{c}");
                     }
                 }
                 other => panic!("{other:?}"),

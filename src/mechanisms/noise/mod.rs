@@ -47,9 +47,10 @@
 //! (‖v‖² − 2⟨Z, v⟩)/(2σ_g²) at lattice points instead of a Gaussian, and its hockey-stick
 //! curve is *not* always below the continuous one's: computed exactly in one dimension, the
 //! discrete δ(ε) exceeds the continuous by up to 0.016 at σ_g = Δ_g = 1 and 6.6·10⁻⁴ at
-//! σ_g = Δ_g = 5, a gap falling about as 1/σ_g². The mixing releases use σ_g of about 2^19
-//! or more grid units, where the gap is of order 10⁻¹³ per release; the data path's counts
-//! use σ of a few to a few hundred counts. No bound is charged for the gap:
+//! σ_g = Δ_g = 5, a gap falling about as 1/σ_g². The mixing and the data path's counts (on a
+//! grid 2^-k of a count) use σ_g of about 2^19 grid units or more, where the gap is of order
+//! 10⁻¹³ per release; this type's default grid gives σ_g ≥ 2^10·√m·σ/Δ. No bound is charged
+//! for the gap:
 //! a PLD figure computed for the continuous Gaussian is declared as such by the receipts
 //! that use this noise, and the RDP figure is the proven one.) *Proof.* Multiplication by g is exact
 //! and injective, so it is post-processing (it cannot increase any divergence); apply
