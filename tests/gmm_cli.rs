@@ -32,6 +32,27 @@ fn s(p: &Path) -> &str {
 }
 
 /// §V-A-style data (K = 5, d = 3, N = 1000) written at full precision.
+/// `gmm --input <csv> --label class --epsilon 1 --delta 1e-5 --bound <bound> <rest> --json`:
+/// the release the JSON-contract tests share.
+fn gmm_args<'a>(csv: &'a Path, bound: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "gmm",
+        "--input",
+        s(csv),
+        "--label",
+        "class",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-5",
+        "--bound",
+        bound,
+    ];
+    a.extend_from_slice(rest);
+    a.push("--json");
+    a
+}
+
 fn paper_csv(dir: &Path, seed: u64) -> PathBuf {
     let data = synthetic_paper_data(5, 3, 1000, &mut ReleaseRng::seeded(seed));
     let mut text = String::from("x0,x1,class,x2\n");
@@ -159,34 +180,26 @@ fn release_json_contract_files_and_independent_kl() {
         let m = dir.path().join("m.json");
         let r = dir.path().join("r.json");
         let o = dir.path().join("o.csv");
-        let v = json(&run(&[
-            "gmm",
-            "--input",
-            s(&csv),
-            "--label",
-            "class",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--noise",
-            noise,
-            "--adjacency",
-            adjacency,
-            "--bound",
+        let v = json(&run(&gmm_args(
+            &csv,
             &bound,
-            "--model-out",
-            s(&m),
-            "--samples",
-            "50",
-            "--output",
-            s(&o),
-            "--receipt",
-            s(&r),
-            "--seed",
-            "9",
-            "--json",
-        ]));
+            &[
+                "--noise",
+                noise,
+                "--adjacency",
+                adjacency,
+                "--model-out",
+                s(&m),
+                "--samples",
+                "50",
+                "--output",
+                s(&o),
+                "--receipt",
+                s(&r),
+                "--seed",
+                "9",
+            ],
+        )));
         // The KL is computed from the data without protection: only under `private`.
         assert!(v.get("kl").is_none(), "kl must not be top level: {v}");
         let kl = v["private"]["kl"].as_f64().unwrap();
@@ -568,30 +581,22 @@ fn model_file_holds_released_grid_multiples() {
     ] {
         let m = dir.path().join("m.json");
         let r = dir.path().join("r.json");
-        json(&run(&[
-            "gmm",
-            "--input",
-            s(&csv),
-            "--label",
-            "class",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--noise",
-            noise,
-            "--covariance-noise",
-            cov,
-            "--bound",
+        json(&run(&gmm_args(
+            &csv,
             &bs,
-            "--model-out",
-            s(&m),
-            "--receipt",
-            s(&r),
-            "--seed",
-            "5",
-            "--json",
-        ]));
+            &[
+                "--noise",
+                noise,
+                "--covariance-noise",
+                cov,
+                "--model-out",
+                s(&m),
+                "--receipt",
+                s(&r),
+                "--seed",
+                "5",
+            ],
+        )));
         let model: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
         let receipt: serde_json::Value =
