@@ -240,6 +240,46 @@ impl Plan {
         Ok((worst, at))
     }
 
+    /// ε(δ) for exact discrete Gaussian noise: the continuous plan's ε charged with the
+    /// coupling budget `tv` ([`super::coupling`]): per branch the smallest ε with
+    /// ε_branch(δ − (1 + e^ε)·tv) ≤ ε, then the maximum (valid for every branch, as each
+    /// branch's ε is non-increasing in δ). `charge` includes (1 + e^ε)·tv. `tv` = 0 is
+    /// [`Plan::epsilon`].
+    pub fn epsilon_coupled(&self, delta: f64, opts: &PldOptions, tv: f64) -> Result<PldEpsilon> {
+        if tv == 0.0 {
+            return self.epsilon(delta, opts);
+        }
+        check_delta(delta)?;
+        let mut worst = PldEpsilon {
+            epsilon: 0.0,
+            delta,
+            charge: 0.0,
+            grid_step: 0.0,
+            fft_len: 0,
+        };
+        for b in &self.branches {
+            let c = branch_composed(b, opts, 1.0)?;
+            let eps = no_nan(super::coupling::coupled_epsilon(delta, tv, |d| {
+                c.epsilon(d)
+            }));
+            if eps >= worst.epsilon {
+                let coupling = delta - super::coupling::remaining_delta(delta, eps, tv);
+                worst = PldEpsilon {
+                    epsilon: eps,
+                    delta,
+                    charge: if coupling.is_finite() {
+                        c.charge + coupling
+                    } else {
+                        f64::INFINITY
+                    },
+                    grid_step: c.h,
+                    fft_len: c.fft_len,
+                };
+            }
+        }
+        Ok(worst)
+    }
+
     /// δ(ε): the maximum over branches (an upper bound; ≤ 1).
     pub fn delta(&self, eps: f64, opts: &PldOptions) -> Result<f64> {
         if eps.is_nan() || eps < 0.0 {

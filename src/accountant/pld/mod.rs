@@ -19,6 +19,7 @@
 //! (stochastic dominance) where it is not exact, so δ(ε) = Σ p_i (1 − e^{ε−y_i})₊ + charge is
 //! an upper bound on the true δ of the composition for every ε.
 
+pub mod coupling;
 pub mod fft;
 pub mod mechanisms;
 pub mod pairs;
