@@ -272,21 +272,28 @@ struct Classes<'a> {
 
 /// The label column's public categories, from the schema.
 /// What the receipt says about how the noise is sampled (floating point or exact).
-fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
-    let (release, scale) = match mechanism {
-        Mechanism::Cda | Mechanism::DpMix(_) => (
-            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
-            "the mixing and the counts use σ of about 2^19 grid units or more, where the gap is of order 10⁻¹³ per release",
-        ),
-        _ => (
-            "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
-            "the counts use σ of 2^19 grid units or more (gap of order 10⁻¹³ per release) and each row's noise σ ≥ 2^10·√d·σ/Δ grid units (gap of order 10⁻⁸ or less at σ/Δ ≥ 1)",
-        ),
+/// `epsilon` is the receipt's headline ε and `mix_draws` the number of discrete Gaussian
+/// draws of the mixing (rows written × noised coordinates per row).
+fn noise_limitations(mechanism: &Mechanism, epsilon: f64, mix_draws: f64) -> Vec<String> {
+    use crate::accountant::pld::coupling::{rounding_tv_bound, COUPLED_MIN_SIGMA_UNITS};
+    let tau = rounding_tv_bound(COUPLED_MIN_SIGMA_UNITS);
+    let pld = match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => {
+            let mix = (1.0 + epsilon.exp()) * tau * mix_draws;
+            format!(
+                "the PLD figure (epsilon) is computed for the continuous Gaussian; the discrete δ(ε) can exceed the continuous one. Every draw here (mixing and counts) has σ ≥ 2^30 grid units (at noise multipliers above about 2^-11, i.e. short of ε in the thousands) and is within total variation τ ≤ {tau:.2e} of a rounded continuous Gaussian (accountant::pld::coupling), so the PLD figure is proven for the discrete noise at δ + (1 + e^ε)·τ·N, N a bound on the number of draws on both of two neighbouring datasets: the mixing makes rows × noised coordinates draws ({mix_draws:.0} here, adding {mix:.1e} at this ε) and the data path one per noisy count. This term is not charged to delta; the bound proven without it is accountant.epsilon_rdp"
+            )
+        }
+        _ => "the PLD figure (epsilon) is computed for the continuous Gaussian, which is not a proven bound for discrete noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units; the counts use σ ≥ 2^30 grid units (total variation ≤ 1.8·10⁻²⁰ per draw from a rounded continuous Gaussian) and each row's noise σ ≥ 2^10·√d·σ/Δ grid units, and the gap is not charged. The proven bound is accountant.epsilon_rdp".to_string(),
+    };
+    let release = match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
+        _ => "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
     };
     vec![
         release.into(),
         "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts (on a grid 2^-k of a count, so the released counts are multiples of 2^-k); their thresholds are one count higher to cover the discrete tail".into(),
-        format!("ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, which is not a proven bound for discrete noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units; {scale}, and it is not charged. The proven bound is accountant.epsilon_rdp"),
+        format!("ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; {pld}"),
     ]
 }
 
@@ -1640,6 +1647,13 @@ fn synthesize_dyn(
         warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
     let label_name = table.names[cls.index].clone();
+    // The mixing's discrete Gaussian draws (the receipt's PLD note): every coordinate of every
+    // row written, plus DPMix's label coordinates.
+    let mix_draws = rows_total as f64
+        * match mechanism {
+            Mechanism::DpMix(_) => (d + k) as f64,
+            _ => d as f64,
+        };
     Ok(Receipt {
         epsilon: guarantee.epsilon,
         delta: opts.delta,
@@ -1648,7 +1662,7 @@ fn synthesize_dyn(
             adjacency: plan.adjacency,
             public_information: plan.public_information,
             unprotected,
-            limitations: noise_limitations(mechanism),
+            limitations: noise_limitations(mechanism, guarantee.epsilon, mix_draws),
         },
         parameters: plan.parameters,
         accountant: AccountantReport {
@@ -1702,6 +1716,30 @@ fn synthesize_dyn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The receipt's PLD note states the coupling term (1 + e^ε)·τ·N for the mixing's draws:
+    /// MNIST 60k × 784 at ε = 10 gives (1 + e^10)·1.749·10⁻²⁰·47,040,000 = 1.8·10⁻⁸
+    /// (τ ≤ (0.9680/σ² + 1.5100/σ³)/48 at σ = 2^30, computed here independently); local
+    /// perturbation makes no such claim.
+    #[test]
+    fn receipt_states_the_coupling_term_of_the_mixing() {
+        let tau = (0.9680 / 2f64.powi(60) + 1.5100 / 2f64.powi(90)) / 48.0;
+        let n = 60_000.0 * 784.0;
+        let want = format!("{:.1e}", (1.0 + 10f64.exp()) * tau * n);
+        assert_eq!(want, "1.8e-8");
+        let cda = noise_limitations(&Mechanism::Cda, 10.0, n).join(" ");
+        assert!(
+            cda.contains(&format!("(47040000 here, adding {want} at this ε)")),
+            "{cda}"
+        );
+        assert!(cda.contains("τ ≤ 1.75e-20"), "{cda}");
+        let local = noise_limitations(&Mechanism::Local, 10.0, n).join(" ");
+        assert!(
+            !local.contains("is proven for the discrete noise"),
+            "{local}"
+        );
+        assert!(local.contains("not a proven bound"), "{local}");
+    }
 
     #[test]
     fn mechanism_options_from_cli_names_and_json() {

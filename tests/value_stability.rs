@@ -229,8 +229,10 @@ fn synth_case(name: &str, input: &str, label: &str, extra: &[&str]) {
         "2",
         "--delta",
         "1e-5",
+        // Iris at ε = 2 without a schema releases no class on some seeds (a known small-data
+        // limit; 5 of seeds 1–12 since the counts' noise moved to the 2^30 grid): 3 does.
         "--seed",
-        "1",
+        "3",
         "--output",
         "{tmp}/out.csv",
         "--receipt",

@@ -59,15 +59,15 @@
 //! counts by 2^k (k ≥ 0, so they stay integers and the shifts integer vectors of norm
 //! ≤ 2^k·Δ; no rounding, so no sensitivity inflation), adds a discrete Gaussian
 //! N_ℤ(0, (2^k σ)²) drawn in integer arithmetic ([`crate::mechanisms::noise::DiscreteGaussian`],
-//! CKS20) and divides by 2^k (post-processing). k is the smallest with 2^k σ ≥ 2^19: the
-//! statements below hold in grid units with the factors 2^k cancelling, and the large σ in
-//! grid units keeps the discrete privacy profile within about 10⁻¹³ of the continuous one
-//! (noise module's proof note):
+//! CKS20) and divides by 2^k (post-processing). k is the smallest with 2^k σ ≥ 2^30: the
+//! statements below hold in grid units with the factors 2^k cancelling, and at that scale the
+//! receipt's PLD figure charges the discrete noise's gap to the continuous Gaussian
+//! ([`crate::accountant::pld::coupling`]; total variation ≤ 1.8·10⁻²⁰ per draw):
 //!
 //! * **Lemma D (CKS20, Proposition 6 / Theorem 14, Corollary 9).** For μ, ν ∈ ℤ^m and Z with
 //!   independent N_ℤ(0, σ²) coordinates, D_α(μ + Z ‖ ν + Z) ≤ α‖μ − ν‖₂²/(2σ²) for every
-//!   α > 1: the continuous Gaussian mechanism's RDP curve. (Only the RDP curve is proven; a
-//!   PLD figure computed for the continuous Gaussian is declared as such in the receipt.) So
+//!   α > 1: the continuous Gaussian mechanism's RDP curve. (The PLD figure for the continuous
+//!   Gaussian holds after the coupling charge of [`crate::accountant::pld::coupling`].) So
 //!   a count vector of L2 sensitivity Δ with noise σ ≥ z·Δ has the curve the
 //!   accountant charges for noise multiplier z. [`CountNoise::new`] takes z and Δ and uses
 //!   σ = z·Δ·(1 + 2^-48), then rounded up to a dyadic rational by the sampler: the factor
@@ -100,9 +100,8 @@ use crate::mechanisms::noise::DiscreteGaussian;
 
 /// Exact discrete Gaussian noise on integer counts (module docs, "Exact noise"), drawn on the
 /// fine grid 2^-k of a count: the counts are scaled by 2^k (still integers) and the noise has
-/// at least 2^19 grid units of σ, where the discrete Gaussian's privacy profile is within
-/// about 10⁻¹³ of the continuous one's (it is larger for small σ in grid units; see the
-/// noise module's proof note).
+/// at least 2^30 grid units of σ, the scale at which the PLD figure charges the discrete
+/// Gaussian's gap to the continuous one ([`crate::accountant::pld::coupling`]).
 #[derive(Debug, Clone)]
 pub struct CountNoise {
     dg: DiscreteGaussian,
@@ -111,8 +110,9 @@ pub struct CountNoise {
 }
 
 /// The smallest σ, in grid units, that [`CountNoise`] draws with (unless σ itself needs a
-/// coarser grid than one count, which it never does: σ ≤ 2^31).
-const MIN_GRID_SIGMA: f64 = 524_288.0; // 2^19
+/// coarser grid than one count, which it never does: σ ≤ 2^31): the scale at which the
+/// receipt's PLD figure charges the discrete noise's gap to the continuous Gaussian.
+const MIN_GRID_SIGMA: f64 = crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS; // 2^30
 
 impl CountNoise {
     /// Noise σ ≥ `z`·`sensitivity` (rounded up; see Lemma D), for counts whose neighbours
@@ -125,9 +125,10 @@ impl CountNoise {
                 "internal: the {name} needs a positive finite noise scale, got z = {z}, Δ = {sensitivity}"
             )));
         }
-        // Counts scaled by 2^k, k ≤ 30, until σ·2^k ≥ 2^19 (exact: powers of two).
+        // Counts scaled by 2^k, k ≤ 62, until σ·2^k ≥ 2^30 (exact: powers of two); then
+        // σ·2^k < 2^31, the sampler's range, unless σ itself is beyond it.
         let mut scale = 1.0f64;
-        while sigma * scale < MIN_GRID_SIGMA && scale < 1_073_741_824.0 {
+        while sigma * scale < MIN_GRID_SIGMA && scale < 2f64.powi(62) {
             scale *= 2.0;
         }
         let dg = DiscreteGaussian::new(name, sigma * scale).map_err(|_| {
@@ -533,7 +534,7 @@ mod tests {
 
     /// The released counts are multiples of the count grid 2^-k (exact discrete noise; a
     /// float Gaussian almost never is) and n_k + 2^-k·N_ℤ(0, (2^k σ)²) with σ ≥ z·√2, 2^k σ
-    /// ≥ 2^19: KS at α = 1e-6
+    /// ≥ 2^30: KS at α = 1e-6
     /// over 4,000 draws of each of two counts.
     #[test]
     fn class_counts_lie_on_the_count_grid_with_discrete_gaussian_noise_ks() {
@@ -572,8 +573,12 @@ mod tests {
         }
         // σ_c ≥ z·√2, and not by more than the sampler's rounding.
         assert!(sigma >= z * 2f64.sqrt() && sigma <= z * 2f64.sqrt() * (1.0 + 1e-9));
-        // At least 2^19 grid units of σ (the fine grid of the counts).
-        assert!(sigma / grid >= 524_288.0 && sigma / grid < 2.0 * 524_288.0 * (1.0 + 1e-9));
+        // At least 2^30 grid units of σ (the fine grid of the counts), below 2^31.
+        let units = sigma / grid;
+        assert!(
+            units >= 2f64.powi(30) && units < 2f64.powi(31) * (1.0 + 1e-9),
+            "{units}"
+        );
         let d = ks_discrete_gaussian(&noise, sigma / grid);
         assert!(d < ks_crit(noise.len()), "KS {d}");
         // The test can fail: the same draws against σ·1.5.
@@ -591,7 +596,8 @@ mod tests {
             e.contains("class-count noise") && e.contains("raise ε"),
             "{e}"
         );
-        let e = CountNoise::new("class-count noise", 1e-20, 1.0)
+        // Below 2^-20 grid units even on the finest count grid 2^-62.
+        let e = CountNoise::new("class-count noise", 1e-30, 1.0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("lower ε"), "{e}");

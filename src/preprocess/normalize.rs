@@ -811,12 +811,15 @@ fn dp_marginal<R: Rng + ?Sized>(
     NumericMarginal::dp(&counts, edges.to_vec(), g, rng)
 }
 
-/// The grid exponent k of the mean-norm sum: the largest k ≤ 20 with 2^k·σ ≤ 2^30 (the
-/// exact sampler's range in grid units), at least 0. Public (a function of σ).
+/// The grid exponent k of the mean-norm sum: the smallest k ≥ 0 with 2^k·σ ≥ 2^30 (the scale
+/// at which the PLD figure charges the discrete noise's gap,
+/// [`crate::accountant::pld::coupling`]), so 2^k·σ < 2^31 (the exact sampler's range) unless
+/// σ itself is beyond it; at most 40. Public (a function of σ).
 fn mean_norm_grid_exponent(sigma: f64) -> i32 {
-    let mut k = 20;
-    while k > 0 && sigma * 2f64.powi(k) > 2f64.powi(30) {
-        k -= 1;
+    let mut k = 0;
+    while k < 40 && sigma * 2f64.powi(k) < crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS
+    {
+        k += 1;
     }
     k
 }
@@ -832,7 +835,7 @@ fn mean_norm_units(u: &[f32], d: usize, max_norm: f64, k: i32) -> u64 {
             // t·2^k is exact (a power of two); floor ≤ 2^k.
             (t * scale).floor() as u64
         })
-        .sum()
+        .fold(0u64, u64::saturating_add)
 }
 
 /// DP mean of the encoded rows' norms: ((S + Z)/2^k)·M/n with S the exact integer sum of
@@ -872,9 +875,9 @@ fn noisy_norm_units<R: Rng + ?Sized>(
         ))
     })?;
     let s = mean_norm_units(u, d, max_norm, k);
-    let s = i64::try_from(s)
-        .map_err(|_| Error::Data("internal: the mean-norm sum overflows".into()))?;
-    Ok((s + dg.sample(rng), k))
+    let overflow = || Error::Data("internal: the mean-norm sum overflows".into());
+    let s = i64::try_from(s).map_err(|_| overflow())?;
+    Ok((s.checked_add(dg.sample(rng)).ok_or_else(overflow)?, k))
 }
 
 /// Mean, std (population), min, max in f64.
@@ -1399,8 +1402,8 @@ mod tests {
             mean_norm_units(&third, 2, 1.0, k),
             (one as f64 / 3.0).floor() as u64
         );
-        // The grid exponent keeps 2^k·σ in the sampler's range.
-        assert_eq!(mean_norm_grid_exponent(5.0), 20);
+        // The grid exponent puts 2^k·σ in [2^30, 2^31) (the coupling scale).
+        assert_eq!(mean_norm_grid_exponent(5.0), 28);
         assert_eq!(mean_norm_grid_exponent(2f64.powi(15)), 15);
         assert_eq!(mean_norm_grid_exponent(2f64.powi(40)), 0);
         // Noise: S + Z − S over 3,000 draws against N_ℤ(0, (2^k·σ)²) at α = 1e-6.
@@ -1408,7 +1411,7 @@ mod tests {
         use crate::mechanisms::noise::ks_discrete_gaussian as ks_discrete;
         let g = CountNoise::new("normalization noise", 0.001, 1.0).unwrap();
         let k = mean_norm_grid_exponent(g.sigma());
-        assert_eq!(k, 20);
+        assert_eq!(k, 40);
         let s = mean_norm_units(&all, 2, m, k) as i64;
         let mut rng = ReleaseRng::seeded(4);
         let z: Vec<i64> = (0..3000)

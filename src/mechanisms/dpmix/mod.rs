@@ -158,7 +158,7 @@ pub fn generate<R: Rng + ?Sized>(
 }
 
 /// The label half of a DPMix row with exact noise: the l drawn rows' one-hot labels summed
-/// as integer class counts c (exact), scaled to a grid h_y = 2^-k ≤ 1 (2^-20 unless σy·l is extreme; c/h_y is an integer),
+/// as integer class counts c (exact), scaled to a grid h_y = 2^-k ≤ 1 (σy·l/h_y in [2^30, 2^31) unless σy·l is extreme; c/h_y is an integer),
 /// plus discrete Gaussian noise of scale ≥ σy·l/h_y per class, released as (c/h_y + Z)·h_y/l.
 /// Replacing one record moves c/h_y by at most √2/h_y in L2 on ℤ^K, so by CKS20 (integer
 /// shifts) the RDP is at most α·(√2/l)²/(2σy²), the label term of the module's proof note.
@@ -178,9 +178,17 @@ impl LabelNoise {
                 "a noise standard deviation must be a positive finite number",
             ));
         }
-        // The features' grid rule for entries ≤ 1, kept in [2^-30, 1]: h ≤ 1 keeps c/h an
-        // integer, 2^-30 ≤ h keeps l/h within i64.
-        let h = crate::mechanisms::cda::exact_grid(1.0, sigma_y, mix)?.clamp(2f64.powi(-30), 1.0);
+        // The features' grid rule for entries ≤ 1 (σy·l/h in [2^30, 2^31), the coupling scale
+        // of the receipt's PLD note), kept in [2^-50, 1]: h ≤ 1 keeps c/h an integer,
+        // 2^-50 ≤ h keeps l/h within i64 (l ≤ 2^12).
+        let h = crate::mechanisms::cda::exact_grid(1.0, sigma_y, mix)?.clamp(2f64.powi(-50), 1.0);
+        if mix as f64 / h >= 2f64.powi(61) {
+            return Err(Error::param(
+                "sigma-y",
+                sigma_y,
+                "the label noise is too small for the exact sampler at this mix order; raise σy",
+            ));
+        }
         // σy·l one ulp up (the f64 product may round down), over h (exact).
         let noise = DiscreteGaussian::new("sigma-y", f64::from_bits(sl.to_bits() + 1) / h)?;
         Ok(LabelNoise {
@@ -387,25 +395,29 @@ mod tests {
     /// 5 % error in σ rejected.
     #[test]
     fn label_noise_is_exact_on_the_count_grid() {
-        let h = 2f64.powi(-20);
-        let sigma_y = 2.5 * h / 4.0; // σ_u = 2.5 units, l = 4
-        let ln = LabelNoise::new(sigma_y, 4).unwrap();
+        // σy·l = 1.2: the grid h = 2^-30 puts σ_u = σy·l/h in [2^30, 2^31).
+        let h = 2f64.powi(-30);
+        let ln = LabelNoise::new(0.3, 4).unwrap();
+        assert_eq!(ln.scale, h / 4.0);
+        let s_u = ln.noise.sigma();
+        assert!(s_u >= 1.2 / h && s_u < 2f64.powi(31), "{s_u}");
         let mut rng = ReleaseRng::seeded(20261124);
         let counts = [3i64, 1, 0, 0];
         let mut y = [0f64; 4];
-        let mut z = Vec::with_capacity(40_000);
-        while z.len() < 40_000 {
+        let mut z = Vec::with_capacity(100_000);
+        while z.len() < 100_000 {
             ln.release(&counts, &mut y, &mut rng);
             for (v, &c) in y.iter().zip(&counts) {
+                // u ≈ 10⁹: the f64 rounding of v moves it by ≤ 10⁻⁶.
                 let u = v * 4.0 / h;
-                assert!((u - u.round()).abs() < 1e-6, "{v} is not on the grid");
-                z.push(u.round() as i64 - c * (1 << 20));
+                assert!((u - u.round()).abs() < 1e-3, "{v} is not on the grid");
+                z.push(u.round() as i64 - c * (1 << 30));
             }
         }
         let crit = crate::mechanisms::gaussian::ks_crit(z.len());
-        let ks = crate::mechanisms::noise::ks_discrete_gaussian(&z, 2.5);
+        let ks = crate::mechanisms::noise::ks_discrete_gaussian(&z, s_u);
         assert!(ks < crit, "KS {ks} ≥ {crit}");
-        assert!(crate::mechanisms::noise::ks_discrete_gaussian(&z, 2.5 * 1.05) > crit);
+        assert!(crate::mechanisms::noise::ks_discrete_gaussian(&z, s_u * 1.05) > crit);
         assert!(LabelNoise::new(0.0, 4).is_err());
     }
 }

@@ -48,11 +48,12 @@
 //! curve is *not* always below the continuous one's: computed exactly in one dimension, the
 //! discrete δ(ε) exceeds the continuous by up to 0.016 at σ_g = Δ_g = 1 and 6.6·10⁻⁴ at
 //! σ_g = Δ_g = 5, a gap falling about as 1/σ_g². The mixing and the data path's counts (on a
-//! grid 2^-k of a count) use σ_g of about 2^19 grid units or more, where the gap is of order
-//! 10⁻¹³ per release; this type's default grid gives σ_g ≥ 2^10·√m·σ/Δ. No bound is charged
-//! for the gap:
-//! a PLD figure computed for the continuous Gaussian is declared as such by the receipts
-//! that use this noise, and the RDP figure is the proven one.) *Proof.* Multiplication by g is exact
+//! grid 2^-k of a count) use 2^30 ≤ σ_g < 2^31 grid units, where
+//! [`crate::accountant::pld::coupling`] charges the gap to δ, so DP-CDA's PLD figure is a
+//! proven bound. This type's default grid gives σ_g ≥ 2^10·√m·σ/Δ, where no charge is made:
+//! a PLD figure computed for the continuous Gaussian on this noise (local perturbation,
+//! random projection) is declared as such by the receipts, and the RDP figure is the proven
+//! one.) *Proof.* Multiplication by g is exact
 //! and injective, so it is post-processing (it cannot increase any divergence); apply
 //! Lemmas 1 and 2. The accountant must therefore be run with the noise multiplier
 //! σ/Δ_eff = σ_g/Δ_g ([`GridGaussian::noise_multiplier`]), never σ/Δ. ∎
@@ -411,11 +412,33 @@ impl GridLaplace {
 
 /// Kolmogorov–Smirnov distance between integer draws and N_ℤ(0, s²): the CDF summed over
 /// |z| ≤ 14s + 2 (the mass beyond is below e^{−98}), the empirical CDF compared on both sides
-/// of every jump. The one test helper for every exact-noise test; compare it with
+/// of every jump. Above s = 1000 the CDF at a draw z is the rounded Gaussian's Φ((z + ½)/s),
+/// within the total variation τ(s) ≤ 0.02/s² ≤ 2·10⁻⁸ of the discrete one's
+/// ([`crate::accountant::pld::coupling::rounding_tv_bound`]), compared on both sides of every
+/// jump of the empirical CDF. The one test helper for every exact-noise test; compare it with
 /// `mechanisms::gaussian::ks_crit` (α = 1e-6; for a discrete law the KS statistic is
 /// stochastically smaller than for a continuous one, so the level is conservative).
 #[cfg(test)]
 pub(crate) fn ks_discrete_gaussian(xs: &[i64], s: f64) -> f64 {
+    if s > 1000.0 {
+        let cdf = |z: i64| crate::accountant::pld::pairs::norm_sf(-((z as f64 + 0.5) / s));
+        let mut sorted = xs.to_vec();
+        sorted.sort_unstable();
+        let nf = xs.len() as f64;
+        let (mut d, mut i) = (0.0f64, 0usize);
+        while i < sorted.len() {
+            let z = sorted[i];
+            let below = i;
+            while i < sorted.len() && sorted[i] == z {
+                i += 1;
+            }
+            // F(z) against the empirical CDF after z; F(z − 1) against the one before it.
+            d = d
+                .max((cdf(z) - i as f64 / nf).abs())
+                .max((cdf(z - 1) - below as f64 / nf).abs());
+        }
+        return d;
+    }
     let wide = (14.0 * s).ceil() as i64 + 2;
     let w: Vec<f64> = (-wide..=wide)
         .map(|z| (-((z * z) as f64) / (2.0 * s * s)).exp())
