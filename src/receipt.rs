@@ -59,7 +59,8 @@ pub struct PldReport {
     pub grid_step: f64,
     /// FFT length of the composition.
     pub fft_len: usize,
-    /// The δ charged for truncation, window tails and floating point (included in δ).
+    /// The δ charged for truncation, window tails and floating point, and for exact discrete
+    /// noise the coupling term (1 + e^ε)·T (included in δ).
     pub delta_charge: f64,
     /// Sampling rate charged to every class.
     pub sampling_rate: f64,

@@ -271,30 +271,92 @@ struct Classes<'a> {
 }
 
 /// The label column's public categories, from the schema.
-/// What the receipt says about how the noise is sampled (floating point or exact).
-/// `epsilon` is the receipt's headline ε and `mix_draws` the number of discrete Gaussian
-/// draws of the mixing (rows written × noised coordinates per row).
-fn noise_limitations(mechanism: &Mechanism, epsilon: f64, mix_draws: f64) -> Vec<String> {
-    use crate::accountant::pld::coupling::{rounding_tv_bound, COUPLED_MIN_SIGMA_UNITS};
-    let tau = rounding_tv_bound(COUPLED_MIN_SIGMA_UNITS);
-    let pld = match mechanism {
-        Mechanism::Cda | Mechanism::DpMix(_) => {
-            let mix = (1.0 + epsilon.exp()) * tau * mix_draws;
-            format!(
-                "the PLD figure (epsilon) is computed for the continuous Gaussian; the discrete δ(ε) can exceed the continuous one. Every draw here (mixing and counts) has σ ≥ 2^30 grid units (at noise multipliers above about 2^-11, i.e. short of ε in the thousands) and is within total variation τ ≤ {tau:.2e} of a rounded continuous Gaussian (accountant::pld::coupling), so the PLD figure is proven for the discrete noise at δ + (1 + e^ε)·τ·N, N a bound on the number of draws on both of two neighbouring datasets: the mixing makes rows × noised coordinates draws ({mix_draws:.0} here, adding {mix:.1e} at this ε) and the data path one per noisy count. This term is not charged to delta; the bound proven without it is accountant.epsilon_rdp"
-            )
-        }
-        _ => "the PLD figure (epsilon) is computed for the continuous Gaussian, which is not a proven bound for discrete noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units; the counts use σ ≥ 2^30 grid units (total variation ≤ 1.8·10⁻²⁰ per draw from a rounded continuous Gaussian) and each row's noise σ ≥ 2^10·√d·σ/Δ grid units, and the gap is not charged. The proven bound is accountant.epsilon_rdp".to_string(),
-    };
-    let release = match mechanism {
-        Mechanism::Cda | Mechanism::DpMix(_) => "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
-        _ => "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
+/// What the receipt says about how the noise is sampled (floating point or exact) and why
+/// its ε holds for that noise.
+fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
+    let (release, epsilon) = match mechanism {
+        Mechanism::Cda => (
+            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
+            "the PLD figure (epsilon) is proven for the discrete noise: every draw has σ ≥ 2^30 grid units, within squared Hellinger distance 9.8e-40 of a rounded continuous Gaussian, and a synthesis makes at most 2^48 draws (checked), so the whole output is within total variation T ≤ 7.4e-13 of a release whose privacy-loss distribution is the continuous Gaussian one computed; the accountant charges (1 + e^ε)·T to δ (in accountant.pld.delta_charge; accountant::pld::coupling). Where these conditions fail (a noise multiplier below about 2^-11) the PLD side gives +∞ and epsilon is the RDP bound. The RDP curve, which CKS20 prove holds for the discrete Gaussian, gives the cross-check accountant.epsilon_rdp",
+        ),
+        Mechanism::DpMix(_) => (
+            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
+            "epsilon is the RDP bound (DPMix is accounted with RDP), charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian",
+        ),
+        _ => (
+            "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
+            "ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, which is not a proven bound for this noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units; each row's noise has σ ≥ 2^10·√d·σ/Δ grid units (the counts ≥ 2^30), and the gap is not charged. The proven bound is accountant.epsilon_rdp",
+        ),
     };
     vec![
         release.into(),
         "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts (on a grid 2^-k of a count, so the released counts are multiples of 2^-k); their thresholds are one count higher to cover the discrete tail".into(),
-        format!("ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; {pld}"),
+        epsilon.into(),
     ]
+}
+
+/// Noise draws the data path may make per column, besides one per category: two for the
+/// column-type decision, the range histogram and its non-integral count, and a marginal's
+/// bins (at most the fine and coarse grids' bins).
+const DATA_DRAWS_PER_COLUMN: usize = 2048;
+const _: () = assert!(
+    2 + crate::preprocess::normalize::COARSE_BINS
+        + 1
+        + crate::preprocess::normalize::GRID_BINS
+        + crate::preprocess::normalize::COARSE_BINS
+        + 66
+        <= DATA_DRAWS_PER_COLUMN
+);
+
+/// Half of [`crate::accountant::pld::coupling::MAX_SYNTH_DRAWS`]: the data path's share and
+/// the mixing's.
+const HALF_DRAWS: f64 = crate::accountant::pld::coupling::MAX_SYNTH_DRAWS / 2.0;
+
+/// The categories a schema lists (labels included): public.
+fn schema_levels(schema: Option<&Schema>) -> usize {
+    schema.map_or(0, |s| {
+        s.columns
+            .values()
+            .map(|c| match c {
+                ColumnSpec::Categorical {
+                    categories: Some(c),
+                } => c.len(),
+                _ => 0,
+            })
+            .sum()
+    })
+}
+
+/// The data path's noise draws are at most (columns + 1)·(n + 2048) plus twice the schema's
+/// categories plus one, a public bound: per column, the fixed draws of
+/// [`DATA_DRAWS_PER_COLUMN`] and one per category seen (at most n) or listed; the class
+/// counts, one per label seen or listed; the mean norm, one. It must stay within 2^47 for the
+/// coupling charge (never near in practice: 2^47 is 1.4·10¹⁴).
+fn check_data_draws(n: usize, cols: usize, schema_levels: usize) -> Result<()> {
+    let bound = (cols as f64 + 1.0) * (n as f64 + DATA_DRAWS_PER_COLUMN as f64)
+        + 2.0 * schema_levels as f64
+        + 1.0;
+    if bound > HALF_DRAWS {
+        return Err(Error::param(
+            "input",
+            format!("{n} rows × {cols} columns"),
+            "the table is too large for one synthesis (its DP statistics would need more than 2^47 noise draws); split it",
+        ));
+    }
+    Ok(())
+}
+
+/// The mixing's noise draws, rows × noised coordinates, must stay within 2^47 for the
+/// coupling charge (2^47 values would be an output of about 10¹⁵ bytes).
+fn check_mix_draws(rows: usize, dim: usize) -> Result<()> {
+    if rows as f64 * dim as f64 > HALF_DRAWS {
+        return Err(Error::param(
+            "samples",
+            rows,
+            format!("{rows} rows × {dim} encoded features would need more than 2^47 noise draws; ask for fewer rows"),
+        ));
+    }
+    Ok(())
 }
 
 fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> {
@@ -640,6 +702,9 @@ fn synthesize_dyn(
     denoise: bool,
 ) -> Result<Receipt> {
     // ---- checks ------------------------------------------------------------------------
+    // The coupling charge of the exact noise counts on at most 2^48 draws (pld_plan): half
+    // for the data path, bounded here before any is made, half for the mixing (below).
+    check_data_draws(table.n_rows, table.n_cols(), schema_levels(schema))?;
     // `mix` 0 = auto: DP-CDA resolves it after normalization (preprocess::auto); the other
     // mechanisms use a fixed l.
     let auto_mix_requested = opts.mix == MIX_AUTO;
@@ -988,6 +1053,13 @@ fn synthesize_dyn(
     let pool_min = *cls.sizes.iter().min().unwrap_or(&0);
     let per_class = t.checked_div(k).unwrap_or(0);
     let rows_total: usize = per_class_counts.iter().sum();
+    check_mix_draws(
+        rows_total,
+        match mechanism {
+            Mechanism::DpMix(_) => d + k,
+            _ => d,
+        },
+    )?;
     let encoding = EncodingReport {
         rows: if common_norm {
             "scaled to L2 norm c (every row), rescaled after the noise by the DP mean norm / c"
@@ -1053,6 +1125,7 @@ fn synthesize_dyn(
                     dx,
                     label_term,
                 )
+                .with_exact_noise(opts.clip, opts.mix, eps_terms)
             });
             let (sigma_x, calibrated) = match given_sigma {
                 Some(s) => (s, false),
@@ -1127,6 +1200,7 @@ fn synthesize_dyn(
                     2.0 * acc_clip / opts.mix as f64,
                     label_term,
                 )
+                .with_exact_noise(opts.clip, opts.mix, eps_terms)
             });
             let (sigma_x, calibrated) = match given_sigma {
                 Some(s) => (s, false),
@@ -1647,13 +1721,6 @@ fn synthesize_dyn(
         warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
     let label_name = table.names[cls.index].clone();
-    // The mixing's discrete Gaussian draws (the receipt's PLD note): every coordinate of every
-    // row written, plus DPMix's label coordinates.
-    let mix_draws = rows_total as f64
-        * match mechanism {
-            Mechanism::DpMix(_) => (d + k) as f64,
-            _ => d as f64,
-        };
     Ok(Receipt {
         epsilon: guarantee.epsilon,
         delta: opts.delta,
@@ -1662,7 +1729,7 @@ fn synthesize_dyn(
             adjacency: plan.adjacency,
             public_information: plan.public_information,
             unprotected,
-            limitations: noise_limitations(mechanism, guarantee.epsilon, mix_draws),
+            limitations: noise_limitations(mechanism),
         },
         parameters: plan.parameters,
         accountant: AccountantReport {
@@ -1687,7 +1754,7 @@ fn synthesize_dyn(
                 sampling_rate,
                 compositions,
                 scope: if matches!(mechanism, Mechanism::Cda) {
-                    "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
+                    "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
                 } else {
                     "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
                 },
@@ -1717,28 +1784,36 @@ fn synthesize_dyn(
 mod tests {
     use super::*;
 
-    /// The receipt's PLD note states the coupling term (1 + e^ε)·τ·N for the mixing's draws:
-    /// MNIST 60k × 784 at ε = 10 gives (1 + e^10)·1.749·10⁻²⁰·47,040,000 = 1.8·10⁻⁸
-    /// (τ ≤ (0.9680/σ² + 1.5100/σ³)/48 at σ = 2^30, computed here independently); local
-    /// perturbation makes no such claim.
+    /// The receipts say which ε is proven for the discrete noise and how: DP-CDA's PLD figure
+    /// with the coupling charge, DPMix's RDP bound, local perturbation's RDP bound only.
     #[test]
-    fn receipt_states_the_coupling_term_of_the_mixing() {
-        let tau = (0.9680 / 2f64.powi(60) + 1.5100 / 2f64.powi(90)) / 48.0;
-        let n = 60_000.0 * 784.0;
-        let want = format!("{:.1e}", (1.0 + 10f64.exp()) * tau * n);
-        assert_eq!(want, "1.8e-8");
-        let cda = noise_limitations(&Mechanism::Cda, 10.0, n).join(" ");
-        assert!(
-            cda.contains(&format!("(47040000 here, adding {want} at this ε)")),
-            "{cda}"
-        );
-        assert!(cda.contains("τ ≤ 1.75e-20"), "{cda}");
-        let local = noise_limitations(&Mechanism::Local, 10.0, n).join(" ");
+    fn receipts_state_why_epsilon_holds_for_discrete_noise() {
+        let cda = noise_limitations(&Mechanism::Cda).join(" ");
+        assert!(cda.contains("is proven for the discrete noise"), "{cda}");
+        assert!(cda.contains("T ≤ 7.4e-13"), "{cda}");
+        let dpmix = noise_limitations(&Mechanism::DpMix(DpMixOptions::default())).join(" ");
+        assert!(dpmix.contains("epsilon is the RDP bound"), "{dpmix}");
+        let local = noise_limitations(&Mechanism::Local).join(" ");
         assert!(
             !local.contains("is proven for the discrete noise"),
             "{local}"
         );
         assert!(local.contains("not a proven bound"), "{local}");
+    }
+
+    /// The draw budget of the coupling charge: 2^47 for the data path and 2^47 for the mixing,
+    /// refused with named errors beyond (far beyond any real table).
+    #[test]
+    fn draw_budget_is_checked() {
+        assert!(check_data_draws(60_000, 785, 0).is_ok());
+        assert!(check_data_draws(1_000_000, 20, 1 << 20).is_ok());
+        let e = check_data_draws(1 << 30, 1 << 18, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("2^47") && e.contains("split"), "{e}");
+        assert!(check_mix_draws(60_000, 784).is_ok());
+        let e = check_mix_draws(1 << 30, 1 << 18).unwrap_err().to_string();
+        assert!(e.contains("2^47") && e.contains("fewer rows"), "{e}");
     }
 
     #[test]

@@ -930,6 +930,8 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
             dx,
             0.0,
         )
+        // The synthesis's exact noise and its coupling charge (the preview has no thresholds).
+        .with_exact_noise(clip, mix as usize, 0.0)
     });
     // The curve's ε at σx: the smaller of the two bounds; the PLD side on a grid 4× coarser
     // than calibration's (still an upper bound; a chart needs no more).
@@ -941,7 +943,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     let eps_at = |sx: f64, opts: &pld::PldOptions, orders: &[u32]| -> Result<f64> {
         let e = rdp_eps(sx, orders)?;
         Ok(match &pld {
-            Some(p) => p.plan(p.z_of(sx))?.epsilon(r.delta, opts)?.epsilon.min(e),
+            Some(p) => p.epsilon_on(sx, r.delta, opts)?.epsilon.min(e),
             None => e,
         })
     };

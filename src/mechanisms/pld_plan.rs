@@ -30,6 +30,14 @@
 //! rows drawn without replacement, [`crate::accountant::pld::mechanisms::gaussian_steps_z`]
 //! (the replace-one pair, subsampled when T < n), composed with the same extras.
 //!
+//! # Exact discrete noise
+//! DP-CDA's releases add discrete Gaussian noise, whose privacy profile is not below the
+//! continuous one's. [`SynthPld::with_exact_noise`] charges the difference: every draw has
+//! σ ≥ 2^30 grid units and a synthesis makes at most 2^48 draws, so its output is within total
+//! variation T ≤ 7.4·10⁻¹³ of the same release with rounded continuous Gaussians, which the
+//! continuous PLD covers; ε is then the smallest with ε_c(δ − (1 + e^ε)·T) ≤ ε
+//! ([`crate::accountant::pld::coupling`]), and calibration works at δ − (1 + e^target)·T.
+//!
 //! # Calibration
 //! [`SynthPld::calibrate`] starts from the RDP-calibrated σx and returns the smaller σx whose
 //! PLD ε (calibration grid, [`PldOptions::calibration`]) is ≤ the target, re-accounted at the
@@ -38,10 +46,17 @@
 //! that certifies it, and [`SynthPld::epsilon`] reports the smaller of the calibration-grid and
 //! the finer default-grid ε, both upper bounds.
 
+use crate::accountant::pld::coupling::{
+    product_tv_bound, remaining_delta, COUPLED_MIN_SIGMA_UNITS, MAX_SYNTH_DRAWS,
+};
 use crate::accountant::pld::mechanisms::{
     calibrate_from, cda_z, gaussian_steps_z, Adjacency, Plan,
 };
 use crate::accountant::pld::{PldEpsilon, PldOptions};
+
+/// The smallest extra noise multiplier under which the count grids keep every draw at
+/// 2^30 grid units or more (2^-9; see [`SynthPld::with_exact_noise`]).
+const EXTRAS_MIN_Z: f64 = 1.0 / 512.0;
 use crate::error::Result;
 use crate::mechanisms::gaussian_steps::GaussianSteps;
 
@@ -72,6 +87,25 @@ pub struct SynthPld {
     pub dx: f64,
     /// 2/(l²σy²) with label noise, else 0.
     pub label_term: f64,
+    /// Exact discrete noise ([`SynthPld::with_exact_noise`]): the ε and the calibration charge
+    /// the coupling term; None for floating-point noise.
+    pub exact: Option<ExactNoise>,
+    /// The smallest noise multiplier among the extras (+∞ without extras).
+    extras_min_z: f64,
+}
+
+/// What the coupling charge of exact discrete noise needs to know
+/// ([`crate::accountant::pld::coupling`]): the mixer's clip and mix order (its grid, hence its
+/// noise scale in grid units, is a public function of σx), and the total-variation bound for
+/// at most [`MAX_SYNTH_DRAWS`] draws of scale ≥ 2^30 grid units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExactNoise {
+    /// The clip norm the exact mixer is built with.
+    pub clip: f64,
+    /// The mix order l.
+    pub mix: usize,
+    /// The total-variation bound T of the whole synthesis.
+    pub tv: f64,
 }
 
 /// The composed noise multiplier of several Gaussian releases: 1/z² = Σ 1/zᵢ² (None when
@@ -109,7 +143,54 @@ impl SynthPld {
             extras: compose_gaussians(extras).map_or_else(Plan::empty, |z| Plan::gaussian(z, 1)),
             dx,
             label_term,
+            exact: None,
+            extras_min_z: extras.iter().copied().fold(f64::INFINITY, f64::min),
         }
+    }
+
+    /// The same accounting for DP-CDA's exact discrete noise: the mixing on
+    /// [`crate::mechanisms::cda::ExactMixer`]'s grid for `clip` and `mix`, the extras on
+    /// [`crate::preprocess::dp_counts::CountNoise`]'s. Every draw then has a scale of at least
+    /// 2^30 grid units, provided the mixing's grid reaches it at σx (true unless the noise
+    /// multiplier is below about 2^-11) and every extra's z is at least 2^-9 (its σ is then at
+    /// least 2^-9 counts, on the count grids' reach); the synthesis checks that it makes at most
+    /// [`MAX_SYNTH_DRAWS`] draws. ε and calibration then charge (1 + e^ε)·T to δ, T =
+    /// [`product_tv_bound`]`(2^48, 2^30)` = 7.4·10⁻¹³; where a condition fails the PLD side
+    /// answers +∞ (the RDP bound stands).
+    ///
+    /// `eps_offset` is the ε the receipt adds to this plan's (the thresholds' terms): the
+    /// coupling charge is (1 + e^{ε + offset})·T ≤ (1 + e^ε)·e^{offset}·T, so T is taken
+    /// e^{offset} times larger.
+    pub fn with_exact_noise(mut self, clip: f64, mix: usize, eps_offset: f64) -> Self {
+        let tv = product_tv_bound(MAX_SYNTH_DRAWS, COUPLED_MIN_SIGMA_UNITS)
+            * eps_offset.max(0.0).exp()
+            * (1.0 + 1e-12);
+        self.exact = Some(ExactNoise {
+            clip,
+            mix,
+            tv: if tv.is_nan() { f64::INFINITY } else { tv },
+        });
+        self
+    }
+
+    /// The coupling budget at σx: 0 for float noise, the exact noise's T where its conditions
+    /// hold, +∞ where they do not.
+    pub fn coupling_tv(&self, sigma_x: f64) -> f64 {
+        let Some(e) = self.exact else {
+            return 0.0;
+        };
+        let units = crate::mechanisms::cda::exact_grid(e.clip, sigma_x, e.mix)
+            .map(|h| sigma_x * e.mix as f64 / h);
+        match units {
+            Ok(u) if u >= COUPLED_MIN_SIGMA_UNITS && self.extras_min_z >= EXTRAS_MIN_Z => e.tv,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// ε at σx on one PLD grid, with the coupling charge of exact noise.
+    pub fn epsilon_on(&self, sigma_x: f64, delta: f64, opts: &PldOptions) -> Result<PldEpsilon> {
+        self.plan(self.z_of(sigma_x))?
+            .epsilon_coupled(delta, opts, self.coupling_tv(sigma_x))
     }
 
     /// Gaussian steps (1/z² = a/σ² + b), with the Gaussian extras.
@@ -119,6 +200,8 @@ impl SynthPld {
             label_term: steps.b,
             steps: Steps::Gaussian(steps),
             extras: compose_gaussians(extras).map_or_else(Plan::empty, |z| Plan::gaussian(z, 1)),
+            exact: None,
+            extras_min_z: extras.iter().copied().fold(f64::INFINITY, f64::min),
         }
     }
 
@@ -152,8 +235,9 @@ impl SynthPld {
     /// bounds), with the details of the grid that gave it.
     pub fn epsilon(&self, sigma_x: f64, delta: f64) -> Result<PldEpsilon> {
         let plan = self.plan(self.z_of(sigma_x))?;
-        let fine = plan.epsilon(delta, &PldOptions::default())?;
-        let coarse = plan.epsilon(delta, &PldOptions::calibration())?;
+        let tv = self.coupling_tv(sigma_x);
+        let fine = plan.epsilon_coupled(delta, &PldOptions::default(), tv)?;
+        let coarse = plan.epsilon_coupled(delta, &PldOptions::calibration(), tv)?;
         Ok(if coarse.epsilon < fine.epsilon {
             coarse
         } else {
@@ -165,6 +249,14 @@ impl SynthPld {
     /// docs); `sigma_rdp` itself when it cannot do better.
     pub fn calibrate(&self, sigma_rdp: f64, target: f64, delta: f64) -> Result<f64> {
         let opts = PldOptions::calibration();
+        // Exact noise: ε_c(δ − (1 + e^target)·T) ≤ target certifies (target, δ) (the coupling
+        // module's claim at ε = target); the answer is re-checked with its own T below.
+        let tv = self.exact.map_or(0.0, |e| e.tv);
+        let delta_full = delta;
+        let delta = remaining_delta(delta, target, tv);
+        if delta <= 0.0 {
+            return Ok(sigma_rdp);
+        }
         let z_rdp = self.z_of(sigma_rdp);
         let z = match calibrate_from(target, delta, &opts, Some(z_rdp), |z| self.plan(z)) {
             Ok((z, _)) => z,
@@ -185,7 +277,7 @@ impl SynthPld {
             if sx.is_nan() || sx >= sigma_rdp {
                 return Ok(sigma_rdp);
             }
-            let e = self.plan(self.z_of(sx))?.epsilon(delta, &opts)?;
+            let e = self.epsilon_on(sx, delta_full, &opts)?;
             if e.epsilon <= target {
                 return Ok(sx);
             }
@@ -258,6 +350,38 @@ mod tests {
             let e_less = p.epsilon(sx * 0.99, delta).unwrap();
             assert!(e_less.epsilon > target, "{} at 0.99σ", e_less.epsilon);
         }
+    }
+
+    /// Exact discrete noise: the calibrated σx meets the target with the coupling charge,
+    /// which costs a little ε at ε = 10 (T·(1 + e^10) ≈ 1.6·10⁻⁸ of δ = 10⁻⁵) and nothing
+    /// visible at ε = 1; outside the coupling's conditions the PLD side answers +∞.
+    #[test]
+    fn exact_noise_charges_the_coupling_term() {
+        let delta = 1e-5;
+        let float = fashion(Adjacency::LabelKept, &[]);
+        let exact = fashion(Adjacency::LabelKept, &[]).with_exact_noise(1.0, 4, 0.0);
+        let tv = exact.coupling_tv(2.0);
+        assert!(tv > 7e-13 && tv < 8e-13, "{tv}");
+        for target in [10.0, 1.0] {
+            let sx = exact.calibrate(50.0, target, delta).unwrap();
+            let e = exact.epsilon(sx, delta).unwrap();
+            assert!(e.epsilon <= target, "ε {} > {target}", e.epsilon);
+            // The charge is in delta_charge, and the coupled ε is above the float one.
+            let f = float.epsilon(sx, delta).unwrap();
+            assert!(e.epsilon >= f.epsilon, "{} < {}", e.epsilon, f.epsilon);
+            assert!(e.charge >= (1.0 + e.epsilon.exp()) * tv, "{e:?}");
+            // Calibration still tight: 1 % less noise breaks the target.
+            assert!(exact.epsilon(sx * 0.99, delta).unwrap().epsilon > target);
+        }
+        // A noise multiplier far below 2^-11: the mixing's grid cannot reach 2^30 units.
+        assert_eq!(exact.coupling_tv(1e-5), f64::INFINITY);
+        assert_eq!(exact.epsilon(1e-5, delta).unwrap().epsilon, f64::INFINITY);
+        // An extra with z below 2^-9: no coupling either.
+        let tiny = fashion(Adjacency::LabelKept, &[1e-3]).with_exact_noise(1.0, 4, 0.0);
+        assert_eq!(tiny.coupling_tv(2.0), f64::INFINITY);
+        // The thresholds' offset scales T by e^offset.
+        let off = fashion(Adjacency::LabelKept, &[]).with_exact_noise(1.0, 4, 1.0);
+        assert!((off.coupling_tv(2.0) / tv - 1f64.exp()).abs() < 1e-9);
     }
 
     #[test]

@@ -37,6 +37,34 @@
 //! 2.24·10⁻⁵ at σ = 30 (bound 2.36·10⁻⁵); the tests recompute it. At σ ≥ 2^30 grid units
 //! (the exact releases of a synthesis, [`COUPLED_MIN_SIGMA_UNITS`]) τ ≤ 1.76·10⁻²⁰.
 //!
+//! # Many draws: the Hellinger bound ([`rounding_hellinger_sq_bound`], [`product_tv_bound`])
+//! Adding τ per draw grows linearly in the number of draws N. The squared Hellinger distance
+//! H² = 1 − Σ_k √(p(k)q(k)) grows at most linearly too, but TV ≤ √(2H²), so N draws cost
+//! only √N:
+//! * *Composition.* For adaptively composed kernels the Bhattacharyya coefficient
+//!   BC = 1 − H² of the joint laws is at least the product of the per-step infima
+//!   (BC(P_XY, Q_XY) = Σ_x √(p(x)q(x))·BC(P_Y|x, Q_Y|x)), so with at most N draws, each with
+//!   H² ≤ h², 1 − BC_joint ≤ 1 − (1 − h²)^N ≤ N·h² (fewer draws: pad with identical ones).
+//!   Then TV ≤ √(1 − BC²) ≤ √(2(1 − BC)) ≤ √(2N·h²).
+//! * *One draw, σ ≥ 30.* 2H² = Σ(√p − √q)² = Σ (q − p)²/(√p + √q)² with r = q/p
+//!   = Z·I_k, I_k = ∫_{−½}^{½} e^{−kt/σ² − t²/(2σ²)} dt. With c = |k|/σ²:
+//!   1 − cosh(c/2)/(24σ²) ≤ I_k ≤ sinh(c/2)/(c/2) ≤ 1 + c²·cosh(c/2)/24 (e^{−bt²} ≥ 1 − bt²,
+//!   ∫t² = 1/12; e^{−bt²} ≤ 1; sinh x/x ≤ 1 + x²cosh(x)/6), and 1 ≤ Z ≤ 1 + ζ, ζ = 3e^{−2π²σ²}.
+//!   So for |k| ≤ 40σ, |r − 1| ≤ A·(1 + k²/σ²)/σ² with A = (1 + ζ)·cosh(20/σ)/24 + ζσ²;
+//!   then r ≥ 1 − η, η = 1601·A/σ² < 1, so (√p + √q)² = p(1 + √r)² ≥ 4p(1 − η) and
+//!   Σ_{|k|≤40σ} (√p − √q)² ≤ Σ p(r − 1)²/(4(1 − η)) ≤ A²·M/(4(1 − η)σ⁴), with
+//!   M = Σ_k φ_σ(k)(1 + k²/σ²)² ≤ ∫ + TV = 6 + 4.917/σ
+//!   (p ≤ φ_σ as Z ≥ 1; the sum of a function over ℤ is within its total variation of its
+//!   integral; g(u) = φ(u)(1 + u²)² rises to g(√3) = 16φ(√3) and has TV 4·g(√3) − 2g(0)).
+//!   Beyond 40σ, (√p − √q)² ≤ p + q, whose sum is below 10⁻³⁰⁰ (both tails are below
+//!   4Q(39.9) < 10⁻³⁴⁰). Hence H² ≤ A²(6 + 4.917/σ)/(8(1 − η)σ⁴) + 10⁻³⁰⁰, about
+//!   1/(768σ⁴) (the exact value is about 1/(2304σ⁴), from E[(U² − 1)²] = 2 in place of 6):
+//!   at σ = 2^30, H² ≤ 9.8·10⁻⁴⁰.
+//!
+//! A synthesis makes at most 2^48 draws ([`MAX_SYNTH_DRAWS`], checked where the draws are
+//! planned), so its total variation is at most √(2·2^48·9.8·10⁻⁴⁰) = 7.4·10⁻¹³: the charge
+//! (1 + e^ε)·7.4·10⁻¹³ is 2.8·10⁻¹² at ε = 1, 1.1·10⁻¹⁰ at ε = 5 and 1.6·10⁻⁸ at ε = 10.
+//!
 //! # Solving for ε ([`coupled_epsilon`])
 //! A claim (ε, δ) needs E(δ − (1 + e^ε)·T) ≤ ε, E(·) the continuous accountant's ε at a given
 //! δ (decreasing in δ). The smallest such ε is found by iterating ε ← E(δ − (1 + e^ε)·T)
@@ -65,13 +93,39 @@ pub fn rounding_tv_bound(sigma: f64) -> f64 {
     ((poly + lattice) * (1.0 + 1e-12)).min(1.0)
 }
 
-/// The total-variation budget T of `draws` discrete Gaussian draws, each with scale at least
-/// [`COUPLED_MIN_SIGMA_UNITS`] grid units (rounded up).
-pub fn coupling_tv(draws: f64) -> f64 {
+/// The most discrete Gaussian draws one synthesis makes (2^48; the synthesis checks its
+/// plan against it): the N of the coupling charge.
+pub const MAX_SYNTH_DRAWS: f64 = 281_474_976_710_656.0;
+
+/// An upper bound on the squared Hellinger distance 1 − Σ√(p(k)q(k)) between N_ℤ(0, σ²) and
+/// the rounded N(0, σ²), σ in grid units (module docs); 1 (trivial) below σ = 30 or for NaN.
+/// Rounded up.
+pub fn rounding_hellinger_sq_bound(sigma: f64) -> f64 {
+    if sigma.is_nan() || sigma < 30.0 {
+        return 1.0;
+    }
+    if sigma.is_infinite() {
+        return 0.0;
+    }
+    let s2 = sigma * sigma;
+    let zeta = 3.0 * (-2.0 * std::f64::consts::PI * std::f64::consts::PI * s2).dexp();
+    let a = (1.0 + zeta) * (20.0 / sigma).cosh() / 24.0 + zeta * s2;
+    let eta = 1601.0 * a / s2;
+    let m = 6.0 + 4.917 / sigma;
+    ((a * a * m / (8.0 * (1.0 - eta) * s2 * s2) + 1e-300) * (1.0 + 1e-12)).min(1.0)
+}
+
+/// An upper bound on the total variation between an adaptively composed run of at most
+/// `draws` discrete Gaussian draws, each of scale ≥ `sigma_min` grid units, and the same run
+/// with rounded continuous Gaussians: the smaller of N·τ and √(2N·H²) (module docs).
+/// Rounded up; +∞ for a NaN or negative count.
+pub fn product_tv_bound(draws: f64, sigma_min: f64) -> f64 {
     if draws.is_nan() || draws < 0.0 {
         return f64::INFINITY;
     }
-    draws * rounding_tv_bound(COUPLED_MIN_SIGMA_UNITS) * (1.0 + 1e-12)
+    let linear = draws * rounding_tv_bound(sigma_min);
+    let hellinger = (2.0 * draws * rounding_hellinger_sq_bound(sigma_min)).sqrt();
+    (linear.min(hellinger) * (1.0 + 1e-12)).min(1.0)
 }
 
 /// The δ left for the continuous accountant when ε is claimed with coupling budget `tv`:
@@ -170,7 +224,59 @@ mod tests {
         assert!(b > 1.7e-20 && b < 1.8e-20, "{b}");
         assert_eq!(rounding_tv_bound(0.1), 1.0);
         assert_eq!(rounding_tv_bound(f64::NAN), 1.0);
-        assert_eq!(coupling_tv(f64::NAN), f64::INFINITY);
+        assert_eq!(product_tv_bound(f64::NAN, 1e9), f64::INFINITY);
+    }
+
+    /// ½Σ(√p − √q)², the squared Hellinger distance, summed in f64 (|k| ≤ 40σ) from the
+    /// difference p − q (no cancellation in 1 − Σ√(pq)).
+    fn exact_hellinger_sq(sigma: f64) -> f64 {
+        let kmax = (40.0 * sigma).ceil() as i64 + 2;
+        let w = |k: i64| (-((k * k) as f64) / (2.0 * sigma * sigma)).exp();
+        let z: f64 = (-kmax..=kmax).map(w).sum();
+        0.5 * (-kmax..=kmax)
+            .map(|k| {
+                let a = (k as f64 - 0.5) / sigma;
+                let b = (k as f64 + 0.5) / sigma;
+                let q = if a >= 0.0 {
+                    norm_sf(a) - norm_sf(b)
+                } else {
+                    norm_sf(-b) - norm_sf(-a)
+                };
+                let p = w(k) / z;
+                let d = p - q;
+                if p + q > 0.0 {
+                    d * d / (p.sqrt() + q.sqrt()).powi(2)
+                } else {
+                    0.0
+                }
+            })
+            .sum::<f64>()
+    }
+
+    #[test]
+    fn hellinger_bound_covers_the_exact_distance() {
+        // ≈ E[(U² − 1)²]/(8·576σ⁴) = 1/(2304σ⁴) is the exact leading term; the bound uses
+        // (1 + U²)² (mean 6 instead of 2), so it sits about 3× above (more at σ = 30).
+        for sigma in [30.0, 45.0, 60.0, 100.0] {
+            let e = exact_hellinger_sq(sigma);
+            let b = rounding_hellinger_sq_bound(sigma);
+            assert!(e <= b, "σ = {sigma}: exact {e} > bound {b}");
+            assert!(b <= 6.0 * e, "σ = {sigma}: bound {b} vs exact {e}");
+            if sigma >= 60.0 {
+                assert!(b <= 3.6 * e, "σ = {sigma}: bound {b} vs exact {e}");
+            }
+            // And TV ≤ √(2H²) on the exact values.
+            assert!(exact_tv(sigma) <= (2.0 * e).sqrt());
+        }
+        let h = rounding_hellinger_sq_bound(COUPLED_MIN_SIGMA_UNITS);
+        assert!(h > 9.7e-40 && h < 9.9e-40, "{h}");
+        // The synthesis charge: at most 2^48 draws at σ ≥ 2^30.
+        let t = product_tv_bound(MAX_SYNTH_DRAWS, COUPLED_MIN_SIGMA_UNITS);
+        assert!(t > 7.3e-13 && t < 7.5e-13, "{t}");
+        // Few draws: the linear bound is the smaller.
+        let one = product_tv_bound(1.0, COUPLED_MIN_SIGMA_UNITS);
+        assert!(one <= rounding_tv_bound(COUPLED_MIN_SIGMA_UNITS) * (1.0 + 1e-9));
+        assert_eq!(rounding_hellinger_sq_bound(10.0), 1.0);
     }
 
     /// The analytic Gaussian mechanism's δ(ε) at μ = Δ/σ (Balle–Wang 2018).

@@ -53,15 +53,15 @@
 //! α‖v‖²/(2σ_u²), coordinates adding up), S + Z is (α, α(Δ/h)²/(2σ_u²))-RDP
 //! ≤ (α, α(Δ/l)²/(2σ²))-RDP: the curve of the continuous Gaussian mix the accountant charges,
 //! so the subsampling and composition arguments of the callers apply unchanged. The RDP
-//! bound is the proven one; the privacy-loss-distribution (PLD) figure of the receipt is
-//! computed for the continuous Gaussian (see the receipt's limitation).
+//! curve holds as is; the privacy-loss-distribution (PLD) figure, computed for the continuous
+//! Gaussian, holds after the coupling charge of [`crate::accountant::pld::coupling`].
 //!
 //! The grid starts at the largest 2^k ≤ c·2^-20 (the truncation moves a mix by less than
 //! h·√d ≤ c·√d·2^-20), is coarsened while σ·l/h ≥ 2^31 (the sampler's range) and refined
 //! while σ·l/h < 2^30 and c/h < 2^40, so the noise has 2^30 ≤ σ_u < 2^31 grid units unless
 //! the noise multiplier is below about 2^-11: the scale at which the total variation from a
-//! rounded continuous Gaussian is below 1.8·10⁻²⁰ per draw, which the receipt's PLD note
-//! uses ([`crate::accountant::pld::coupling`]).
+//! rounded continuous Gaussian is below 1.8·10⁻²⁰ per draw, on which DP-CDA's PLD figure
+//! charges the discrete noise ([`crate::accountant::pld::coupling`]).
 
 use crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS;
 use crate::error::{Error, Result};
