@@ -209,6 +209,27 @@ impl Plan {
         stop_above: f64,
         first: usize,
     ) -> Result<(PldEpsilon, usize)> {
+        self.scan(delta, opts, stop_above, first, 0.0)
+    }
+
+    /// ε(δ) for exact discrete Gaussian noise: the continuous plan's ε charged with the
+    /// coupling budget `tv` ([`super::coupling`]): per branch the smallest ε with
+    /// ε_branch(δ − (1 + e^ε)·tv) ≤ ε, then the maximum (valid for every branch, as each
+    /// branch's ε is non-increasing in δ). `charge` includes (1 + e^ε)·tv. `tv` = 0 is
+    /// [`Plan::epsilon`].
+    pub fn epsilon_coupled(&self, delta: f64, opts: &PldOptions, tv: f64) -> Result<PldEpsilon> {
+        Ok(self.scan(delta, opts, f64::INFINITY, 0, tv)?.0)
+    }
+
+    /// [`Plan::epsilon_until`] with the coupling budget `tv` (0: none).
+    fn scan(
+        &self,
+        delta: f64,
+        opts: &PldOptions,
+        stop_above: f64,
+        first: usize,
+        tv: f64,
+    ) -> Result<(PldEpsilon, usize)> {
         check_delta(delta)?;
         let mut worst = PldEpsilon {
             epsilon: 0.0,
@@ -221,13 +242,12 @@ impl Plan {
         let mut at = 0;
         for i in 0..n {
             let j = (first + i) % n;
-            let (eps, c) = branch_epsilon(&self.branches[j], delta, opts)?;
-            let eps = no_nan(eps);
+            let (eps, charge, c) = branch_epsilon(&self.branches[j], delta, opts, tv)?;
             if eps >= worst.epsilon {
                 worst = PldEpsilon {
                     epsilon: eps,
                     delta,
-                    charge: c.charge,
+                    charge,
                     grid_step: c.h,
                     fft_len: c.fft_len,
                 };
@@ -238,46 +258,6 @@ impl Plan {
             }
         }
         Ok((worst, at))
-    }
-
-    /// ε(δ) for exact discrete Gaussian noise: the continuous plan's ε charged with the
-    /// coupling budget `tv` ([`super::coupling`]): per branch the smallest ε with
-    /// ε_branch(δ − (1 + e^ε)·tv) ≤ ε, then the maximum (valid for every branch, as each
-    /// branch's ε is non-increasing in δ). `charge` includes (1 + e^ε)·tv. `tv` = 0 is
-    /// [`Plan::epsilon`].
-    pub fn epsilon_coupled(&self, delta: f64, opts: &PldOptions, tv: f64) -> Result<PldEpsilon> {
-        if tv == 0.0 {
-            return self.epsilon(delta, opts);
-        }
-        check_delta(delta)?;
-        let mut worst = PldEpsilon {
-            epsilon: 0.0,
-            delta,
-            charge: 0.0,
-            grid_step: 0.0,
-            fft_len: 0,
-        };
-        for b in &self.branches {
-            let c = branch_composed(b, opts, 1.0)?;
-            let eps = no_nan(super::coupling::coupled_epsilon(delta, tv, |d| {
-                c.epsilon(d)
-            }));
-            if eps >= worst.epsilon {
-                let coupling = delta - super::coupling::remaining_delta(delta, eps, tv);
-                worst = PldEpsilon {
-                    epsilon: eps,
-                    delta,
-                    charge: if coupling.is_finite() {
-                        c.charge + coupling
-                    } else {
-                        f64::INFINITY
-                    },
-                    grid_step: c.h,
-                    fft_len: c.fft_len,
-                };
-            }
-        }
-        Ok(worst)
     }
 
     /// δ(ε): the maximum over branches (an upper bound; ≤ 1).
@@ -338,9 +318,25 @@ pub fn branch_composed(parts: &[Part], opts: &PldOptions, refine: f64) -> Result
     ))
 }
 
-fn branch_epsilon(parts: &[Part], delta: f64, opts: &PldOptions) -> Result<(f64, super::Composed)> {
+/// One branch's ε at δ with the coupling budget `tv` (0: none), its δ charge (the
+/// composition's, plus (1 + e^ε)·tv) and its composed PLD.
+fn branch_epsilon(
+    parts: &[Part],
+    delta: f64,
+    opts: &PldOptions,
+    tv: f64,
+) -> Result<(f64, f64, super::Composed)> {
     let c = branch_composed(parts, opts, 1.0)?;
-    Ok((c.epsilon(delta), c))
+    let eps = no_nan(super::coupling::coupled_epsilon(delta, tv, |d| {
+        c.epsilon(d)
+    }));
+    let coupling = delta - super::coupling::remaining_delta(delta, eps, tv);
+    let charge = if coupling.is_finite() {
+        c.charge + coupling
+    } else {
+        f64::INFINITY
+    };
+    Ok((eps, charge, c))
 }
 
 /// DP-CDA (label-free or with label noise, as `p` says): T = `p.samples` mixes from a pool of
