@@ -270,7 +270,6 @@ struct Classes<'a> {
     sizes: Vec<usize>,
 }
 
-/// The label column's public categories, from the schema.
 /// What the receipt says about how the noise is sampled (floating point or exact) and why
 /// its ε holds for that noise.
 fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
@@ -359,6 +358,7 @@ fn check_mix_draws(rows: usize, dim: usize) -> Result<()> {
     Ok(())
 }
 
+/// The label column's public categories, from the schema.
 fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> {
     let name = &table.names[table.label_index?];
     match schema.and_then(|s| s.columns.get(name)) {

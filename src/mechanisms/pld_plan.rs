@@ -53,12 +53,12 @@ use crate::accountant::pld::mechanisms::{
     calibrate_from, cda_z, gaussian_steps_z, Adjacency, Plan,
 };
 use crate::accountant::pld::{PldEpsilon, PldOptions};
+use crate::error::Result;
+use crate::mechanisms::gaussian_steps::GaussianSteps;
 
 /// The smallest extra noise multiplier under which the count grids keep every draw at
 /// 2^30 grid units or more (2^-9; see [`SynthPld::with_exact_noise`]).
 const EXTRAS_MIN_Z: f64 = 1.0 / 512.0;
-use crate::error::Result;
-use crate::mechanisms::gaussian_steps::GaussianSteps;
 
 /// The steps being accounted.
 #[derive(Debug, Clone)]

@@ -178,9 +178,9 @@ impl LabelNoise {
                 "a noise standard deviation must be a positive finite number",
             ));
         }
-        // The features' grid rule for entries ≤ 1 (σy·l/h in [2^30, 2^31), the coupling scale
-        // of the receipt's PLD note), kept in [2^-50, 1]: h ≤ 1 keeps c/h an integer,
-        // 2^-50 ≤ h keeps l/h within i64 (l ≤ 2^12).
+        // The features' grid rule for entries ≤ 1 (σy·l/h in [2^30, 2^31), the features'
+        // scale), kept in [2^-50, 1]: h ≤ 1 keeps c/h an integer, and the check below keeps
+        // c/h ≤ l/h within i64 with room for the noise.
         let h = crate::mechanisms::cda::exact_grid(1.0, sigma_y, mix)?.clamp(2f64.powi(-50), 1.0);
         if mix as f64 / h >= 2f64.powi(61) {
             return Err(Error::param(
