@@ -66,7 +66,7 @@
 use crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS;
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::Gaussian;
-use crate::mechanisms::noise::{Bits, DiscreteGaussian};
+use crate::mechanisms::noise::{pow2_floor, up, Bits, DiscreteGaussian};
 use rand::Rng;
 
 /// The number type a mix is accumulated in (see the module docs).
@@ -111,22 +111,28 @@ impl MixCell for f64 {
     }
 }
 
-/// The exact path's state (module docs, "Exact noise").
-#[derive(Debug, Clone)]
-struct ExactSum {
-    /// The grid h = 2^k and 1/h.
-    grid: f64,
-    inv_grid: f64,
-    /// Discrete Gaussian noise on the integer sum, σ_u ≥ σ·l/h.
-    noise: DiscreteGaussian,
-    /// Rows whose truncated integer norm exceeded ⌊c/h⌋, with their shrunk integers (sorted
-    /// by row; empty on rows clipped as the pipeline clips them).
-    shrunk: Vec<(u32, Vec<i64>)>,
-}
-
 /// The grid of the exact path for rows of norm ≤ `clip` mixed l at a time with noise σ on
 /// the mean (module docs).
 pub fn exact_grid(clip: f64, sigma: f64, mix: usize) -> Result<f64> {
+    grid_for("sigma-x", clip, sigma, mix)
+}
+
+/// The exact path's grid h and its noise on a sum of l entries of norm ≤ `clip`: discrete
+/// Gaussian of scale σ_u ≥ σ·l/h (module docs). `name` names σ in errors.
+pub(crate) fn exact_sum_noise(
+    name: &str,
+    clip: f64,
+    sigma: f64,
+    mix: usize,
+) -> Result<(f64, DiscreteGaussian)> {
+    let h = grid_for(name, clip, sigma, mix)?;
+    // σ·l rounded up (one ulp above the f64 product, which may round down), over h (exact):
+    // σ_u ≥ σ·l/h, and the sampler rounds it up again to a rational.
+    let noise = DiscreteGaussian::new(name, up(sigma * mix as f64) / h)?;
+    Ok((h, noise))
+}
+
+fn grid_for(name: &str, clip: f64, sigma: f64, mix: usize) -> Result<f64> {
     if !(clip > 0.0 && clip.is_finite()) {
         return Err(Error::param(
             "clip",
@@ -137,18 +143,12 @@ pub fn exact_grid(clip: f64, sigma: f64, mix: usize) -> Result<f64> {
     let s = sigma * mix as f64;
     if !(sigma > 0.0 && s.is_finite()) {
         return Err(Error::param(
-            "sigma-x",
+            name,
             sigma,
             "a noise standard deviation must be a positive finite number",
         ));
     }
-    let mut h = 1.0f64;
-    while h > clip / 1_048_576.0 {
-        h *= 0.5;
-    }
-    while h * 2.0 <= clip / 1_048_576.0 {
-        h *= 2.0;
-    }
+    let mut h = pow2_floor(clip / 1_048_576.0);
     // σ·l/h in [2^30, 2^31): at least the coupling scale of the PLD charge
     // (accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS) and inside the sampler's range.
     while s / h >= (1u64 << 31) as f64 {
@@ -193,7 +193,14 @@ pub struct ExactMixer<'a> {
     d: usize,
     mix: usize,
     sigma: f64,
-    exact: ExactSum,
+    /// The grid h = 2^k and 1/h.
+    grid: f64,
+    inv_grid: f64,
+    /// Discrete Gaussian noise on the integer sum, σ_u ≥ σ·l/h.
+    noise: DiscreteGaussian,
+    /// Rows whose truncated integer norm exceeded ⌊c/h⌋, with their shrunk integers (sorted
+    /// by row; empty on rows clipped as the pipeline clips them).
+    shrunk: Vec<(u32, Vec<i64>)>,
 }
 
 impl<'a> Mixer<'a> {
@@ -263,12 +270,8 @@ impl<'a> ExactMixer<'a> {
     /// discrete Gaussian noise of scale ≥ `sigma` on every coordinate of the mean. Draw with
     /// [`ExactMixer::draw`].
     pub fn new(features: &'a [f32], d: usize, mix: usize, sigma: f64, clip: f64) -> Result<Self> {
-        let h = exact_grid(clip, sigma, mix)?;
+        let (h, noise) = exact_sum_noise("sigma-x", clip, sigma, mix)?;
         let inv_h = 1.0 / h;
-        // σ·l rounded up (one ulp above the f64 product, which may round down), times 1/h
-        // (exact): σ_u ≥ σ·l/h, and the sampler rounds it up again to a rational.
-        let sl = sigma * mix as f64;
-        let noise = DiscreteGaussian::new("sigma-x", f64::from_bits(sl.to_bits() + 1) * inv_h)?;
         // B = ⌊c/h⌋ (c/h is exact); rows whose integer norm exceeds it are shrunk.
         let bound = (clip * inv_h).floor();
         if !(bound >= 1.0 && bound < (1u64 << 52) as f64) {
@@ -306,23 +309,21 @@ impl<'a> ExactMixer<'a> {
             d,
             mix,
             sigma,
-            exact: ExactSum {
-                grid: h,
-                inv_grid: inv_h,
-                noise,
-                shrunk,
-            },
+            grid: h,
+            inv_grid: inv_h,
+            noise,
+            shrunk,
         })
     }
 
     /// The grid h.
     pub fn grid(&self) -> f64 {
-        self.exact.grid
+        self.grid
     }
 
     /// How many rows the exact path shrank into the ball of radius ⌊c/h⌋·h.
     pub fn rows_shrunk(&self) -> usize {
-        self.exact.shrunk.len()
+        self.shrunk.len()
     }
 
     /// The feature dimension d.
@@ -342,7 +343,7 @@ impl<'a> ExactMixer<'a> {
 
     /// The noise scale in grid units of the sum, σ_u (≥ σ·l/h, and ≥ 2^30: module docs).
     pub fn sampler_sigma(&self) -> f64 {
-        self.exact.noise.sigma()
+        self.noise.sigma()
     }
 
     /// One mix on the exact path (module docs, "Exact noise"): a uniform size-l subset of
@@ -358,7 +359,7 @@ impl<'a> ExactMixer<'a> {
         rng: &mut R,
         mut visit: impl FnMut(usize),
     ) {
-        let e = &self.exact;
+        let e = self;
         let d = self.d;
         debug_assert!(out.len() == d && sum.len() == d);
         sum.fill(0);

@@ -48,6 +48,7 @@
 pub mod accounting;
 pub mod mixer;
 
+pub(crate) use mixer::exact_sum_noise;
 pub use mixer::{exact_grid, unit_box_radius, ExactMixer, MixCell, Mixer};
 
 use super::gaussian::Gaussian;

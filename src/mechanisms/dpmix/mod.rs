@@ -158,7 +158,7 @@ pub fn generate<R: Rng + ?Sized>(
 }
 
 /// The label half of a DPMix row with exact noise: the l drawn rows' one-hot labels summed
-/// as integer class counts c (exact), scaled to a grid h_y = 2^-k ≤ 1 (σy·l/h_y in [2^30, 2^31) unless σy·l is extreme; c/h_y is an integer),
+/// as integer class counts c (exact), scaled to the exact path's grid h_y = 2^-k ≤ 1 (σy·l/h_y in [2^30, 2^31) unless σy·l is extreme; c/h_y is an integer),
 /// plus discrete Gaussian noise of scale ≥ σy·l/h_y per class, released as (c/h_y + Z)·h_y/l.
 /// Replacing one record moves c/h_y by at most √2/h_y in L2 on ℤ^K, so by CKS20 (integer
 /// shifts) the RDP is at most α·(√2/l)²/(2σy²), the label term of the module's proof note.
@@ -170,18 +170,18 @@ struct LabelNoise {
 
 impl LabelNoise {
     fn new(sigma_y: f64, mix: usize) -> Result<Self> {
-        let sl = sigma_y * mix as f64;
-        if !(sigma_y > 0.0 && sl.is_finite()) {
+        // The features' grid rule for entries ≤ 1 (σy·l/h in [2^30, 2^31), the features'
+        // scale; h ≥ 2^-41). h ≤ 1 keeps c/h an integer (only σy·l ≥ 2^31, beyond the
+        // sampler's range, makes h coarser), and l/h < 2^61 keeps c/h within i64 with room
+        // for the noise.
+        let (h, noise) = crate::mechanisms::cda::exact_sum_noise("sigma-y", 1.0, sigma_y, mix)?;
+        if h > 1.0 {
             return Err(Error::param(
                 "sigma-y",
                 sigma_y,
-                "a noise standard deviation must be a positive finite number",
+                "σy·l is beyond the exact sampler's range (2^31); lower σy",
             ));
         }
-        // The features' grid rule for entries ≤ 1 (σy·l/h in [2^30, 2^31), the features'
-        // scale), kept in [2^-50, 1]: h ≤ 1 keeps c/h an integer, and the check below keeps
-        // c/h ≤ l/h within i64 with room for the noise.
-        let h = crate::mechanisms::cda::exact_grid(1.0, sigma_y, mix)?.clamp(2f64.powi(-50), 1.0);
         if mix as f64 / h >= 2f64.powi(61) {
             return Err(Error::param(
                 "sigma-y",
@@ -189,8 +189,6 @@ impl LabelNoise {
                 "the label noise is too small for the exact sampler at this mix order; raise σy",
             ));
         }
-        // σy·l one ulp up (the f64 product may round down), over h (exact).
-        let noise = DiscreteGaussian::new("sigma-y", f64::from_bits(sl.to_bits() + 1) / h)?;
         Ok(LabelNoise {
             noise,
             inv_grid: (1.0 / h) as i64,

@@ -53,7 +53,7 @@
 
 use super::linalg::Mat;
 use crate::error::{Error, Result};
-use crate::mechanisms::noise::{Bits, GridGaussian, GridLaplace};
+use crate::mechanisms::noise::{up, Bits, GridGaussian, GridLaplace};
 use rand::RngCore;
 
 /// Rows are put on the grid 2^{−ROW_BITS}.
@@ -61,12 +61,6 @@ pub const ROW_BITS: u32 = 30;
 const ROW_ONE: i64 = 1 << ROW_BITS;
 /// Largest N accepted by the exact statistics (every i128 intermediate stays below 2^127).
 pub const MAX_ROWS: usize = 1 << 30;
-
-/// The next f64 above a positive finite x.
-pub fn up(x: f64) -> f64 {
-    debug_assert!(x > 0.0 && x.is_finite());
-    f64::from_bits(x.to_bits() + 1)
-}
 
 /// A unit-ball row on the grid 2^{−30}: truncated toward zero, then ‖u‖₂ ≤ 2^30 enforced
 /// exactly (see the proof note).

@@ -97,7 +97,7 @@ use rand::RngCore;
 const MAX_UNITS: f64 = (1u64 << 52) as f64;
 
 /// 2^k for the largest k with 2^k ≤ x (x > 0 finite), by exponent arithmetic only.
-fn pow2_floor(x: f64) -> f64 {
+pub(crate) fn pow2_floor(x: f64) -> f64 {
     debug_assert!(x > 0.0 && x.is_finite());
     let mut g = 1.0f64;
     while g > x {
@@ -140,7 +140,7 @@ fn check_positive(name: &str, x: f64, what: &str) -> Result<f64> {
 }
 
 /// The next f64 above a positive finite x (f64::next_up is newer than the crate's MSRV).
-fn up(x: f64) -> f64 {
+pub(crate) fn up(x: f64) -> f64 {
     debug_assert!(x > 0.0 && x.is_finite());
     f64::from_bits(x.to_bits() + 1)
 }
