@@ -29,7 +29,7 @@
 
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
-use crate::mechanisms::noise::{Bits, DiscreteLaplace};
+use crate::mechanisms::noise::{up, Bits, DiscreteLaplace};
 use rand::{Rng, RngCore};
 
 /// Variance of the two-sided geometric noise with P(z) ∝ e^{−ε0|z|/2}: 2p/(1 − p)², p = e^{−ε0/2}.
@@ -58,7 +58,14 @@ pub fn count_noise(eps0: f64) -> Result<DiscreteLaplace> {
             "the weights' ε must be a positive finite number",
         ));
     }
-    let b = f64::from_bits((2.0 / eps0).to_bits() + 1).max(MIN_SCALE);
+    // 2/ε0 one ulp up (the division may round down). A subnormal ε0 makes it +∞: refused
+    // below (the one-ulp step of +∞ would be NaN, and NaN.max(·) a tiny scale).
+    let b = 2.0 / eps0;
+    let b = if b.is_finite() {
+        up(b).max(MIN_SCALE)
+    } else {
+        b
+    };
     DiscreteLaplace::new("epsilon", b).map_err(|_| {
         Error::param(
             "epsilon",
@@ -300,6 +307,8 @@ mod tests {
         assert_eq!(branch, Branch::NoisyCounts);
         assert_eq!(r.iter().sum::<usize>(), 1000);
         assert!(count_noise(0.0).is_err() && count_noise(1e-12).is_err());
+        // A subnormal ε0 (2/ε0 overflows): refused, never a tiny scale.
+        assert!(count_noise(1e-310).is_err());
         assert!(count_noise(1e9).is_ok());
     }
 }
