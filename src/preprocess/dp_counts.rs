@@ -114,6 +114,18 @@ pub struct CountNoise {
 /// receipt's PLD figure charges the discrete noise's gap to the continuous Gaussian.
 const MIN_GRID_SIGMA: f64 = crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS; // 2^30
 
+/// The smallest k in [0, `max_k`] with σ·2^k ≥ 2^30 (exact: powers of two), σ in counts: the
+/// count grid 2^-k on which σ has at least the coupling scale of
+/// [`crate::accountant::pld::coupling`], and below 2^31 (the sampler's range) unless σ itself
+/// is beyond it. Public (a function of σ).
+pub(crate) fn coupled_grid_exponent(sigma: f64, max_k: i32) -> i32 {
+    let mut k = 0;
+    while k < max_k && sigma * 2f64.powi(k) < MIN_GRID_SIGMA {
+        k += 1;
+    }
+    k
+}
+
 impl CountNoise {
     /// Noise σ ≥ `z`·`sensitivity` (rounded up; see Lemma D), for counts whose neighbours
     /// differ by an integer vector of L2 norm ≤ `sensitivity`. `name` names the release in
@@ -125,12 +137,8 @@ impl CountNoise {
                 "internal: the {name} needs a positive finite noise scale, got z = {z}, Δ = {sensitivity}"
             )));
         }
-        // Counts scaled by 2^k, k ≤ 62, until σ·2^k ≥ 2^30 (exact: powers of two); then
-        // σ·2^k < 2^31, the sampler's range, unless σ itself is beyond it.
-        let mut scale = 1.0f64;
-        while sigma * scale < MIN_GRID_SIGMA && scale < 2f64.powi(62) {
-            scale *= 2.0;
-        }
+        // Counts scaled by 2^k, k ≤ 62.
+        let scale = 2f64.powi(coupled_grid_exponent(sigma, 62));
         let dg = DiscreteGaussian::new(name, sigma * scale).map_err(|_| {
             Error::Data(format!(
                 "the {name} would need noise σ = {sigma:e}, outside the exact sampler's range (counts); {}",

@@ -811,17 +811,11 @@ fn dp_marginal<R: Rng + ?Sized>(
     NumericMarginal::dp(&counts, edges.to_vec(), g, rng)
 }
 
-/// The grid exponent k of the mean-norm sum: the smallest k ≥ 0 with 2^k·σ ≥ 2^30 (the scale
-/// at which the PLD figure charges the discrete noise's gap,
-/// [`crate::accountant::pld::coupling`]), so 2^k·σ < 2^31 (the exact sampler's range) unless
-/// σ itself is beyond it; at most 40. Public (a function of σ).
+/// The grid exponent k of the mean-norm sum: the counts' rule
+/// ([`super::dp_counts::coupled_grid_exponent`]) with k ≤ 40, so n terms of at most 2^k stay
+/// within i64 for n < 2^23 (checked). Public (a function of σ).
 fn mean_norm_grid_exponent(sigma: f64) -> i32 {
-    let mut k = 0;
-    while k < 40 && sigma * 2f64.powi(k) < crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS
-    {
-        k += 1;
-    }
-    k
+    super::dp_counts::coupled_grid_exponent(sigma, 40)
 }
 
 /// The exact integer sum Σ_i ⌊2^k·min(‖u_i‖/M, 1)⌋ of step (3) of
