@@ -1,7 +1,8 @@
 // The JS layer over the wasm-bindgen glue, shared by every ESM entry: `signal` (an
 // AbortSignal) in the options of long operations. The core rejects unknown option keys, so
 // `signal` is taken off before the call; the operation stops at the next progress report
-// after an abort (the core rethrows what onProgress throws) and is checked once more at the end.
+// after an abort (a throwing onProgress stops the core, which rethrows what it threw) and is
+// checked once more at the end.
 
 export function abortError(signal) {
   if (signal.reason !== undefined) return signal.reason;

@@ -239,7 +239,9 @@ pub fn soft_label_column(label: &str, class: &str) -> String {
 }
 
 /// Runs DP-CDA on `table` (whose label column must be set), calling `header` once with the
-/// output column names and `row` for each synthetic row (cells in the input's column order).
+/// output column names and `row` for each synthetic row (cells in the input's column order),
+/// and `progress` with the finished fraction. An error from any of the three stops the run at
+/// that call and is returned (a caller cancels by returning [`Error::Abort`] from `progress`).
 pub fn synthesize(
     table: &Table,
     schema: Option<&Schema>,
@@ -247,7 +249,7 @@ pub fn synthesize(
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
     row: impl FnMut(&[String]) -> Result<()>,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     synthesize_with(
         table,
@@ -614,7 +616,7 @@ pub fn synthesize_with(
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
     mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     run_sinks(
         table,
@@ -642,7 +644,7 @@ fn run_sinks(
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
     row: &mut dyn FnMut(&[String]) -> Result<()>,
-    progress: &mut dyn FnMut(f64),
+    progress: &mut dyn FnMut(f64) -> Result<()>,
     denoise: bool,
 ) -> Result<Receipt> {
     let mut header = Some(header);
@@ -674,7 +676,7 @@ pub fn synthesize_denoised(
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
     mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     run_sinks(
         table,
@@ -698,7 +700,7 @@ fn synthesize_dyn(
     rng: &mut ReleaseRng,
     header: &mut dyn FnMut(&[String]) -> Result<()>,
     row: &mut dyn FnMut(&[String]) -> Result<()>,
-    mut progress: &mut dyn FnMut(f64),
+    mut progress: &mut dyn FnMut(f64) -> Result<()>,
     denoise: bool,
 ) -> Result<Receipt> {
     // ---- checks ------------------------------------------------------------------------

@@ -332,7 +332,7 @@ fn synthesis_defaults_to_the_pld_accountant() {
             r#"{{"label":"label","epsilon":3,"delta":1e-5,"seed":5{extra}}}"#
         ))
         .unwrap();
-        api::synthesize_csv(&csv, &req, |_| {}).unwrap().1
+        api::synthesize_csv(&csv, &req, |_| Ok(())).unwrap().1
     };
     let pld = run("");
     let rdp = run(r#","accountant":"rdp""#);
@@ -349,4 +349,64 @@ fn synthesis_defaults_to_the_pld_accountant() {
     assert!(b.pld.is_none() && rdp.epsilon == b.epsilon_rdp && rdp.epsilon <= 3.0);
     let (sp, sr) = (pld.parameters.sigma_x(), rdp.parameters.sigma_x());
     assert!(sp < sr, "σx PLD {sp} vs RDP {sr}");
+}
+
+/// A progress callback that returns an error stops the run at that report, and the error comes
+/// back unchanged: every mechanism's generation loop, the utility check (whose synthesis is
+/// 80 % of its progress) and the audit. The wasm bindings rely on this to make a throwing (or
+/// aborted) `onProgress` stop the work instead of only failing the call when it ends.
+#[test]
+fn an_error_from_progress_stops_every_pipeline_at_that_report() {
+    use privmix::error::Error;
+    let csv = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/demo/digits-8x8.csv")).unwrap();
+    // Counts the reports, and stops at the first one past `at`.
+    fn stopper(
+        at: f64,
+        calls: &std::cell::Cell<usize>,
+    ) -> impl FnMut(f64) -> privmix::error::Result<()> + '_ {
+        move |p: f64| {
+            calls.set(calls.get() + 1);
+            if p > at {
+                Err(Error::Abort("test stop".into()))
+            } else {
+                Ok(())
+            }
+        }
+    }
+    let is_ours = |e: &Error| matches!(e, Error::Abort(m) if m == "test stop");
+    for mechanism in ["cda", "dpmix", "local", "projection"] {
+        let req: SynthRequest = serde_json::from_str(&format!(
+            r#"{{"label":"label","epsilon":3,"delta":1e-5,"seed":5,"mechanism":"{mechanism}"}}"#
+        ))
+        .unwrap();
+        // A full run reports many times; a run stopped at its first report past 0 reports once.
+        let full = std::cell::Cell::new(0);
+        api::synthesize_csv(&csv, &req, stopper(2.0, &full)).unwrap();
+        assert!(full.get() > 10, "{mechanism}: {} reports", full.get());
+        let calls = std::cell::Cell::new(0);
+        let e = api::synthesize_csv(&csv, &req, stopper(0.0, &calls)).unwrap_err();
+        assert!(is_ours(&e), "{mechanism}: {e}");
+        assert_eq!(calls.get(), 1, "{mechanism}: went on after the stop");
+    }
+    let req: SynthRequest =
+        serde_json::from_str(r#"{"label":"label","epsilon":3,"delta":1e-5,"seed":5}"#).unwrap();
+    let p = SynthParams::try_from(&req).unwrap();
+    let table = privmix::data::read_csv_bytes(&csv, &p.csv_options("input").unwrap()).unwrap();
+    let calls = std::cell::Cell::new(0);
+    let mut rng = privmix::rng::ReleaseRng::seeded(1);
+    let e = api::utility_check(&table, &p, &mut rng, stopper(0.0, &calls)).unwrap_err();
+    assert!(
+        is_ours(&e) && calls.get() == 1,
+        "{e}, {} reports",
+        calls.get()
+    );
+    let audit: api::audit::AuditRequest =
+        serde_json::from_str(r#"{"epsilon":1,"runs":20}"#).unwrap();
+    let calls = std::cell::Cell::new(0);
+    let e = api::audit::audit(&audit, stopper(0.0, &calls)).unwrap_err();
+    assert!(
+        is_ours(&e) && calls.get() == 1,
+        "{e}, {} reports",
+        calls.get()
+    );
 }

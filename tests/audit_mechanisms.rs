@@ -13,7 +13,7 @@ fn audit(request: SynthRequest, canary: Canary, runs: usize) -> privmix::audit::
             seed: 20261123,
             ..Default::default()
         },
-        |_| {},
+        |_| Ok(()),
     )
     .unwrap();
     eprintln!("{r:?}");

@@ -40,7 +40,7 @@ fn synth(train: &str, seed: f64) -> (String, Value) {
         "label": "species", "epsilon": 5.0, "delta": 1e-5, "seed": seed, "schema": schema
     }))
     .unwrap();
-    let (bytes, receipt) = synthesize_csv(train.as_bytes(), &req, |_| {}).unwrap();
+    let (bytes, receipt) = synthesize_csv(train.as_bytes(), &req, |_| Ok(())).unwrap();
     (
         String::from_utf8(bytes).unwrap(),
         serde_json::to_value(&receipt).unwrap(),
@@ -183,7 +183,7 @@ fn digits_images_demo_default_class_means_look_like_the_real_ones() {
             ImageInput::Zip(zip.clone()),
             &ImageOptions::default(),
             &req,
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         let syn = load_zip(&out.zip, &ImageOptions::default(), "synthetic").unwrap();

@@ -47,7 +47,7 @@ fn run(text: &str, seed: u64) -> Run {
         "label": "y", "epsilon": 2.0, "delta": 1e-5, "seed": seed as f64
     }))
     .unwrap();
-    let (bytes, receipt) = synthesize_csv(text.as_bytes(), &req, |_| {}).unwrap();
+    let (bytes, receipt) = synthesize_csv(text.as_bytes(), &req, |_| Ok(())).unwrap();
     let out = String::from_utf8(bytes).unwrap();
     let mut lines = out.lines();
     let header = lines

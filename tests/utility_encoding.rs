@@ -10,7 +10,7 @@ use serde_json::Value;
 
 fn run(csv: &str, req: Value) -> (Vec<Vec<String>>, Value) {
     let req: SynthRequest = serde_json::from_value(req).unwrap();
-    let (bytes, receipt) = synthesize_csv(csv.as_bytes(), &req, |_| {}).unwrap();
+    let (bytes, receipt) = synthesize_csv(csv.as_bytes(), &req, |_| Ok(())).unwrap();
     let out = String::from_utf8(bytes).unwrap();
     let rows = out
         .lines()

@@ -429,7 +429,7 @@ fn js_operations() {
         r#"{"label":"species","epsilon":2,"seed":11,"mix":"auto","adjacency":"keep-label"}"#,
     )
     .unwrap();
-    let (csv, receipt) = ops::synthesize_csv(&iris, &req, |_| {}).unwrap();
+    let (csv, receipt) = ops::synthesize_csv(&iris, &req, |_| Ok(())).unwrap();
     let tmp = Path::new("/nonexistent-tmp");
     check("js_synth_iris.csv", &String::from_utf8(csv).unwrap());
     check(

@@ -53,7 +53,7 @@ pub struct AuditRequest {
 }
 
 /// Runs the audit; `progress` gets the finished fraction.
-pub fn audit(req: &AuditRequest, progress: impl FnMut(f64)) -> Result<AuditReport> {
+pub fn audit(req: &AuditRequest, progress: impl FnMut(f64) -> Result<()>) -> Result<AuditReport> {
     let d = AuditOptions::default();
     let opts = AuditOptions {
         request: SynthRequest {

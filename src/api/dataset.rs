@@ -38,7 +38,7 @@ pub fn utility_check(
     table: &Table,
     p: &SynthParams,
     rng: &mut ReleaseRng,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<UtilityReport> {
     use rand::seq::SliceRandom;
     let (share, model) = (p.test_share, p.model);
@@ -79,9 +79,9 @@ pub fn utility_check(
             ..CsvOptions::default()
         },
     )?;
-    progress(0.85);
+    progress(0.85)?;
     let s: EvalReport = evaluate_tables(&synth, &test, model)?;
-    progress(0.95);
+    progress(0.95)?;
     let r: EvalReport = evaluate_tables(&train, &test, model)?;
     let train_counts = class_counts(&train)?;
     let majority = train_counts
@@ -95,7 +95,7 @@ pub fn utility_check(
     };
     let majority_accuracy =
         tcodes.iter().filter(|&&c| c == majority).count() as f64 / tcodes.len() as f64;
-    progress(1.0);
+    progress(1.0)?;
     Ok(UtilityReport {
         synthetic_accuracy: s.accuracy,
         real_accuracy: r.accuracy,

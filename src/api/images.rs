@@ -99,7 +99,7 @@ pub fn synthesize_image_set_to<W: std::io::Write>(
     p: &SynthParams,
     rng: &mut ReleaseRng,
     sink: W,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(W, Vec<u8>, Receipt, usize)> {
     let summary = set.summary();
     let opts = p.options_for(
@@ -115,7 +115,7 @@ pub fn synthesize_images(
     input: ImageInput,
     image: &ImageOptions,
     req: &SynthRequest,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<ImagesResult> {
     let p = image_params(req)?;
     let set = load_images(input, image)?;

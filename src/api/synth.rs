@@ -363,7 +363,7 @@ pub fn synthesize_table(
     rng: &mut ReleaseRng,
     header: impl FnMut(&[String]) -> Result<()>,
     row: impl FnMut(&[String]) -> Result<()>,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     let opts = p.options(table)?;
     synthesize_with(
@@ -383,7 +383,7 @@ pub fn synthesize_table_csv(
     table: &Table,
     p: &SynthParams,
     rng: &mut ReleaseRng,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Vec<u8>, Receipt)> {
     let out = std::cell::RefCell::new(csv::Writer::from_writer(Vec::with_capacity(
         table
@@ -407,7 +407,7 @@ pub fn synthesize_table_csv(
 pub fn synthesize_csv(
     csv: &[u8],
     req: &SynthRequest,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Vec<u8>, Receipt)> {
     let p = SynthParams::try_from(req)?;
     let table = read_csv_bytes(csv, &p.csv_options("input")?)?;

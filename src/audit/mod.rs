@@ -379,7 +379,10 @@ fn sigma_of(receipt: &crate::receipt::Receipt) -> Option<f64> {
 }
 
 /// Runs the audit. `progress` gets the finished fraction.
-pub fn run_audit(opts: &AuditOptions, mut progress: impl FnMut(f64)) -> Result<AuditReport> {
+pub fn run_audit(
+    opts: &AuditOptions,
+    mut progress: impl FnMut(f64) -> Result<()>,
+) -> Result<AuditReport> {
     if opts.runs < 20 {
         return Err(Error::param(
             "runs",
@@ -455,7 +458,7 @@ pub fn run_audit(opts: &AuditOptions, mut progress: impl FnMut(f64)) -> Result<A
 
     // The claim: one run on D with the configuration as given.
     req.seed = Some(opts.seed as f64);
-    let (_, claim_receipt) = synthesize_csv(&base, &req, |_| {})?;
+    let (_, claim_receipt) = synthesize_csv(&base, &req, |_| Ok(()))?;
     let claimed = claim_receipt.epsilon;
     let sigma_x = sigma_of(&claim_receipt);
     if let Some(f) = opts.planted_noise_scale {
@@ -494,12 +497,12 @@ pub fn run_audit(opts: &AuditOptions, mut progress: impl FnMut(f64)) -> Result<A
             let s = opts.seed.wrapping_add(1 + 2 * i as u64 + j as u64) % (1u64 << 52);
             r.seed = Some(s as f64);
             out.push(outcome(
-                synthesize_csv(data, &r, |_| {}),
+                synthesize_csv(data, &r, |_| Ok(())),
                 score_label,
                 all_rows,
             ));
         }
-        progress((i + 1) as f64 / n as f64);
+        progress((i + 1) as f64 / n as f64)?;
     }
     let half = n / 2;
     let delta = claim_receipt.delta;
@@ -599,7 +602,7 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
                 score += f64::from(row[0]);
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )?;
         Ok(Outcome {
             signature: String::new(),

@@ -67,7 +67,7 @@ pub(crate) fn run(a: AuditArgs) -> Result<()> {
         features: a.features,
         seed: a.seed,
     };
-    let r = audit(&req, |_| {})?;
+    let r = audit(&req, |_| Ok(()))?;
     if a.json {
         print_json(
             &serde_json::to_value(&r)

@@ -360,7 +360,7 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
         rng,
         |names| writer.borrow_mut().write_record(names).map_err(csv_err),
         |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
-        |_| {},
+        |_| Ok(()),
     )?;
     drop(table);
     let mut inner = writer
@@ -464,7 +464,7 @@ fn run_synth_images(
     let out_name = a.output.display().to_string();
     let sink = std::io::BufWriter::with_capacity(1 << 20, out_file);
     let (sink, preview_png, receipt, files) =
-        api::images::synthesize_image_set_to(&set, params, rng, sink, |_| {})?;
+        api::images::synthesize_image_set_to(&set, params, rng, sink, |_| Ok(()))?;
     let shape = [set.width, set.height, set.channels];
     let (n_images, n_classes) = (set.len(), set.class_names.len());
     drop(set);

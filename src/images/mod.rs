@@ -592,7 +592,7 @@ pub fn synthesize_images(
     set: &ImageSet,
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<ImageSynthOutput> {
     let (zip, preview_png, receipt, files) =
         synthesize_images_to(set, opts, rng, Vec::new(), PREVIEW_PER_CLASS, progress)?;
@@ -618,7 +618,7 @@ pub fn synthesize_images_to<W: Write>(
     rng: &mut ReleaseRng,
     out: W,
     preview_per_class: usize,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(W, Vec<u8>, Receipt, usize)> {
     if set.is_empty() {
         return Err(Error::Data("there are no images to synthesize from".into()));

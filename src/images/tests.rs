@@ -643,7 +643,11 @@ fn synthesis_writes_a_zip_of_pngs_per_class_and_an_honest_receipt() {
     let set = load_files(two_class_set(200), &ImageOptions::default(), "f").unwrap();
     let mut rng = ReleaseRng::seeded(7);
     let mut last = 0.0;
-    let out = synthesize_images(&set, &synth_opts(2.0, 50), &mut rng, |p| last = p).unwrap();
+    let out = synthesize_images(&set, &synth_opts(2.0, 50), &mut rng, |p| {
+        last = p;
+        Ok(())
+    })
+    .unwrap();
     assert!(last > 0.0);
     let files = unzip(&out.zip);
     assert_eq!(files.len(), 50);
@@ -703,14 +707,14 @@ fn synthesis_is_reproducible_with_a_seed_and_shape_options_are_public() {
         &set,
         &synth_opts(4.0, 20),
         &mut ReleaseRng::seeded(3),
-        |_| {},
+        |_| Ok(()),
     )
     .unwrap();
     let b = synthesize_images(
         &set,
         &synth_opts(4.0, 20),
         &mut ReleaseRng::seeded(3),
-        |_| {},
+        |_| Ok(()),
     )
     .unwrap();
     assert_eq!(a.zip, b.zip);
@@ -725,7 +729,7 @@ fn synthesis_is_reproducible_with_a_seed_and_shape_options_are_public() {
         &set,
         &synth_opts(4.0, 20),
         &mut ReleaseRng::seeded(4),
-        |_| {},
+        |_| Ok(()),
     )
     .unwrap();
     assert_ne!(a.zip, c.zip);
@@ -741,7 +745,7 @@ fn with_little_noise_synthetic_images_keep_their_class_brightness() {
         clip: 4.0,
         ..synth_opts(50.0, 40)
     };
-    let out = synthesize_images(&set, &opts, &mut ReleaseRng::seeded(11), |_| {}).unwrap();
+    let out = synthesize_images(&set, &opts, &mut ReleaseRng::seeded(11), |_| Ok(())).unwrap();
     let mean = |png: &[u8]| {
         let (_, _, _, px) = decode_png_out(png);
         px.iter().map(|&v| v as f64).sum::<f64>() / px.len() as f64
@@ -773,7 +777,7 @@ fn a_class_with_fewer_than_l_images_names_the_folder() {
             ..synth_opts(1.0, 30)
         },
         &mut ReleaseRng::seeded(1),
-        |_| {},
+        |_| Ok(()),
     )
     .unwrap_err()
     .to_string();
@@ -796,7 +800,7 @@ fn rgb_synthesis_writes_rgb_pngs() {
         &set,
         &synth_opts(5.0, 4),
         &mut ReleaseRng::seeded(2),
-        |_| {},
+        |_| Ok(()),
     )
     .unwrap();
     let files = unzip(&out.zip);

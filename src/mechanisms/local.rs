@@ -224,7 +224,7 @@ pub fn perturb<R: Rng + ?Sized>(
     sigma: f64,
     rng: &mut R,
     mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     if d == 0 || features.len() % d != 0 {
         return Err(Error::Data(
@@ -244,10 +244,10 @@ pub fn perturb<R: Rng + ?Sized>(
         g.add_noise_f32(&mut out, rng)?;
         sink(i, &out)?;
         if (t + 1) % step == 0 {
-            progress((t + 1) as f64 / rows.len() as f64);
+            progress((t + 1) as f64 / rows.len() as f64)?;
         }
     }
-    progress(1.0);
+    progress(1.0)?;
     Ok(())
 }
 
@@ -355,7 +355,7 @@ mod tests {
                 }
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         let m = z.len() as f64;
@@ -398,7 +398,7 @@ mod tests {
                     }
                     Ok(())
                 },
-                |_| {},
+                |_| Ok(()),
             )
             .unwrap();
             assert_eq!(seen, n * d);
@@ -454,7 +454,7 @@ mod tests {
                 assert!(norm <= 0.5 + 8.0 * g * (d as f64).sqrt(), "{norm}");
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
     }

@@ -167,7 +167,7 @@ pub fn generate<R: Rng + ?Sized>(
     sigma: f64,
     rng: &mut R,
     mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     let d = proj.d;
     if d == 0 || features.len() % d != 0 {
@@ -189,10 +189,10 @@ pub fn generate<R: Rng + ?Sized>(
         proj.lift(&y, &mut out);
         sink(i, &out)?;
         if (t + 1) % step == 0 {
-            progress((t + 1) as f64 / rows.len() as f64);
+            progress((t + 1) as f64 / rows.len() as f64)?;
         }
     }
-    progress(1.0);
+    progress(1.0)?;
     Ok(())
 }
 
@@ -270,7 +270,7 @@ mod tests {
                 }
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         let m = z.len() as f64;
@@ -301,7 +301,7 @@ mod tests {
                 assert!(norm <= 0.5 + g * 3f64.sqrt() / 2.0 + 1e-6, "{norm}");
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
     }

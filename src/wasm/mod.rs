@@ -9,7 +9,8 @@
 //! Request objects go through JSON text into serde types, so a misspelt key is rejected by
 //! name. Every thrown value is an `Error` whose `name` is `ParameterError`, `DataError`,
 //! `AbortError` or `InternalError` and whose `param` is the option key at fault (camelCase),
-//! or undefined. If an `onProgress` callback throws, its exception is rethrown unchanged.
+//! or undefined. If an `onProgress` callback throws, the operation stops at that report and
+//! its exception is rethrown unchanged.
 
 pub mod accountant;
 #[cfg(feature = "wasm")]
@@ -132,26 +133,37 @@ impl Thrown {
 }
 
 #[cfg(feature = "wasm")]
-/// A progress reporter that calls `f(fraction)` at most every 0.5 %. Once `f` throws, it is
-/// not called again and [`Thrown::result`] rethrows the exception.
-pub(crate) fn progress(f: Option<js_sys::Function>) -> (impl FnMut(f64), Thrown) {
+/// A progress reporter that calls `f(fraction)` at most every 0.5 %. If `f` throws, the
+/// operation stops at that report (the reporter returns [`crate::error::Error::Abort`], which
+/// every pipeline propagates before doing more work), `f` is not called again, and
+/// [`Thrown::result`] rethrows the exception unchanged.
+pub(crate) fn progress(
+    f: Option<js_sys::Function>,
+) -> (impl FnMut(f64) -> crate::error::Result<()>, Thrown) {
     let thrown = Thrown::default();
     let slot = thrown.clone();
     let mut last = -1.0f64;
     let report = move |x: f64| {
+        if slot.0.borrow().is_some() {
+            return Err(stopped());
+        }
         if let Some(f) = &f {
-            if slot.0.borrow().is_some() {
-                return;
-            }
             if x - last >= 0.005 || x >= 1.0 {
                 last = x;
                 if let Err(e) = f.call1(&JsValue::NULL, &JsValue::from_f64(x)) {
                     *slot.0.borrow_mut() = Some(e);
+                    return Err(stopped());
                 }
             }
         }
+        Ok(())
     };
     (report, thrown)
+}
+
+#[cfg(feature = "wasm")]
+fn stopped() -> crate::error::Error {
+    crate::error::Error::Abort("stopped: onProgress threw".into())
 }
 
 #[cfg(feature = "wasm")]

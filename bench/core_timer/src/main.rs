@@ -81,7 +81,7 @@ fn main() {
                 row += 1;
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .expect("generate");
         best_gen = best_gen.min(t.elapsed().as_secs_f64());

@@ -33,7 +33,7 @@ pub extern "C" fn synth_csv(ptr: *const u8, len: usize, seed: u64) -> usize {
             rows += c.len();
             Ok(())
         },
-        |_| {},
+        |_| Ok(()),
     );
     r.map(|r| rows + r.to_json().len()).unwrap_or(0)
 }
@@ -52,7 +52,7 @@ pub extern "C" fn synth_zip(ptr: *const u8, len: usize, seed: u64) -> usize {
         epsilon: Some(1.0),
         ..SynthOptions::default()
     };
-    images::synthesize_images(&set, &s, &mut ReleaseRng::seeded(seed), |_| {})
+    images::synthesize_images(&set, &s, &mut ReleaseRng::seeded(seed), |_| Ok(()))
         .map(|o| o.zip.len() + o.preview_png.len() + o.receipt.to_json().len() + real)
         .unwrap_or(0)
 }

@@ -115,7 +115,7 @@ fn wave_blocks(parallel: bool) -> usize {
 /// `features` is row-major n × d, already normalized and clipped to norm ≤ c;
 /// `classes[k]` lists the row indices of class k. Rows are emitted round-robin over classes
 /// through `sink(label, row)`, on the calling thread; `progress` gets the finished fraction
-/// now and then. Work per row is O(l·d): the l indices are drawn by Floyd's algorithm
+/// now and then. An error from `sink` or `progress` stops the generation and is returned. Work per row is O(l·d): the l indices are drawn by Floyd's algorithm
 /// (rand's `index::sample`), never by materialising an n-length weight vector.
 ///
 /// Randomness: one key is drawn from `rng` and output row j uses the CSPRNG stream
@@ -130,7 +130,7 @@ pub fn generate<R: Rng + ?Sized>(
     cfg: &CdaConfig,
     rng: &mut R,
     sink: impl FnMut(usize, &[f32]) -> Result<()>,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     generate_with(
         features,
@@ -155,7 +155,7 @@ pub fn generate_with<R: Rng + ?Sized>(
     rng: &mut R,
     parallel: bool,
     mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     let mut done = 0usize;
     let total: usize = cfg.per_class.iter().sum();
@@ -165,12 +165,12 @@ pub fn generate_with<R: Rng + ?Sized>(
             sink(*label as usize, row)?;
             done += 1;
             if done % step == 0 {
-                progress(done as f64 / total as f64);
+                progress(done as f64 / total as f64)?;
             }
         }
         Ok(())
     })?;
-    progress(1.0);
+    progress(1.0)?;
     Ok(())
 }
 
@@ -192,7 +192,7 @@ pub fn generate_text<R: Rng + ?Sized>(
     parallel: bool,
     format: RowFormatter<'_>,
     mut sink: impl FnMut(&[u8]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     let mut done = 0usize;
     let total: usize = cfg.per_class.iter().sum();
@@ -209,11 +209,11 @@ pub fn generate_text<R: Rng + ?Sized>(
                 sink(text)?;
             }
             done += wave.labels.len();
-            progress(done as f64 / total.max(1) as f64);
+            progress(done as f64 / total.max(1) as f64)?;
             Ok(())
         },
     )?;
-    progress(1.0);
+    progress(1.0)?;
     Ok(())
 }
 
@@ -467,7 +467,7 @@ mod tests {
                 assert!((own - 1.0).abs() < 0.6, "class {k} row {row:?}");
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         assert_eq!(counts, [7, 5]);
@@ -499,7 +499,7 @@ mod tests {
                 sq += f64::from(r[0]) * f64::from(r[0]);
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         let mean = sum / 20000.0;
@@ -532,7 +532,7 @@ mod tests {
                 }
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         assert_eq!(wrong, 0);
@@ -551,7 +551,7 @@ mod tests {
                 labels[k] += 1;
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         // With σy = 10 labels are nearly coin flips: both appear, far from 50/50 by class.
@@ -594,7 +594,7 @@ mod tests {
                     rows.extend_from_slice(r);
                     Ok(())
                 },
-                |_| {},
+                |_| Ok(()),
             )
             .unwrap()
         };
@@ -679,6 +679,7 @@ mod tests {
                     |p| {
                         assert!(p >= last);
                         last = p;
+                        Ok(())
                     },
                 )
                 .unwrap()
@@ -793,7 +794,7 @@ mod tests {
                     out.extend_from_slice(r);
                     Ok(())
                 },
-                |_| {},
+                |_| Ok(()),
             )
             .unwrap();
             out

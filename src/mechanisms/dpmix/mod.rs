@@ -111,7 +111,7 @@ pub fn generate<R: Rng + ?Sized>(
     cfg: &DpMixConfig,
     rng: &mut R,
     mut sink: impl FnMut(&[f32], &[f64]) -> Result<()>,
-    mut progress: impl FnMut(f64),
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     if d == 0 || features.len() != labels.len() * d {
         return Err(Error::Data(
@@ -150,10 +150,10 @@ pub fn generate<R: Rng + ?Sized>(
         labels_noise.release(&counts, &mut y, rng);
         sink(&row, &y)?;
         if (t + 1) % step == 0 {
-            progress((t + 1) as f64 / cfg.samples as f64);
+            progress((t + 1) as f64 / cfg.samples as f64)?;
         }
     }
-    progress(1.0);
+    progress(1.0)?;
     Ok(())
 }
 
@@ -305,7 +305,7 @@ mod tests {
                 }
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
         for (name, mut z) in [("features", zx), ("labels", zy)] {
@@ -360,7 +360,7 @@ mod tests {
                 }
                 Ok(())
             },
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap();
     }
@@ -380,7 +380,7 @@ mod tests {
             },
             &mut ReleaseRng::seeded(1),
             |_, _| Ok(()),
-            |_| {},
+            |_| Ok(()),
         )
         .unwrap_err()
         .to_string();
