@@ -1,19 +1,19 @@
 // The packed tarball in browser consumer projects (tests/consumers/web), each run in headless
 // Chromium doing a real synthesizeCsv and a worker call: Vite and webpack (wasm and worker as assets),
 // esbuild and Rollup (privmix/inline + a worker entry: nothing to copy), a Next.js build
-// (Turbopack), a plain page with an import map, and a copy on another origin (a CDN) with the
+// (Turbopack) and the same page under `next dev`, a plain page with an import map, and a copy on another origin (a CDN) with the
 // blob: worker recipe.
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import { chromium } from "playwright-core";
 import { consumer } from "../consumers/pack.mjs";
 import { ROOT } from "../js/helpers.mjs";
-import { chromiumPath } from "./harness.mjs";
+import { chromiumPath, freePort } from "./harness.mjs";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm" };
 function serve(root, { cors = false } = {}) {
@@ -199,6 +199,38 @@ test("Next.js (Turbopack, static export): a page importing privmix builds and ru
   try {
     await runPage(s.url);
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("Next.js dev server (next dev, Turbopack): the same page compiles on request and runs synthesizeCsv and a worker call", async () => {
+  const dir = consumer("next", { inside: true });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/`;
+  let log = "";
+  const dev = spawn(process.execPath, [join(ROOT, "node_modules/next/dist/bin/next"), "dev", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: dir, env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" }, detached: true, stdio: ["ignore", "pipe", "pipe"],
+  });
+  dev.stdout.on("data", (d) => (log += d));
+  dev.stderr.on("data", (d) => (log += d));
+  const exited = new Promise((r) => dev.on("exit", r));
+  try {
+    // The first request compiles the page (and imports privmix on the server): wait for a 200.
+    const deadline = Date.now() + 240_000;
+    let status = 0;
+    while (Date.now() < deadline && status !== 200) {
+      if (dev.exitCode !== null) throw new Error(`next dev exited (${dev.exitCode}):\n${log}`);
+      status = await fetch(url, { signal: AbortSignal.timeout(120_000) }).then((r) => r.status, () => 0);
+      if (status !== 200) await new Promise((r) => setTimeout(r, 1000));
+    }
+    assert.equal(status, 200, `next dev did not serve the page:\n${log}`);
+    await runPage(url);
+    assert.doesNotMatch(log, /Module not found|Failed to compile|ENOENT/, log);
+  } finally {
+    try {
+      process.kill(-dev.pid, "SIGTERM");
+    } catch {}
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -19,7 +19,7 @@ export function chromiumPath() {
   throw new Error("Debian's chromium is not installed (apt-get install chromium); npm test installs it");
 }
 
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.listen(0, "127.0.0.1", () => {
