@@ -2,7 +2,7 @@
 // a full image run, friendly errors, zero network requests after load, and the CSP.
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { messyCsv, parseCsv } from "../js/helpers.mjs";
@@ -16,6 +16,7 @@ before(async () => {
 });
 after(async () => {
   await app?.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test("CSV: a messy file through the UI gives the input's header, the row count and ε ≤ target, with zero requests", async () => {
@@ -207,20 +208,28 @@ test("first load: every script and wasm byte fetched before the first interactio
   await page.context().close();
 });
 
-test("race: Synthesize pressed as soon as it is enabled, with the label changed during the load, runs on the shown dataset", async () => {
+test("race: a 60,000 × 784 CSV, Synthesize pressed as soon as it is enabled, with the label changed during the load, runs on the shown dataset", async () => {
   const { page, errors } = await app.page();
-  // 20,000 rows × 40 columns (about 3 MB): long enough to load that the clicks race it.
-  const cols = Array.from({ length: 40 }, (_, j) => `p${j}`);
+  // The issue's case: 60,000 rows × 784 pixel columns (Fashion-MNIST-like, about 130 MB). The
+  // label list appears after the header is read, long before the load ends, so the label
+  // change below starts a second load while the first runs, and the click races both.
+  const cols = Array.from({ length: 784 }, (_, j) => `p${j}`);
   const lines = [[...cols, "label", "group"].join(",")];
-  for (let i = 0; i < 20000; i++) {
-    const px = cols.map((_, j) => (i * 7 + j * 13) % 256);
+  for (let i = 0; i < 60000; i++) {
+    const px = cols.map((_, j) => ((i + j) % 3 === 0 ? 0 : (i * 7 + j * 13) % 256));
     lines.push([...px, i % 10, i % 3 ? "a" : "b"].join(","));
   }
   const file = join(dir, "big.csv");
   writeFileSync(file, lines.join("\n") + "\n");
+  lines.length = 0;
   await page.setInputFiles('[data-testid="file-input"]', file);
   // As soon as the label list appears, switch to "group" while the first load runs.
-  await page.waitForSelector('[data-testid="label-select"]:not([hidden])', { timeout: 60_000 });
+  await page.waitForSelector('[data-testid="label-select"]:not([hidden])', { timeout: 120_000 });
+  assert.equal(
+    await page.isDisabled('[data-testid="synthesize-button"]'),
+    true,
+    "the button waits for the load of the dataset on screen",
+  );
   await page.selectOption('[data-testid="label-select"]', "group");
   // Press Synthesize the moment it is enabled.
   await page.evaluate(
@@ -231,7 +240,7 @@ test("race: Synthesize pressed as soon as it is enabled, with the label changed 
         tick();
       }),
   );
-  const st = await waitForRun(page);
+  const st = await waitForRun(page, 300_000);
   assert.equal(st.state, "done", st.text);
   const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
   assert.equal(receipt.data.label, "group", "the run used the label on screen");
