@@ -588,6 +588,485 @@ struct Plan {
     pld: Option<SynthPld>,
 }
 
+/// What a mechanism's accounting [`Plan`] is built from: everything [`synthesize_dyn`] has
+/// fixed before the calibration (classes and pools, T, the encoding, the budget left after
+/// the data path's releases, the accountant's choices).
+#[derive(Clone, Copy)]
+struct PlanInputs<'a> {
+    table: &'a Table,
+    /// The options with `mix` resolved (auto l applied).
+    opts: &'a SynthOptions,
+    mechanism: &'a Mechanism,
+    cls: &'a Classes<'a>,
+    /// Input rows, classes, encoded feature dimension, synthetic rows requested.
+    n: usize,
+    k: usize,
+    d: usize,
+    t: usize,
+    /// T / K, and the rows each class gets (from the DP counts under the standard adjacency).
+    per_class: usize,
+    per_class_counts: &'a [usize],
+    rows_total: usize,
+    /// The smallest pool.
+    pool_min: usize,
+    /// The clip norm the accountant is given (the encoding's sensitivity bound).
+    acc_clip: f64,
+    rows_clipped: usize,
+    entries_clamped: usize,
+    rows_padded: usize,
+    encoding: &'a EncodingReport,
+    label_free_public: &'a [String],
+    /// An explicit σx (no calibration), else the target ε left for the mixing.
+    given_sigma: Option<f64>,
+    target: f64,
+    delta_rdp: f64,
+    /// ε terms of the thresholded releases.
+    eps_terms: f64,
+    /// The data path's releases: their RDP curve, and their Gaussian noise multipliers.
+    extra_curve: &'a RdpCurve,
+    extra_zs: &'a [f64],
+    /// DP-CDA's paper mode: the label noise's term of 1/z².
+    label_term: f64,
+    use_pld: bool,
+}
+
+/// DP-CDA under the standard adjacency (a record may change class): the DP pools, the
+/// per-class compositions, σx calibrated (RDP, then PLD when it applies).
+fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
+    let PlanInputs {
+        opts,
+        cls,
+        k,
+        d,
+        t,
+        per_class_counts,
+        rows_total,
+        pool_min,
+        acc_clip,
+        rows_clipped,
+        rows_padded,
+        encoding,
+        given_sigma,
+        target,
+        delta_rdp,
+        eps_terms,
+        extra_curve,
+        extra_zs,
+        label_term,
+        use_pld,
+        ..
+    } = *p;
+    let orders = &opts.orders;
+    let other = opts.preset.other();
+    let paper_mode = opts.sigma_y.is_some();
+    let comps: Vec<u64> = if paper_mode {
+        vec![rows_total as u64; k]
+    } else {
+        per_class_counts.iter().map(|&c| c as u64).collect()
+    };
+    let mix = opts.mix as u32;
+    // Replace-one inside a pool (a member, or the zero padding row, for another):
+    // √2·c/l for non-negative rows (preprocess::rownorm), 2c/l otherwise.
+    let dx = 2.0 * acc_clip / opts.mix as f64;
+    let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
+    let pld = use_pld.then(|| {
+        SynthPld::new(
+            f64::from(mix) / pool_min.max(1) as f64,
+            max_comp as u64,
+            PldAdjacency::Standard,
+            extra_zs,
+            dx,
+            label_term,
+        )
+        .with_exact_noise(opts.clip, opts.mix, eps_terms)
+    });
+    let (sigma_x, calibrated) = match given_sigma {
+        Some(s) => (s, false),
+        None => {
+            let rdp = calibrate_standard(
+                &cls.sizes,
+                &comps,
+                mix,
+                acc_clip,
+                label_term,
+                delta_rdp,
+                target,
+                orders,
+                opts.preset,
+                extra_curve,
+            )?;
+            match &pld {
+                Some(p) => (p.calibrate(rdp, target, delta_rdp)?, true),
+                None => (rdp, true),
+            }
+        }
+    };
+    let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
+    Ok(Plan {
+        curve: standard_curve(&cls.sizes, &comps, mix, z, orders, opts.preset)?,
+        curve_other: standard_curve(&cls.sizes, &comps, mix, z, orders, other)?,
+        component: "dp-cda mixing (standard adjacency: the two classes a record can touch)",
+        sigma_x,
+        parameters: Parameters::Cda(CdaParameters {
+            label_mode: if paper_mode { "paper" } else { "label-free" },
+            mix: opts.mix,
+            clip: opts.clip,
+            sigma_x,
+            sigma_y: opts.sigma_y,
+            noise_multiplier: z,
+            calibrated,
+            target_epsilon: opts.epsilon,
+            samples_requested: t,
+            samples_per_class: per_class_counts.iter().copied().max().unwrap_or(0),
+            rows_written: rows_total,
+            pool: pool_min,
+            sampling_rate: opts.mix as f64 / pool_min.max(1) as f64,
+            compositions: max_comp,
+            classes: k,
+            feature_dim: d,
+            rows_clipped,
+            encoding: Some(encoding.clone()),
+        }),
+        adjacency: "replace one whole record, label included (the label set, class counts, output class proportions and pool sizes are DP; a record that changes class is charged to both classes)".into(),
+        public_information: vec![
+            "the number of input records (invariant under replacing one record)".into(),
+            "the column names (the header) and what the schema states".into(),
+        ],
+        class_counts_public: false,
+        warnings: if rows_padded > 0 {
+            vec![format!("{rows_padded} zero rows were added to pools whose DP floor exceeded the class (rare; costs utility, not privacy)")]
+        } else {
+            Vec::new()
+        },
+        pld,
+    })
+}
+
+/// DP-CDA keeping each record's label (or the paper's label-noise mode): one pool per class,
+/// σx calibrated (RDP, then PLD when it applies).
+fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
+    let PlanInputs {
+        opts,
+        k,
+        d,
+        t,
+        per_class,
+        pool_min,
+        acc_clip,
+        rows_clipped,
+        encoding,
+        label_free_public,
+        given_sigma,
+        target,
+        delta_rdp,
+        eps_terms,
+        extra_curve,
+        extra_zs,
+        label_term,
+        use_pld,
+        ..
+    } = *p;
+    let orders = &opts.orders;
+    let other = opts.preset.other();
+    let extra = Some(extra_curve);
+    let paper_mode = opts.sigma_y.is_some();
+    let compositions = if paper_mode { per_class * k } else { per_class };
+    let pld = use_pld.then(|| {
+        SynthPld::new(
+            opts.mix as f64 / pool_min.max(1) as f64,
+            compositions as u64,
+            PldAdjacency::LabelKept,
+            extra_zs,
+            2.0 * acc_clip / opts.mix as f64,
+            label_term,
+        )
+        .with_exact_noise(opts.clip, opts.mix, eps_terms)
+    });
+    let (sigma_x, calibrated) = match given_sigma {
+        Some(s) => (s, false),
+        None => (
+            calibrate_sigma_x(
+                pool_min as u64,
+                opts.mix as u32,
+                acc_clip,
+                opts.sigma_y,
+                compositions as u64,
+                delta_rdp,
+                target,
+                orders,
+                opts.preset,
+                extra,
+            )
+            .and_then(|c| match &pld {
+                Some(p) => p.calibrate(c.sigma_x, target, delta_rdp),
+                None => Ok(c.sigma_x),
+            })?,
+            true,
+        ),
+    };
+    let privacy = CdaPrivacy {
+        pool: pool_min as u64,
+        mix: opts.mix as u32,
+        clip: acc_clip,
+        sigma_x,
+        sigma_y: opts.sigma_y,
+        samples: compositions as u64,
+    };
+    Ok(Plan {
+        curve: privacy.rdp(orders, opts.preset)?,
+        curve_other: privacy.rdp(orders, other)?,
+        component: "dp-cda mixing",
+        sigma_x,
+        parameters: Parameters::Cda(CdaParameters {
+            label_mode: if paper_mode { "paper" } else { "label-free" },
+            mix: opts.mix,
+            clip: opts.clip,
+            sigma_x,
+            sigma_y: opts.sigma_y,
+            noise_multiplier: privacy.noise_multiplier()?,
+            calibrated,
+            target_epsilon: opts.epsilon,
+            samples_requested: t,
+            samples_per_class: per_class,
+            rows_written: per_class * k,
+            pool: pool_min,
+            sampling_rate: privacy.sampling_rate(),
+            compositions,
+            classes: k,
+            feature_dim: d,
+            rows_clipped,
+            encoding: Some(encoding.clone()),
+        }),
+        adjacency: if paper_mode {
+            "replace one record (the paper's accounting: feature and label noise charged; class sizes taken as public)"
+        } else {
+            "replace one record's features, keeping its label"
+        }
+        .into(),
+        public_information: label_free_public.to_vec(),
+        class_counts_public: true,
+        warnings: Vec::new(),
+        pld,
+    })
+}
+
+/// DPMix (global or class-wise), accounted with RDP: σx and σy calibrated together.
+fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
+    let PlanInputs {
+        table,
+        opts,
+        cls,
+        n,
+        k,
+        d,
+        t,
+        per_class,
+        pool_min,
+        entries_clamped,
+        label_free_public,
+        given_sigma,
+        target,
+        delta_rdp,
+        extra_curve,
+        ..
+    } = *p;
+    let orders = &opts.orders;
+    let other = opts.preset.other();
+    let extra = Some(extra_curve);
+    let (pool, dim_y, compositions, rows_written) = if o.class_wise {
+        (pool_min, 0usize, per_class, per_class * k)
+    } else {
+        (n, k, t, t)
+    };
+    let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
+        Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
+        None => {
+            let c = calibrate_dpmix(
+                pool as u64,
+                opts.mix as u32,
+                d as u64,
+                dim_y as u64,
+                opts.sigma_y,
+                compositions as u64,
+                delta_rdp,
+                target,
+                orders,
+                opts.preset,
+                extra,
+            )?;
+            (c.sigma_x, c.sigma_y, c.shared, true)
+        }
+    };
+    let privacy = DpMixPrivacy {
+        pool: pool as u64,
+        mix: opts.mix as u32,
+        dim_x: d as u64,
+        dim_y: dim_y as u64,
+        sigma_x,
+        sigma_y,
+        samples: compositions as u64,
+    };
+    let soft = o.labels == LabelOutput::Soft;
+    let label_name = &table.names[cls.index];
+    Ok(Plan {
+        curve: privacy.rdp(orders, opts.preset)?,
+        curve_other: privacy.rdp(orders, other)?,
+        component: "dpmix mixing",
+        sigma_x,
+        parameters: Parameters::DpMix(DpMixParameters {
+            variant: if o.class_wise { "class-wise" } else { "global" },
+            label_output: if soft { "soft" } else { "hard" },
+            soft_label_columns: soft.then(|| {
+                cls.labels
+                    .iter()
+                    .map(|c| soft_label_column(label_name, c))
+                    .collect()
+            }),
+            mix: opts.mix,
+            sigma_x,
+            sigma_y: (!o.class_wise).then_some(sigma_y),
+            shared_sigma: !o.class_wise && shared,
+            dim_x: d,
+            dim_y,
+            delta_squared: privacy.delta_squared()?,
+            noise_multiplier: privacy.noise_multiplier()?,
+            calibrated,
+            target_epsilon: opts.epsilon,
+            samples_requested: t,
+            rows_written,
+            pool,
+            sampling_rate: privacy.sampling_rate(),
+            compositions,
+            classes: k,
+            entries_clamped,
+        }),
+        adjacency: if o.class_wise {
+            "replace one record's features, keeping its label"
+        } else {
+            "replace one record (features and label)"
+        }
+        .into(),
+        public_information: if o.class_wise {
+            label_free_public.to_vec()
+        } else {
+            vec![
+                "the set of class labels (read from the data and ASSUMED public: this adjacency does not make a label held by one record public; give the classes in a schema if they are not) — the number of rows in each class is protected and not reported".into(),
+                "the number of input rows and the column names and types".into(),
+            ]
+        },
+        class_counts_public: o.class_wise,
+        warnings: if o.class_wise && soft {
+            vec!["class-wise DPMix: every row's label is its class, so the soft label columns are one-hot".into()]
+        } else {
+            Vec::new()
+        },
+        pld: None,
+    })
+}
+
+/// The baselines (local perturbation, random projection): one Gaussian step per released
+/// record.
+fn plan_baseline(p: &PlanInputs<'_>) -> Result<Plan> {
+    let PlanInputs {
+        opts,
+        mechanism,
+        n,
+        k,
+        d,
+        t,
+        rows_clipped,
+        label_free_public,
+        given_sigma,
+        target,
+        delta_rdp,
+        extra_curve,
+        extra_zs,
+        use_pld,
+        ..
+    } = *p;
+    let orders = &opts.orders;
+    let other = opts.preset.other();
+    let extra = Some(extra_curve);
+    let proj_dim = match mechanism {
+        Mechanism::Projection(p) => {
+            let kd = p.dim.unwrap_or_else(|| projection::default_dim(d));
+            projection::check_dim(kd, d)?;
+            Some(kd)
+        }
+        _ => None,
+    };
+    let steps = LocalPrivacy {
+        rows: n as u64,
+        samples: t as u64,
+        clip: opts.clip,
+        sigma: f64::NAN,
+    }
+    .steps()?;
+    let pld = use_pld.then(|| SynthPld::gaussian_steps(steps, extra_zs));
+    let (sigma_x, calibrated) = match given_sigma {
+        Some(s) => (s, false),
+        None => (
+            calibrate_local(
+                n as u64,
+                t as u64,
+                opts.clip,
+                delta_rdp,
+                target,
+                orders,
+                opts.preset,
+                extra,
+            )
+            .and_then(|c| match &pld {
+                Some(p) => p.calibrate(c.sigma, target, delta_rdp),
+                None => Ok(c.sigma),
+            })?,
+            true,
+        ),
+    };
+    let privacy = LocalPrivacy {
+        rows: n as u64,
+        samples: t as u64,
+        clip: opts.clip,
+        sigma: sigma_x,
+    };
+    let released = match proj_dim {
+        None => format!("x_i clipped to L2 norm ≤ {} plus N(0, σ² I_{d}), for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
+        Some(kd) => format!("P·(clip(Pᵀx_i) + N(0, σ² I_{kd})) with P a random d × {kd} orthonormal matrix (data-independent), the projected row clipped to L2 norm ≤ {}, for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
+    };
+    Ok(Plan {
+        curve: privacy.rdp(orders, opts.preset)?,
+        curve_other: privacy.rdp(orders, other)?,
+        component: if proj_dim.is_some() {
+            "random projection (one Gaussian step per record)"
+        } else {
+            "local perturbation (one Gaussian step per record)"
+        },
+        sigma_x,
+        parameters: Parameters::Baseline(BaselineParameters {
+            released,
+            clip: opts.clip,
+            sigma_x,
+            noise_multiplier: privacy.noise_multiplier()?,
+            calibrated,
+            target_epsilon: opts.epsilon,
+            samples_requested: t,
+            rows_written: t,
+            pool: n,
+            sampling_rate: privacy.sampling_rate(),
+            compositions: 1,
+            classes: k,
+            feature_dim: d,
+            projection_dim: proj_dim,
+            rows_clipped,
+        }),
+        adjacency: "replace one record's features, keeping its label".into(),
+        public_information: label_free_public.to_vec(),
+        class_counts_public: true,
+        warnings: Vec::new(),
+        pld,
+    })
+}
+
 fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
     match (opts.sigma_x, opts.epsilon) {
         (Some(s), _) => Ok((Some(s), f64::NAN)),
@@ -1046,7 +1525,6 @@ fn synthesize_dyn(
     }
     let shape_curve = types_curve.clone().compose(&counts_curve)?;
     let extra_curve = norm.curve.clone().compose(&shape_curve)?;
-    let extra = Some(&extra_curve);
     let other = opts.preset.other();
     let label_free_public = vec![
         "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
@@ -1105,343 +1583,39 @@ fn synthesize_dyn(
         .into_iter()
         .flatten()
         .collect();
+    let inputs = PlanInputs {
+        table,
+        opts,
+        mechanism,
+        cls: &cls,
+        n,
+        k,
+        d,
+        t,
+        per_class,
+        per_class_counts: &per_class_counts,
+        rows_total,
+        pool_min,
+        acc_clip,
+        rows_clipped,
+        entries_clamped,
+        rows_padded,
+        encoding: &encoding,
+        label_free_public: &label_free_public,
+        given_sigma,
+        target,
+        delta_rdp,
+        eps_terms,
+        extra_curve: &extra_curve,
+        extra_zs: &extra_zs,
+        label_term,
+        use_pld,
+    };
     let plan = match mechanism {
-        Mechanism::Cda if standard => {
-            let paper_mode = opts.sigma_y.is_some();
-            let comps: Vec<u64> = if paper_mode {
-                vec![rows_total as u64; k]
-            } else {
-                per_class_counts.iter().map(|&c| c as u64).collect()
-            };
-            let mix = opts.mix as u32;
-            // Replace-one inside a pool (a member, or the zero padding row, for another):
-            // √2·c/l for non-negative rows (preprocess::rownorm), 2c/l otherwise.
-            let dx = 2.0 * acc_clip / opts.mix as f64;
-            let max_comp = comps.iter().copied().max().unwrap_or(0) as usize;
-            let pld = use_pld.then(|| {
-                SynthPld::new(
-                    f64::from(mix) / pool_min.max(1) as f64,
-                    max_comp as u64,
-                    PldAdjacency::Standard,
-                    &extra_zs,
-                    dx,
-                    label_term,
-                )
-                .with_exact_noise(opts.clip, opts.mix, eps_terms)
-            });
-            let (sigma_x, calibrated) = match given_sigma {
-                Some(s) => (s, false),
-                None => {
-                    let rdp = calibrate_standard(
-                        &cls.sizes,
-                        &comps,
-                        mix,
-                        acc_clip,
-                        label_term,
-                        delta_rdp,
-                        target,
-                        orders,
-                        opts.preset,
-                        &extra_curve,
-                    )?;
-                    match &pld {
-                        Some(p) => (p.calibrate(rdp, target, delta_rdp)?, true),
-                        None => (rdp, true),
-                    }
-                }
-            };
-            let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
-            Plan {
-                curve: standard_curve(&cls.sizes, &comps, mix, z, orders, opts.preset)?,
-                curve_other: standard_curve(&cls.sizes, &comps, mix, z, orders, other)?,
-                component: "dp-cda mixing (standard adjacency: the two classes a record can touch)",
-                sigma_x,
-                parameters: Parameters::Cda(CdaParameters {
-                    label_mode: if paper_mode { "paper" } else { "label-free" },
-                    mix: opts.mix,
-                    clip: opts.clip,
-                    sigma_x,
-                    sigma_y: opts.sigma_y,
-                    noise_multiplier: z,
-                    calibrated,
-                    target_epsilon: opts.epsilon,
-                    samples_requested: t,
-                    samples_per_class: per_class_counts.iter().copied().max().unwrap_or(0),
-                    rows_written: rows_total,
-                    pool: pool_min,
-                    sampling_rate: opts.mix as f64 / pool_min.max(1) as f64,
-                    compositions: max_comp,
-                    classes: k,
-                    feature_dim: d,
-                    rows_clipped,
-                    encoding: Some(encoding.clone()),
-                }),
-                adjacency: "replace one whole record, label included (the label set, class counts, output class proportions and pool sizes are DP; a record that changes class is charged to both classes)".into(),
-                public_information: vec![
-                    "the number of input records (invariant under replacing one record)".into(),
-                    "the column names (the header) and what the schema states".into(),
-                ],
-                class_counts_public: false,
-                warnings: if rows_padded > 0 {
-                    vec![format!("{rows_padded} zero rows were added to pools whose DP floor exceeded the class (rare; costs utility, not privacy)")]
-                } else {
-                    Vec::new()
-                },
-                pld,
-            }
-        }
-        Mechanism::Cda => {
-            let paper_mode = opts.sigma_y.is_some();
-            let compositions = if paper_mode { per_class * k } else { per_class };
-            let pld = use_pld.then(|| {
-                SynthPld::new(
-                    opts.mix as f64 / pool_min.max(1) as f64,
-                    compositions as u64,
-                    PldAdjacency::LabelKept,
-                    &extra_zs,
-                    2.0 * acc_clip / opts.mix as f64,
-                    label_term,
-                )
-                .with_exact_noise(opts.clip, opts.mix, eps_terms)
-            });
-            let (sigma_x, calibrated) = match given_sigma {
-                Some(s) => (s, false),
-                None => (
-                    calibrate_sigma_x(
-                        pool_min as u64,
-                        opts.mix as u32,
-                        acc_clip,
-                        opts.sigma_y,
-                        compositions as u64,
-                        delta_rdp,
-                        target,
-                        orders,
-                        opts.preset,
-                        extra,
-                    )
-                    .and_then(|c| match &pld {
-                        Some(p) => p.calibrate(c.sigma_x, target, delta_rdp),
-                        None => Ok(c.sigma_x),
-                    })?,
-                    true,
-                ),
-            };
-            let privacy = CdaPrivacy {
-                pool: pool_min as u64,
-                mix: opts.mix as u32,
-                clip: acc_clip,
-                sigma_x,
-                sigma_y: opts.sigma_y,
-                samples: compositions as u64,
-            };
-            Plan {
-                curve: privacy.rdp(orders, opts.preset)?,
-                curve_other: privacy.rdp(orders, other)?,
-                component: "dp-cda mixing",
-                sigma_x,
-                parameters: Parameters::Cda(CdaParameters {
-                    label_mode: if paper_mode { "paper" } else { "label-free" },
-                    mix: opts.mix,
-                    clip: opts.clip,
-                    sigma_x,
-                    sigma_y: opts.sigma_y,
-                    noise_multiplier: privacy.noise_multiplier()?,
-                    calibrated,
-                    target_epsilon: opts.epsilon,
-                    samples_requested: t,
-                    samples_per_class: per_class,
-                    rows_written: per_class * k,
-                    pool: pool_min,
-                    sampling_rate: privacy.sampling_rate(),
-                    compositions,
-                    classes: k,
-                    feature_dim: d,
-                    rows_clipped,
-                    encoding: Some(encoding.clone()),
-                }),
-                adjacency: if paper_mode {
-                    "replace one record (the paper's accounting: feature and label noise charged; class sizes taken as public)"
-                } else {
-                    "replace one record's features, keeping its label"
-                }
-                .into(),
-                public_information: label_free_public.clone(),
-                class_counts_public: true,
-                warnings: Vec::new(),
-                pld,
-            }
-        }
-        Mechanism::DpMix(o) => {
-            let (pool, dim_y, compositions, rows_written) = if o.class_wise {
-                (pool_min, 0usize, per_class, per_class * k)
-            } else {
-                (n, k, t, t)
-            };
-            let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
-                Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
-                None => {
-                    let c = calibrate_dpmix(
-                        pool as u64,
-                        opts.mix as u32,
-                        d as u64,
-                        dim_y as u64,
-                        opts.sigma_y,
-                        compositions as u64,
-                        delta_rdp,
-                        target,
-                        orders,
-                        opts.preset,
-                        extra,
-                    )?;
-                    (c.sigma_x, c.sigma_y, c.shared, true)
-                }
-            };
-            let privacy = DpMixPrivacy {
-                pool: pool as u64,
-                mix: opts.mix as u32,
-                dim_x: d as u64,
-                dim_y: dim_y as u64,
-                sigma_x,
-                sigma_y,
-                samples: compositions as u64,
-            };
-            let soft = o.labels == LabelOutput::Soft;
-            let label_name = &table.names[cls.index];
-            Plan {
-                curve: privacy.rdp(orders, opts.preset)?,
-                curve_other: privacy.rdp(orders, other)?,
-                component: "dpmix mixing",
-                sigma_x,
-                parameters: Parameters::DpMix(DpMixParameters {
-                    variant: if o.class_wise { "class-wise" } else { "global" },
-                    label_output: if soft { "soft" } else { "hard" },
-                    soft_label_columns: soft.then(|| {
-                        cls.labels
-                            .iter()
-                            .map(|c| soft_label_column(label_name, c))
-                            .collect()
-                    }),
-                    mix: opts.mix,
-                    sigma_x,
-                    sigma_y: (!o.class_wise).then_some(sigma_y),
-                    shared_sigma: !o.class_wise && shared,
-                    dim_x: d,
-                    dim_y,
-                    delta_squared: privacy.delta_squared()?,
-                    noise_multiplier: privacy.noise_multiplier()?,
-                    calibrated,
-                    target_epsilon: opts.epsilon,
-                    samples_requested: t,
-                    rows_written,
-                    pool,
-                    sampling_rate: privacy.sampling_rate(),
-                    compositions,
-                    classes: k,
-                    entries_clamped,
-                }),
-                adjacency: if o.class_wise {
-                    "replace one record's features, keeping its label"
-                } else {
-                    "replace one record (features and label)"
-                }
-                .into(),
-                public_information: if o.class_wise {
-                    label_free_public.clone()
-                } else {
-                    vec![
-                        "the set of class labels (read from the data and ASSUMED public: this adjacency does not make a label held by one record public; give the classes in a schema if they are not) — the number of rows in each class is protected and not reported".into(),
-                        "the number of input rows and the column names and types".into(),
-                    ]
-                },
-                class_counts_public: o.class_wise,
-                warnings: if o.class_wise && soft {
-                    vec!["class-wise DPMix: every row's label is its class, so the soft label columns are one-hot".into()]
-                } else {
-                    Vec::new()
-                },
-                pld: None,
-            }
-        }
-        Mechanism::Local | Mechanism::Projection(_) => {
-            let proj_dim = match mechanism {
-                Mechanism::Projection(p) => {
-                    let kd = p.dim.unwrap_or_else(|| projection::default_dim(d));
-                    projection::check_dim(kd, d)?;
-                    Some(kd)
-                }
-                _ => None,
-            };
-            let steps = LocalPrivacy {
-                rows: n as u64,
-                samples: t as u64,
-                clip: opts.clip,
-                sigma: f64::NAN,
-            }
-            .steps()?;
-            let pld = use_pld.then(|| SynthPld::gaussian_steps(steps, &extra_zs));
-            let (sigma_x, calibrated) = match given_sigma {
-                Some(s) => (s, false),
-                None => (
-                    calibrate_local(
-                        n as u64,
-                        t as u64,
-                        opts.clip,
-                        delta_rdp,
-                        target,
-                        orders,
-                        opts.preset,
-                        extra,
-                    )
-                    .and_then(|c| match &pld {
-                        Some(p) => p.calibrate(c.sigma, target, delta_rdp),
-                        None => Ok(c.sigma),
-                    })?,
-                    true,
-                ),
-            };
-            let privacy = LocalPrivacy {
-                rows: n as u64,
-                samples: t as u64,
-                clip: opts.clip,
-                sigma: sigma_x,
-            };
-            let released = match proj_dim {
-                None => format!("x_i clipped to L2 norm ≤ {} plus N(0, σ² I_{d}), for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
-                Some(kd) => format!("P·(clip(Pᵀx_i) + N(0, σ² I_{kd})) with P a random d × {kd} orthonormal matrix (data-independent), the projected row clipped to L2 norm ≤ {}, for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
-            };
-            Plan {
-                curve: privacy.rdp(orders, opts.preset)?,
-                curve_other: privacy.rdp(orders, other)?,
-                component: if proj_dim.is_some() {
-                    "random projection (one Gaussian step per record)"
-                } else {
-                    "local perturbation (one Gaussian step per record)"
-                },
-                sigma_x,
-                parameters: Parameters::Baseline(BaselineParameters {
-                    released,
-                    clip: opts.clip,
-                    sigma_x,
-                    noise_multiplier: privacy.noise_multiplier()?,
-                    calibrated,
-                    target_epsilon: opts.epsilon,
-                    samples_requested: t,
-                    rows_written: t,
-                    pool: n,
-                    sampling_rate: privacy.sampling_rate(),
-                    compositions: 1,
-                    classes: k,
-                    feature_dim: d,
-                    projection_dim: proj_dim,
-                    rows_clipped,
-                }),
-                adjacency: "replace one record's features, keeping its label".into(),
-                public_information: label_free_public.clone(),
-                class_counts_public: true,
-                warnings: Vec::new(),
-                pld,
-            }
-        }
+        Mechanism::Cda if standard => plan_cda_standard(&inputs)?,
+        Mechanism::Cda => plan_cda_keep_label(&inputs)?,
+        Mechanism::DpMix(o) => plan_dpmix(&inputs, o)?,
+        Mechanism::Local | Mechanism::Projection(_) => plan_baseline(&inputs)?,
     };
 
     // ---- the guarantee -----------------------------------------------------------------
