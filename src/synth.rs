@@ -20,8 +20,9 @@ use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sig
 use crate::mechanisms::cda::{self, CdaConfig};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
+use crate::mechanisms::gaussian_steps::GaussianSteps;
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
-use crate::mechanisms::pld_plan::SynthPld;
+use crate::mechanisms::pld_plan::{LabelSigma, SynthPld};
 use crate::mechanisms::projection::{self, Projection};
 use crate::preprocess::auto::{
     auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
@@ -282,7 +283,7 @@ fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
         ),
         Mechanism::DpMix(_) => (
             "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
-            "epsilon is the RDP bound (DPMix is accounted with RDP), charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian",
+            "the PLD figure (epsilon) is proven for the discrete noise: every draw (feature sums and label counts) has σ ≥ 2^30 grid units, within squared Hellinger distance 9.8e-40 of a rounded continuous Gaussian, and a synthesis makes at most 2^48 draws (checked), so the whole output is within total variation T ≤ 7.4e-13 of a release whose privacy-loss distribution is the continuous Gaussian one computed; the accountant charges (1 + e^ε)·T to δ (in accountant.pld.delta_charge; accountant::pld::coupling). Where these conditions fail (a noise multiplier below about 2^-11, or σy·l below about 2^-10) the PLD side gives +∞ and epsilon is the RDP bound. The RDP curve, which CKS20 prove holds for the discrete Gaussian, gives the cross-check accountant.epsilon_rdp",
         ),
         _ => (
             "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
@@ -850,7 +851,9 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
     })
 }
 
-/// DPMix (global or class-wise), accounted with RDP: σx and σy calibrated together.
+/// DPMix (global or class-wise): σx (and σy, shared or given) calibrated with RDP, then with
+/// PLD when it applies (T identical Gaussian steps on l of the pool's rows drawn without
+/// replacement, with the coupling charge of its exact feature and label noise).
 fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let PlanInputs {
         table,
@@ -867,7 +870,10 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
         given_sigma,
         target,
         delta_rdp,
+        eps_terms,
         extra_curve,
+        extra_zs,
+        use_pld,
         ..
     } = *p;
     let orders = &opts.orders;
@@ -878,6 +884,38 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     } else {
         (n, k, t, t)
     };
+    // The label noise as the accounting sees it: none (class-wise), σy given, or σy = σx.
+    let labels = (dim_y > 0).then_some(match opts.sigma_y {
+        Some(s) => LabelSigma::Fixed(s),
+        None => LabelSigma::Shared,
+    });
+    // DpMixPrivacy's shape with σx free: 1/z² = (dx/l²)/σx² + dy/(l²σy²), or (dx + dy)/(l²σ²)
+    // when σy = σx.
+    let l2 = (opts.mix * opts.mix) as f64;
+    let steps = GaussianSteps {
+        pool: pool as u64,
+        sample: opts.mix as u64,
+        compositions: compositions as u64,
+        a: match labels {
+            Some(LabelSigma::Shared) => (d + dim_y) as f64 / l2,
+            _ => d as f64 / l2,
+        },
+        b: match labels {
+            Some(LabelSigma::Fixed(s)) => dim_y as f64 / (l2 * s * s),
+            _ => 0.0,
+        },
+    };
+    let pld = use_pld.then(|| {
+        let p = SynthPld::gaussian_steps(steps, extra_zs).with_exact_noise(
+            cda::unit_box_radius(d),
+            opts.mix,
+            eps_terms,
+        );
+        match labels {
+            Some(l) => p.with_exact_labels(l),
+            None => p,
+        }
+    });
     let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
         Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
         None => {
@@ -894,7 +932,12 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
                 opts.preset,
                 extra,
             )?;
-            (c.sigma_x, c.sigma_y, c.shared, true)
+            let sigma_x = match &pld {
+                Some(p) => p.calibrate(c.sigma_x, target, delta_rdp)?,
+                None => c.sigma_x,
+            };
+            let sigma_y = if c.shared { sigma_x } else { c.sigma_y };
+            (sigma_x, sigma_y, c.shared, true)
         }
     };
     let privacy = DpMixPrivacy {
@@ -960,7 +1003,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
         } else {
             Vec::new()
         },
-        pld: None,
+        pld,
     })
 }
 
@@ -1931,6 +1974,8 @@ fn synthesize_dyn(
                 compositions,
                 scope: if matches!(mechanism, Mechanism::Cda) {
                     "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
+                } else if matches!(mechanism, Mechanism::DpMix(_)) {
+                    "DPMix's T mixes, each one Gaussian step (features and labels scaled together: 1/z² = dx/(l²σx²) + dy/(l²σy²)) on l rows drawn without replacement from the pool (replace-one), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
                 } else {
                     "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
                 },
@@ -1960,15 +2005,22 @@ fn synthesize_dyn(
 mod tests {
     use super::*;
 
-    /// The receipts say which ε is proven for the discrete noise and how: DP-CDA's PLD figure
-    /// with the coupling charge, DPMix's RDP bound, local perturbation's RDP bound only.
+    /// The receipts say which ε is proven for the discrete noise and how: DP-CDA's and DPMix's
+    /// PLD figures with the coupling charge, local perturbation's RDP bound only.
     #[test]
     fn receipts_state_why_epsilon_holds_for_discrete_noise() {
         let cda = noise_limitations(&Mechanism::Cda).join(" ");
         assert!(cda.contains("is proven for the discrete noise"), "{cda}");
         assert!(cda.contains("T ≤ 7.4e-13"), "{cda}");
         let dpmix = noise_limitations(&Mechanism::DpMix(DpMixOptions::default())).join(" ");
-        assert!(dpmix.contains("epsilon is the RDP bound"), "{dpmix}");
+        assert!(
+            dpmix.contains("is proven for the discrete noise"),
+            "{dpmix}"
+        );
+        assert!(
+            dpmix.contains("label counts") && dpmix.contains("T ≤ 7.4e-13"),
+            "{dpmix}"
+        );
         let local = noise_limitations(&Mechanism::Local).join(" ");
         assert!(
             !local.contains("is proven for the discrete noise"),

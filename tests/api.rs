@@ -410,3 +410,49 @@ fn an_error_from_progress_stops_every_pipeline_at_that_report() {
         calls.get()
     );
 }
+
+/// DPMix is accounted with PLD by default too (issue 13): global with σy = σx, global with σy
+/// given, and class-wise. The receipt's ε is the smaller bound and meets the target, σx is
+/// below the RDP-only run's, the PLD charge includes the exact noise's coupling term, and the
+/// scope names DPMix; `accountant: "rdp"` gives back RDP alone.
+#[test]
+fn dpmix_synthesis_defaults_to_the_pld_accountant() {
+    use privmix::receipt::Parameters;
+    let csv = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/demo/digits-8x8.csv")).unwrap();
+    let run = |extra: &str| {
+        let req: SynthRequest = serde_json::from_str(&format!(
+            r#"{{"label":"label","epsilon":3,"delta":1e-5,"seed":5,"mechanism":"dpmix"{extra}}}"#
+        ))
+        .unwrap();
+        api::synthesize_csv(&csv, &req, |_| Ok(())).unwrap().1
+    };
+    for variant in ["", r#","sigmaY":4"#, r#","classWise":true"#] {
+        let pld = run(variant);
+        let rdp = run(&format!(r#"{variant},"accountant":"rdp""#));
+        let (a, b) = (&pld.accountant, &rdp.accountant);
+        assert_eq!((a.accountant, b.accountant), ("pld", "rdp"), "{variant}");
+        let p = a.pld.as_ref().expect("the PLD bound is reported");
+        assert!(pld.epsilon <= 3.0 && pld.epsilon == p.epsilon.min(a.epsilon_rdp));
+        assert!(
+            p.epsilon < a.epsilon_rdp,
+            "{variant}: {} vs {}",
+            p.epsilon,
+            a.epsilon_rdp
+        );
+        // (1 + e^ε)·T with T ≥ 7.4e-13 is in the charge.
+        assert!(p.delta_charge >= 7e-13 * (1.0 + p.epsilon.exp()), "{p:?}");
+        assert!(p.scope.starts_with("DPMix"), "{}", p.scope);
+        assert!(b.pld.is_none() && rdp.epsilon == b.epsilon_rdp && rdp.epsilon <= 3.0);
+        let (sp, sr) = (pld.parameters.sigma_x(), rdp.parameters.sigma_x());
+        assert!(sp < sr, "{variant}: σx PLD {sp} vs RDP {sr}");
+        let Parameters::DpMix(d) = &pld.parameters else {
+            panic!("DPMix parameters")
+        };
+        match variant {
+            // Shared: σy follows the PLD-calibrated σx.
+            "" => assert_eq!(d.sigma_y, Some(sp)),
+            v if v.contains("sigmaY") => assert_eq!(d.sigma_y, Some(4.0)),
+            _ => assert_eq!(d.sigma_y, None),
+        }
+    }
+}

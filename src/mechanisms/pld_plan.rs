@@ -106,6 +106,17 @@ pub struct ExactNoise {
     pub mix: usize,
     /// The total-variation bound T of the whole synthesis.
     pub tv: f64,
+    /// DPMix's label noise (on its own grid, entries ≤ 1, the mix order l); None without.
+    pub labels: Option<LabelSigma>,
+}
+
+/// DPMix's label noise σy as a function of σx.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LabelSigma {
+    /// σy is given and fixed.
+    Fixed(f64),
+    /// σy = σx (calibrated together).
+    Shared,
 }
 
 /// The composed noise multiplier of several Gaussian releases: 1/z² = Σ 1/zᵢ² (None when
@@ -169,7 +180,19 @@ impl SynthPld {
             clip,
             mix,
             tv: if tv.is_nan() { f64::INFINITY } else { tv },
+            labels: None,
         });
+        self
+    }
+
+    /// [`SynthPld::with_exact_noise`] for DPMix's labels too: each mix's label counts (entries
+    /// ≤ 1, l rows) get discrete Gaussian noise on `DPMix`'s label grid, whose scale must also
+    /// reach 2^30 grid units at σy for the coupling charge to hold. Call after
+    /// `with_exact_noise` (alone it does nothing).
+    pub fn with_exact_labels(mut self, sigma_y: LabelSigma) -> Self {
+        if let Some(e) = &mut self.exact {
+            e.labels = Some(sigma_y);
+        }
         self
     }
 
@@ -179,11 +202,27 @@ impl SynthPld {
         let Some(e) = self.exact else {
             return 0.0;
         };
-        let units = crate::mechanisms::cda::exact_grid(e.clip, sigma_x, e.mix)
-            .map(|h| sigma_x * e.mix as f64 / h);
-        match units {
-            Ok(u) if u >= COUPLED_MIN_SIGMA_UNITS && self.extras_min_z >= EXTRAS_MIN_Z => e.tv,
-            _ => f64::INFINITY,
+        // The noise scale in grid units of a sum of l entries of norm ≤ `clip` at σ (the
+        // mixer's and the labels' grid rule) where the grid is at most `h_max`; else 0.
+        let units = |clip: f64, sigma: f64, h_max: f64| {
+            crate::mechanisms::cda::exact_grid(clip, sigma, e.mix)
+                .ok()
+                .filter(|&h| h <= h_max)
+                .map_or(0.0, |h| sigma * e.mix as f64 / h)
+        };
+        // DPMix's label grid must stay ≤ 1 (counts are integers); its noise refuses otherwise.
+        let labels_ok = match e.labels {
+            None => true,
+            Some(LabelSigma::Fixed(s)) => units(1.0, s, 1.0) >= COUPLED_MIN_SIGMA_UNITS,
+            Some(LabelSigma::Shared) => units(1.0, sigma_x, 1.0) >= COUPLED_MIN_SIGMA_UNITS,
+        };
+        if units(e.clip, sigma_x, f64::INFINITY) >= COUPLED_MIN_SIGMA_UNITS
+            && labels_ok
+            && self.extras_min_z >= EXTRAS_MIN_Z
+        {
+            e.tv
+        } else {
+            f64::INFINITY
         }
     }
 
@@ -382,6 +421,43 @@ mod tests {
         // The thresholds' offset scales T by e^offset.
         let off = fashion(Adjacency::LabelKept, &[]).with_exact_noise(1.0, 4, 1.0);
         assert!((off.coupling_tv(2.0) / tv - 1f64.exp()).abs() < 1e-9);
+    }
+
+    /// DPMix's labels: the coupling also needs the label grid (entries ≤ 1) to reach 2^30 units
+    /// at σy, which is σx when shared; a σy whose grid cannot (σy·l below about 2^-10) leaves
+    /// the PLD side at +∞ however large σx is.
+    #[test]
+    fn dpmix_labels_join_the_coupling_conditions() {
+        let steps = GaussianSteps {
+            pool: 150,
+            sample: 4,
+            compositions: 150,
+            a: 4.0 / 16.0,
+            b: 0.0,
+        };
+        let box_radius = crate::mechanisms::cda::unit_box_radius(4);
+        let base = SynthPld::gaussian_steps(steps, &[]).with_exact_noise(box_radius, 4, 0.0);
+        let tv = base.coupling_tv(1.0);
+        assert!(tv > 7e-13 && tv < 8e-13, "{tv}");
+        let fixed_ok = base.clone().with_exact_labels(LabelSigma::Fixed(0.5));
+        assert_eq!(fixed_ok.coupling_tv(1.0), tv);
+        // σy·l = 4e-6: the label grid would need counts finer than 2^-40.
+        let fixed_tiny = base.clone().with_exact_labels(LabelSigma::Fixed(1e-6));
+        assert_eq!(fixed_tiny.coupling_tv(1.0), f64::INFINITY);
+        assert_eq!(
+            fixed_tiny.epsilon(1.0, 1e-5).unwrap().epsilon,
+            f64::INFINITY
+        );
+        // Shared: σy follows σx (fine at 1, not at 1e-6, where the features fail as well).
+        let shared = base.clone().with_exact_labels(LabelSigma::Shared);
+        assert_eq!(shared.coupling_tv(1.0), tv);
+        assert_eq!(shared.coupling_tv(1e-6), f64::INFINITY);
+        // σy·l ≥ 2^31 makes the label grid coarser than one count, which the noise refuses.
+        let huge = base.with_exact_labels(LabelSigma::Fixed(2f64.powi(30)));
+        assert_eq!(huge.coupling_tv(1.0), f64::INFINITY);
+        // Without with_exact_noise, labels change nothing (float noise: no charge).
+        let float = SynthPld::gaussian_steps(steps, &[]).with_exact_labels(LabelSigma::Shared);
+        assert_eq!(float.coupling_tv(1.0), 0.0);
     }
 
     #[test]
