@@ -18,9 +18,8 @@ use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
 use crate::mechanisms::cda::{self, CdaConfig};
-use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, free_sigma_steps, DpMixPrivacy};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
-use crate::mechanisms::gaussian_steps::GaussianSteps;
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::{LabelSigma, SynthPld};
 use crate::mechanisms::projection::{self, Projection};
@@ -884,27 +883,20 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     } else {
         (n, k, t, t)
     };
-    // The label noise as the accounting sees it: none (class-wise), σy given, or σy = σx.
+    // The accounting shape with σx free (the RDP calibration's), and the label noise as the
+    // coupling sees it: none (class-wise), σy given, or σy = σx.
+    let (steps, shared_steps) = free_sigma_steps(
+        pool as u64,
+        opts.mix as u32,
+        d as u64,
+        dim_y as u64,
+        opts.sigma_y,
+        compositions as u64,
+    )?;
     let labels = (dim_y > 0).then_some(match opts.sigma_y {
-        Some(s) => LabelSigma::Fixed(s),
-        None => LabelSigma::Shared,
+        Some(s) if !shared_steps => LabelSigma::Fixed(s),
+        _ => LabelSigma::Shared,
     });
-    // DpMixPrivacy's shape with σx free: 1/z² = (dx/l²)/σx² + dy/(l²σy²), or (dx + dy)/(l²σ²)
-    // when σy = σx.
-    let l2 = (opts.mix * opts.mix) as f64;
-    let steps = GaussianSteps {
-        pool: pool as u64,
-        sample: opts.mix as u64,
-        compositions: compositions as u64,
-        a: match labels {
-            Some(LabelSigma::Shared) => (d + dim_y) as f64 / l2,
-            _ => d as f64 / l2,
-        },
-        b: match labels {
-            Some(LabelSigma::Fixed(s)) => dim_y as f64 / (l2 * s * s),
-            _ => 0.0,
-        },
-    };
     let pld = use_pld.then(|| {
         let p = SynthPld::gaussian_steps(steps, extra_zs).with_exact_noise(
             cda::unit_box_radius(d),

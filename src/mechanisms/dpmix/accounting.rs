@@ -134,6 +134,38 @@ impl DpMixPrivacy {
     }
 }
 
+/// DPMix's accounting shape with σx free, and whether σy is shared (σy = σx): with σy given,
+/// 1/z² = (dx/l²)/σx² + dy/(l²σy²); without, one σ for both, 1/z² = ((dx + dy)/l²)/σ²; with
+/// dy = 0 (class-wise), (dx/l²)/σx² and `sigma_y` is ignored. The RDP and PLD calibrations
+/// both start from it.
+pub fn free_sigma_steps(
+    pool: u64,
+    mix: u32,
+    dim_x: u64,
+    dim_y: u64,
+    sigma_y: Option<f64>,
+    samples: u64,
+) -> Result<(GaussianSteps, bool)> {
+    check_structure(pool, mix, dim_x, samples)?;
+    let l2 = f64::from(mix).powi(2);
+    let (a, b, shared) = match (dim_y, sigma_y) {
+        (0, _) => (dim_x as f64 / l2, 0.0, false),
+        (_, Some(sy)) => {
+            check_sigma("sigma-y", sy)?;
+            (dim_x as f64 / l2, dim_y as f64 / (l2 * sy * sy), false)
+        }
+        (_, None) => ((dim_x + dim_y) as f64 / l2, 0.0, true),
+    };
+    let steps = GaussianSteps {
+        pool,
+        sample: u64::from(mix),
+        compositions: samples,
+        a,
+        b,
+    };
+    Ok((steps, shared))
+}
+
 /// What DPMix calibration returns.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DpMixCalibration {
@@ -172,23 +204,7 @@ pub fn calibrate_dpmix(
     preset: Preset,
     extra: Option<&RdpCurve>,
 ) -> Result<DpMixCalibration> {
-    check_structure(pool, mix, dim_x, samples)?;
-    let l2 = f64::from(mix).powi(2);
-    let (a, b, shared) = match (dim_y, sigma_y) {
-        (0, _) => (dim_x as f64 / l2, 0.0, false),
-        (_, Some(sy)) => {
-            check_sigma("sigma-y", sy)?;
-            (dim_x as f64 / l2, dim_y as f64 / (l2 * sy * sy), false)
-        }
-        (_, None) => ((dim_x + dim_y) as f64 / l2, 0.0, true),
-    };
-    let steps = GaussianSteps {
-        pool,
-        sample: u64::from(mix),
-        compositions: samples,
-        a,
-        b,
-    };
+    let (steps, shared) = free_sigma_steps(pool, mix, dim_x, dim_y, sigma_y, samples)?;
     let c = steps.calibrate("sigma-x", "sigma-y", target, delta, orders, preset, extra)?;
     let sy = if shared {
         c.sigma
