@@ -630,6 +630,52 @@ struct PlanInputs<'a> {
     use_pld: bool,
 }
 
+/// What differs between the two DP-CDA plans' reported parameters: how the T rows are split
+/// and charged.
+struct CdaShape {
+    samples_per_class: usize,
+    rows_written: usize,
+    sampling_rate: f64,
+    compositions: usize,
+}
+
+impl PlanInputs<'_> {
+    /// DP-CDA's reported parameters at σx (noise multiplier `z`), with `shape`.
+    fn cda_parameters(
+        &self,
+        sigma_x: f64,
+        z: f64,
+        calibrated: bool,
+        shape: CdaShape,
+    ) -> CdaParameters {
+        let opts = self.opts;
+        CdaParameters {
+            label_mode: if opts.sigma_y.is_some() {
+                "paper"
+            } else {
+                "label-free"
+            },
+            mix: opts.mix,
+            clip: opts.clip,
+            sigma_x,
+            sigma_y: opts.sigma_y,
+            noise_multiplier: z,
+            calibrated,
+            target_epsilon: opts.epsilon,
+            samples_requested: self.t,
+            samples_per_class: shape.samples_per_class,
+            rows_written: shape.rows_written,
+            pool: self.pool_min,
+            sampling_rate: shape.sampling_rate,
+            compositions: shape.compositions,
+            classes: self.k,
+            feature_dim: self.d,
+            rows_clipped: self.rows_clipped,
+            encoding: Some(self.encoding.clone()),
+        }
+    }
+}
+
 /// DP-CDA under the standard adjacency (a record may change class): the DP pools, the
 /// per-class compositions, σx calibrated (RDP, then PLD when it applies).
 fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
@@ -637,15 +683,11 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         opts,
         cls,
         k,
-        d,
-        t,
         per_class_counts,
         rows_total,
         pool_min,
         acc_clip,
-        rows_clipped,
         rows_padded,
-        encoding,
         given_sigma,
         target,
         delta_rdp,
@@ -707,26 +749,17 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         curve_other: standard_curve(&cls.sizes, &comps, mix, z, orders, other)?,
         component: "dp-cda mixing (standard adjacency: the two classes a record can touch)",
         sigma_x,
-        parameters: Parameters::Cda(CdaParameters {
-            label_mode: if paper_mode { "paper" } else { "label-free" },
-            mix: opts.mix,
-            clip: opts.clip,
+        parameters: Parameters::Cda(p.cda_parameters(
             sigma_x,
-            sigma_y: opts.sigma_y,
-            noise_multiplier: z,
+            z,
             calibrated,
-            target_epsilon: opts.epsilon,
-            samples_requested: t,
-            samples_per_class: per_class_counts.iter().copied().max().unwrap_or(0),
-            rows_written: rows_total,
-            pool: pool_min,
-            sampling_rate: opts.mix as f64 / pool_min.max(1) as f64,
-            compositions: max_comp,
-            classes: k,
-            feature_dim: d,
-            rows_clipped,
-            encoding: Some(encoding.clone()),
-        }),
+            CdaShape {
+                samples_per_class: per_class_counts.iter().copied().max().unwrap_or(0),
+                rows_written: rows_total,
+                sampling_rate: opts.mix as f64 / pool_min.max(1) as f64,
+                compositions: max_comp,
+            },
+        )),
         adjacency: "replace one whole record, label included (the label set, class counts, output class proportions and pool sizes are DP; a record that changes class is charged to both classes)".into(),
         public_information: vec![
             "the number of input records (invariant under replacing one record)".into(),
@@ -748,13 +781,9 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
     let PlanInputs {
         opts,
         k,
-        d,
-        t,
         per_class,
         pool_min,
         acc_clip,
-        rows_clipped,
-        encoding,
         label_free_public,
         given_sigma,
         target,
@@ -817,26 +846,17 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         curve_other: privacy.rdp(orders, other)?,
         component: "dp-cda mixing",
         sigma_x,
-        parameters: Parameters::Cda(CdaParameters {
-            label_mode: if paper_mode { "paper" } else { "label-free" },
-            mix: opts.mix,
-            clip: opts.clip,
+        parameters: Parameters::Cda(p.cda_parameters(
             sigma_x,
-            sigma_y: opts.sigma_y,
-            noise_multiplier: privacy.noise_multiplier()?,
+            privacy.noise_multiplier()?,
             calibrated,
-            target_epsilon: opts.epsilon,
-            samples_requested: t,
-            samples_per_class: per_class,
-            rows_written: per_class * k,
-            pool: pool_min,
-            sampling_rate: privacy.sampling_rate(),
-            compositions,
-            classes: k,
-            feature_dim: d,
-            rows_clipped,
-            encoding: Some(encoding.clone()),
-        }),
+            CdaShape {
+                samples_per_class: per_class,
+                rows_written: per_class * k,
+                sampling_rate: privacy.sampling_rate(),
+                compositions,
+            },
+        )),
         adjacency: if paper_mode {
             "replace one record (the paper's accounting: feature and label noise charged; class sizes taken as public)"
         } else {
