@@ -106,7 +106,7 @@ export interface SynthOptions extends CallOptions {
   sigmaY?: number;
   /** Fixed seed for tests only: the receipt then says "seeded, not for release". */
   seed?: number;
-  /** `pld` (default: the privacy-loss-distribution accountant for cda under the default
+  /** `pld` (default: the privacy-loss-distribution accountant for every mechanism under the default
    *  preset, with RDP as a cross-check; the receipt's ε is the smaller bound) or `rdp`. */
   accountant?: "pld" | "rdp";
   preset?: Preset;

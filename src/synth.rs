@@ -85,8 +85,8 @@ pub struct SynthOptions {
     pub pool_floor: Option<usize>,
     /// How columns the schema does not type get their type (default: a DP decision).
     pub column_types: ColumnTypes,
-    /// The accountant (default PLD with RDP as a cross-check, for DP-CDA, local perturbation
-    /// and projection under the default preset; DPMix and the paper preset use RDP).
+    /// The accountant (default PLD with RDP as a cross-check, for every mechanism under the
+    /// default preset; the paper preset uses RDP).
     pub accountant: AccountantKind,
 }
 

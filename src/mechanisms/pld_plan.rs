@@ -1,6 +1,6 @@
 //! A synthesis accounted with the privacy-loss-distribution (PLD) accountant
-//! ([`crate::accountant::pld`]), RDP kept as a cross-check: DP-CDA, local perturbation and
-//! random projection (DPMix, whose default σy moves with σx, stays on RDP).
+//! ([`crate::accountant::pld`]), RDP kept as a cross-check: DP-CDA, DPMix, local
+//! perturbation and random projection.
 //!
 //! # What is composed
 //! One synthesis releases, besides the mixes, a few Gaussian statistics (the DP column-type
@@ -30,10 +30,16 @@
 //! rows drawn without replacement, [`crate::accountant::pld::mechanisms::gaussian_steps_z`]
 //! (the replace-one pair, subsampled when T < n), composed with the same extras.
 //!
+//! DPMix: T mixes, each one Gaussian step on l of the pool's rows drawn without replacement,
+//! features and labels scaled together (1/z² = dx/(l²σx²) + dy/(l²σy²), or (dx + dy)/(l²σ²)
+//! when σy = σx: [`crate::mechanisms::dpmix::accounting::free_sigma_steps`], the RDP side's
+//! shape), through the same `gaussian_steps_z`.
+//!
 //! # Exact discrete noise
-//! DP-CDA's releases add discrete Gaussian noise, whose privacy profile is not below the
-//! continuous one's. [`SynthPld::with_exact_noise`] charges the difference: every draw has
-//! σ ≥ 2^30 grid units and a synthesis makes at most 2^48 draws, so its output is within total
+//! DP-CDA's and DPMix's releases add discrete Gaussian noise, whose privacy profile is not
+//! below the continuous one's. [`SynthPld::with_exact_noise`] charges the difference: every
+//! draw has σ ≥ 2^30 grid units (DPMix: its label counts too, [`SynthPld::with_exact_labels`])
+//! and a synthesis makes at most 2^48 draws, so its output is within total
 //! variation T ≤ 7.4·10⁻¹³ of the same release with rounded continuous Gaussians, which the
 //! continuous PLD covers; ε is then the smallest with ε_c(δ − (1 + e^ε)·T) ≤ ε
 //! ([`crate::accountant::pld::coupling`]), and calibration works at δ − (1 + e^target)·T.
@@ -72,7 +78,7 @@ pub enum Steps {
         /// Label kept, or the standard adjacency (a record may change class).
         adjacency: Adjacency,
     },
-    /// Identical Gaussian steps on a without-replacement sample (local, projection).
+    /// Identical Gaussian steps on a without-replacement sample (DPMix, local, projection).
     Gaussian(GaussianSteps),
 }
 
