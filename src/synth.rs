@@ -264,9 +264,10 @@ pub fn synthesize(
 }
 
 /// The label column's classes.
-struct Classes<'a> {
+struct Classes {
     index: usize,
-    codes: &'a [u32],
+    /// Each row's class (a copy: the encoded table is freed before the rows are made).
+    codes: Vec<u32>,
     labels: Vec<String>,
     members: Vec<Vec<u32>>,
     sizes: Vec<usize>,
@@ -371,12 +372,12 @@ fn schema_labels(table: &Table, schema: Option<&Schema>) -> Option<Vec<String>> 
     }
 }
 
-fn classes_of(table: &Table) -> Result<Classes<'_>> {
+fn classes_of(table: &Table) -> Result<Classes> {
     let index = table
         .label_index
         .ok_or_else(|| Error::Data("no label column was chosen; name the label column".into()))?;
     let (codes, labels) = match &table.columns[index] {
-        Column::Categorical { codes, levels } => (codes, levels.clone()),
+        Column::Categorical { codes, levels } => (codes.clone(), levels.clone()),
         Column::Numeric { .. } => {
             return Err(Error::Data(
                 "internal: the label column must be categorical".into(),
@@ -597,7 +598,7 @@ struct PlanInputs<'a> {
     /// The options with `mix` resolved (auto l applied).
     opts: &'a SynthOptions,
     mechanism: &'a Mechanism,
-    cls: &'a Classes<'a>,
+    cls: &'a Classes,
     /// Input rows, classes, encoded feature dimension, synthetic rows requested.
     n: usize,
     k: usize,
@@ -1349,7 +1350,7 @@ fn synthesize_dyn(
         let z_c = shape_z(COUNTS_SHARE)?;
         let (dpc, rep) = dp_classes(
             &cls.labels,
-            cls.codes,
+            &cls.codes,
             label_schema.as_deref(),
             opts.mix,
             opts.pool_floor,
@@ -1721,6 +1722,15 @@ fn synthesize_dyn(
     };
 
     // ---- generate, decode, emit --------------------------------------------------------
+    // What the receipt needs from the encoded table; the table itself is not needed any more
+    // (the features and the pools hold what the generation reads), so its memory is given
+    // back before the synthetic rows are made.
+    let (rows_used, rows_dropped, label_name) = (
+        table.n_rows,
+        table.rows_dropped,
+        table.names[cls.index].clone(),
+    );
+    drop(encoded);
     let mut cells = Vec::with_capacity(space.names.len() + k);
     // Cells in the input's columns: indicator columns removed, missing cells written back.
     let mut restored: Vec<String> = Vec::with_capacity(missing_codec.names().len() + k);
@@ -1739,8 +1749,8 @@ fn synthesize_dyn(
                 clip: opts.clip,
             };
             // The whole output is decoded at once (quantile mapping needs every row's rank).
-            let mut buf: Vec<f32> = Vec::with_capacity(per_class * k * d);
-            let mut labels: Vec<u32> = Vec::with_capacity(per_class * k);
+            let mut buf: Vec<f32> = Vec::with_capacity(rows_total * d);
+            let mut labels: Vec<u32> = Vec::with_capacity(rows_total);
             cda::generate(
                 &features,
                 d,
@@ -1754,6 +1764,8 @@ fn synthesize_dyn(
                 },
                 &mut progress,
             )?;
+            // The real rows are not read again: free them before decoding.
+            drop(std::mem::take(&mut features));
             space.decode_batch(
                 &mut buf,
                 rescale.unwrap_or(1.0),
@@ -1839,7 +1851,7 @@ fn synthesize_dyn(
                 dpmix::generate(
                     &features,
                     d,
-                    cls.codes,
+                    &cls.codes,
                     k,
                     &cfg,
                     rng,
@@ -1903,10 +1915,10 @@ fn synthesize_dyn(
         components.push(component("dp class counts", &counts_curve));
     }
     let mut unprotected = Vec::new();
-    if table.rows_dropped > 0 {
+    if rows_dropped > 0 {
         unprotected.push(format!(
             "rows_dropped ({}): the table was read with rows with missing values dropped; the count is computed from the raw data",
-            table.rows_dropped
+            rows_dropped
         ));
     }
     if !decisions.protected {
@@ -1938,7 +1950,7 @@ fn synthesize_dyn(
                 "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}}) or raise ε",
                 r.labels.len(),
                 r.labels.join(", "),
-                label = table.names[cls.index],
+                label = label_name,
             ));
         }
         if !r.labels_too_small.is_empty() {
@@ -1951,7 +1963,6 @@ fn synthesize_dyn(
     if rng.seed().is_some() {
         warnings.push("seeded, not for release: this run used a fixed seed".into());
     }
-    let label_name = table.names[cls.index].clone();
     Ok(Receipt {
         epsilon: guarantee.epsilon,
         delta: opts.delta,
@@ -1996,8 +2007,8 @@ fn synthesize_dyn(
         },
         normalization: norm_report,
         data: DataReport {
-            rows_used: table.n_rows,
-            rows_dropped: table.rows_dropped,
+            rows_used,
+            rows_dropped,
             columns: missing_codec.names().to_vec(),
             label: label_name,
             class_labels: cls.labels,

@@ -312,13 +312,23 @@ impl FeatureSpace {
             let s = scale as f32;
             rows.iter_mut().for_each(|x| *x *= s);
         }
-        // Per column: decoded numbers or level indices.
+        // Per column, where its decoded values are. Numeric values are stored back into the
+        // column's own entry of `rows` as f32, which loses nothing that is written: a
+        // non-integer column is written as the shortest text of `x as f32`, an integer column
+        // as `x.round()`, exact in f32 up to 2^24 (a column that rounds beyond that keeps its
+        // f64 values). So the decoded table costs no memory beyond the rows themselves.
         enum Out {
             None,
-            Num(Vec<f64>, bool),
-            Cat(Vec<usize>),
+            Num {
+                start: usize,
+                integer: bool,
+                wide: Option<Vec<f64>>,
+            },
+            Cat(Vec<u32>),
         }
+        const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
         let mut outs: Vec<Out> = Vec::with_capacity(self.codecs.len());
+        let mut v: Vec<f64> = Vec::with_capacity(t);
         for (j, codec) in self.codecs.iter().enumerate() {
             let m = marginals.get(j).and_then(Option::as_ref);
             match codec {
@@ -332,9 +342,9 @@ impl FeatureSpace {
                     start,
                     ..
                 } => {
-                    let mut v: Vec<f64> = (0..t)
-                        .map(|i| offset + f64::from(rows[i * d + start]) * sc)
-                        .collect();
+                    let start = *start;
+                    v.clear();
+                    v.extend((0..t).map(|i| offset + f64::from(rows[i * d + start]) * sc));
                     match m {
                         Some(ColumnMarginal::Numeric(nm)) => quantile_map(&mut v, nm),
                         // No clamping: pulling the noise into [lo, hi] would shift every mean
@@ -362,7 +372,28 @@ impl FeatureSpace {
                             }
                         }),
                     }
-                    outs.push(Out::Num(v, *integer));
+                    let wide = if *integer {
+                        v.iter_mut().for_each(|x| *x = x.round());
+                        v.iter().any(|x| x.abs() > F32_EXACT_INTEGERS)
+                    } else {
+                        false
+                    };
+                    if wide {
+                        outs.push(Out::Num {
+                            start,
+                            integer: *integer,
+                            wide: Some(std::mem::replace(&mut v, Vec::with_capacity(t))),
+                        });
+                    } else {
+                        for (i, x) in v.iter().enumerate() {
+                            rows[i * d + start] = *x as f32;
+                        }
+                        outs.push(Out::Num {
+                            start,
+                            integer: *integer,
+                            wide: None,
+                        });
+                    }
                 }
                 ColumnCodec::Categorical { levels, start, .. } => {
                     let w = levels.len();
@@ -390,22 +421,38 @@ impl FeatureSpace {
                         }
                         _ => seg.chunks_exact(w).map(argmax).collect(),
                     };
-                    outs.push(Out::Cat(a));
+                    // Level indices are below the number of released levels (+ 1), far
+                    // below u32::MAX.
+                    outs.push(Out::Cat(a.into_iter().map(|x| x as u32).collect()));
                 }
             }
         }
+        drop(v);
         let mut cells: Vec<String> = vec![String::new(); self.codecs.len()];
         for i in 0..t {
             for ((codec, out), cell) in self.codecs.iter().zip(&outs).zip(cells.iter_mut()) {
                 cell.clear();
                 match (codec, out) {
                     (ColumnCodec::Label, _) => cell.push_str(&label(i)),
-                    (_, Out::Num(v, integer)) => write_number(cell, v[i], *integer),
+                    (
+                        _,
+                        Out::Num {
+                            start,
+                            integer,
+                            wide,
+                        },
+                    ) => {
+                        let x = match wide {
+                            Some(w) => w[i],
+                            None => f64::from(rows[i * d + start]),
+                        };
+                        write_number(cell, x, *integer)
+                    }
                     (ColumnCodec::Categorical { levels, .. }, Out::Cat(a)) => {
                         if levels.is_empty() {
                             cell.push_str(SUPPRESSED);
                         } else {
-                            cell.push_str(levels.get(a[i]).map_or(OTHER, String::as_str));
+                            cell.push_str(levels.get(a[i] as usize).map_or(OTHER, String::as_str));
                         }
                     }
                     _ => return Err(Error::Data("internal: decode_batch mismatch".into())),
