@@ -1,15 +1,16 @@
 //! The CSV reader.
 //!
-//! The input is read twice (streamed each time, never held in memory as a whole when it
-//! comes from a file):
-//!
-//! 1. header, delimiter, ragged/malformed-row checks, missing-value row drops and type
-//!    inference (or schema checks) for every column;
-//! 2. parsing into typed, exactly-sized storage (`f32` values or `u32` codes).
+//! The input is streamed once (never held in memory as a whole when it comes from a file):
+//! header, delimiter, ragged/malformed-row checks, missing-value row drops, type inference
+//! (or schema checks) and the values themselves, stored as they come (`f32` values or `u32`
+//! codes). A column without a schema type is stored as numbers until a cell is not a number;
+//! if numbers were stored by then, that column alone is read again in a second pass (the
+//! cells' text is needed for its categories). Most inputs are read once.
 //!
 //! Peak memory is therefore about the size of the final table plus the category
-//! dictionaries. Gzip input (magic bytes `1f 8b`) is decompressed on the fly; a UTF-8 BOM
-//! is stripped; CRLF, LF and CR-only line endings are accepted; fields are trimmed.
+//! dictionaries (columns grow as they are read and are trimmed to size at the end). Gzip
+//! input (magic bytes `1f 8b`) is decompressed on the fly; a UTF-8 BOM is stripped; CRLF,
+//! LF and CR-only line endings are accepted; fields are trimmed.
 //!
 //! Error messages name the place as `row R (line L)`: `R` is the 1-based data row (the
 //! header is row 0; empty lines are not rows) and `L` the physical line where the row
@@ -53,7 +54,8 @@ pub fn read_csv_bytes(bytes: &[u8], opts: &CsvOptions) -> Result<Table> {
     read_table(&src, opts)
 }
 
-/// Reads a CSV table from a file (plain or gzip-compressed), streaming it twice.
+/// Reads a CSV table from a file (plain or gzip-compressed), streaming it (once in the usual
+/// case; see the module note).
 ///
 /// If `opts.source_name` is the default (`"input"`) or empty, error messages name the
 /// file by its file name. A file that cannot be opened gives [`Error::Io`] with the path.
@@ -514,7 +516,7 @@ fn list_names(names: &[String]) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
-// The two passes
+// The reader (pass 1, and pass 2 for columns typed late)
 // ---------------------------------------------------------------------------------------
 
 /// What a kept column becomes.
@@ -547,34 +549,76 @@ enum Final {
     Categorical { categories: Option<Vec<String>> },
 }
 
-/// Storage filled in pass 2.
+/// A column's cells as pass 1 reads them.
 enum Store {
+    /// Numbers (`NaN` for a missing or unusable cell under the keep policy). For an inferred
+    /// column this is a guess that holds until a cell is not a number; `only_missing` says
+    /// whether every value so far came from a missing cell (then the guess can still turn
+    /// into a categorical column without reading the rows again).
     Numeric {
         values: Vec<f32>,
-        integer: bool,
+        only_missing: bool,
     },
-    Categorical {
-        codes: Vec<u32>,
-        map: HashMap<String, u32>,
-        seen: Vec<String>,
-        categories: Option<Vec<String>>,
-    },
+    Categorical(Codes),
+    /// An inferred column that turned out categorical after numbers had been stored: its
+    /// cells are read again in pass 2.
+    Deferred,
+}
+
+/// Category codes in order of first appearance (sorted into levels at the end).
+struct Codes {
+    codes: Vec<u32>,
+    map: HashMap<String, u32>,
+    seen: Vec<String>,
+}
+
+impl Codes {
+    fn new() -> Self {
+        Codes {
+            codes: Vec::new(),
+            map: HashMap::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Appends the code of `v`; None when there are more than u32::MAX levels.
+    fn push(&mut self, v: &str) -> Option<()> {
+        let code = match self.map.get(v) {
+            Some(&c) => c,
+            None => {
+                let c = u32::try_from(self.seen.len()).ok()?;
+                self.seen.push(v.to_string());
+                self.map.insert(v.to_string(), c);
+                c
+            }
+        };
+        self.codes.push(code);
+        Some(())
+    }
 }
 
 fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
     if let Some(schema) = &opts.schema {
         schema.validate()?;
     }
-    // ---- Pass 1 -------------------------------------------------------------------------
+    // ---- Pass 1: checks, types and (in the usual case) the values ----------------------
     let mut names: Vec<String> = Vec::new();
     let mut active: Vec<usize> = Vec::new(); // header field index of each kept column
     let mut kinds: Vec<Kind> = Vec::new();
     let mut label_index = None;
     let mut infer: Vec<InferState> = Vec::new();
+    let mut stores: Vec<Store> = Vec::new();
     let mut missing_counts: Vec<usize> = Vec::new();
     let mut n_records = 0usize;
     let mut n_kept = 0usize;
     let mut dropped = 0usize;
+    let keep = opts.missing == MissingPolicy::Keep;
+    let too_many_levels = |name: &str| {
+        Error::Data(format!(
+            "{}: column '{name}' has more than 2^32 distinct values; declare it ignored in a schema",
+            src.name
+        ))
+    };
 
     let delimiter = src.for_each_record(true, |row, byte, rec| {
         if row == 0 {
@@ -585,6 +629,16 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
             label_index = plan.2;
             infer = Vec::with_capacity(active.len());
             infer.extend(active.iter().map(|_| InferState { numeric: true, integral: true, bad: None }));
+            stores = kinds
+                .iter()
+                .map(|k| match k {
+                    Kind::Categorical { .. } => Store::Categorical(Codes::new()),
+                    Kind::SchemaNumeric { .. } | Kind::Infer => Store::Numeric {
+                        values: Vec::new(),
+                        only_missing: true,
+                    },
+                })
+                .collect();
             missing_counts = vec![0; active.len()];
             return Ok(());
         }
@@ -608,7 +662,6 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                 first_missing.get_or_insert(k);
             }
         }
-        let keep = opts.missing == MissingPolicy::Keep;
         if let (Some(k), false) = (first_missing, keep) {
             if opts.missing == MissingPolicy::Error {
                 let v = super::fastnum::trim(rec.get(active[k]).unwrap_or(""));
@@ -628,8 +681,17 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         for (k, &f) in active.iter().enumerate() {
             let v = super::fastnum::trim(rec.get(f).unwrap_or(""));
             if keep && is_missing(v) {
+                match &mut stores[k] {
+                    Store::Numeric { values, .. } => values.push(f32::NAN),
+                    Store::Categorical(c) => {
+                        c.push(MISSING_LEVEL).ok_or_else(|| too_many_levels(&names[f]))?
+                    }
+                    Store::Deferred => {}
+                }
                 continue;
             }
+            // The value this cell gives a numeric column (NaN: unusable, kept as missing).
+            let mut number = f32::NAN;
             match &kinds[k] {
                 Kind::Categorical { .. } => {}
                 // Unparsable cells of a numeric column are missing values.
@@ -637,7 +699,11 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                     if keep && !matches!(classify(v), Num::Finite(_) | Num::NotNumber) => {}
                 // No error can depend on one record's value: a non-integral value in an
                 // "integer" column is kept (outputs are rounded) and text becomes missing.
-                Kind::SchemaNumeric { .. } if keep => {}
+                Kind::SchemaNumeric { .. } if keep => {
+                    if let Num::Finite(x) = classify(v) {
+                        number = x as f32;
+                    }
+                }
                 Kind::SchemaNumeric { integer } => {
                     let col = &names[f];
                     match classify(v) {
@@ -647,6 +713,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                                     "value '{v}' is not an integer, but the schema declares this column \"integer\": true; fix the value or set \"integer\": false"
                                 )));
                             }
+                            number = x as f32;
                         }
                         Num::NonFinite => return Err(src.cell_err(row, byte, col, msg_non_finite(v))),
                         Num::OutOfRange => return Err(src.cell_err(row, byte, col, msg_out_of_range(v))),
@@ -659,28 +726,50 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                 }
                 Kind::Infer => {
                     let st = &mut infer[k];
-                    if !st.numeric {
-                        continue;
-                    }
-                    let problem = match classify(v) {
-                        Num::Finite(x) => {
-                            st.integral &= x.fract() == 0.0;
-                            None
-                        }
-                        Num::NotNumber => {
-                            st.numeric = false;
-                            st.bad = None;
-                            None
-                        }
-                        Num::NonFinite => Some(msg_non_finite(v)),
-                        Num::OutOfRange => Some(msg_out_of_range(v)),
-                    };
-                    if let Some(message) = problem {
-                        if st.bad.is_none() {
-                            st.bad = Some(Bad { row, byte, message });
+                    if st.numeric {
+                        let problem = match classify(v) {
+                            Num::Finite(x) => {
+                                st.integral &= x.fract() == 0.0;
+                                number = x as f32;
+                                None
+                            }
+                            Num::NotNumber => {
+                                st.numeric = false;
+                                st.bad = None;
+                                // The guess was wrong: the numbers stored so far are not
+                                // the cells' text. Without any (only missing cells so
+                                // far), the column starts its codes here; else it is read
+                                // again in pass 2.
+                                stores[k] = match &stores[k] {
+                                    Store::Numeric { values, only_missing: true } => {
+                                        let mut c = Codes::new();
+                                        for _ in 0..values.len() {
+                                            c.push(MISSING_LEVEL);
+                                        }
+                                        Store::Categorical(c)
+                                    }
+                                    _ => Store::Deferred,
+                                };
+                                None
+                            }
+                            Num::NonFinite => Some(msg_non_finite(v)),
+                            Num::OutOfRange => Some(msg_out_of_range(v)),
+                        };
+                        if let Some(message) = problem {
+                            if st.bad.is_none() {
+                                st.bad = Some(Bad { row, byte, message });
+                            }
                         }
                     }
                 }
+            }
+            match &mut stores[k] {
+                Store::Numeric { values, only_missing } => {
+                    values.push(number);
+                    *only_missing = false;
+                }
+                Store::Categorical(c) => c.push(v).ok_or_else(|| too_many_levels(&names[f]))?,
+                Store::Deferred => {}
             }
         }
         Ok(())
@@ -741,88 +830,65 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
     }
     drop(infer);
 
-    // ---- Pass 2 -------------------------------------------------------------------------
-    let mut stores: Vec<Store> = finals
-        .into_iter()
-        .map(|f| match f {
-            Final::Numeric { integer } => Store::Numeric {
-                values: Vec::with_capacity(n_kept),
-                integer,
-            },
-            Final::Categorical { categories } => Store::Categorical {
-                codes: Vec::with_capacity(n_kept),
-                map: HashMap::new(),
-                seen: Vec::new(),
-                categories,
-            },
-        })
+    // ---- Pass 2, only for columns typed categorical after numbers were stored -----------
+    let deferred: Vec<usize> = (0..stores.len())
+        .filter(|&k| matches!(stores[k], Store::Deferred))
         .collect();
-    let changed = || {
-        Error::Data(format!(
-            "{}: the input changed while it was being read (it is read twice); read it again once it is complete",
-            src.name
-        ))
-    };
-    let keep = opts.missing == MissingPolicy::Keep;
-    let mut kept2 = 0usize;
-    let mut records2 = 0usize;
-    src.for_each_record(false, |row, _byte, rec| {
-        if row == 0 {
-            let same =
-                rec.len() == names.len() && rec.iter().zip(&names).all(|(a, b)| a.trim() == b);
-            return if same { Ok(()) } else { Err(changed()) };
-        }
-        records2 = row;
-        if rec.len() != names.len() {
-            return Err(changed());
-        }
-        if !keep
-            && active
-                .iter()
-                .any(|&f| is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))))
-        {
-            return Ok(());
-        }
-        if kept2 >= n_kept {
-            return Err(changed());
-        }
-        kept2 += 1;
-        for (store, &f) in stores.iter_mut().zip(&active) {
-            let v = super::fastnum::trim(rec.get(f).unwrap_or(""));
-            match store {
-                Store::Numeric { values, .. } => match classify(v) {
-                    Num::Finite(x) if !is_missing(v) => values.push(x as f32),
-                    _ if keep => values.push(f32::NAN),
-                    _ => return Err(changed()),
-                },
-                Store::Categorical {
-                    codes, map, seen, ..
-                } => {
-                    let v = if keep && is_missing(v) {
-                        MISSING_LEVEL
-                    } else {
-                        v
-                    };
-                    let code = match map.get(v) {
-                        Some(&c) => c,
-                        None => {
-                            let c = u32::try_from(seen.len()).map_err(|_| changed())?;
-                            seen.push(v.to_string());
-                            map.insert(v.to_string(), c);
-                            c
-                        }
-                    };
-                    codes.push(code);
-                }
+    if !deferred.is_empty() {
+        let changed = || {
+            Error::Data(format!(
+                "{}: the input changed while it was being read (it is read twice); read it again once it is complete",
+                src.name
+            ))
+        };
+        let mut codes: Vec<Codes> = deferred.iter().map(|_| Codes::new()).collect();
+        let mut kept2 = 0usize;
+        let mut records2 = 0usize;
+        src.for_each_record(false, |row, _byte, rec| {
+            if row == 0 {
+                let same =
+                    rec.len() == names.len() && rec.iter().zip(&names).all(|(a, b)| a.trim() == b);
+                return if same { Ok(()) } else { Err(changed()) };
             }
+            records2 = row;
+            if rec.len() != names.len() {
+                return Err(changed());
+            }
+            if !keep
+                && active
+                    .iter()
+                    .any(|&f| is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))))
+            {
+                return Ok(());
+            }
+            if kept2 >= n_kept {
+                return Err(changed());
+            }
+            kept2 += 1;
+            for (c, &k) in codes.iter_mut().zip(&deferred) {
+                let v = super::fastnum::trim(rec.get(active[k]).unwrap_or(""));
+                let v = if keep && is_missing(v) {
+                    MISSING_LEVEL
+                } else {
+                    v
+                };
+                c.push(v)
+                    .ok_or_else(|| too_many_levels(&names[active[k]]))?;
+            }
+            Ok(())
+        })?;
+        if kept2 != n_kept || records2 != n_records {
+            return Err(changed());
         }
-        Ok(())
-    })?;
-    if kept2 != n_kept || records2 != n_records {
-        return Err(changed());
+        for (c, &k) in codes.into_iter().zip(&deferred) {
+            stores[k] = Store::Categorical(c);
+        }
     }
 
-    let columns = stores.into_iter().map(finish_column).collect();
+    let mut columns = Vec::with_capacity(stores.len());
+    for (store, fin) in stores.into_iter().zip(finals) {
+        columns.push(finish_column(store, fin)?);
+    }
     Ok(Table {
         names: active.iter().map(|&f| names[f].clone()).collect(),
         columns,
@@ -935,16 +1001,20 @@ fn plan_columns(
 }
 
 /// Turns pass-2 storage into a column; sorts categorical levels and remaps the codes.
-fn finish_column(store: Store) -> Column {
-    match store {
-        Store::Numeric { values, integer } => Column::Numeric { values, integer },
-        Store::Categorical {
-            mut codes,
-            map,
-            seen,
-            categories,
-        } => {
+fn finish_column(store: Store, fin: Final) -> Result<Column> {
+    match (store, fin) {
+        (Store::Numeric { mut values, .. }, Final::Numeric { integer }) => {
+            values.shrink_to_fit();
+            Ok(Column::Numeric { values, integer })
+        }
+        (Store::Categorical(c), Final::Categorical { categories }) => {
+            let Codes {
+                mut codes,
+                map,
+                seen,
+            } = c;
             drop(map);
+            codes.shrink_to_fit();
             let levels: Vec<String> = match categories {
                 Some(cats) => {
                     let known: HashSet<&str> = cats.iter().map(String::as_str).collect();
@@ -975,8 +1045,11 @@ fn finish_column(store: Store) -> Column {
             for c in &mut codes {
                 *c = remap.get(*c as usize).copied().unwrap_or(0);
             }
-            Column::Categorical { codes, levels }
+            Ok(Column::Categorical { codes, levels })
         }
+        _ => Err(Error::Internal(
+            "the CSV reader stored a column as another type than it decided".into(),
+        )),
     }
 }
 
@@ -1142,6 +1215,47 @@ mod tests {
         assert_eq!(num(&t, "neg"), (&[-3.0f32, 100.0][..], true));
         assert_eq!(cat(&t, "c").1, ["3", "a"]);
         assert_eq!(t.label_index, None);
+    }
+
+    /// The values are stored in pass 1; a column that turns out categorical after numbers
+    /// were stored is read again. Every way a column can end gives the cells as written.
+    #[test]
+    fn columns_typed_late_keep_every_cell() {
+        let keep = CsvOptions {
+            missing: MissingPolicy::Keep,
+            ..CsvOptions::default()
+        };
+        // a: numbers, then text (read again); b: only missing cells, then text (no second
+        // read needed); c: numbers with missing cells (NaN); d: a non-finite cell, then text
+        // (read again: 'inf' is a category); e: text from the first row.
+        let t = read_with(
+            "a,b,c,d,e\n1,,5,inf,x\n2.5,NA,,1,y\nq,r,7,z,x\n1,s,8,2,\n",
+            &keep,
+        )
+        .unwrap();
+        assert_eq!(cat(&t, "a").0, ["1", "2.5", "q", "1"]);
+        assert_eq!(cat(&t, "b").0, [MISSING_LEVEL, MISSING_LEVEL, "r", "s"]);
+        let (c, integer) = num(&t, "c");
+        assert_eq!((c[0], c[2], c[3], integer), (5.0, 7.0, 8.0, true));
+        assert!(c[1].is_nan());
+        assert_eq!(cat(&t, "d").0, ["inf", "1", "z", "2"]);
+        assert_eq!(cat(&t, "e").0, ["x", "y", "x", MISSING_LEVEL]);
+        assert_eq!(t.n_rows, 4);
+        // Under the default policy the dropped rows are not in any column, whichever pass
+        // reads it.
+        let t = read("a,b\n1,u\n,v\n2,w\nq,\n3,y\nz,x\n").unwrap();
+        assert_eq!((t.n_rows, t.rows_dropped), (4, 2));
+        assert_eq!(cat(&t, "a").0, ["1", "2", "3", "z"]);
+        assert_eq!(cat(&t, "b").0, ["u", "w", "y", "x"]);
+        // From a file, through both passes.
+        let dir = std::env::temp_dir().join(format!("privmix-late-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("late.csv");
+        std::fs::write(&path, "a,b\n1,2\n2,3\nx,4\n").unwrap();
+        let t = read_csv_path(&path, &CsvOptions::default()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(cat(&t, "a").0, ["1", "2", "x"]);
+        assert_eq!(num(&t, "b"), (&[2.0f32, 3.0, 4.0][..], true));
     }
 
     #[test]
