@@ -13,6 +13,8 @@ use crate::accountant::{
 };
 use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
 use crate::data::ColumnSpec;
+use std::borrow::Cow;
+
 use crate::data::{Column, Schema, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
@@ -242,8 +244,8 @@ pub fn soft_label_column(label: &str, class: &str) -> String {
 /// output column names and `row` for each synthetic row (cells in the input's column order),
 /// and `progress` with the finished fraction. An error from any of the three stops the run at
 /// that call and is returned (a caller cancels by returning [`Error::Abort`] from `progress`).
-pub fn synthesize(
-    table: &Table,
+pub fn synthesize<'t>(
+    table: impl Into<Cow<'t, Table>>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
@@ -1143,8 +1145,8 @@ fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
 /// [`soft_label_column`]) holding the noisy mean one-hot vector projected onto the probability
 /// simplex (each row's entries are ≥ 0 and sum to 1).
 #[allow(clippy::too_many_arguments)]
-pub fn synthesize_with(
-    table: &Table,
+pub fn synthesize_with<'t>(
+    table: impl Into<Cow<'t, Table>>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
@@ -1154,7 +1156,7 @@ pub fn synthesize_with(
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     run_sinks(
-        table,
+        table.into(),
         schema,
         opts,
         mechanism,
@@ -1172,7 +1174,7 @@ pub fn synthesize_with(
 /// small.
 #[allow(clippy::too_many_arguments)]
 fn run_sinks(
-    table: &Table,
+    table: Cow<'_, Table>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
@@ -1204,8 +1206,8 @@ fn run_sinks(
 /// noise ([`crate::preprocess::quantile::shrink_to_class_means`], post-processing): cleaner
 /// individual rows (the image path uses it, so synthetic images are recognisable) with less
 /// spread, which a classifier trained on the rows does not always like.
-pub fn synthesize_denoised(
-    table: &Table,
+pub fn synthesize_denoised<'t>(
+    table: impl Into<Cow<'t, Table>>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
@@ -1214,7 +1216,7 @@ pub fn synthesize_denoised(
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     run_sinks(
-        table,
+        table.into(),
         schema,
         opts,
         &Mechanism::Cda,
@@ -1228,7 +1230,7 @@ pub fn synthesize_denoised(
 
 #[allow(clippy::too_many_arguments)]
 fn synthesize_dyn(
-    table: &Table,
+    table: Cow<'_, Table>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
@@ -1298,7 +1300,7 @@ fn synthesize_dyn(
     // The standard adjacency (label included) is implemented for DP-CDA; the other
     // mechanisms keep their own, declared in the receipt.
     let standard = opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda);
-    let label_schema = schema_labels(table, schema);
+    let label_schema = schema_labels(&table, schema);
     let delta_lab = if standard && label_schema.is_none() {
         opts.delta * DELTA_LABEL_SHARE
     } else {
@@ -1322,7 +1324,7 @@ fn synthesize_dyn(
     // ---- column types and missing values (public or DP; never dropping a record) -------
     let (decided, decisions): (Table, DecisionReport) = match opts.column_types {
         ColumnTypes::Dp => {
-            let z = if decision_sensitivity(table, schema) > 0.0 {
+            let z = if decision_sensitivity(&table, schema) > 0.0 {
                 shape_z(TYPES_SHARE)?
             } else {
                 1.0
@@ -1336,8 +1338,7 @@ fn synthesize_dyn(
         None => RdpCurve::zero(orders),
     };
     let (encoded, effective_schema, missing_codec, missing_report): (_, _, _, MissingReport) =
-        encode_missing(&decided, &decisions.indicators(), schema)?;
-    drop(decided);
+        encode_missing(decided, &decisions.indicators(), schema)?;
     let table = &encoded;
     let schema = effective_schema.as_ref();
 
@@ -1457,7 +1458,8 @@ fn synthesize_dyn(
             norm_report.warnings.push("dpmix maps numeric columns onto [0, 1] with their observed (unprotected) minimum and maximum instead of z-scores".into());
         }
     }
-    let mut features = space.encode(table)?;
+    // Room for the padding row of the standard adjacency's pools (appended below).
+    let mut features = space.encode_with_room(table, usize::from(standard))?;
     // DP-CDA on a non-negative encoding (ranges public or DP, one-hot): rows scaled to norm c
     // when a DP mean norm lets the scale be restored, clipped otherwise; either way the
     // replace-one sensitivity is √2·c/l (proof note in preprocess::rownorm).

@@ -2,6 +2,8 @@
 //! in the CLI. [`SynthRequest`] holds the options as given; [`SynthParams`] is the checked
 //! form every pipeline takes, with all defaults applied.
 
+use std::borrow::Cow;
+
 use super::{
     check_seed, csv_write_err, orders_of, preset_of, schema_of, DEFAULT_CLIP, DEFAULT_DELTA,
 };
@@ -356,16 +358,18 @@ pub fn class_counts(table: &Table) -> Result<Vec<usize>> {
 }
 
 /// Runs the synthesis of `table` with checked parameters, handing the header and each row
-/// to the sinks as they are made (the CLI streams them to a file).
-pub fn synthesize_table(
-    table: &Table,
+/// to the sinks as they are made (the CLI streams them to a file). Give the table by value
+/// when it is not needed afterwards: the pipeline then reuses its memory instead of copying it.
+pub fn synthesize_table<'t>(
+    table: impl Into<Cow<'t, Table>>,
     p: &SynthParams,
     rng: &mut ReleaseRng,
     header: impl FnMut(&[String]) -> Result<()>,
     row: impl FnMut(&[String]) -> Result<()>,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    let opts = p.options(table)?;
+    let table: Cow<'t, Table> = table.into();
+    let opts = p.options(&table)?;
     synthesize_with(
         table,
         p.schema.as_ref(),
@@ -378,13 +382,15 @@ pub fn synthesize_table(
     )
 }
 
-/// Runs the synthesis of `table` into CSV bytes (header included).
-pub fn synthesize_table_csv(
-    table: &Table,
+/// Runs the synthesis of `table` into CSV bytes (header included); by value as in
+/// [`synthesize_table`].
+pub fn synthesize_table_csv<'t>(
+    table: impl Into<Cow<'t, Table>>,
     p: &SynthParams,
     rng: &mut ReleaseRng,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Vec<u8>, Receipt)> {
+    let table: Cow<'t, Table> = table.into();
     let out = std::cell::RefCell::new(csv::Writer::from_writer(Vec::with_capacity(
         table
             .n_rows
@@ -412,5 +418,5 @@ pub fn synthesize_csv(
     let p = SynthParams::try_from(req)?;
     let table = read_csv_bytes(csv, &p.csv_options("input")?)?;
     let mut rng = super::rng_for_seed(p.seed)?;
-    synthesize_table_csv(&table, &p, &mut rng, progress)
+    synthesize_table_csv(table, &p, &mut rng, progress)
 }

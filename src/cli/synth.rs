@@ -354,15 +354,15 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
         std::io::BufWriter::with_capacity(1 << 20, out_file),
     ));
     let csv_err = |e: csv::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
+    // By value: the pipeline reuses the table's memory rather than copying it.
     let receipt = api::synthesize_table(
-        &table,
+        table,
         params,
         rng,
         |names| writer.borrow_mut().write_record(names).map_err(csv_err),
         |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
         |_| Ok(()),
     )?;
-    drop(table);
     let mut inner = writer
         .into_inner()
         .into_inner()

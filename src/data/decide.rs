@@ -46,6 +46,8 @@
 //! [`decide_from_data`] is the unprotected alternative (today's inference), for callers that
 //! declare it.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::{is_missing, Column, ColumnSpec, Schema, Table, MISSING_LEVEL};
@@ -198,9 +200,9 @@ fn counts(col: &Column) -> Counts {
 /// The column as numeric: unparsable and missing cells become NaN; `integer` is whether every
 /// kept value is integral (used only by `data` normalization, which is declared unprotected;
 /// DP normalization decides integrality under DP).
-fn to_numeric(col: &Column) -> Column {
+fn to_numeric(col: Column) -> Column {
     match col {
-        Column::Numeric { .. } => col.clone(),
+        Column::Numeric { .. } => col,
         Column::Categorical { codes, levels } => {
             let parsed: Vec<f32> = levels
                 .iter()
@@ -216,10 +218,20 @@ fn to_numeric(col: &Column) -> Column {
     }
 }
 
+/// Replaces column `j` of `t` by `f` of it (no copy when `f` keeps it).
+fn convert(t: &mut Table, j: usize, f: fn(Column) -> Column) {
+    let placeholder = Column::Numeric {
+        values: Vec::new(),
+        integer: false,
+    };
+    let col = std::mem::replace(&mut t.columns[j], placeholder);
+    t.columns[j] = f(col);
+}
+
 /// The column as categorical (missing cells as [`MISSING_LEVEL`]).
-fn to_categorical(col: &Column) -> Column {
+fn to_categorical(col: Column) -> Column {
     match col {
-        Column::Categorical { .. } => col.clone(),
+        Column::Categorical { .. } => col,
         Column::Numeric { values, .. } => {
             let texts: Vec<String> = values
                 .iter()
@@ -289,14 +301,15 @@ pub fn decision_sensitivity(table: &Table, schema: Option<&Schema>) -> f64 {
 /// (see the module docs), and returns the retyped table and the report. Call it on a table
 /// read with [`super::MissingPolicy::Keep`] (and, for undecided columns,
 /// [`super::TypeInference::Deferred`]; a column already read as numeric is handled too).
-pub fn decide_columns<R: Rng + ?Sized>(
-    table: &Table,
+pub fn decide_columns<'a, R: Rng + ?Sized>(
+    table: impl Into<Cow<'a, Table>>,
     schema: Option<&Schema>,
     z: f64,
     rng: &mut R,
 ) -> Result<(Table, DecisionReport)> {
-    let roles = roles(table, schema);
-    let sens = decision_sensitivity(table, schema);
+    let table: Cow<'a, Table> = table.into();
+    let roles = roles(&table, schema);
+    let sens = decision_sensitivity(&table, schema);
     let noise = if sens > 0.0 {
         if !(z.is_finite() && z > 0.0) {
             return Err(Error::Data(format!(
@@ -313,11 +326,13 @@ pub fn decide_columns<R: Rng + ?Sized>(
         .filter(|r| matches!(r, Role::Undecided))
         .count();
     let (t_type, t_ind) = (margin(T_TYPE, undecided), margin(T_INDICATOR, undecided));
-    let mut out = table.clone();
-    let mut cols = Vec::with_capacity(table.n_cols());
-    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
+    // The output is the input with some columns converted: an owned input is converted in
+    // place, a borrowed one copied once.
+    let mut out = table.into_owned();
+    let mut cols = Vec::with_capacity(out.n_cols());
+    for (j, role) in roles.iter().enumerate() {
         let mut d = ColumnDecision {
-            name: name.clone(),
+            name: out.names[j].clone(),
             kind: "categorical",
             type_source: "schema",
             missing_indicator: false,
@@ -325,22 +340,20 @@ pub fn decide_columns<R: Rng + ?Sized>(
             noisy_text_minus_numeric: None,
             noisy_missing: None,
         };
-        match roles[j] {
+        match role {
             Role::Label => {
                 d.kind = "label";
             }
-            Role::SchemaCategorical => {
-                out.columns[j] = to_categorical(col);
-            }
+            Role::SchemaCategorical => convert(&mut out, j, to_categorical),
             Role::SchemaNumeric => {
                 d.kind = "numeric";
-                out.columns[j] = to_numeric(col);
+                convert(&mut out, j, to_numeric);
             }
             Role::Undecided => {
                 let g = noise
                     .as_ref()
                     .ok_or_else(|| Error::Data("internal: decision noise missing".into()))?;
-                let c = counts(col);
+                let c = counts(&out.columns[j]);
                 let a = g.add(c.text as f64 - c.numeric as f64, rng);
                 d.noisy_text_minus_numeric = Some(a);
                 d.type_source = "dp";
@@ -353,9 +366,9 @@ pub fn decide_columns<R: Rng + ?Sized>(
                     d.noisy_missing = Some(b);
                     d.indicator_source = "dp";
                     d.missing_indicator = b > t_ind * sigma + DISCRETE_TAIL_MARGIN;
-                    out.columns[j] = to_numeric(col);
+                    convert(&mut out, j, to_numeric);
                 } else {
-                    out.columns[j] = to_categorical(col);
+                    convert(&mut out, j, to_categorical);
                 }
             }
         }
@@ -376,13 +389,17 @@ pub fn decide_columns<R: Rng + ?Sized>(
 /// The unprotected alternative: a column without a schema type is numeric when every
 /// non-missing cell is a finite number, and a numeric column gets an indicator when it has a
 /// missing cell. The result depends on the data and is NOT protected (the report says so).
-pub fn decide_from_data(table: &Table, schema: Option<&Schema>) -> (Table, DecisionReport) {
-    let roles = roles(table, schema);
-    let mut out = table.clone();
-    let mut cols = Vec::with_capacity(table.n_cols());
-    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
+pub fn decide_from_data<'a>(
+    table: impl Into<Cow<'a, Table>>,
+    schema: Option<&Schema>,
+) -> (Table, DecisionReport) {
+    let table: Cow<'a, Table> = table.into();
+    let roles = roles(&table, schema);
+    let mut out = table.into_owned();
+    let mut cols = Vec::with_capacity(out.n_cols());
+    for (j, role) in roles.iter().enumerate() {
         let mut d = ColumnDecision {
-            name: name.clone(),
+            name: out.names[j].clone(),
             kind: "categorical",
             type_source: "schema",
             missing_indicator: false,
@@ -390,23 +407,23 @@ pub fn decide_from_data(table: &Table, schema: Option<&Schema>) -> (Table, Decis
             noisy_text_minus_numeric: None,
             noisy_missing: None,
         };
-        match roles[j] {
+        match role {
             Role::Label => d.kind = "label",
-            Role::SchemaCategorical => out.columns[j] = to_categorical(col),
+            Role::SchemaCategorical => convert(&mut out, j, to_categorical),
             Role::SchemaNumeric => {
                 d.kind = "numeric";
-                out.columns[j] = to_numeric(col);
+                convert(&mut out, j, to_numeric);
             }
             Role::Undecided => {
-                let c = counts(col);
+                let c = counts(&out.columns[j]);
                 d.type_source = "data";
                 if c.text == 0 {
                     d.kind = "numeric";
                     d.indicator_source = "data";
                     d.missing_indicator = c.missing + c.text > 0;
-                    out.columns[j] = to_numeric(col);
+                    convert(&mut out, j, to_numeric);
                 } else {
-                    out.columns[j] = to_categorical(col);
+                    convert(&mut out, j, to_categorical);
                 }
             }
         }
@@ -471,6 +488,28 @@ mod tests {
     }
 
     #[test]
+    fn an_owned_table_is_decided_as_a_borrowed_one() {
+        // Columns that convert each way, one kept as it is, a label.
+        let t = read("a,b,c,y\n1,x,2.5,u\n2,3,,v\nq,4,1,u\n5,6,7,v\n");
+        for seed in 0..4 {
+            let (b, rb) = decide_columns(&t, None, 0.5, &mut ReleaseRng::seeded(seed)).unwrap();
+            let (o, ro) =
+                decide_columns(t.clone(), None, 0.5, &mut ReleaseRng::seeded(seed)).unwrap();
+            assert_eq!(
+                format!("{b:?} {rb:?}"),
+                format!("{o:?} {ro:?}"),
+                "seed {seed}"
+            );
+        }
+        let (b, rb) = decide_from_data(&t, None);
+        let (o, ro) = decide_from_data(t.clone(), None);
+        assert_eq!(format!("{b:?} {rb:?}"), format!("{o:?} {ro:?}"));
+        // And the conversions happened (so the comparison covers them).
+        assert!(matches!(b.columns[0], Column::Categorical { .. }));
+        assert!(matches!(b.columns[2], Column::Numeric { .. }));
+    }
+
+    #[test]
     fn one_unparsable_cell_does_not_flip_the_type() {
         // Neighbours: identical but for one cell (a number vs 'N/A' vs 'oops').
         for bad in [None, Some("N/A"), Some("oops")] {
@@ -490,7 +529,7 @@ mod tests {
             assert_eq!(rep.l2_sensitivity, Some(10f64.sqrt()));
         }
         // The unprotected inference flips the type on one cell: what the DP decision fixes.
-        let (_, rep) = decide_from_data(&read(&tall(400, Some("oops"))), None);
+        let (_, rep) = decide_from_data(read(&tall(400, Some("oops"))), None);
         assert_eq!(rep.columns[0].kind, "categorical");
         assert!(!rep.protected);
     }
@@ -544,7 +583,7 @@ mod tests {
             };
             s.push_str(&format!("{x},{}\n", i % 2));
         }
-        let (t, rep) = decide_columns(&read(&s), None, 2.0, &mut ReleaseRng::seeded(1)).unwrap();
+        let (t, rep) = decide_columns(read(&s), None, 2.0, &mut ReleaseRng::seeded(1)).unwrap();
         assert!(rep.columns[0].missing_indicator);
         assert_eq!(rep.indicators(), vec![true, false]);
         assert!(

@@ -17,6 +17,20 @@ pub(crate) use self::csv::is_missing;
 pub use self::csv::{read_csv_bytes, read_csv_path};
 pub use self::schema::{ColumnSpec, Schema};
 
+/// A table handed to the pipeline: borrowed (the caller keeps it, e.g. to synthesize again)
+/// or owned (the pipeline may reuse its memory instead of copying it).
+impl<'a> From<&'a Table> for std::borrow::Cow<'a, Table> {
+    fn from(t: &'a Table) -> Self {
+        std::borrow::Cow::Borrowed(t)
+    }
+}
+
+impl From<Table> for std::borrow::Cow<'_, Table> {
+    fn from(t: Table) -> Self {
+        std::borrow::Cow::Owned(t)
+    }
+}
+
 /// Column-major table. `names` and `columns` are aligned and in the input's column order
 /// (columns declared `ignore` in the schema are left out).
 #[derive(Debug, Clone, PartialEq)]

@@ -65,6 +65,12 @@ pub struct FeatureSpace {
 impl FeatureSpace {
     /// Encodes every row of `table` into a row-major n × d matrix (not yet clipped).
     pub fn encode(&self, table: &Table) -> Result<Vec<f32>> {
+        self.encode_with_room(table, 0)
+    }
+
+    /// [`FeatureSpace::encode`], with capacity for `spare_rows` more rows (so that padding
+    /// rows appended later do not reallocate, and briefly double, the whole matrix).
+    pub fn encode_with_room(&self, table: &Table, spare_rows: usize) -> Result<Vec<f32>> {
         let n = table.n_rows;
         let d = self.dim;
         let cells = n
@@ -83,7 +89,12 @@ impl FeatureSpace {
                 ));
             }
         }
-        let mut out = vec![0f32; cells];
+        let room = spare_rows
+            .checked_mul(d)
+            .and_then(|r| r.checked_add(cells))
+            .ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
+        let mut out = Vec::with_capacity(room);
+        out.resize(cells, 0f32);
         if d == 0 {
             return Ok(out);
         }

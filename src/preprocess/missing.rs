@@ -86,9 +86,10 @@ fn unique_name(base: &str, taken: &[String]) -> String {
 /// Encodes missingness in `table`: fills numeric NaNs with [`fill_value`] and inserts an
 /// indicator column after each numeric column with `indicators[j]`. Returns the encoded table,
 /// the schema to hand to normalization (the input schema plus the indicators' public bounds),
-/// the codec for the output and the report.
+/// the codec for the output and the report. The table is consumed and its columns are
+/// filled in place (no second copy of the data).
 pub fn encode_missing(
-    table: &Table,
+    table: Table,
     indicators: &[bool],
     schema: Option<&Schema>,
 ) -> Result<(Table, Option<Schema>, MissingCodec, MissingReport)> {
@@ -104,34 +105,45 @@ pub fn encode_missing(
     let mut added = Vec::new();
     let mut fills = Vec::new();
     let mut eff = schema.cloned();
-    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
-        if Some(j) == table.label_index {
+    let Table {
+        names: in_names,
+        columns: in_columns,
+        n_rows,
+        rows_dropped,
+        label_index: in_label,
+        delimiter,
+    } = table;
+    for (j, (name, col)) in in_names.iter().zip(in_columns).enumerate() {
+        if Some(j) == in_label {
             label_index = Some(names.len());
         }
         let value = names.len();
         names.push(name.clone());
         match col {
-            Column::Numeric { values, integer } if Some(j) != table.label_index => {
+            Column::Numeric {
+                mut values,
+                integer,
+            } if Some(j) != in_label => {
                 let fill = fill_value(name, schema) as f32;
                 fills.push((name.clone(), f64::from(fill)));
-                let filled: Vec<f32> = values
-                    .iter()
-                    .map(|&v| if v.is_nan() { fill } else { v })
-                    .collect();
                 let ind: Option<Vec<f32>> = indicators[j].then(|| {
                     values
                         .iter()
                         .map(|v| if v.is_nan() { 1.0 } else { 0.0 })
                         .collect()
                 });
+                values
+                    .iter_mut()
+                    .filter(|v| v.is_nan())
+                    .for_each(|v| *v = fill);
                 columns.push(Column::Numeric {
-                    values: filled,
-                    integer: *integer && fill.fract() == 0.0,
+                    values,
+                    integer: integer && fill.fract() == 0.0,
                 });
                 let indicator = match ind {
                     None => None,
                     Some(iv) => {
-                        let iname = unique_name(name, &table.names);
+                        let iname = unique_name(name, &in_names);
                         let s = eff.get_or_insert_with(Schema::default);
                         s.columns.insert(
                             iname.clone(),
@@ -152,8 +164,8 @@ pub fn encode_missing(
                 };
                 slots.push(Slot { value, indicator });
             }
-            _ => {
-                columns.push(col.clone());
+            col => {
+                columns.push(col);
                 slots.push(Slot {
                     value,
                     indicator: None,
@@ -173,14 +185,14 @@ pub fn encode_missing(
         Table {
             names: names.clone(),
             columns,
-            n_rows: table.n_rows,
-            rows_dropped: table.rows_dropped,
+            n_rows,
+            rows_dropped,
             label_index,
-            delimiter: table.delimiter,
+            delimiter,
         },
         eff,
         MissingCodec {
-            names: table.names.clone(),
+            names: in_names,
             slots,
             token: String::new(),
         },
@@ -253,7 +265,7 @@ mod tests {
             Schema::from_json(r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10}}}"#)
                 .unwrap();
         let (t, eff, codec, rep) =
-            encode_missing(&table(), &[true, false, false], Some(&s)).unwrap();
+            encode_missing(table(), &[true, false, false], Some(&s)).unwrap();
         assert_eq!(t.names, ["x", "x (missing)", "c", "y"]);
         assert_eq!(t.n_rows, 3);
         assert_eq!(t.label_index, Some(3));
@@ -291,7 +303,7 @@ mod tests {
 
     #[test]
     fn without_indicator_the_fill_is_zero_and_no_column_is_added() {
-        let (t, eff, _, rep) = encode_missing(&table(), &[false, false, false], None).unwrap();
+        let (t, eff, _, rep) = encode_missing(table(), &[false, false, false], None).unwrap();
         assert_eq!(t.names, ["x", "c", "y"]);
         assert!(eff.is_none());
         assert_eq!(rep.fill_values, [("x".to_string(), 0.0)]);
