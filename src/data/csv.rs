@@ -463,6 +463,10 @@ fn human(bytes: u64) -> String {
 
 /// Whether a trimmed cell is a missing-value token (see [`super::MISSING_TOKENS`]).
 pub(crate) fn is_missing(v: &str) -> bool {
+    // No token starts with a digit: most numeric cells are answered by their first byte.
+    if v.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
     v.is_empty()
         || v.len() <= 9
             && super::MISSING_TOKENS
@@ -1215,6 +1219,19 @@ mod tests {
         assert_eq!(num(&t, "neg"), (&[-3.0f32, 100.0][..], true));
         assert_eq!(cat(&t, "c").1, ["3", "a"]);
         assert_eq!(t.label_index, None);
+    }
+
+    #[test]
+    fn every_missing_token_is_missing_and_numbers_are_not() {
+        for t in crate::data::MISSING_TOKENS {
+            // The first-byte shortcut rests on this.
+            assert!(!t.starts_with(|c: char| c.is_ascii_digit()), "{t}");
+            assert!(is_missing(t), "{t:?}");
+            assert!(is_missing(&t.to_ascii_uppercase()), "{t:?}");
+        }
+        for v in ["0", "255", "1e3", "-1", ".5", "NAN1", "(missing", "nan?"] {
+            assert!(!is_missing(v), "{v:?}");
+        }
     }
 
     /// The values are stored in pass 1; a column that turns out categorical after numbers

@@ -136,6 +136,48 @@ fn total_order_key(x: f64) -> u64 {
     }
 }
 
+/// The row indices of `keys` in stable ascending order (equal keys keep their input order):
+/// a least-significant-digit radix sort on 11-bit digits, skipping the digits on which every
+/// key agrees (the sign and exponent bits of one column's values mostly do).
+fn stable_order(keys: &[u64]) -> Vec<u32> {
+    const BITS: usize = 11;
+    const BUCKETS: usize = 1 << BITS;
+    const DIGITS: usize = 64usize.div_ceil(BITS);
+    let t = keys.len();
+    let digit = |k: u64, p: usize| ((k >> (p * BITS)) as usize) & (BUCKETS - 1);
+    let mut counts = vec![[0u32; BUCKETS]; DIGITS];
+    for &k in keys {
+        for (p, c) in counts.iter_mut().enumerate() {
+            c[digit(k, p)] += 1;
+        }
+    }
+    let mut src_k = keys.to_vec();
+    let mut src_i: Vec<u32> = (0..t as u32).collect();
+    let mut dst_k = vec![0u64; t];
+    let mut dst_i = vec![0u32; t];
+    for (p, c) in counts.iter().enumerate() {
+        if c.iter().any(|&n| n as usize == t) {
+            continue;
+        }
+        let mut next = [0u32; BUCKETS];
+        let mut acc = 0u32;
+        for (b, &n) in c.iter().enumerate() {
+            next[b] = acc;
+            acc += n;
+        }
+        for (&k, &i) in src_k.iter().zip(&src_i) {
+            let b = digit(k, p);
+            let at = next[b] as usize;
+            next[b] += 1;
+            dst_k[at] = k;
+            dst_i[at] = i;
+        }
+        std::mem::swap(&mut src_k, &mut dst_k);
+        std::mem::swap(&mut src_i, &mut dst_i);
+    }
+    src_i
+}
+
 /// Replaces each value by the marginal's quantile at its mid-rank (see the module note).
 /// Ties keep their input order.
 pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
@@ -143,15 +185,22 @@ pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
     if t == 0 {
         return;
     }
-    // (total-order key, index) packed into one u128: an unstable sort of distinct keys is
-    // the stable sort by value (ties in input order), on contiguous data.
+    let mut cursor = QuantileCursor::new(m);
+    if t >= 256 && u32::try_from(t).is_ok() {
+        let keys: Vec<u64> = values.iter().map(|&x| total_order_key(x)).collect();
+        for (r, i) in stable_order(&keys).into_iter().enumerate() {
+            values[i as usize] = cursor.at((r as f64 + 0.5) / t as f64);
+        }
+        return;
+    }
+    // Short columns (and, in principle, columns of more than 2^32 rows): (key, index) packed
+    // into one u128, whose unstable sort is the stable sort by value.
     let mut order: Vec<u128> = values
         .iter()
         .enumerate()
         .map(|(i, &x)| (u128::from(total_order_key(x)) << 64) | i as u128)
         .collect();
     order.sort_unstable();
-    let mut cursor = QuantileCursor::new(m);
     for (r, &key) in order.iter().enumerate() {
         values[key as u64 as usize] = cursor.at((r as f64 + 0.5) / t as f64);
     }
@@ -377,7 +426,7 @@ mod tests {
             },
         ];
         for m in &marginals {
-            for &t in &[1usize, 2, 3, 10, 999, 4096] {
+            for &t in &[1usize, 2, 3, 10, 255, 256, 999, 4096, 70_000] {
                 // Ties (values from a small set), both zeros, both signs, infinities.
                 let pool = [
                     -2.5,
