@@ -280,6 +280,22 @@ impl<'a> Source<'a> {
     }
 
     /// Opens the stream ready for the csv parser: BOM stripped, delimiter detected.
+    /// The input's size in bytes when it is known before reading (not for gzip).
+    fn size_hint(&self) -> Option<u64> {
+        match self.kind {
+            SourceKind::Bytes(b) => (!b.starts_with(&GZIP_MAGIC)).then_some(b.len() as u64),
+            SourceKind::Path(p) => {
+                let mut magic = [0u8; 2];
+                let mut f = File::open(p).ok()?;
+                let n = read_some(&mut f, &mut magic).ok()?;
+                if n == 2 && magic == GZIP_MAGIC {
+                    return None;
+                }
+                Some(f.metadata().ok()?.len())
+            }
+        }
+    }
+
     fn open_csv(&self) -> Result<(Box<dyn Read + 'a>, u8)> {
         let mut r = self.open()?;
         let mut prefix = Vec::new();
@@ -624,7 +640,33 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         ))
     };
 
+    // Rows after which the columns reserve room for the rows the input's size suggests, so
+    // that they do not grow by doubling: in wasm32 every doubling copies the column and can
+    // leave the freed block unused, which costs time and peak memory.
+    const ESTIMATE_AFTER: usize = 256;
+    let size = src.size_hint();
     let delimiter = src.for_each_record(true, |row, byte, rec| {
+        if let (ESTIMATE_AFTER, Some(size), Some(at)) = (row, size, byte) {
+            if at > 0 && n_kept > 0 {
+                // Bytes per record so far (the header and rows 1..row), records in all with
+                // 2 % to spare (a record takes at least two bytes, which caps the estimate),
+                // times the share of the data rows kept so far.
+                let per = at as f64 / row as f64;
+                let rows = ((size as f64 / per) * 1.02).min(size as f64 / 2.0 + 1.0);
+                let want = (rows * n_kept as f64 / (row - 1) as f64) as usize;
+                for st in &mut stores {
+                    match st {
+                        Store::Numeric { values, .. } => {
+                            values.reserve_exact(want.saturating_sub(values.len()))
+                        }
+                        Store::Categorical(c) => {
+                            c.codes.reserve_exact(want.saturating_sub(c.codes.len()))
+                        }
+                        Store::Deferred => {}
+                    }
+                }
+            }
+        }
         if row == 0 {
             names = rec.iter().map(|s| s.trim().to_string()).collect();
             let plan = plan_columns(src, &names, opts)?;
@@ -1231,6 +1273,37 @@ mod tests {
         }
         for v in ["0", "255", "1e3", "-1", ".5", "NAN1", "(missing", "nan?"] {
             assert!(!is_missing(v), "{v:?}");
+        }
+    }
+
+    /// After 256 rows the columns reserve room from the input's size; a wrong guess (rows
+    /// that get longer or shorter later) still gives every row, and no spare room is kept.
+    #[test]
+    fn row_estimates_that_miss_still_read_every_row() {
+        for (first, later) in [("1,2", "123456789.5,x"), ("123456789.5,x", "1,2")] {
+            let mut csv = String::from("a,b\n");
+            for _ in 0..300 {
+                csv += first;
+                csv += "\n";
+            }
+            for _ in 0..2000 {
+                csv += later;
+                csv += "\n";
+            }
+            let t = read(&csv).unwrap();
+            assert_eq!(t.n_rows, 2300);
+            let a = num(&t, "a").0;
+            assert_eq!(a.len(), 2300);
+            match &t.columns[0] {
+                Column::Numeric { values, .. } => assert_eq!(values.capacity(), values.len()),
+                c => panic!("{c:?}"),
+            }
+            let (b, _) = cat(&t, "b");
+            assert_eq!(b.len(), 2300);
+            assert_eq!(
+                b.iter().filter(|v| **v == "x").count(),
+                if first == "1,2" { 2000 } else { 300 }
+            );
         }
     }
 
