@@ -6,6 +6,8 @@
 //! mechanisms differ only in the feature preparation, the accounting plan and the noise step;
 //! the budget split, normalization, the ε check, decoding and the receipt are shared.
 
+use std::borrow::Cow;
+
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::pld::mechanisms::Adjacency as PldAdjacency;
 use crate::accountant::{
@@ -13,8 +15,6 @@ use crate::accountant::{
 };
 use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
 use crate::data::ColumnSpec;
-use std::borrow::Cow;
-
 use crate::data::{Column, Schema, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
@@ -1736,10 +1736,8 @@ fn synthesize_dyn(
     let mut cells = Vec::with_capacity(space.names.len() + k);
     // Cells in the input's columns: indicator columns removed, missing cells written back.
     let mut restored: Vec<String> = Vec::with_capacity(missing_codec.names().len() + k);
-    let mut out_row = |cells: &[String]| -> Result<()> {
-        missing_codec.restore(cells, &mut restored);
-        row(&restored)
-    };
+    let mut out_row =
+        |cells: &[String]| -> Result<()> { row(missing_codec.restored(cells, &mut restored)) };
     match mechanism {
         Mechanism::Cda => {
             header(missing_codec.names())?;

@@ -1,8 +1,8 @@
 //! Tabular input: CSV reading (plain or gzip), type inference and schema overrides.
 //!
-//! The entry points are [`read_csv_path`] (native, streams the file; once unless a column turns out categorical late) and
-//! [`read_csv_bytes`] (in-memory, used by the browser build). Both return a column-major
-//! [`Table`].
+//! The entry points are [`read_csv_path`] (native, streams the file: once, unless a column
+//! turns out categorical late) and [`read_csv_bytes`] (in-memory, used by the browser build).
+//! Both return a column-major [`Table`].
 
 use std::cmp::Ordering;
 

@@ -46,6 +46,8 @@ struct Slot {
 pub struct MissingCodec {
     names: Vec<String>,
     slots: Vec<Slot>,
+    /// No indicator columns: encoded cell j is output cell j.
+    identity: bool,
     /// What a missing cell is written as (default: empty).
     pub token: String,
 }
@@ -193,6 +195,7 @@ pub fn encode_missing(
         eff,
         MissingCodec {
             names: in_names,
+            identity: added.is_empty(),
             slots,
             token: String::new(),
         },
@@ -208,6 +211,19 @@ impl MissingCodec {
     /// The output column names (the input's).
     pub fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// [`MissingCodec::restore`], without the copy where it would change nothing: when the
+    /// encoding added no column and no cell is the missing level, the row is `cells` itself.
+    pub fn restored<'c>(&self, cells: &'c [String], out: &'c mut Vec<String>) -> &'c [String] {
+        if self.identity
+            && self.slots.len() == cells.len()
+            && !cells.iter().any(|c| c == MISSING_LEVEL)
+        {
+            return cells;
+        }
+        self.restore(cells, out);
+        out
     }
 
     /// Maps one decoded row of the encoded table back to the input's columns.
@@ -299,6 +315,34 @@ mod tests {
         codec.restore(&row, &mut out);
         assert_eq!(out, ["4", "a", "p"]);
         assert_eq!(codec.names(), ["x", "c", "y"]);
+    }
+
+    #[test]
+    fn restored_is_restore_and_copies_only_when_it_must() {
+        let cells = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        for indicators in [[true, false, false], [false, false, false]] {
+            let (t, _, codec, _) = encode_missing(table(), &indicators, None).unwrap();
+            let rows = if t.n_cols() == 4 {
+                vec![
+                    cells(&["4", "1", MISSING_LEVEL, "q"]),
+                    cells(&["4", "0", "a", "p"]),
+                ]
+            } else {
+                vec![cells(&["4", MISSING_LEVEL, "q"]), cells(&["4", "a", "p"])]
+            };
+            for row in rows {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                codec.restore(&row, &mut a);
+                let got = codec.restored(&row, &mut b).to_vec();
+                assert_eq!(got, a, "{indicators:?} {row:?}");
+            }
+        }
+        // No indicator and no missing cell: the row itself, not a copy.
+        let (_, _, codec, _) = encode_missing(table(), &[false, false, false], None).unwrap();
+        let row = cells(&["4", "a", "p"]);
+        let mut spare = Vec::new();
+        assert!(std::ptr::eq(codec.restored(&row, &mut spare), &row[..]));
+        assert!(spare.is_empty());
     }
 
     #[test]
