@@ -20,7 +20,7 @@ use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
 use crate::mechanisms::cda::{self, CdaConfig};
-use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, free_sigma_steps, DpMixPrivacy};
+use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixShape};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::{LabelSigma, SynthPld};
@@ -908,14 +908,15 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     };
     // The accounting shape with σx free (the RDP calibration's), and the label noise as the
     // coupling sees it: none (class-wise), σy given, or σy = σx.
-    let (steps, shared_steps) = free_sigma_steps(
-        pool as u64,
-        opts.mix as u32,
-        d as u64,
-        dim_y as u64,
-        opts.sigma_y,
-        compositions as u64,
-    )?;
+    let shape = DpMixShape {
+        pool: pool as u64,
+        mix: opts.mix as u32,
+        dim_x: d as u64,
+        dim_y: dim_y as u64,
+        sigma_y: opts.sigma_y,
+        samples: compositions as u64,
+    };
+    let (steps, shared_steps) = shape.free_sigma_steps()?;
     let labels = (dim_y > 0).then_some(match opts.sigma_y {
         Some(s) if !shared_steps => LabelSigma::Fixed(s),
         _ => LabelSigma::Shared,
@@ -934,19 +935,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
         Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
         None => {
-            let c = calibrate_dpmix(
-                pool as u64,
-                opts.mix as u32,
-                d as u64,
-                dim_y as u64,
-                opts.sigma_y,
-                compositions as u64,
-                delta_rdp,
-                target,
-                orders,
-                opts.preset,
-                extra,
-            )?;
+            let c = calibrate_dpmix(&shape, delta_rdp, target, orders, opts.preset, extra)?;
             let sigma_x = match &pld {
                 Some(p) => p.calibrate(c.sigma_x, target, delta_rdp)?,
                 None => c.sigma_x,
@@ -955,15 +944,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
             (sigma_x, sigma_y, c.shared, true)
         }
     };
-    let privacy = DpMixPrivacy {
-        pool: pool as u64,
-        mix: opts.mix as u32,
-        dim_x: d as u64,
-        dim_y: dim_y as u64,
-        sigma_x,
-        sigma_y,
-        samples: compositions as u64,
-    };
+    let privacy = shape.with_sigmas(sigma_x, sigma_y);
     let soft = o.labels == LabelOutput::Soft;
     let label_name = &table.names[cls.index];
     Ok(Plan {

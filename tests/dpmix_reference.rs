@@ -5,7 +5,7 @@
 //! which uses no privmix code.
 
 use privmix::accountant::{default_orders, Preset};
-use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy, DpMixShape};
 use privmix::mechanisms::local::LocalPrivacy;
 use serde_json::Value;
 
@@ -87,12 +87,14 @@ fn dpmix_calibration_re_accounts_below_target_by_dp_accounting_numbers() {
         let (sx, sy) = (f(c, "sigma_x"), f(c, "sigma_y"));
         let shared = sx == sy;
         let cal = calibrate_dpmix(
-            u(c, "pool"),
-            u(c, "mix") as u32,
-            u(c, "dim_x"),
-            u(c, "dim_y"),
-            if shared { None } else { Some(sy) },
-            u(c, "samples"),
+            &DpMixShape {
+                pool: u(c, "pool"),
+                mix: u(c, "mix") as u32,
+                dim_x: u(c, "dim_x"),
+                dim_y: u(c, "dim_y"),
+                sigma_y: if shared { None } else { Some(sy) },
+                samples: u(c, "samples"),
+            },
             f(c, "delta"),
             f(c, "epsilon"),
             &orders,

@@ -8,7 +8,7 @@ use crate::accountant::subsampled_gaussian::validate_orders;
 use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
-use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy};
+use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixShape};
 use crate::mechanisms::local::{calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::preprocess::auto::{auto_mix, use_common_norm};
@@ -171,21 +171,8 @@ pub enum AccountedMechanism {
         /// T.
         samples: u64,
     },
-    /// DPMix.
-    DpMix {
-        /// Pool n.
-        pool: u64,
-        /// l.
-        mix: u32,
-        /// dx.
-        dim_x: u64,
-        /// dy.
-        dim_y: u64,
-        /// σy, if given.
-        sigma_y: Option<f64>,
-        /// T.
-        samples: u64,
-    },
+    /// DPMix (pool n, l, dx, dy, σy if given, T).
+    DpMix(DpMixShape),
     /// Local perturbation, or random projection (accounted alike).
     Local {
         /// `local` or `projection`.
@@ -272,14 +259,14 @@ impl TryFrom<&MechanismRequest> for MechanismParams {
                         "the dpmix mechanism needs the label dimension dy (the number of classes; 0 for the class-wise variant)",
                     )
                 })?;
-                AccountedMechanism::DpMix {
+                AccountedMechanism::DpMix(DpMixShape {
                     pool: r.pool,
                     mix: needs_mix()?,
                     dim_x,
                     dim_y,
                     sigma_y: r.sigma_y,
                     samples: r.samples,
-                }
+                })
             }
             "local" | "projection" => {
                 if let Some(l) = r.mix {
@@ -493,15 +480,16 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
                 },
             })
         }
-        AccountedMechanism::DpMix {
-            pool,
-            mix,
-            dim_x,
-            dim_y,
-            sigma_y,
-            samples,
-        } => {
-            let sigma_y = match (dim_y, sigma_y) {
+        AccountedMechanism::DpMix(shape) => {
+            let DpMixShape {
+                pool,
+                mix,
+                dim_x,
+                dim_y,
+                samples,
+                ..
+            } = shape;
+            let sigma_y = match (dim_y, shape.sigma_y) {
                 (0, s) => s.unwrap_or(f64::NAN),
                 (_, Some(s)) => s,
                 (_, None) => {
@@ -512,15 +500,7 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
                     ))
                 }
             };
-            let m = DpMixPrivacy {
-                pool,
-                mix,
-                dim_x,
-                dim_y,
-                sigma_x,
-                sigma_y,
-                samples,
-            };
+            let m = shape.with_sigmas(sigma_x, sigma_y);
             let e = m.epsilon(delta, orders, preset, None)?;
             let o = m.epsilon(delta, orders, other, None)?;
             Ok(AccountResponse {
@@ -718,17 +698,9 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
                 )
             }
         }
-        AccountedMechanism::DpMix {
-            pool,
-            mix,
-            dim_x,
-            dim_y,
-            sigma_y,
-            samples,
-        } => {
-            let c = calibrate_dpmix(
-                pool, mix, dim_x, dim_y, sigma_y, samples, delta, target, orders, preset, None,
-            )?;
+        AccountedMechanism::DpMix(shape) => {
+            let DpMixShape { dim_x, dim_y, .. } = shape;
+            let c = calibrate_dpmix(&shape, delta, target, orders, preset, None)?;
             response(
                 c.sigma_x,
                 c.epsilon,

@@ -32,7 +32,7 @@
 //!
 //! DPMix: T mixes, each one Gaussian step on l of the pool's rows drawn without replacement,
 //! features and labels scaled together (1/z² = dx/(l²σx²) + dy/(l²σy²), or (dx + dy)/(l²σ²)
-//! when σy = σx: [`crate::mechanisms::dpmix::accounting::free_sigma_steps`], the RDP side's
+//! when σy = σx: [`crate::mechanisms::dpmix::accounting::DpMixShape::free_sigma_steps`], the RDP side's
 //! shape), through the same `gaussian_steps_z`.
 //!
 //! # Exact discrete noise

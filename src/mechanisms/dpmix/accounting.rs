@@ -134,36 +134,71 @@ impl DpMixPrivacy {
     }
 }
 
-/// DPMix's accounting shape with σx free, and whether σy is shared (σy = σx): with σy given,
-/// 1/z² = (dx/l²)/σx² + dy/(l²σy²); without, one σ for both, 1/z² = ((dx + dy)/l²)/σ²; with
-/// dy = 0 (class-wise), (dx/l²)/σx² and `sigma_y` is ignored. The RDP and PLD calibrations
-/// both start from it.
-pub fn free_sigma_steps(
-    pool: u64,
-    mix: u32,
-    dim_x: u64,
-    dim_y: u64,
-    sigma_y: Option<f64>,
-    samples: u64,
-) -> Result<(GaussianSteps, bool)> {
-    check_structure(pool, mix, dim_x, samples)?;
-    let l2 = f64::from(mix).powi(2);
-    let (a, b, shared) = match (dim_y, sigma_y) {
-        (0, _) => (dim_x as f64 / l2, 0.0, false),
-        (_, Some(sy)) => {
-            check_sigma("sigma-y", sy)?;
-            (dim_x as f64 / l2, dim_y as f64 / (l2 * sy * sy), false)
+/// DPMix's accounting shape: everything that fixes its privacy loss except σx (which
+/// calibration finds), so the synthesis, the accountant API and the calibration share one
+/// description of the release.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DpMixShape {
+    /// Pool size n the l rows are drawn from.
+    pub pool: u64,
+    /// Mix order l.
+    pub mix: u32,
+    /// Feature dimension dx.
+    pub dim_x: u64,
+    /// Label dimension dy (0: class-wise, no label noise).
+    pub dim_y: u64,
+    /// σy held fixed, or `None` for one σ shared by features and labels.
+    pub sigma_y: Option<f64>,
+    /// Number of synthetic rows T (composition count).
+    pub samples: u64,
+}
+
+impl DpMixShape {
+    /// The accounting shape with σx free, and whether σy is shared (σy = σx): with σy given,
+    /// 1/z² = (dx/l²)/σx² + dy/(l²σy²); without, one σ for both, 1/z² = ((dx + dy)/l²)/σ²;
+    /// with dy = 0 (class-wise), (dx/l²)/σx² and `sigma_y` is ignored. The RDP and PLD
+    /// calibrations both start from it.
+    pub fn free_sigma_steps(&self) -> Result<(GaussianSteps, bool)> {
+        let &Self {
+            pool,
+            mix,
+            dim_x,
+            dim_y,
+            sigma_y,
+            samples,
+        } = self;
+        check_structure(pool, mix, dim_x, samples)?;
+        let l2 = f64::from(mix).powi(2);
+        let (a, b, shared) = match (dim_y, sigma_y) {
+            (0, _) => (dim_x as f64 / l2, 0.0, false),
+            (_, Some(sy)) => {
+                check_sigma("sigma-y", sy)?;
+                (dim_x as f64 / l2, dim_y as f64 / (l2 * sy * sy), false)
+            }
+            (_, None) => ((dim_x + dim_y) as f64 / l2, 0.0, true),
+        };
+        let steps = GaussianSteps {
+            pool,
+            sample: u64::from(mix),
+            compositions: samples,
+            a,
+            b,
+        };
+        Ok((steps, shared))
+    }
+
+    /// The release with these noise scales (σy ignored when dy = 0).
+    pub fn with_sigmas(&self, sigma_x: f64, sigma_y: f64) -> DpMixPrivacy {
+        DpMixPrivacy {
+            pool: self.pool,
+            mix: self.mix,
+            dim_x: self.dim_x,
+            dim_y: self.dim_y,
+            sigma_x,
+            sigma_y,
+            samples: self.samples,
         }
-        (_, None) => ((dim_x + dim_y) as f64 / l2, 0.0, true),
-    };
-    let steps = GaussianSteps {
-        pool,
-        sample: u64::from(mix),
-        compositions: samples,
-        a,
-        b,
-    };
-    Ok((steps, shared))
+    }
 }
 
 /// What DPMix calibration returns.
@@ -185,42 +220,28 @@ pub struct DpMixCalibration {
 
 /// Calibrates DPMix's noise to `target` at `delta`.
 ///
-/// * `sigma_y = Some(σy)`: σy is held fixed and the smallest σx is found;
-/// * `sigma_y = None`: one shared σ = σx = σy is found (the thesis's convention), i.e.
+/// * `shape.sigma_y = Some(σy)`: σy is held fixed and the smallest σx is found;
+/// * `shape.sigma_y = None`: one shared σ = σx = σy is found (the thesis's convention), i.e.
 ///   Δ² = (dx + dy)/σ².
 ///
 /// With dy = 0 (class-wise variant) only σx exists and `sigma_y` is ignored.
-#[allow(clippy::too_many_arguments)]
 pub fn calibrate_dpmix(
-    pool: u64,
-    mix: u32,
-    dim_x: u64,
-    dim_y: u64,
-    sigma_y: Option<f64>,
-    samples: u64,
+    shape: &DpMixShape,
     delta: f64,
     target: f64,
     orders: &[u32],
     preset: Preset,
     extra: Option<&RdpCurve>,
 ) -> Result<DpMixCalibration> {
-    let (steps, shared) = free_sigma_steps(pool, mix, dim_x, dim_y, sigma_y, samples)?;
+    let (steps, shared) = shape.free_sigma_steps()?;
     let c = steps.calibrate("sigma-x", "sigma-y", target, delta, orders, preset, extra)?;
     let sy = if shared {
         c.sigma
     } else {
-        sigma_y.unwrap_or(c.sigma)
+        shape.sigma_y.unwrap_or(c.sigma)
     };
     // Re-account through the public type (the σ pair we report is what is accounted).
-    let p = DpMixPrivacy {
-        pool,
-        mix,
-        dim_x,
-        dim_y,
-        sigma_x: c.sigma,
-        sigma_y: sy,
-        samples,
-    };
+    let p = shape.with_sigmas(c.sigma, sy);
     let e = p.epsilon(delta, orders, preset, extra)?;
     if e.epsilon > target {
         return Err(Error::Accountant(format!(
@@ -321,12 +342,14 @@ mod tests {
         let orders: Vec<u32> = (2..=100).collect();
         let delta = 1.0 / 60000.0;
         let c = calibrate_dpmix(
-            60000,
-            256,
-            784,
-            10,
-            None,
-            10000,
+            &DpMixShape {
+                pool: 60000,
+                mix: 256,
+                dim_x: 784,
+                dim_y: 10,
+                sigma_y: None,
+                samples: 10000,
+            },
             delta,
             15.0,
             &orders,
@@ -354,12 +377,14 @@ mod tests {
         let orders = default_orders();
         for preset in [Preset::Default, Preset::Paper] {
             let c = calibrate_dpmix(
-                10000,
-                16,
-                64,
-                10,
-                Some(0.8),
-                10000,
+                &DpMixShape {
+                    pool: 10000,
+                    mix: 16,
+                    dim_x: 64,
+                    dim_y: 10,
+                    sigma_y: Some(0.8),
+                    samples: 10000,
+                },
                 1e-5,
                 4.0,
                 &orders,
