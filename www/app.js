@@ -451,19 +451,32 @@ function showReceipt(r) {
   }
 }
 
-// First `n` lines of a CSV held as bytes (for the preview; the output is round-robin over the
-// classes, so its head is representative).
-function headLines(bytes, n) {
-  let seen = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] === 10 && ++seen > n) return bytes.subarray(0, i + 1);
+// The header and the first `n` rows of a CSV held as bytes, and no more than `maxBytes` of it
+// once the header and one row are in (whole lines; for the preview: the output is round-robin over the
+// classes, so its head is representative). indexOf is a native scan: a loop over the bytes
+// in JS took about 18 ms on 10 MB.
+function headLines(bytes, n, maxBytes) {
+  let end = 0;
+  for (let seen = 0; seen <= n; seen++) {
+    const nl = bytes.indexOf(10, end);
+    // The rest is one last line without a newline.
+    if (nl < 0) return bytes.length <= maxBytes || seen < 2 ? bytes : bytes.subarray(0, end);
+    if (nl + 1 > maxBytes && seen >= 2) break;
+    end = nl + 1;
   }
-  return bytes;
+  return bytes.subarray(0, end);
 }
+
+// The preview's share of the output: 5,000 rows, or fewer for wide tables (4 MB is about
+// 2,000 MNIST rows), so the copy handed to the worker stays small.
+const PREVIEW_ROWS = 5000;
+const PREVIEW_BYTES = 4 << 20;
 
 async function showHistograms(csvBytes) {
   try {
-    const hists = await pm.histograms(headLines(csvBytes, 5000).slice());
+    // Let the page paint the status and the receipt first: the preview is a separate task.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const hists = await pm.histograms(headLines(csvBytes, PREVIEW_ROWS, PREVIEW_BYTES).slice());
     const sel = $("hist-column");
     const label = $("label-select").value;
     const usable = hists.filter((h) => h.name !== label);
