@@ -136,6 +136,16 @@ fn total_order_key(x: f64) -> u64 {
     }
 }
 
+/// The key under which ascending `u32` order is descending `f32::total_cmp` order.
+fn descending_key(x: f32) -> u32 {
+    let bits = x.to_bits();
+    !(if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | (1 << 31)
+    })
+}
+
 /// The row indices of `keys` in stable ascending order (equal keys keep their input order):
 /// a least-significant-digit radix sort on 11-bit digits, skipping the digits on which every
 /// key agrees (the sign and exponent bits of one column's values mostly do).
@@ -269,25 +279,59 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
             }
         })
         .collect();
-    let mut cand: Vec<(f32, u32, u32)> = Vec::with_capacity(t * levels);
-    for (i, row) in scores.chunks_exact(levels).enumerate() {
-        for (j, &v) in row.iter().enumerate() {
-            if quota[j] > 0 {
-                let z = (f64::from(v) - mean[j]) / sd[j];
-                cand.push((if z.is_nan() { 0.0 } else { z as f32 }, i as u32, j as u32));
-            }
+    let z = |v: f32, j: usize| {
+        let z = (f64::from(v) - mean[j]) / sd[j];
+        if z.is_nan() {
+            0.0
+        } else {
+            z as f32
         }
-    }
-    cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+    };
+    // Levels with a quota have candidates.
+    let wanted: Vec<bool> = quota.iter().map(|&q| q > 0).collect();
+    // Greedy: each candidate (row i, level j) in turn takes the row if the row is free and
+    // the level has quota left; true once every row is assigned.
     let mut out = vec![usize::MAX; t];
     let mut done = 0;
-    for (_, i, j) in cand {
-        let (i, j) = (i as usize, j as usize);
+    let mut take = |i: usize, j: usize| {
         if out[i] == usize::MAX && quota[j] > 0 {
             out[i] = j;
             quota[j] -= 1;
             done += 1;
-            if done == t {
+        }
+        done == t
+    };
+    // Candidates by decreasing standardized score, ties in (i, j) order. Packed into one u64
+    // (the score's descending total-order key above the position i·levels + j), an unstable
+    // sort gives exactly that order in 8 bytes a candidate; (score, i, j) triples and their
+    // stable sort are kept for tables beyond 2^32 cells.
+    if scores.len() <= u32::MAX as usize {
+        let mut keys: Vec<u64> = Vec::with_capacity(t * levels);
+        for (pos, &v) in scores.iter().enumerate() {
+            let j = pos % levels;
+            if wanted[j] {
+                keys.push((u64::from(descending_key(z(v, j))) << 32) | pos as u64);
+            }
+        }
+        keys.sort_unstable();
+        for k in keys {
+            let pos = (k & u64::from(u32::MAX)) as usize;
+            if take(pos / levels, pos % levels) {
+                break;
+            }
+        }
+    } else {
+        let mut cand: Vec<(f32, usize, usize)> = Vec::with_capacity(t * levels);
+        for (i, row) in scores.chunks_exact(levels).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                if wanted[j] {
+                    cand.push((z(v, j), i, j));
+                }
+            }
+        }
+        cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (_, i, j) in cand {
+            if take(i, j) {
                 break;
             }
         }
@@ -550,5 +594,77 @@ mod tests {
             .collect();
         let a2 = assign_in_proportion(&s2, 2, &[0.75, 0.25]);
         assert_eq!(a2.iter().filter(|&&j| j == 1).count(), 25);
+    }
+
+    /// The packed-key order is the (score, i, j) stable sort's: compared with that plain
+    /// implementation on scores with many ties, ±0, NaN, infinities and a level with no quota.
+    #[test]
+    fn assignment_equals_the_stable_sort_of_triples() {
+        fn reference(scores: &[f32], levels: usize, probs: &[f64]) -> Vec<usize> {
+            let t = scores.len() / levels;
+            let mut quota = quotas(probs, t);
+            let (mut mean, mut sq) = (vec![0f64; levels], vec![0f64; levels]);
+            for row in scores.chunks_exact(levels) {
+                for (j, &v) in row.iter().enumerate() {
+                    mean[j] += f64::from(v);
+                    sq[j] += f64::from(v) * f64::from(v);
+                }
+            }
+            let tf = t.max(1) as f64;
+            let sd: Vec<f64> = (0..levels)
+                .map(|j| {
+                    mean[j] /= tf;
+                    let v = (sq[j] / tf - mean[j] * mean[j]).max(0.0);
+                    if v > 0.0 {
+                        v.sqrt()
+                    } else {
+                        1.0
+                    }
+                })
+                .collect();
+            let mut cand = Vec::new();
+            for (i, row) in scores.chunks_exact(levels).enumerate() {
+                for (j, &v) in row.iter().enumerate() {
+                    if quota[j] > 0 {
+                        let z = (f64::from(v) - mean[j]) / sd[j];
+                        cand.push((if z.is_nan() { 0.0 } else { z as f32 }, i, j));
+                    }
+                }
+            }
+            cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let mut out = vec![usize::MAX; t];
+            for (_, i, j) in cand {
+                if out[i] == usize::MAX && quota[j] > 0 {
+                    out[i] = j;
+                    quota[j] -= 1;
+                }
+            }
+            out.iter()
+                .map(|&o| if o == usize::MAX { 0 } else { o })
+                .collect()
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let specials = [0.0f32, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+        for (levels, probs) in [
+            (2, vec![0.7, 0.3]),
+            (3, vec![0.5, 0.0, 0.5]),
+            (5, vec![0.1, 0.2, 0.3, 0.25, 0.15]),
+        ] {
+            for case in 0..4 {
+                let t = 200 + 37 * case;
+                let scores: Vec<f32> = (0..t * levels)
+                    .map(|_| match (case, rng.gen_range(0..10)) {
+                        (3, 0) => specials[rng.gen_range(0..specials.len())],
+                        (0 | 1, _) => rng.gen_range(0..4) as f32 * 0.25, // many ties
+                        _ => rng.gen_range(-1.0f32..1.0),
+                    })
+                    .collect();
+                assert_eq!(
+                    assign_in_proportion(&scores, levels, &probs),
+                    reference(&scores, levels, &probs),
+                    "levels {levels}, case {case}"
+                );
+            }
+        }
     }
 }
