@@ -287,52 +287,31 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
             z as f32
         }
     };
-    // Levels with a quota have candidates.
-    let wanted: Vec<bool> = quota.iter().map(|&q| q > 0).collect();
-    // Greedy: each candidate (row i, level j) in turn takes the row if the row is free and
-    // the level has quota left; true once every row is assigned.
+    // Greedy: the candidates (row i, level j) by decreasing standardized score, ties in
+    // (i, j) order; each takes its row if the row is free and the level has quota left.
     let mut out = vec![usize::MAX; t];
-    let mut done = 0;
-    let mut take = |i: usize, j: usize| {
-        if out[i] == usize::MAX && quota[j] > 0 {
-            out[i] = j;
-            quota[j] -= 1;
-            done += 1;
-        }
-        done == t
-    };
-    // Candidates by decreasing standardized score, ties in (i, j) order. Packed into one u64
-    // (the score's descending total-order key above the position i·levels + j), an unstable
-    // sort gives exactly that order in 8 bytes a candidate; (score, i, j) triples and their
-    // stable sort are kept for tables beyond 2^32 cells.
-    if scores.len() <= u32::MAX as usize {
-        let mut keys: Vec<u64> = Vec::with_capacity(t * levels);
-        for (pos, &v) in scores.iter().enumerate() {
-            let j = pos % levels;
-            if wanted[j] {
-                keys.push((u64::from(descending_key(z(v, j))) << 32) | pos as u64);
-            }
-        }
-        keys.sort_unstable();
-        for k in keys {
-            let pos = (k & u64::from(u32::MAX)) as usize;
-            if take(pos / levels, pos % levels) {
-                break;
-            }
-        }
+    if t <= u32::MAX as usize {
+        greedy_merged(scores, levels, &z, &mut quota, &mut out);
     } else {
+        // More rows than a u32 indexes: one list of (score, row, level) triples.
         let mut cand: Vec<(f32, usize, usize)> = Vec::with_capacity(t * levels);
         for (i, row) in scores.chunks_exact(levels).enumerate() {
             for (j, &v) in row.iter().enumerate() {
-                if wanted[j] {
+                if quota[j] > 0 {
                     cand.push((z(v, j), i, j));
                 }
             }
         }
         cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut done = 0;
         for (_, i, j) in cand {
-            if take(i, j) {
-                break;
+            if out[i] == usize::MAX && quota[j] > 0 {
+                out[i] = j;
+                quota[j] -= 1;
+                done += 1;
+                if done == t {
+                    break;
+                }
             }
         }
     }
@@ -344,6 +323,73 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
         }
     }
     out
+}
+
+/// [`assign_in_proportion`]'s greedy, in the same candidate order without materializing it:
+/// each level with quota sorts its rows by (descending score, row) — 4 bytes a candidate,
+/// where one global list of (score, row, level) needs 12 — and a heap merges the levels by
+/// (descending score, position i·levels + j), which is the global order. A level whose quota
+/// is spent leaves the merge and rows already assigned are stepped over: their candidates
+/// would all be refused, so the accepted ones and their order are unchanged.
+fn greedy_merged(
+    scores: &[f32],
+    levels: usize,
+    z: &impl Fn(f32, usize) -> f32,
+    quota: &mut [usize],
+    out: &mut [usize],
+) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let t = out.len();
+    if t == 0 {
+        return;
+    }
+    let live: Vec<usize> = (0..levels).filter(|&j| quota[j] > 0).collect();
+    let mut keys: Vec<u64> = Vec::with_capacity(t);
+    let orders: Vec<Vec<u32>> = live
+        .iter()
+        .map(|&j| {
+            keys.clear();
+            keys.extend((0..t).map(|i| {
+                (u64::from(descending_key(z(scores[i * levels + j], j))) << 32) | i as u64
+            }));
+            keys.sort_unstable();
+            keys.iter().map(|&k| k as u32).collect()
+        })
+        .collect();
+    drop(keys);
+    // Heap entries: ((descending score key, position), slot in `live`, index in its order).
+    let entry = |slot: usize, at: usize| {
+        let (j, i) = (live[slot], orders[slot][at] as usize);
+        let pos = (i * levels + j) as u64;
+        Reverse((
+            (descending_key(z(scores[i * levels + j], j)), pos),
+            slot,
+            at,
+        ))
+    };
+    let mut heap: BinaryHeap<_> = (0..live.len()).map(|slot| entry(slot, 0)).collect();
+    let mut done = 0;
+    while let Some(Reverse((_, slot, at))) = heap.pop() {
+        let (j, i) = (live[slot], orders[slot][at] as usize);
+        // A level is in the heap only while it has quota.
+        debug_assert!(quota[j] > 0);
+        if out[i] == usize::MAX {
+            out[i] = j;
+            quota[j] -= 1;
+            done += 1;
+            if done == t {
+                return;
+            }
+        }
+        if quota[j] == 0 {
+            continue;
+        }
+        let next = (at + 1..t).find(|&a| out[orders[slot][a] as usize] == usize::MAX);
+        if let Some(a) = next {
+            heap.push(entry(slot, a));
+        }
+    }
 }
 
 /// Empirical-Bayes shrinkage of noisy rows toward their class's mean, per class and feature
