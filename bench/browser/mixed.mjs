@@ -137,7 +137,7 @@ if (st.state !== "done") throw new Error(`browser run failed: ${st.text}`);
 const browser = (b1 - b0 + (b3 - b2)) / 1000;
 const extra = peak - base;
 
-console.log(`\n| measure (${rows}×${header.length - 1} mixed CSV, ${mb(fileBytes)} MB; ε=${settings.epsilon}, δ=${settings.delta}, defaults) | value | goal | met |`);
+console.log(`\n| measure (${rows} rows × ${header.length} columns mixed CSV, ${mb(fileBytes)} MB; ε=${settings.epsilon}, δ=${settings.delta}, defaults) | value | goal | met |`);
 console.log("|---|---|---|---|");
 console.log(`| native CLI, end to end | ${native.s.toFixed(2)} s | baseline | |`);
 console.log(`| native peak resident memory / file | ${mb(native.peak)} MB = ${(native.peak / fileBytes).toFixed(2)}× | | |`);
