@@ -257,36 +257,7 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
     }
     let t = scores.len() / levels;
     let mut quota = quotas(probs, t);
-    // Standardize each level's scores over the rows, so levels are compared by how much a
-    // row stands out for them, not by their overall frequency.
-    let mut mean = vec![0f64; levels];
-    let mut sq = vec![0f64; levels];
-    for row in scores.chunks_exact(levels) {
-        for (j, &v) in row.iter().enumerate() {
-            mean[j] += f64::from(v);
-            sq[j] += f64::from(v) * f64::from(v);
-        }
-    }
-    let tf = t.max(1) as f64;
-    let sd: Vec<f64> = (0..levels)
-        .map(|j| {
-            mean[j] /= tf;
-            let v = (sq[j] / tf - mean[j] * mean[j]).max(0.0);
-            if v > 0.0 {
-                v.sqrt()
-            } else {
-                1.0
-            }
-        })
-        .collect();
-    let z = |v: f32, j: usize| {
-        let z = (f64::from(v) - mean[j]) / sd[j];
-        if z.is_nan() {
-            0.0
-        } else {
-            z as f32
-        }
-    };
+    let z = standardizer(scores, levels);
     // Greedy: the candidates (row i, level j) by decreasing standardized score, ties in
     // (i, j) order; each takes its row if the row is free and the level has quota left.
     let mut out = vec![usize::MAX; t];
@@ -323,6 +294,40 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
         }
     }
     out
+}
+
+/// Each level's scores standardized over the rows (NaN → 0), so levels are compared by how
+/// much a row stands out for them, not by their overall frequency: `z(v, j)`.
+fn standardizer(scores: &[f32], levels: usize) -> impl Fn(f32, usize) -> f32 {
+    let t = scores.len() / levels;
+    let mut mean = vec![0f64; levels];
+    let mut sq = vec![0f64; levels];
+    for row in scores.chunks_exact(levels) {
+        for (j, &v) in row.iter().enumerate() {
+            mean[j] += f64::from(v);
+            sq[j] += f64::from(v) * f64::from(v);
+        }
+    }
+    let tf = t.max(1) as f64;
+    let sd: Vec<f64> = (0..levels)
+        .map(|j| {
+            mean[j] /= tf;
+            let v = (sq[j] / tf - mean[j] * mean[j]).max(0.0);
+            if v > 0.0 {
+                v.sqrt()
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    move |v: f32, j: usize| {
+        let z = (f64::from(v) - mean[j]) / sd[j];
+        if z.is_nan() {
+            0.0
+        } else {
+            z as f32
+        }
+    }
 }
 
 /// [`assign_in_proportion`]'s greedy, in the same candidate order without materializing it:
@@ -642,38 +647,21 @@ mod tests {
         assert_eq!(a2.iter().filter(|&&j| j == 1).count(), 25);
     }
 
-    /// The packed-key order is the (score, i, j) stable sort's: compared with that plain
-    /// implementation on scores with many ties, ±0, NaN, infinities and a level with no quota.
+    /// The merged per-level order is the (score, i, j) stable sort's, and leaving spent levels
+    /// and assigned rows out changes nothing: compared with that plain implementation on
+    /// scores with many ties, ±0, NaN, infinities and a level with no quota.
     #[test]
     fn assignment_equals_the_stable_sort_of_triples() {
         fn reference(scores: &[f32], levels: usize, probs: &[f64]) -> Vec<usize> {
             let t = scores.len() / levels;
             let mut quota = quotas(probs, t);
-            let (mut mean, mut sq) = (vec![0f64; levels], vec![0f64; levels]);
-            for row in scores.chunks_exact(levels) {
-                for (j, &v) in row.iter().enumerate() {
-                    mean[j] += f64::from(v);
-                    sq[j] += f64::from(v) * f64::from(v);
-                }
-            }
-            let tf = t.max(1) as f64;
-            let sd: Vec<f64> = (0..levels)
-                .map(|j| {
-                    mean[j] /= tf;
-                    let v = (sq[j] / tf - mean[j] * mean[j]).max(0.0);
-                    if v > 0.0 {
-                        v.sqrt()
-                    } else {
-                        1.0
-                    }
-                })
-                .collect();
+            // The standardization is shared; the order and the greedy are what is compared.
+            let z = standardizer(scores, levels);
             let mut cand = Vec::new();
             for (i, row) in scores.chunks_exact(levels).enumerate() {
                 for (j, &v) in row.iter().enumerate() {
                     if quota[j] > 0 {
-                        let z = (f64::from(v) - mean[j]) / sd[j];
-                        cand.push((if z.is_nan() { 0.0 } else { z as f32 }, i, j));
+                        cand.push((z(v, j), i, j));
                     }
                 }
             }
