@@ -5,7 +5,7 @@
 //!     cargo run --release --example readout_speed
 use privmix::accountant::{default_orders, Preset};
 use privmix::api::accountant::{preview, PreviewRequest};
-use privmix::mechanisms::cda::accounting::calibrate_sigma_x;
+use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use privmix::preprocess::auto::{auto_mix, CANDIDATES, FULL_POOL_BELOW};
 use std::time::Instant;
 
@@ -61,11 +61,13 @@ fn main() {
                     .chain(full)
                 {
                     let s = calibrate_sigma_x(
-                        pool,
-                        c,
-                        acc,
-                        None,
-                        per,
+                        &CdaShape {
+                            pool,
+                            mix: c,
+                            clip: acc,
+                            sigma_y: None,
+                            samples: per,
+                        },
                         1e-5,
                         target,
                         &orders,

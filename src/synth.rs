@@ -18,7 +18,9 @@ use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy};
+use crate::mechanisms::cda::accounting::{
+    calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy, CdaShape,
+};
 use crate::mechanisms::cda::{self, CdaConfig};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixShape};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
@@ -635,7 +637,7 @@ struct PlanInputs<'a> {
 
 /// What differs between the two DP-CDA plans' reported parameters: how the T rows are split
 /// and charged.
-struct CdaShape {
+struct CdaSplit {
     samples_per_class: usize,
     rows_written: usize,
     sampling_rate: f64,
@@ -643,13 +645,13 @@ struct CdaShape {
 }
 
 impl PlanInputs<'_> {
-    /// DP-CDA's reported parameters at σx (noise multiplier `z`), with `shape`.
+    /// DP-CDA's reported parameters at σx (noise multiplier `z`), with `split`.
     fn cda_parameters(
         &self,
         sigma_x: f64,
         z: f64,
         calibrated: bool,
-        shape: CdaShape,
+        split: CdaSplit,
     ) -> CdaParameters {
         let opts = self.opts;
         CdaParameters {
@@ -666,11 +668,11 @@ impl PlanInputs<'_> {
             calibrated,
             target_epsilon: opts.epsilon,
             samples_requested: self.t,
-            samples_per_class: shape.samples_per_class,
-            rows_written: shape.rows_written,
+            samples_per_class: split.samples_per_class,
+            rows_written: split.rows_written,
             pool: self.pool_min,
-            sampling_rate: shape.sampling_rate,
-            compositions: shape.compositions,
+            sampling_rate: split.sampling_rate,
+            compositions: split.compositions,
             classes: self.k,
             feature_dim: self.d,
             rows_clipped: self.rows_clipped,
@@ -756,7 +758,7 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
             sigma_x,
             z,
             calibrated,
-            CdaShape {
+            CdaSplit {
                 samples_per_class: per_class_counts.iter().copied().max().unwrap_or(0),
                 rows_written: rows_total,
                 sampling_rate: opts.mix as f64 / pool_min.max(1) as f64,
@@ -818,11 +820,13 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         Some(s) => (s, false),
         None => (
             calibrate_sigma_x(
-                pool_min as u64,
-                opts.mix as u32,
-                acc_clip,
-                opts.sigma_y,
-                compositions as u64,
+                &CdaShape {
+                    pool: pool_min as u64,
+                    mix: opts.mix as u32,
+                    clip: acc_clip,
+                    sigma_y: opts.sigma_y,
+                    samples: compositions as u64,
+                },
                 delta_rdp,
                 target,
                 orders,
@@ -853,7 +857,7 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
             sigma_x,
             privacy.noise_multiplier()?,
             calibrated,
-            CdaShape {
+            CdaSplit {
                 samples_per_class: per_class,
                 rows_written: per_class * k,
                 sampling_rate: privacy.sampling_rate(),

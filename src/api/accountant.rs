@@ -7,7 +7,7 @@ use super::{orders_of, preset_of, synth::MixChoice, DEFAULT_CLIP};
 use crate::accountant::subsampled_gaussian::validate_orders;
 use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
+use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixShape};
 use crate::mechanisms::local::{calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::SynthPld;
@@ -683,9 +683,14 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
                 r.epsilon_pld = Some(e_pld.epsilon);
                 r
             } else {
-                let c = calibrate_sigma_x(
-                    pool, mix, clip, sigma_y, samples, delta, target, orders, preset, None,
-                )?;
+                let shape = CdaShape {
+                    pool,
+                    mix,
+                    clip,
+                    sigma_y,
+                    samples,
+                };
+                let c = calibrate_sigma_x(&shape, delta, target, orders, preset, None)?;
                 response(
                     c.sigma_x,
                     c.epsilon,
@@ -884,10 +889,14 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
             &sizes, &comps, mix, acc_clip, 0.0, r.delta, eps, &orders, preset, &zero,
         )?
     } else {
-        calibrate_sigma_x(
-            pool, mix, acc_clip, None, per_class, r.delta, eps, &orders, preset, None,
-        )?
-        .sigma_x
+        let shape = CdaShape {
+            pool,
+            mix,
+            clip: acc_clip,
+            sigma_y: None,
+            samples: per_class,
+        };
+        calibrate_sigma_x(&shape, r.delta, eps, &orders, preset, None)?.sigma_x
     };
     let pld = use_pld.then(|| {
         SynthPld::new(

@@ -374,11 +374,13 @@ mod tests {
                 samples: 6000,
             };
             let c = crate::mechanisms::cda::accounting::calibrate_sigma_x(
-                rdp.pool,
-                rdp.mix,
-                rdp.clip,
-                None,
-                rdp.samples,
+                &crate::mechanisms::cda::accounting::CdaShape {
+                    pool: rdp.pool,
+                    mix: rdp.mix,
+                    clip: rdp.clip,
+                    sigma_y: None,
+                    samples: rdp.samples,
+                },
                 delta,
                 target,
                 &default_orders(),

@@ -203,7 +203,7 @@ pub struct EncodingReport {
 mod tests {
     use super::*;
     use crate::accountant::default_orders;
-    use crate::mechanisms::cda::accounting::calibrate_sigma_x;
+    use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 
     #[test]
     fn the_coarse_ranking_chooses_as_well_as_the_full_accountant() {
@@ -225,11 +225,13 @@ mod tests {
             let extra = with_norm.then_some(&norm);
             let full_score = |l: u32| {
                 let c = calibrate_sigma_x(
-                    pool,
-                    l,
-                    acc,
-                    None,
-                    t,
+                    &CdaShape {
+                        pool,
+                        mix: l,
+                        clip: acc,
+                        sigma_y: None,
+                        samples: t,
+                    },
                     1e-5,
                     eps,
                     &orders,
@@ -296,11 +298,13 @@ mod tests {
         let l = auto(pool, t);
         let score = |l: u32| {
             let c = calibrate_sigma_x(
-                pool,
-                l,
-                acc,
-                None,
-                t,
+                &CdaShape {
+                    pool,
+                    mix: l,
+                    clip: acc,
+                    sigma_y: None,
+                    samples: t,
+                },
                 delta,
                 eps,
                 &orders,
@@ -321,11 +325,13 @@ mod tests {
         // score is the smallest (checked against the stated score, computed here).
         let score = |pool: u64, l: u32| {
             let c = calibrate_sigma_x(
-                pool,
-                l,
-                acc,
-                None,
-                40,
+                &CdaShape {
+                    pool,
+                    mix: l,
+                    clip: acc,
+                    sigma_y: None,
+                    samples: 40,
+                },
                 delta,
                 5.0,
                 &orders,

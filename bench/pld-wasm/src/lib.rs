@@ -4,7 +4,7 @@
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
 use privmix::accountant::{default_orders, Preset};
-use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
+use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 
 /// σx calibrated by the PLD accountant (`standard` ≠ 0: standard adjacency).
 #[no_mangle]
@@ -29,11 +29,13 @@ pub extern "C" fn pld_sigma(pool: u32, mix: u32, samples: u32, eps: f64, standar
 #[no_mangle]
 pub extern "C" fn rdp_sigma(pool: u32, mix: u32, samples: u32, eps: f64) -> f64 {
     calibrate_sigma_x(
-        pool as u64,
-        mix,
-        1.0,
-        None,
-        samples as u64,
+        &CdaShape {
+            pool: pool as u64,
+            mix,
+            clip: 1.0,
+            sigma_y: None,
+            samples: samples as u64,
+        },
         1e-5,
         eps,
         &default_orders(),

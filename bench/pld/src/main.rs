@@ -11,7 +11,7 @@
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
 use privmix::accountant::{default_orders, Preset};
-use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy};
+use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 use std::time::Instant;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -64,11 +64,13 @@ fn main() {
             };
             let (t_rdp, _, rdp) = timed(|| {
                 calibrate_sigma_x(
-                    pool,
-                    mix,
-                    1.0,
-                    None,
-                    samples,
+                    &CdaShape {
+                        pool,
+                        mix,
+                        clip: 1.0,
+                        sigma_y: None,
+                        samples,
+                    },
                     delta,
                     eps,
                     &orders,

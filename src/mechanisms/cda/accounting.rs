@@ -152,20 +152,53 @@ pub fn mixing_curve(
     }
 }
 
-/// Smallest σx such that DP-CDA (with `sigma_y` fixed, if given) meets `target` at `delta`.
-#[allow(clippy::too_many_arguments)]
+/// DP-CDA's accounting shape: everything that fixes its privacy loss except σx (which
+/// calibration finds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CdaShape {
+    /// Pool size n (for synthesis: the smallest class).
+    pub pool: u64,
+    /// Mix order l.
+    pub mix: u32,
+    /// L2 clip norm c.
+    pub clip: f64,
+    /// Label noise std σy (paper mode) or None (label-free mode).
+    pub sigma_y: Option<f64>,
+    /// Number of mixes T drawn from the pool (composition count).
+    pub samples: u64,
+}
+
+impl CdaShape {
+    /// The release with feature noise σx.
+    pub fn with_sigma_x(&self, sigma_x: f64) -> CdaPrivacy {
+        CdaPrivacy {
+            pool: self.pool,
+            mix: self.mix,
+            clip: self.clip,
+            sigma_x,
+            sigma_y: self.sigma_y,
+            samples: self.samples,
+        }
+    }
+}
+
+/// Smallest σx such that DP-CDA (with `shape.sigma_y` fixed, if given) meets `target` at
+/// `delta`.
 pub fn calibrate_sigma_x(
-    pool: u64,
-    mix: u32,
-    clip: f64,
-    sigma_y: Option<f64>,
-    samples: u64,
+    shape: &CdaShape,
     delta: f64,
     target: f64,
     orders: &[u32],
     preset: Preset,
     extra: Option<&RdpCurve>,
 ) -> Result<CdaCalibration> {
+    let &CdaShape {
+        pool,
+        mix,
+        clip,
+        sigma_y,
+        samples,
+    } = shape;
     check_structure(pool, mix, clip, samples)?;
     check_epsilon(target)?;
     check_delta(delta)?;
@@ -192,14 +225,7 @@ pub fn calibrate_sigma_x(
     let mut sigma_x = dx / (inv_z2 - label).sqrt();
     // Re-account the σx we report; nudge it up until it provably meets the target.
     for _ in 0..64 {
-        let p = CdaPrivacy {
-            pool,
-            mix,
-            clip,
-            sigma_x,
-            sigma_y,
-            samples,
-        };
+        let p = shape.with_sigma_x(sigma_x);
         let e = p.epsilon(delta, orders, preset, extra)?;
         if e.epsilon <= target {
             return Ok(CdaCalibration {
@@ -313,9 +339,14 @@ mod tests {
             (500, 64, 1.0, Some(4.0), 5000, 1e-3, 20.0),
         ] {
             for preset in [Preset::Default, Preset::Paper] {
-                let c =
-                    calibrate_sigma_x(pool, mix, clip, sy, t, delta, target, &orders, preset, None)
-                        .unwrap();
+                let shape = CdaShape {
+                    pool,
+                    mix,
+                    clip,
+                    sigma_y: sy,
+                    samples: t,
+                };
+                let c = calibrate_sigma_x(&shape, delta, target, &orders, preset, None).unwrap();
                 let p = CdaPrivacy {
                     pool,
                     mix,
