@@ -205,6 +205,38 @@ mod tests {
     use crate::accountant::default_orders;
     use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 
+    /// The accounting clip of the tests (c/√2 with c = 1).
+    const ACC: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+    /// σx of label-free DP-CDA from the full calibration (every default order, full
+    /// precision): what a candidate's score is checked against.
+    fn full_sigma_x(
+        pool: u64,
+        l: u32,
+        t: u64,
+        delta: f64,
+        eps: f64,
+        extra: Option<&RdpCurve>,
+    ) -> f64 {
+        let shape = CdaShape {
+            pool,
+            mix: l,
+            clip: ACC,
+            sigma_y: None,
+            samples: t,
+        };
+        calibrate_sigma_x(
+            &shape,
+            delta,
+            eps,
+            &default_orders(),
+            Preset::Default,
+            extra,
+        )
+        .unwrap()
+        .sigma_x
+    }
+
     #[test]
     fn the_coarse_ranking_chooses_as_well_as_the_full_accountant() {
         // The ranking's shortcuts (orders ≤ 128, σx to 0.1 %) against the full calibration
@@ -212,7 +244,7 @@ mod tests {
         // full-precision score, on configurations from Iris-sized to MNIST-sized pools, with
         // and without a normalization share spent.
         let orders = default_orders();
-        let acc = std::f64::consts::FRAC_1_SQRT_2;
+        let acc = ACC;
         let norm = RdpCurve::gaussian(20.0, &orders).unwrap();
         for &(pool, t, d, eps, with_norm) in &[
             (30u64, 40u64, 4u64, 5.0, false),
@@ -224,22 +256,8 @@ mod tests {
         ] {
             let extra = with_norm.then_some(&norm);
             let full_score = |l: u32| {
-                let c = calibrate_sigma_x(
-                    &CdaShape {
-                        pool,
-                        mix: l,
-                        clip: acc,
-                        sigma_y: None,
-                        samples: t,
-                    },
-                    1e-5,
-                    eps,
-                    &orders,
-                    Preset::Default,
-                    extra,
-                )
-                .unwrap();
-                1.0 / f64::from(l) + d as f64 * c.sigma_x * c.sigma_x
+                let s = full_sigma_x(pool, l, t, 1e-5, eps, extra);
+                1.0 / f64::from(l) + d as f64 * s * s
             };
             let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
             let scores: Vec<(f64, u32)> = CANDIDATES
@@ -279,7 +297,7 @@ mod tests {
     fn auto_mix_minimizes_the_stated_score_among_candidates() {
         let orders = default_orders();
         let (pool, t, d, delta, eps) = (2000u64, 2000u64, 20u64, 1e-5, 2.0);
-        let acc = std::f64::consts::FRAC_1_SQRT_2;
+        let acc = ACC;
         let auto = |pool: u64, t: u64| {
             auto_mix(
                 pool,
@@ -297,22 +315,8 @@ mod tests {
         };
         let l = auto(pool, t);
         let score = |l: u32| {
-            let c = calibrate_sigma_x(
-                &CdaShape {
-                    pool,
-                    mix: l,
-                    clip: acc,
-                    sigma_y: None,
-                    samples: t,
-                },
-                delta,
-                eps,
-                &orders,
-                Preset::Default,
-                None,
-            )
-            .unwrap();
-            1.0 / f64::from(l) + d as f64 * c.sigma_x * c.sigma_x
+            let s = full_sigma_x(pool, l, t, delta, eps, None);
+            1.0 / f64::from(l) + d as f64 * s * s
         };
         let s = score(l as u32);
         for &other in CANDIDATES.iter().filter(|&&c| u64::from(c) * 2 <= pool) {
@@ -324,22 +328,8 @@ mod tests {
         // Below FULL_POOL_BELOW the whole pool is a candidate, and it is chosen when its
         // score is the smallest (checked against the stated score, computed here).
         let score = |pool: u64, l: u32| {
-            let c = calibrate_sigma_x(
-                &CdaShape {
-                    pool,
-                    mix: l,
-                    clip: acc,
-                    sigma_y: None,
-                    samples: 40,
-                },
-                delta,
-                5.0,
-                &orders,
-                Preset::Default,
-                None,
-            )
-            .unwrap();
-            1.0 / f64::from(l) + 4.0 * c.sigma_x * c.sigma_x
+            let s = full_sigma_x(pool, l, 40, delta, 5.0, None);
+            1.0 / f64::from(l) + 4.0 * s * s
         };
         let iris_like = |pool: u64| {
             auto_mix(
