@@ -18,9 +18,7 @@ use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
-use crate::mechanisms::cda::accounting::{
-    calibrate_sigma_x, check_mix, check_sigma, CdaPrivacy, CdaShape,
-};
+use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaShape};
 use crate::mechanisms::cda::{self, CdaConfig};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixShape};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
@@ -816,38 +814,26 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         )
         .with_exact_noise(opts.clip, opts.mix, eps_terms)
     });
-    let (sigma_x, calibrated) = match given_sigma {
-        Some(s) => (s, false),
-        None => (
-            calibrate_sigma_x(
-                &CdaShape {
-                    pool: pool_min as u64,
-                    mix: opts.mix as u32,
-                    clip: acc_clip,
-                    sigma_y: opts.sigma_y,
-                    samples: compositions as u64,
-                },
-                delta_rdp,
-                target,
-                orders,
-                opts.preset,
-                extra,
-            )
-            .and_then(|c| match &pld {
-                Some(p) => p.calibrate(c.sigma_x, target, delta_rdp),
-                None => Ok(c.sigma_x),
-            })?,
-            true,
-        ),
-    };
-    let privacy = CdaPrivacy {
+    let shape = CdaShape {
         pool: pool_min as u64,
         mix: opts.mix as u32,
         clip: acc_clip,
-        sigma_x,
         sigma_y: opts.sigma_y,
         samples: compositions as u64,
     };
+    let (sigma_x, calibrated) = match given_sigma {
+        Some(s) => (s, false),
+        None => (
+            calibrate_sigma_x(&shape, delta_rdp, target, orders, opts.preset, extra).and_then(
+                |c| match &pld {
+                    Some(p) => p.calibrate(c.sigma_x, target, delta_rdp),
+                    None => Ok(c.sigma_x),
+                },
+            )?,
+            true,
+        ),
+    };
+    let privacy = shape.with_sigma_x(sigma_x);
     Ok(Plan {
         curve: privacy.rdp(orders, opts.preset)?,
         curve_other: privacy.rdp(orders, other)?,

@@ -650,15 +650,15 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
             sigma_y,
             samples,
         } => {
+            let shape = CdaShape {
+                pool,
+                mix,
+                clip,
+                sigma_y,
+                samples,
+            };
             if p.accountant == AccountantKind::Pld {
-                let m = CdaPrivacy {
-                    pool,
-                    mix,
-                    clip,
-                    sigma_x: f64::NAN,
-                    sigma_y,
-                    samples,
-                };
+                let m = shape.with_sigma_x(f64::NAN);
                 let (sigma_x, e_pld) = pld::mechanisms::calibrate_cda(
                     &m,
                     pld::mechanisms::Adjacency::LabelKept,
@@ -683,13 +683,6 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
                 r.epsilon_pld = Some(e_pld.epsilon);
                 r
             } else {
-                let shape = CdaShape {
-                    pool,
-                    mix,
-                    clip,
-                    sigma_y,
-                    samples,
-                };
                 let c = calibrate_sigma_x(&shape, delta, target, orders, preset, None)?;
                 response(
                     c.sigma_x,
@@ -866,6 +859,13 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     // The chart's points (not the calibration) use the coarse orders: an upper bound on ε,
     // at a fraction of the cost.
     let chart_orders = crate::preprocess::auto::coarse_orders(&orders);
+    let shape = CdaShape {
+        pool,
+        mix,
+        clip: acc_clip,
+        sigma_y: None,
+        samples: per_class,
+    };
     let rdp_eps = |sx: f64, orders: &[u32]| -> Result<f64> {
         if standard {
             let z = sx / dx;
@@ -873,15 +873,10 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
                 .epsilon(r.delta, preset.conversion())?
                 .epsilon)
         } else {
-            let p = CdaPrivacy {
-                pool,
-                mix,
-                clip: acc_clip,
-                sigma_x: sx,
-                sigma_y: None,
-                samples: per_class,
-            };
-            Ok(p.epsilon(r.delta, orders, preset, None)?.epsilon)
+            Ok(shape
+                .with_sigma_x(sx)
+                .epsilon(r.delta, orders, preset, None)?
+                .epsilon)
         }
     };
     let sigma_rdp = if standard {
@@ -889,13 +884,6 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
             &sizes, &comps, mix, acc_clip, 0.0, r.delta, eps, &orders, preset, &zero,
         )?
     } else {
-        let shape = CdaShape {
-            pool,
-            mix,
-            clip: acc_clip,
-            sigma_y: None,
-            samples: per_class,
-        };
         calibrate_sigma_x(&shape, r.delta, eps, &orders, preset, None)?.sigma_x
     };
     let pld = use_pld.then(|| {
