@@ -264,27 +264,8 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
     if t <= u32::MAX as usize {
         greedy_merged(scores, levels, &z, &mut quota, &mut out);
     } else {
-        // More rows than a u32 indexes: one list of (score, row, level) triples.
-        let mut cand: Vec<(f32, usize, usize)> = Vec::with_capacity(t * levels);
-        for (i, row) in scores.chunks_exact(levels).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                if quota[j] > 0 {
-                    cand.push((z(v, j), i, j));
-                }
-            }
-        }
-        cand.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let mut done = 0;
-        for (_, i, j) in cand {
-            if out[i] == usize::MAX && quota[j] > 0 {
-                out[i] = j;
-                quota[j] -= 1;
-                done += 1;
-                if done == t {
-                    break;
-                }
-            }
-        }
+        // More rows than a u32 indexes.
+        greedy_sorted(scores, levels, &z, &mut quota, &mut out);
     }
     // Quotas sum to t and every row is a candidate for every level with quota, so every row
     // is assigned; this is a guard for the degenerate all-zero-quota case only.
@@ -326,6 +307,39 @@ fn standardizer(scores: &[f32], levels: usize) -> impl Fn(f32, usize) -> f32 {
             0.0
         } else {
             z as f32
+        }
+    }
+}
+
+/// [`assign_in_proportion`]'s greedy by its definition: one list of (score, row, level)
+/// triples for every level with quota, stably sorted by decreasing score (12 bytes a
+/// candidate). Used beyond 2^32 rows, and as the reference [`greedy_merged`] is tested against.
+fn greedy_sorted(
+    scores: &[f32],
+    levels: usize,
+    z: &impl Fn(f32, usize) -> f32,
+    quota: &mut [usize],
+    out: &mut [usize],
+) {
+    let t = out.len();
+    let mut cand: Vec<(f32, usize, usize)> = Vec::with_capacity(t * levels);
+    for (i, row) in scores.chunks_exact(levels).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            if quota[j] > 0 {
+                cand.push((z(v, j), i, j));
+            }
+        }
+    }
+    cand.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut done = 0;
+    for (_, i, j) in cand {
+        if out[i] == usize::MAX && quota[j] > 0 {
+            out[i] = j;
+            quota[j] -= 1;
+            done += 1;
+            if done == t {
+                break;
+            }
         }
     }
 }
@@ -648,31 +662,19 @@ mod tests {
     }
 
     /// The merged per-level order is the (score, i, j) stable sort's, and leaving spent levels
-    /// and assigned rows out changes nothing: compared with that plain implementation on
-    /// scores with many ties, ±0, NaN, infinities and a level with no quota.
+    /// and assigned rows out changes nothing: compared with that plain implementation
+    /// ([`greedy_sorted`]) on scores with many ties, ±0, NaN, infinities and a level with no
+    /// quota.
     #[test]
     fn assignment_equals_the_stable_sort_of_triples() {
         fn reference(scores: &[f32], levels: usize, probs: &[f64]) -> Vec<usize> {
             let t = scores.len() / levels;
             let mut quota = quotas(probs, t);
-            // The standardization is shared; the order and the greedy are what is compared.
+            // The standardization is shared; the order and the greedy are what is compared,
+            // against the definition (the path kept beyond 2^32 rows).
             let z = standardizer(scores, levels);
-            let mut cand = Vec::new();
-            for (i, row) in scores.chunks_exact(levels).enumerate() {
-                for (j, &v) in row.iter().enumerate() {
-                    if quota[j] > 0 {
-                        cand.push((z(v, j), i, j));
-                    }
-                }
-            }
-            cand.sort_by(|a, b| b.0.total_cmp(&a.0));
             let mut out = vec![usize::MAX; t];
-            for (_, i, j) in cand {
-                if out[i] == usize::MAX && quota[j] > 0 {
-                    out[i] = j;
-                    quota[j] -= 1;
-                }
-            }
+            greedy_sorted(scores, levels, &z, &mut quota, &mut out);
             out.iter()
                 .map(|&o| if o == usize::MAX { 0 } else { o })
                 .collect()
