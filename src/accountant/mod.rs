@@ -176,6 +176,23 @@ impl RdpCurve {
         })
     }
 
+    /// [`RdpCurve::subsampled_gaussian`] at several rates and one noise multiplier, sharing
+    /// the work that depends on z alone; the same curves as one call per rate.
+    pub fn subsampled_gaussian_rates(
+        qs: &[f64],
+        z: f64,
+        orders: &[u32],
+        bound: WorBound,
+    ) -> Result<Vec<Self>> {
+        Ok(subsampled_gaussian::rdp_curves(qs, z, orders, bound)?
+            .into_iter()
+            .map(|rdp| RdpCurve {
+                orders: orders.to_vec(),
+                rdp,
+            })
+            .collect())
+    }
+
     /// Composition of `times` identical runs (RDP × times).
     pub fn times(mut self, times: u64) -> Self {
         let t = times as f64;

@@ -128,8 +128,17 @@ pub fn validate_orders(orders: &[u32]) -> Result<u32> {
 /// `q` is the sampling rate m/n in [0, 1]; `z` the noise multiplier (std / L2 sensitivity).
 /// Values are rounded up (see [`ROUND_UP`]); +∞ where no finite bound exists; never NaN.
 pub fn rdp_curve(q: f64, z: f64, orders: &[u32], bound: WorBound) -> Result<Vec<f64>> {
+    Ok(rdp_curves(&[q], z, orders, bound)?.remove(0))
+}
+
+/// [`rdp_curve`] at several rates and one noise multiplier: the moments, which depend on z
+/// alone, are evaluated once for all of them. The same values as one call per rate.
+pub fn rdp_curves(qs: &[f64], z: f64, orders: &[u32], bound: WorBound) -> Result<Vec<Vec<f64>>> {
     let max_order = validate_orders(orders)?;
-    if !(0.0..=1.0).contains(&q) || q.is_nan() {
+    if let Some(&q) = qs
+        .iter()
+        .find(|&&q| !(0.0..=1.0).contains(&q) || q.is_nan())
+    {
         return Err(Error::param(
             "sampling rate",
             q,
@@ -143,86 +152,117 @@ pub fn rdp_curve(q: f64, z: f64, orders: &[u32], bound: WorBound) -> Result<Vec<
             "must be a positive number",
         ));
     }
-    if q == 0.0 || z == f64::INFINITY {
-        return Ok(vec![0.0; orders.len()]);
-    }
-    if z <= 0.0 {
-        return Ok(vec![f64::INFINITY; orders.len()]);
-    }
     let s2 = 1.0 / (z * z);
-    if q == 1.0 {
-        return Ok(orders
-            .iter()
-            .map(|&a| round_up(f64::from(a) * s2 / 2.0))
-            .collect());
-    }
-    // ln B(2m) for m = 1..=ceil(max/2), each evaluated at most once, and only where needed.
-    let m_max = max_order.div_ceil(2);
-    let mut ln_b: Vec<Option<f64>> = vec![None; m_max as usize + 1];
-    ln_b[0] = Some(0.0);
-    let mut ln_b_at =
-        |m: u32| -> f64 { *ln_b[m as usize].get_or_insert_with(|| ln_b_even(2 * m, z)) };
-    let lf = LnFactorials::new(max_order);
-    let ln_q = q.dln();
-    let ln4 = 4f64.dln();
-    let ln2 = 2f64.dln();
-    // The j = 2 term's bracket: min{4(e^{s²} − 1), 2e^{s²}}.
-    let t2 = (ln4 + s2.dexp_m1().dln()).min(ln2 + s2);
-    // T_j (log) for j = 3..=max, independent of α.
-    let mut ln_t = vec![f64::NEG_INFINITY; max_order as usize + 1];
-    for j in 3..=max_order {
-        let (lo, hi) = (j / 2, j.div_ceil(2));
-        let jf = f64::from(j);
-        ln_t[j as usize] = match bound {
-            WorBound::Theorem9 => ln4 + 0.5 * (ln_b_at(lo) + ln_b_at(hi)),
-            WorBound::Theorem27 => {
-                let other = ln2 + (jf - 1.0) * jf * s2 / 2.0;
-                // Where a lower bound on the moment term already exceeds the other term, the
-                // minimum is the other term: the moments need not be evaluated (same value).
-                let floor = ln4 + 0.5 * (ln_b_floor(lo, s2) + ln_b_floor(hi, s2));
-                if floor > other + 1e-9 * other.abs().max(1.0) {
-                    other
-                } else {
-                    (ln4 + 0.5 * (ln_b_at(lo) + ln_b_at(hi))).min(other)
+    let mut terms: Option<WorTerms> = None;
+    qs.iter()
+        .map(|&q| {
+            Ok(if q == 0.0 || z == f64::INFINITY {
+                vec![0.0; orders.len()]
+            } else if z <= 0.0 {
+                vec![f64::INFINITY; orders.len()]
+            } else if q == 1.0 {
+                orders
+                    .iter()
+                    .map(|&a| round_up(f64::from(a) * s2 / 2.0))
+                    .collect()
+            } else {
+                terms
+                    .get_or_insert_with(|| WorTerms::new(z, max_order, bound))
+                    .curve(q, orders)
+            })
+        })
+        .collect()
+}
+
+/// The rate-independent part of the bound at one noise multiplier: ln T_j for every j.
+struct WorTerms {
+    lf: LnFactorials,
+    /// ln of the j = 2 term's bracket, min{4(e^{s²} − 1), 2e^{s²}}.
+    t2: f64,
+    /// ln T_j for j = 3..=max (−∞ below 3).
+    ln_t: Vec<f64>,
+}
+
+impl WorTerms {
+    /// For a finite z > 0 and orders up to `max_order`.
+    fn new(z: f64, max_order: u32, bound: WorBound) -> Self {
+        let s2 = 1.0 / (z * z);
+        // ln B(2m) for m = 1..=ceil(max/2), each evaluated at most once, and only where needed.
+        let m_max = max_order.div_ceil(2);
+        let mut ln_b: Vec<Option<f64>> = vec![None; m_max as usize + 1];
+        ln_b[0] = Some(0.0);
+        let mut ln_b_at =
+            |m: u32| -> f64 { *ln_b[m as usize].get_or_insert_with(|| ln_b_even(2 * m, z)) };
+        let ln4 = 4f64.dln();
+        let ln2 = 2f64.dln();
+        let t2 = (ln4 + s2.dexp_m1().dln()).min(ln2 + s2);
+        let mut ln_t = vec![f64::NEG_INFINITY; max_order as usize + 1];
+        for j in 3..=max_order {
+            let (lo, hi) = (j / 2, j.div_ceil(2));
+            let jf = f64::from(j);
+            ln_t[j as usize] = match bound {
+                WorBound::Theorem9 => ln4 + 0.5 * (ln_b_at(lo) + ln_b_at(hi)),
+                WorBound::Theorem27 => {
+                    let other = ln2 + (jf - 1.0) * jf * s2 / 2.0;
+                    // Where a lower bound on the moment term already exceeds the other term,
+                    // the minimum is the other term: the moments need not be evaluated (same
+                    // value).
+                    let floor = ln4 + 0.5 * (ln_b_floor(lo, s2) + ln_b_floor(hi, s2));
+                    if floor > other + 1e-9 * other.abs().max(1.0) {
+                        other
+                    } else {
+                        (ln4 + 0.5 * (ln_b_at(lo) + ln_b_at(hi))).min(other)
+                    }
                 }
-            }
-        };
-    }
-    let mut out = Vec::with_capacity(orders.len());
-    let mut terms = Vec::with_capacity(max_order as usize);
-    for &alpha in orders {
-        // Log-sum-exp over j = 2..=α: one exp per term.
-        terms.clear();
-        terms.push(2.0 * ln_q + lf.ln_choose(alpha, 2) + t2);
-        for j in 3..=alpha {
-            terms.push(f64::from(j) * ln_q + lf.ln_choose(alpha, j) + ln_t[j as usize]);
+            };
         }
-        let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let ln_sum = if m.is_finite() {
-            // e^x is exactly 0 in f64 below EXP_ZERO_BELOW: those terms add nothing.
-            m + terms
-                .iter()
-                .filter(|&&t| t - m >= EXP_ZERO_BELOW)
-                .map(|t| (t - m).dexp())
-                .sum::<f64>()
-                .dln()
-        } else {
-            m
-        };
-        // ln A = ln(1 + e^{ln_sum})
-        let ln_a = if ln_sum > 0.0 {
-            ln_sum + (-ln_sum).dexp().dln_1p()
-        } else {
-            ln_sum.dexp().dln_1p()
-        };
-        let v = ln_a / f64::from(alpha - 1);
-        out.push(if v.is_nan() {
-            f64::INFINITY
-        } else {
-            round_up(v)
-        });
+        WorTerms {
+            lf: LnFactorials::new(max_order),
+            t2,
+            ln_t,
+        }
     }
-    Ok(out)
+
+    /// The curve at rate q ∈ (0, 1).
+    fn curve(&self, q: f64, orders: &[u32]) -> Vec<f64> {
+        let (lf, ln_t) = (&self.lf, &self.ln_t);
+        let ln_q = q.dln();
+        let mut out = Vec::with_capacity(orders.len());
+        let mut terms = Vec::with_capacity(ln_t.len());
+        for &alpha in orders {
+            // Log-sum-exp over j = 2..=α: one exp per term.
+            terms.clear();
+            terms.push(2.0 * ln_q + lf.ln_choose(alpha, 2) + self.t2);
+            for j in 3..=alpha {
+                terms.push(f64::from(j) * ln_q + lf.ln_choose(alpha, j) + ln_t[j as usize]);
+            }
+            let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let ln_sum = if m.is_finite() {
+                // e^x is exactly 0 in f64 below EXP_ZERO_BELOW: those terms add nothing.
+                m + terms
+                    .iter()
+                    .filter(|&&t| t - m >= EXP_ZERO_BELOW)
+                    .map(|t| (t - m).dexp())
+                    .sum::<f64>()
+                    .dln()
+            } else {
+                m
+            };
+            // ln A = ln(1 + e^{ln_sum})
+            let ln_a = if ln_sum > 0.0 {
+                ln_sum + (-ln_sum).dexp().dln_1p()
+            } else {
+                ln_sum.dexp().dln_1p()
+            };
+            let v = ln_a / f64::from(alpha - 1);
+            out.push(if v.is_nan() {
+                f64::INFINITY
+            } else {
+                round_up(v)
+            });
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -276,6 +316,12 @@ mod tests {
                 for bound in [WorBound::Theorem9, WorBound::Theorem27] {
                     let got = rdp_curve(q, z, &orders, bound).unwrap();
                     let want = rdp_curve_unpruned(q, z, &orders, bound);
+                    // …and at several rates at once (shared moments), the same values.
+                    let many = rdp_curves(&[0.5 * q, q, 0.0, 1.0], z, &orders, bound).unwrap();
+                    assert_eq!(many[1], got);
+                    assert_eq!(many[0], rdp_curve(0.5 * q, z, &orders, bound).unwrap());
+                    assert_eq!(many[2], rdp_curve(0.0, z, &orders, bound).unwrap());
+                    assert_eq!(many[3], rdp_curve(1.0, z, &orders, bound).unwrap());
                     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                         assert_eq!(
                             g.to_bits(),

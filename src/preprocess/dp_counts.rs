@@ -474,18 +474,37 @@ pub fn standard_curve(
     orders: &[u32],
     preset: Preset,
 ) -> Result<RdpCurve> {
-    let mut curves = Vec::with_capacity(floors.len());
-    let mut cache: Vec<(usize, u64, RdpCurve)> = Vec::new();
-    for (&f, &t) in floors.iter().zip(compositions) {
-        if let Some((_, _, c)) = cache.iter().find(|(a, b, _)| *a == f && *b == t) {
-            curves.push(c.clone());
-            continue;
+    // A class whose rate and step count are both at most those of two other classes can
+    // never be one of the two largest at any order (the bound grows with the rate and the
+    // steps): only the others are evaluated. Sorted by rate, then steps, descending, a
+    // class's dominators come before it, and a dominated dominator's own two dominators
+    // dominate it too, so checking against the classes kept so far is enough.
+    let mut order: Vec<(usize, u64)> = floors
+        .iter()
+        .copied()
+        .zip(compositions.iter().copied())
+        .collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut kept: Vec<(usize, u64)> = Vec::with_capacity(order.len());
+    for (f, t) in order {
+        if kept.iter().filter(|&&(g, u)| g <= f && u >= t).count() < 2 {
+            kept.push((f, t));
         }
-        let q = f64::from(mix) / f as f64;
-        let c = RdpCurve::subsampled_gaussian(q, z, orders, preset.bound())?.times(t);
-        cache.push((f, t, c.clone()));
-        curves.push(c);
     }
+    // One curve per distinct rate (the moments shared), × the class's steps.
+    let mut rates: Vec<usize> = kept.iter().map(|&(f, _)| f).collect();
+    rates.dedup();
+    let qs: Vec<f64> = rates.iter().map(|&f| f64::from(mix) / f as f64).collect();
+    let base = RdpCurve::subsampled_gaussian_rates(&qs, z, orders, preset.bound())?;
+    let curves: Vec<RdpCurve> = kept
+        .iter()
+        .map(|&(f, t)| {
+            let i = rates
+                .binary_search(&f)
+                .expect("every kept floor has a rate");
+            base[i].clone().times(t)
+        })
+        .collect();
     two_class_max(&curves)
 }
 
@@ -725,6 +744,45 @@ mod tests {
         assert!(p[0].iter().all(|i| *i < 10));
         assert_eq!(p[1], [10, 11, 99, 99]);
         assert_eq!(padded, 2);
+    }
+
+    #[test]
+    fn standard_curve_is_the_two_class_max_of_every_class_curve() {
+        let o = default_orders();
+        // MNIST's class sizes with equal steps (most classes dominated twice), with steps in
+        // proportion (none dominated), repeated sizes, one class, and mixed cases.
+        let mnist = [
+            5923usize, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949,
+        ];
+        let cases: Vec<(Vec<usize>, Vec<u64>)> = vec![
+            (mnist.to_vec(), vec![6000; 10]),
+            (mnist.to_vec(), mnist.iter().map(|&n| n as u64).collect()),
+            (vec![900, 900, 900], vec![50, 50, 50]),
+            (vec![500], vec![70]),
+            (vec![300, 900, 300, 1200], vec![10, 40, 10, 5]),
+            (vec![100, 200, 300], vec![300, 200, 100]),
+        ];
+        for (floors, comps) in &cases {
+            for z in [0.6, 1.3, 4.0] {
+                let all: Vec<RdpCurve> = floors
+                    .iter()
+                    .zip(comps)
+                    .map(|(&f, &t)| {
+                        RdpCurve::subsampled_gaussian(
+                            4.0 / f as f64,
+                            z,
+                            &o,
+                            Preset::Default.bound(),
+                        )
+                        .unwrap()
+                        .times(t)
+                    })
+                    .collect();
+                let want = two_class_max(&all).unwrap();
+                let got = standard_curve(floors, comps, 4, z, &o, Preset::Default).unwrap();
+                assert_eq!(got.rdp, want.rdp, "{floors:?} {comps:?} z={z}");
+            }
+        }
     }
 
     #[test]
