@@ -3,6 +3,10 @@
 //! full precision), measured in the same run; prints a table with the ratio.
 //!
 //!     cargo run --release --example readout_speed
+//!
+//! With `--json` it prints, instead of the table, one line per case: the `noisePreview`
+//! request and the whole readout's native time (best of 3), which `bench/browser/readout.mjs`
+//! replays through the app's worker in Chromium.
 use privmix::accountant::{default_orders, Preset};
 use privmix::api::accountant::{preview, PreviewRequest};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
@@ -20,17 +24,40 @@ fn best_ms(reps: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
+    let json = std::env::args().any(|a| a == "--json");
     let orders = default_orders();
     let acc = std::f64::consts::FRAC_1_SQRT_2;
-    println!("| classes × size | d | ε | l | previous ranking (ms) | ranking now (ms) | ratio | whole readout now (ms) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    if !json {
+        println!("| classes × size | d | ε | l | previous ranking (ms) | ranking now (ms) | ratio | whole readout now (ms) |");
+        println!("|---|---|---|---|---|---|---|---|");
+    }
     for (sizes, d) in [
+        (vec![6000u64; 10], 784u64),
+        // MNIST's real training-set class sizes (T = 60,000): ten different floors.
+        (
+            vec![5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949],
+            784,
+        ),
         (vec![1000u64; 10], 784u64),
         (vec![50, 50, 50], 4),
         (vec![7841, 24720], 14),
         (vec![900, 1000], 64),
     ] {
-        for eps in [1.0, 5.0] {
+        for eps in [1.0, 5.0, 10.0] {
+            let req = serde_json::json!({
+                "classSizes": sizes, "epsilon": eps, "delta": 1e-5, "features": d, "mix": "auto"
+            });
+            let parsed: PreviewRequest = serde_json::from_value(req.clone()).unwrap();
+            if json {
+                let whole = best_ms(3, || {
+                    preview(&parsed).unwrap();
+                });
+                println!(
+                    "{}",
+                    serde_json::json!({ "request": req, "nativeMs": whole })
+                );
+                continue;
+            }
             let pool = *sizes.iter().min().unwrap();
             let per = sizes.iter().sum::<u64>() / sizes.len() as u64;
             let target = eps * 0.9;
@@ -82,12 +109,8 @@ fn main() {
                 }
                 l_prev = best.1;
             });
-            let req: PreviewRequest = serde_json::from_value(serde_json::json!({
-                "classSizes": sizes, "epsilon": eps, "delta": 1e-5, "features": d, "mix": "auto"
-            }))
-            .unwrap();
             let whole = best_ms(3, || {
-                preview(&req).unwrap();
+                preview(&parsed).unwrap();
             });
             let same = if l as u32 == l_prev {
                 String::new()
