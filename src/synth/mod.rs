@@ -8,6 +8,9 @@
 
 use std::borrow::Cow;
 
+mod emit;
+mod receipt;
+
 use crate::accountant::calibrate::smallest_z;
 use crate::accountant::pld::mechanisms::Adjacency as PldAdjacency;
 use crate::accountant::{
@@ -18,13 +21,13 @@ use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
+use crate::mechanisms::cda;
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, check_mix, check_sigma, CdaShape};
-use crate::mechanisms::cda::{self, CdaConfig};
 use crate::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixShape};
-use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
+use crate::mechanisms::dpmix::{self, LabelOutput};
 use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::{LabelSigma, SynthPld};
-use crate::mechanisms::projection::{self, Projection};
+use crate::mechanisms::projection;
 use crate::preprocess::auto::{
     auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
 };
@@ -32,7 +35,6 @@ use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
 use crate::preprocess::dp_counts::{
     build_pools, calibrate_standard, dp_classes, split_samples, standard_curve, ClassCountReport,
 };
-use crate::preprocess::encode::write_number;
 use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{
     dp_columns, fit_feature_space_with, plan_extras, range_threshold_sigmas, DpHistogramBudget,
@@ -42,11 +44,7 @@ use crate::preprocess::rownorm::{
     accounting_clip, box_accounting_clip, box_diameter, scale_rows_to_norm,
 };
 use crate::preprocess::{FeatureSpace, NormalizationReport, NormalizeMode};
-use crate::receipt::{
-    component, preset_parts, AccountantReport, BaselineParameters, CdaParameters, DataReport,
-    DpMixParameters, EpsByPreset, Guarantee, Parameters, PldReport, Randomness, Receipt, BUILD_ID,
-    VERSION,
-};
+use crate::receipt::{BaselineParameters, CdaParameters, DpMixParameters, Parameters, Receipt};
 use crate::rng::ReleaseRng;
 use serde::{Deserialize, Serialize};
 
@@ -273,30 +271,6 @@ struct Classes {
     labels: Vec<String>,
     members: Vec<Vec<u32>>,
     sizes: Vec<usize>,
-}
-
-/// What the receipt says about how the noise is sampled (floating point or exact) and why
-/// its ε holds for that noise.
-fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
-    let (release, epsilon) = match mechanism {
-        Mechanism::Cda => (
-            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
-            "the PLD figure (epsilon) is proven for the discrete noise: every draw has σ ≥ 2^30 grid units, within squared Hellinger distance 9.8e-40 of a rounded continuous Gaussian, and a synthesis makes at most 2^48 draws (checked), so the whole output is within total variation T ≤ 7.4e-13 of a release whose privacy-loss distribution is the continuous Gaussian one computed; the accountant charges (1 + e^ε)·T to δ (in accountant.pld.delta_charge; accountant::pld::coupling). Where these conditions fail (a noise multiplier below about 2^-11) the PLD side gives +∞ and epsilon is the RDP bound. The RDP curve, which CKS20 prove holds for the discrete Gaussian, gives the cross-check accountant.epsilon_rdp",
-        ),
-        Mechanism::DpMix(_) => (
-            "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
-            "the PLD figure (epsilon) is proven for the discrete noise: every draw (feature sums and label counts) has σ ≥ 2^30 grid units, within squared Hellinger distance 9.8e-40 of a rounded continuous Gaussian, and a synthesis makes at most 2^48 draws (checked), so the whole output is within total variation T ≤ 7.4e-13 of a release whose privacy-loss distribution is the continuous Gaussian one computed; the accountant charges (1 + e^ε)·T to δ (in accountant.pld.delta_charge; accountant::pld::coupling). Where these conditions fail (a noise multiplier below about 2^-11, or σy·l below about 2^-10) the PLD side gives +∞ and epsilon is the RDP bound. The RDP curve, which CKS20 prove holds for the discrete Gaussian, gives the cross-check accountant.epsilon_rdp",
-        ),
-        _ => (
-            "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",
-            "ε is charged with the continuous Gaussian's RDP curve, which CKS20 prove holds for the discrete Gaussian; the PLD figure (epsilon) uses the continuous Gaussian's privacy-loss distribution, which is not a proven bound for this noise: the discrete δ(ε) can exceed it by a gap falling about as 1/σ² in grid units; each row's noise has σ ≥ 2^10·√d·σ/Δ grid units (the counts ≥ 2^30), and the gap is not charged. The proven bound is accountant.epsilon_rdp",
-        ),
-    };
-    vec![
-        release.into(),
-        "the data path's statistics (DP class counts, column-type decision, DP normalization) get exact discrete Gaussian noise on integer counts (on a grid 2^-k of a count, so the released counts are multiples of 2^-k); their thresholds are one count higher to cover the discrete tail".into(),
-        epsilon.into(),
-    ]
 }
 
 /// Noise draws the data path may make per column, besides one per category: two for the
@@ -1208,7 +1182,7 @@ fn synthesize_dyn(
     rng: &mut ReleaseRng,
     header: &mut dyn FnMut(&[String]) -> Result<()>,
     row: &mut dyn FnMut(&[String]) -> Result<()>,
-    mut progress: &mut dyn FnMut(f64) -> Result<()>,
+    progress: &mut dyn FnMut(f64) -> Result<()>,
     denoise: bool,
 ) -> Result<Receipt> {
     // ---- checks ------------------------------------------------------------------------
@@ -1554,7 +1528,6 @@ fn synthesize_dyn(
     }
     let shape_curve = types_curve.clone().compose(&counts_curve)?;
     let extra_curve = norm.curve.clone().compose(&shape_curve)?;
-    let other = opts.preset.other();
     let label_free_public = vec![
         "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
         "the number of input rows and the column names and types".to_string(),
@@ -1648,51 +1621,7 @@ fn synthesize_dyn(
     };
 
     // ---- the guarantee -----------------------------------------------------------------
-    let total = plan.curve.clone().compose(&extra_curve)?;
-    let mut guarantee = total.epsilon(delta_rdp, opts.preset.conversion())?;
-    guarantee.epsilon += eps_terms;
-    let epsilon_rdp = guarantee.epsilon;
-    // The PLD bound (same δ, same ε terms); the guarantee is the smaller of the two.
-    let pld_eps = match &plan.pld {
-        Some(p) => {
-            let mut e = p.epsilon(plan.sigma_x, delta_rdp)?;
-            e.epsilon += eps_terms;
-            Some(e)
-        }
-        None => None,
-    };
-    if let Some(e) = &pld_eps {
-        if e.epsilon < guarantee.epsilon {
-            guarantee.epsilon = e.epsilon;
-        }
-    }
-    if let Some(target) = opts.epsilon {
-        if guarantee.epsilon > target {
-            return Err(Error::param(
-                "sigma-x",
-                plan.sigma_x,
-                format!("this noise gives ε = {:.4} > the target ε = {target}; raise σx or leave it out to calibrate", guarantee.epsilon),
-            ));
-        }
-    }
-    let eps_other = plan
-        .curve_other
-        .clone()
-        .compose(&extra_curve)?
-        .epsilon(delta_rdp, other.conversion())?
-        .epsilon
-        + eps_terms;
-    let by_preset = if opts.preset == Preset::Default {
-        EpsByPreset {
-            default: epsilon_rdp,
-            paper: eps_other,
-        }
-    } else {
-        EpsByPreset {
-            default: eps_other,
-            paper: epsilon_rdp,
-        }
-    };
+    let guaranteed = receipt::guarantee(&plan, &extra_curve, opts, delta_rdp, eps_terms)?;
 
     // ---- generate, decode, emit --------------------------------------------------------
     // What the receipt needs from the encoded table; the table itself is not needed any more
@@ -1704,324 +1633,61 @@ fn synthesize_dyn(
         table.names[cls.index].clone(),
     );
     drop(encoded);
-    let mut cells = Vec::with_capacity(space.names.len() + k);
-    // Cells in the input's columns: indicator columns removed, missing cells written back.
-    let mut restored: Vec<String> = Vec::with_capacity(missing_codec.names().len() + k);
-    let mut out_row =
-        |cells: &[String]| -> Result<()> { row(missing_codec.restored(cells, &mut restored)) };
-    match mechanism {
-        Mechanism::Cda => {
-            header(missing_codec.names())?;
-            let cfg = CdaConfig {
-                mix: opts.mix,
-                sigma_x: plan.sigma_x,
-                sigma_y: opts.sigma_y,
-                per_class: per_class_counts.clone(),
-                clip: opts.clip,
-            };
-            // The whole output is decoded at once (quantile mapping needs every row's rank).
-            let mut buf: Vec<f32> = Vec::with_capacity(rows_total * d);
-            let mut labels: Vec<u32> = Vec::with_capacity(rows_total);
-            cda::generate(
-                &features,
-                d,
-                &cls.members,
-                &cfg,
-                rng,
-                |label, r| {
-                    buf.extend_from_slice(r);
-                    labels.push(label as u32);
-                    Ok(())
-                },
-                &mut progress,
-            )?;
-            // The real rows are not read again: free them before decoding.
-            drop(std::mem::take(&mut features));
-            space.decode_batch(
-                &mut buf,
-                rescale.unwrap_or(1.0),
-                &released.marginals,
-                (denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
-                Some(&labels[..]),
-                &|i| cls.labels[labels[i] as usize].clone(),
-                &mut out_row,
-            )?;
-        }
-        Mechanism::DpMix(o) => {
-            let soft = o.labels == LabelOutput::Soft;
-            let names = if soft {
-                let mut names = Vec::with_capacity(space.names.len() + k);
-                for (j, name) in missing_codec.names().iter().enumerate() {
-                    if j == original_label_index {
-                        names.extend(cls.labels.iter().map(|c| soft_label_column(name, c)));
-                    } else {
-                        names.push(name.clone());
-                    }
-                }
-                names
-            } else {
-                missing_codec.names().to_vec()
-            };
-            header(&names)?;
-            let mut probs = vec![0f64; k];
-            let mut out = Vec::with_capacity(names.len());
-            let mut emit = |r: &[f32], y: &[f64], cells: &mut Vec<String>| -> Result<()> {
-                if soft {
-                    probs.copy_from_slice(y);
-                    dpmix::project_to_simplex(&mut probs);
-                    space.decode_row(r, "", cells);
-                    missing_codec.restore(cells, &mut out);
-                    let tail = out.split_off(original_label_index + 1);
-                    out.pop();
-                    for p in &probs {
-                        let mut s = String::new();
-                        write_number(&mut s, *p, false);
-                        out.push(s);
-                    }
-                    out.extend(tail);
-                } else {
-                    space.decode_row(r, &cls.labels[dpmix::argmax(y)], cells);
-                    missing_codec.restore(cells, &mut out);
-                }
-                row(&out)
-            };
-            if o.class_wise {
-                let cfg = CdaConfig {
-                    mix: opts.mix,
-                    sigma_x: plan.sigma_x,
-                    sigma_y: None,
-                    per_class: vec![per_class; k],
-                    // Rows in the unit box [0, 1]^d.
-                    clip: cda::unit_box_radius(d),
-                };
-                let mut onehot = vec![0f64; k];
-                cda::generate(
-                    &features,
-                    d,
-                    &cls.members,
-                    &cfg,
-                    rng,
-                    |label, r| {
-                        onehot.iter_mut().for_each(|v| *v = 0.0);
-                        onehot[label] = 1.0;
-                        emit(r, &onehot, &mut cells)
-                    },
-                    &mut progress,
-                )?;
-            } else {
-                let sigma_y = match &plan.parameters {
-                    Parameters::DpMix(p) => p.sigma_y.unwrap_or(plan.sigma_x),
-                    _ => plan.sigma_x,
-                };
-                let cfg = DpMixConfig {
-                    mix: opts.mix,
-                    sigma_x: plan.sigma_x,
-                    sigma_y,
-                    samples: t,
-                };
-                dpmix::generate(
-                    &features,
-                    d,
-                    &cls.codes,
-                    k,
-                    &cfg,
-                    rng,
-                    |r, y| emit(r, y, &mut cells),
-                    &mut progress,
-                )?;
-            }
-        }
-        Mechanism::Local | Mechanism::Projection(_) => {
-            header(missing_codec.names())?;
-            let chosen = local::select_rows(n, t, rng)?;
-            let mut sink = |i: usize, r: &[f32]| -> Result<()> {
-                space.decode_row(r, &cls.labels[cls.codes[i] as usize], &mut cells);
-                out_row(&cells)
-            };
-            match &plan.parameters {
-                Parameters::Baseline(BaselineParameters {
-                    projection_dim: Some(kd),
-                    ..
-                }) => {
-                    let proj = Projection::random(d, *kd, rng)?;
-                    projection::generate(
-                        &features,
-                        &proj,
-                        &chosen,
-                        opts.clip,
-                        plan.sigma_x,
-                        rng,
-                        &mut sink,
-                        &mut progress,
-                    )?;
-                }
-                _ => local::perturb(
-                    &features,
-                    d,
-                    &chosen,
-                    opts.clip,
-                    plan.sigma_x,
-                    rng,
-                    &mut sink,
-                    &mut progress,
-                )?,
-            }
-        }
-    }
-    drop(features);
+    emit::generate_and_emit(
+        &emit::Generation {
+            mechanism,
+            opts,
+            plan: &plan,
+            space: &space,
+            missing_codec: &missing_codec,
+            cls: &cls,
+            per_class_counts: &per_class_counts,
+            rescale,
+            marginals: &released.marginals,
+            denoise,
+            label_index: original_label_index,
+            n,
+            k,
+            d,
+            t,
+            per_class,
+        },
+        features,
+        rng,
+        header,
+        row,
+        progress,
+    )?;
 
-    // ---- receipt -----------------------------------------------------------------------
-    let (bound, conversion) = preset_parts(opts.preset);
-    let mut components = vec![component(plan.component, &plan.curve)];
-    if norm.dp {
-        components.push(component("dp normalization histograms", &norm.curve));
-    }
-    if decisions.used_dp() {
-        components.push(component(
-            "dp column types and missing indicators",
-            &types_curve,
-        ));
-    }
-    if count_report.is_some() {
-        components.push(component("dp class counts", &counts_curve));
-    }
-    let mut unprotected = Vec::new();
-    if rows_dropped > 0 {
-        unprotected.push(format!(
-            "rows_dropped ({}): the table was read with rows with missing values dropped; the count is computed from the raw data",
-            rows_dropped
-        ));
-    }
-    if !decisions.protected {
-        unprotected.push(
-            "column types and missing indicators: inferred from the data (column types 'data')"
-                .into(),
-        );
-    }
-    if opts.normalize == NormalizeMode::Data {
-        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): normalize = data".into());
-    }
-    let mut warnings = norm_report.warnings.clone();
-    if opts.normalize == NormalizeMode::Data {
-        warnings.push(norm_report.statement.clone());
-    }
-    warnings.extend(plan.warnings);
-    if opts.adjacency == Adjacency::Standard && !standard {
-        warnings.push(format!(
-            "{} does not implement the standard adjacency (label included); its own adjacency is stated in the guarantee",
-            mechanism.name()
-        ));
-    }
-    if let Some(r) = &count_report {
-        if let Some(thr) = r.threshold {
-            // The label set itself was released under DP: a class with fewer records than
-            // about the threshold is not in the output at all. Says nothing about which or
-            // how many classes were left out (that would be the private part).
-            warnings.push(format!(
-                "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}}) or raise ε",
-                r.labels.len(),
-                r.labels.join(", "),
-                label = label_name,
-            ));
-        }
-        if !r.labels_too_small.is_empty() {
-            warnings.push(format!(
-                "classes released but too small to synthesize at this budget (DP floor below l): {}",
-                r.labels_too_small.join(", ")
-            ));
-        }
-    }
-    if rng.seed().is_some() {
-        warnings.push("seeded, not for release: this run used a fixed seed".into());
-    }
-    Ok(Receipt {
-        epsilon: guarantee.epsilon,
-        delta: opts.delta,
-        mechanism: mechanism.name(),
-        guarantee: Guarantee {
-            adjacency: plan.adjacency,
-            public_information: plan.public_information,
-            unprotected,
-            limitations: noise_limitations(mechanism),
-        },
-        parameters: plan.parameters,
-        accountant: AccountantReport {
-            preset: opts.preset,
-            bound,
-            conversion,
-            orders: orders.clone(),
-            rdp: total.rdp.clone(),
-            order: guarantee.order,
+    Ok(receipt::assemble(
+        receipt::ReceiptParts {
+            opts,
+            mechanism,
+            standard,
+            plan,
+            guaranteed,
             delta_rdp,
-            epsilon_by_preset: by_preset,
-            components,
-            accountant: if pld_eps.is_some() { "pld" } else { "rdp" },
-            epsilon_rdp,
-            pld: pld_eps.as_ref().zip(plan.pld.as_ref()).map(|(e, p)| {
-                let (sampling_rate, compositions) = p.rate_and_steps();
-                PldReport {
-                epsilon: e.epsilon,
-                grid_step: e.grid_step,
-                fft_len: e.fft_len,
-                delta_charge: e.charge,
-                sampling_rate,
-                compositions,
-                scope: if matches!(mechanism, Mechanism::Cda) {
-                    "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
-                } else if matches!(mechanism, Mechanism::DpMix(_)) {
-                    "DPMix's T mixes, each one Gaussian step (features and labels scaled together: 1/z² = dx/(l²σx²) + dy/(l²σy²)) on l rows drawn without replacement from the pool (replace-one), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
-                } else {
-                    "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
-                },
-            }
-            }),
-        },
-        normalization: norm_report,
-        data: DataReport {
+            norm_dp: norm.dp,
+            norm_curve: &norm.curve,
+            norm_report,
+            decisions,
+            types_curve: &types_curve,
+            count_report,
+            counts_curve: &counts_curve,
+            missing_report,
+            cls,
             rows_used,
             rows_dropped,
+            label_name,
             columns: missing_codec.names().to_vec(),
-            label: label_name,
-            class_labels: cls.labels,
-            class_counts: plan.class_counts_public.then_some(cls.sizes),
         },
-        randomness: Randomness::of(rng),
-        column_types: Some(decisions),
-        missing: Some(missing_report),
-        class_counts: count_report,
-        warnings,
-        version: VERSION,
-        build_id: BUILD_ID,
-    })
+        rng,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The receipts say which ε is proven for the discrete noise and how: DP-CDA's and DPMix's
-    /// PLD figures with the coupling charge, local perturbation's RDP bound only.
-    #[test]
-    fn receipts_state_why_epsilon_holds_for_discrete_noise() {
-        let cda = noise_limitations(&Mechanism::Cda).join(" ");
-        assert!(cda.contains("is proven for the discrete noise"), "{cda}");
-        assert!(cda.contains("T ≤ 7.4e-13"), "{cda}");
-        let dpmix = noise_limitations(&Mechanism::DpMix(DpMixOptions::default())).join(" ");
-        assert!(
-            dpmix.contains("is proven for the discrete noise"),
-            "{dpmix}"
-        );
-        assert!(
-            dpmix.contains("label counts") && dpmix.contains("T ≤ 7.4e-13"),
-            "{dpmix}"
-        );
-        let local = noise_limitations(&Mechanism::Local).join(" ");
-        assert!(
-            !local.contains("is proven for the discrete noise"),
-            "{local}"
-        );
-        assert!(local.contains("not a proven bound"), "{local}");
-    }
 
     /// The draw budget of the coupling charge: 2^47 for the data path and 2^47 for the mixing,
     /// refused with named errors beyond (far beyond any real table).

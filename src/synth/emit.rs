@@ -1,0 +1,275 @@
+//! Generation, decoding and output: each mechanism's synthetic rows, made from the encoded
+//! features with the calibrated noise, decoded into the input's columns (indicator columns
+//! removed, missing cells written back) and handed to the caller's sinks.
+use super::{soft_label_column, Classes, Mechanism, Plan, SynthOptions};
+use crate::error::Result;
+use crate::mechanisms::cda::{self, CdaConfig};
+use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
+use crate::mechanisms::local;
+use crate::mechanisms::projection::{self, Projection};
+use crate::preprocess::encode::write_number;
+use crate::preprocess::missing::MissingCodec;
+use crate::preprocess::normalize::ColumnMarginal;
+use crate::preprocess::FeatureSpace;
+use crate::receipt::{BaselineParameters, Parameters};
+use crate::rng::ReleaseRng;
+
+/// A sink for the header or for one output row.
+pub(super) type CellSink<'s> = &'s mut dyn FnMut(&[String]) -> Result<()>;
+/// A sink for the progress fraction.
+pub(super) type ProgressSink<'s> = &'s mut dyn FnMut(f64) -> Result<()>;
+
+/// What the generation reads, all fixed before it starts (the accounting plan included).
+pub(super) struct Generation<'a> {
+    pub mechanism: &'a Mechanism,
+    /// The options with `mix` resolved.
+    pub opts: &'a SynthOptions,
+    pub plan: &'a Plan,
+    pub space: &'a FeatureSpace,
+    pub missing_codec: &'a MissingCodec,
+    pub cls: &'a Classes,
+    /// The rows each class gets (DP-CDA).
+    pub per_class_counts: &'a [usize],
+    /// The scale restored after the noise (rows scaled to a common or public norm).
+    pub rescale: Option<f64>,
+    pub marginals: &'a [Option<ColumnMarginal>],
+    /// Empirical-Bayes shrinkage toward the class means (DP-CDA without label noise).
+    pub denoise: bool,
+    /// The label's column in the input (DPMix's soft labels replace it).
+    pub label_index: usize,
+    /// Input rows, classes, encoded dimension, rows requested, T / K.
+    pub n: usize,
+    pub k: usize,
+    pub d: usize,
+    pub t: usize,
+    pub per_class: usize,
+}
+
+/// Makes the synthetic rows of `g.mechanism` from `features` (consumed: the real rows are
+/// freed as soon as they are not read any more) and writes the header and every row.
+pub(super) fn generate_and_emit(
+    g: &Generation<'_>,
+    features: Vec<f32>,
+    rng: &mut ReleaseRng,
+    header: CellSink<'_>,
+    row: CellSink<'_>,
+    progress: ProgressSink<'_>,
+) -> Result<()> {
+    match g.mechanism {
+        Mechanism::Cda => emit_cda(g, features, rng, header, row, progress),
+        Mechanism::DpMix(o) => {
+            let soft = o.labels == LabelOutput::Soft;
+            emit_dpmix(
+                g,
+                o.class_wise,
+                soft,
+                &features,
+                rng,
+                (header, row),
+                progress,
+            )
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            emit_baseline(g, &features, rng, header, row, progress)
+        }
+    }
+}
+
+/// DP-CDA: every row generated, then the whole output decoded at once (quantile mapping
+/// needs every row's rank).
+fn emit_cda(
+    g: &Generation<'_>,
+    features: Vec<f32>,
+    rng: &mut ReleaseRng,
+    header: CellSink<'_>,
+    row: CellSink<'_>,
+    mut progress: ProgressSink<'_>,
+) -> Result<()> {
+    let (opts, plan, cls) = (g.opts, g.plan, g.cls);
+    header(g.missing_codec.names())?;
+    let cfg = CdaConfig {
+        mix: opts.mix,
+        sigma_x: plan.sigma_x,
+        sigma_y: opts.sigma_y,
+        per_class: g.per_class_counts.to_vec(),
+        clip: opts.clip,
+    };
+    let rows_total: usize = g.per_class_counts.iter().sum();
+    let mut buf: Vec<f32> = Vec::with_capacity(rows_total * g.d);
+    let mut labels: Vec<u32> = Vec::with_capacity(rows_total);
+    cda::generate(
+        &features,
+        g.d,
+        &cls.members,
+        &cfg,
+        rng,
+        |label, r| {
+            buf.extend_from_slice(r);
+            labels.push(label as u32);
+            Ok(())
+        },
+        &mut progress,
+    )?;
+    // The real rows are not read again: free them before decoding.
+    drop(features);
+    // Cells in the input's columns: indicator columns removed, missing cells written back.
+    let mut restored: Vec<String> = Vec::with_capacity(g.missing_codec.names().len() + g.k);
+    let mut out_row =
+        |cells: &[String]| -> Result<()> { row(g.missing_codec.restored(cells, &mut restored)) };
+    g.space.decode_batch(
+        &mut buf,
+        g.rescale.unwrap_or(1.0),
+        g.marginals,
+        (g.denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
+        Some(&labels[..]),
+        &|i| cls.labels[labels[i] as usize].clone(),
+        &mut out_row,
+    )
+}
+
+/// DPMix (label-mixing or class-wise): each row decoded as it is made; soft labels become
+/// one probability column per class in place of the label column.
+fn emit_dpmix(
+    g: &Generation<'_>,
+    class_wise: bool,
+    soft: bool,
+    features: &[f32],
+    rng: &mut ReleaseRng,
+    (header, row): (CellSink<'_>, CellSink<'_>),
+    mut progress: ProgressSink<'_>,
+) -> Result<()> {
+    let (opts, plan, cls, space, codec) = (g.opts, g.plan, g.cls, g.space, g.missing_codec);
+    let k = g.k;
+    let names = if soft {
+        let mut names = Vec::with_capacity(space.names.len() + k);
+        for (j, name) in codec.names().iter().enumerate() {
+            if j == g.label_index {
+                names.extend(cls.labels.iter().map(|c| soft_label_column(name, c)));
+            } else {
+                names.push(name.clone());
+            }
+        }
+        names
+    } else {
+        codec.names().to_vec()
+    };
+    header(&names)?;
+    let mut cells = Vec::with_capacity(space.names.len() + k);
+    let mut probs = vec![0f64; k];
+    let mut out = Vec::with_capacity(names.len());
+    let mut emit = |r: &[f32], y: &[f64], cells: &mut Vec<String>| -> Result<()> {
+        if soft {
+            probs.copy_from_slice(y);
+            dpmix::project_to_simplex(&mut probs);
+            space.decode_row(r, "", cells);
+            codec.restore(cells, &mut out);
+            let tail = out.split_off(g.label_index + 1);
+            out.pop();
+            for p in &probs {
+                let mut s = String::new();
+                write_number(&mut s, *p, false);
+                out.push(s);
+            }
+            out.extend(tail);
+        } else {
+            space.decode_row(r, &cls.labels[dpmix::argmax(y)], cells);
+            codec.restore(cells, &mut out);
+        }
+        row(&out)
+    };
+    if class_wise {
+        let cfg = CdaConfig {
+            mix: opts.mix,
+            sigma_x: plan.sigma_x,
+            sigma_y: None,
+            per_class: vec![g.per_class; k],
+            // Rows in the unit box [0, 1]^d.
+            clip: cda::unit_box_radius(g.d),
+        };
+        let mut onehot = vec![0f64; k];
+        cda::generate(
+            features,
+            g.d,
+            &cls.members,
+            &cfg,
+            rng,
+            |label, r| {
+                onehot.iter_mut().for_each(|v| *v = 0.0);
+                onehot[label] = 1.0;
+                emit(r, &onehot, &mut cells)
+            },
+            &mut progress,
+        )
+    } else {
+        let sigma_y = match &plan.parameters {
+            Parameters::DpMix(p) => p.sigma_y.unwrap_or(plan.sigma_x),
+            _ => plan.sigma_x,
+        };
+        let cfg = DpMixConfig {
+            mix: opts.mix,
+            sigma_x: plan.sigma_x,
+            sigma_y,
+            samples: g.t,
+        };
+        dpmix::generate(
+            features,
+            g.d,
+            &cls.codes,
+            k,
+            &cfg,
+            rng,
+            |r, y| emit(r, y, &mut cells),
+            &mut progress,
+        )
+    }
+}
+
+/// Local perturbation and random projection: T rows chosen, each perturbed and decoded with
+/// its own label.
+fn emit_baseline(
+    g: &Generation<'_>,
+    features: &[f32],
+    rng: &mut ReleaseRng,
+    header: CellSink<'_>,
+    row: CellSink<'_>,
+    mut progress: ProgressSink<'_>,
+) -> Result<()> {
+    let (opts, plan, cls) = (g.opts, g.plan, g.cls);
+    header(g.missing_codec.names())?;
+    let chosen = local::select_rows(g.n, g.t, rng)?;
+    let mut cells = Vec::with_capacity(g.space.names.len() + g.k);
+    let mut restored: Vec<String> = Vec::with_capacity(g.missing_codec.names().len() + g.k);
+    let mut sink = |i: usize, r: &[f32]| -> Result<()> {
+        g.space
+            .decode_row(r, &cls.labels[cls.codes[i] as usize], &mut cells);
+        row(g.missing_codec.restored(&cells, &mut restored))
+    };
+    match &plan.parameters {
+        Parameters::Baseline(BaselineParameters {
+            projection_dim: Some(kd),
+            ..
+        }) => {
+            let proj = Projection::random(g.d, *kd, rng)?;
+            projection::generate(
+                features,
+                &proj,
+                &chosen,
+                opts.clip,
+                plan.sigma_x,
+                rng,
+                &mut sink,
+                &mut progress,
+            )
+        }
+        _ => local::perturb(
+            features,
+            g.d,
+            &chosen,
+            opts.clip,
+            plan.sigma_x,
+            rng,
+            &mut sink,
+            &mut progress,
+        ),
+    }
+}
