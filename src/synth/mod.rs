@@ -37,8 +37,8 @@ use crate::preprocess::dp_counts::{
 };
 use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{
-    dp_columns, fit_feature_space_with, plan_extras, range_threshold_sigmas, DpHistogramBudget,
-    ExtraStats, Released,
+    dp_columns, fit_feature_space_with, plan_extras, range_threshold_sigmas, ColumnMarginal,
+    DpHistogramBudget, ExtraStats, Released,
 };
 use crate::preprocess::rownorm::{
     accounting_clip, box_accounting_clip, box_diameter, scale_rows_to_norm,
@@ -516,7 +516,6 @@ fn normalize(
 /// mixing noise marks a large share of rows missing in columns that have none.
 fn indicator_marginals(table: &Table, decisions: &DecisionReport, released: &mut Released) {
     use crate::preprocess::missing::INDICATOR_SUFFIX;
-    use crate::preprocess::normalize::ColumnMarginal;
     use crate::preprocess::quantile::NumericMarginal;
     let n = table.n_rows.max(1) as f64;
     for (j, name) in table.names.iter().enumerate() {
@@ -1173,6 +1172,293 @@ pub fn synthesize_denoised<'t>(
     )
 }
 
+/// How the encoded rows are brought into the mechanism's bounded set. DP-CDA's rows are
+/// non-negative outside `data` mode, which gives the √2·c bound (proof note in
+/// preprocess::rownorm).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum RowScaling {
+    /// DPMix: entries clamped into the unit box [0, 1]^d.
+    UnitBox,
+    /// Every row scaled to norm c; after the noise, × the DP mean norm / c.
+    CommonNorm { mean_norm: f64 },
+    /// Entries clamped into [0, 1] and divided by the public maximum norm M / c (no row
+    /// changes direction or relative length); × M / c after the noise.
+    PublicNorm { max_norm: f64 },
+    /// Rows clipped to norm ≤ c.
+    Clipped,
+}
+
+impl RowScaling {
+    /// A common norm when a DP mean norm lets the scale be restored, else the public
+    /// maximum norm when there is one (non-negative rows only), else clipping.
+    fn choose(unit_box: bool, nonneg: bool, released: &Released) -> Self {
+        match (unit_box, nonneg, released.mean_norm) {
+            (true, _, _) => RowScaling::UnitBox,
+            (false, true, Some(mean_norm)) => RowScaling::CommonNorm { mean_norm },
+            (false, true, None) if released.max_norm > 0.0 => RowScaling::PublicNorm {
+                max_norm: released.max_norm,
+            },
+            _ => RowScaling::Clipped,
+        }
+    }
+
+    /// The factor that restores the rows' scale after the noise (post-processing).
+    fn rescale(self, clip: f64) -> Option<f64> {
+        match self {
+            RowScaling::CommonNorm { mean_norm } => Some(mean_norm / clip),
+            RowScaling::PublicNorm { max_norm } => Some(max_norm / clip),
+            RowScaling::UnitBox | RowScaling::Clipped => None,
+        }
+    }
+
+    /// Scales the rows of `features` (width `dim`) to clip `c`: (rows clipped, entries
+    /// clamped).
+    fn apply(self, features: &mut [f32], dim: usize, clip: f64) -> Result<(usize, usize)> {
+        Ok(match self {
+            RowScaling::UnitBox => (0, clamp_unit_box(features)),
+            RowScaling::CommonNorm { .. } => {
+                scale_rows_to_norm(features, dim, clip)?;
+                (0, 0)
+            }
+            RowScaling::PublicNorm { max_norm } => {
+                // ‖u‖ ≤ M for every encoded row; dividing by M/c puts every row in the ball
+                // of radius c without changing any row's direction or relative length.
+                // Entries clamped into [0, 1] first (a per-record map, a no-op on this
+                // encoding), so the box bound of preprocess::rownorm never rests on the data.
+                let s = (clip / max_norm) as f32;
+                features.iter_mut().for_each(|x| *x = x.min(1.0) * s);
+                (clip_rows(features, dim, clip)?, 0)
+            }
+            RowScaling::Clipped => (clip_rows(features, dim, clip)?, 0),
+        })
+    }
+
+    /// The receipt's line on the rows (the unit box is described by DPMix's parameters).
+    fn describe(self) -> &'static str {
+        match self {
+            RowScaling::CommonNorm { .. } => {
+                "scaled to L2 norm c (every row), rescaled after the noise by the DP mean norm / c"
+            }
+            RowScaling::PublicNorm { .. } => {
+                "entries clamped into [0, 1], divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise; sensitivity: the diameter c·D/M of that box over l"
+            }
+            RowScaling::UnitBox | RowScaling::Clipped => "clipped to L2 norm ≤ c",
+        }
+    }
+}
+
+/// What the receipt says about the rows' encoding, its sensitivity and the decoding.
+fn encoding_report(
+    opts: &SynthOptions,
+    scaling: RowScaling,
+    nonneg: bool,
+    acc_clip: f64,
+    marginals: &[Option<ColumnMarginal>],
+    denoise: bool,
+    mix_choice: String,
+) -> EncodingReport {
+    EncodingReport {
+        rows: scaling.describe(),
+        nonnegative: nonneg,
+        sensitivity: 2.0 * acc_clip / opts.mix as f64,
+        rescale: scaling.rescale(opts.clip),
+        decoding: {
+            let m = marginals.iter().filter(|m| m.is_some()).count();
+            let shrink = if opts.sigma_y.is_some() || !denoise {
+                ""
+            } else {
+                "rows shrunk toward their class's mean by the empirical-Bayes factor max(v − σx², 0)/v per feature (post-processing); "
+            };
+            let numeric = if denoise && opts.sigma_y.is_none() {
+                "mapped back linearly (pixels are clamped to their range when written)"
+            } else {
+                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range (a column whose range is one point is that constant)"
+            };
+            shrink.to_string()
+                + &if m > 0 {
+                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others {numeric} (categorical: argmax)")
+                } else {
+                    format!("numeric columns {numeric}; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)")
+                }
+        },
+        mix_choice,
+    }
+}
+
+/// The standard adjacency's classes: the DP label set, counts and pool floors replace the
+/// data's (each released class keeps its members; a class not in the data has none).
+fn release_classes(
+    cls: &mut Classes,
+    opts: &SynthOptions,
+    label_schema: Option<&[String]>,
+    z: f64,
+    delta_lab: f64,
+    rng: &mut ReleaseRng,
+) -> Result<ClassCountReport> {
+    let (dpc, rep) = dp_classes(
+        &cls.labels,
+        &cls.codes,
+        label_schema,
+        opts.mix,
+        opts.pool_floor,
+        z,
+        delta_lab,
+        rng,
+    )?;
+    cls.members = dpc
+        .level
+        .iter()
+        .map(|l| l.map_or_else(Vec::new, |c| cls.members[c as usize].clone()))
+        .collect();
+    cls.labels = dpc.labels.clone();
+    cls.sizes = dpc.floors.clone();
+    Ok(rep)
+}
+
+/// T and the rows each class gets: the requested T, else (standard adjacency) the rounded
+/// sum of the DP class counts, split in their proportions, else the input's row count,
+/// split evenly. Public either way.
+fn rows_per_class(
+    samples: Option<usize>,
+    count_report: Option<&ClassCountReport>,
+    k: usize,
+    n: usize,
+) -> (usize, Vec<usize>) {
+    let t = match (samples, count_report) {
+        (Some(t), _) => t,
+        // Public by construction: the rounded sum of the DP class counts.
+        (None, Some(r)) => r.noisy_counts.iter().sum::<f64>().round().max(k as f64) as usize,
+        (None, None) => n,
+    };
+    let per_class_counts: Vec<usize> = match count_report {
+        Some(r) => split_samples(t, &r.noisy_counts),
+        None => vec![t.checked_div(k).unwrap_or(0); k],
+    };
+    (t, per_class_counts)
+}
+
+/// DP-CDA's automatic l (preprocess::auto) from public numbers only: the smallest pool (the
+/// class sizes under keep-label, their DP floors under the standard adjacency), the most
+/// rows any class gets (from T and the DP counts), d, c, and the budget left after the data
+/// path's releases (`extra`, at `delta_rdp`).
+fn auto_l(
+    cls: &Classes,
+    per_class_counts: &[usize],
+    d: usize,
+    opts: &SynthOptions,
+    acc_clip: f64,
+    delta_rdp: f64,
+    extra: &RdpCurve,
+) -> Result<usize> {
+    let pool = *cls.sizes.iter().min().unwrap_or(&0) as u64;
+    let per_class = per_class_counts.iter().copied().max().unwrap_or(0) as u64;
+    let target = opts.epsilon.unwrap_or(f64::NAN);
+    auto_mix(
+        pool,
+        per_class,
+        d as u64,
+        opts.clip,
+        acc_clip,
+        delta_rdp,
+        target,
+        opts.preset,
+        &opts.orders,
+        Some(extra),
+    )
+}
+
+/// The receipt's statement of how the automatic l was chosen.
+fn auto_statement(l: usize) -> String {
+    format!("auto: l = {l} minimizes c²/l + d·σx(l)² (σx(l) from the RDP accountant on its orders up to 128, to 0.1 %) over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW)
+}
+
+/// The options' own rules (budget, noise, normalization share, l, c), before the data are
+/// read. `opts.mix` is already resolved (auto → a placeholder).
+fn check_options(opts: &SynthOptions, mechanism: &Mechanism) -> Result<()> {
+    check_delta(opts.delta)?;
+    if let Some(e) = opts.epsilon {
+        check_epsilon(e)?;
+    }
+    if let Some(s) = opts.sigma_x {
+        check_sigma("sigma-x", s)?;
+    }
+    if let Some(s) = opts.sigma_y {
+        check_sigma("sigma_y", s)?;
+    }
+    sigma_for_target(opts)?;
+    if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
+        return Err(Error::param(
+            "normalize-share",
+            opts.normalize_share,
+            "the share of ε for normalization must lie in (0, 1), e.g. 0.1",
+        ));
+    }
+    match mechanism {
+        Mechanism::Cda | Mechanism::DpMix(_) => check_mix(opts.mix as u64)?,
+        Mechanism::Local | Mechanism::Projection(_) => {}
+    }
+    match mechanism {
+        Mechanism::Cda | Mechanism::Local | Mechanism::Projection(_) => check_clip(opts.clip)?,
+        Mechanism::DpMix(_) => {}
+    }
+    Ok(())
+}
+
+/// Structural checks that need only the classes and T, before any budget is spent.
+fn check_structure(
+    mechanism: &Mechanism,
+    opts: &SynthOptions,
+    standard: bool,
+    cls: &Classes,
+    n: usize,
+    t: usize,
+) -> Result<()> {
+    let k = cls.labels.len();
+    match mechanism {
+        Mechanism::Cda
+        | Mechanism::DpMix(DpMixOptions {
+            class_wise: true, ..
+        }) => {
+            if !standard {
+                cda::check_pools(&cls.sizes, &cls.labels, opts.mix)?;
+            }
+            if t < k {
+                return Err(Error::param(
+                    "samples",
+                    t,
+                    format!("T must be at least the number of classes K = {k} so that every class gets a row; ask for {k} rows or more"),
+                ));
+            }
+        }
+        Mechanism::DpMix(_) => {
+            dpmix::accounting::check_structure(n as u64, opts.mix as u32, 1, t as u64)?;
+        }
+        Mechanism::Local | Mechanism::Projection(_) => {
+            local::check_structure(n as u64, t as u64, opts.clip)?;
+        }
+    }
+    match mechanism {
+        Mechanism::DpMix(DpMixOptions {
+            class_wise: true, ..
+        }) if opts.sigma_y.is_some() => {
+            return Err(Error::param(
+                "sigma_y",
+                opts.sigma_y.unwrap_or_default(),
+                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; leave σy out",
+            ));
+        }
+        Mechanism::Local | Mechanism::Projection(_) if opts.sigma_y.is_some() => {
+            return Err(Error::param(
+                "sigma_y",
+                opts.sigma_y.unwrap_or_default(),
+                "local perturbation and random projection keep each row's label and add no label noise; leave σy out",
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn synthesize_dyn(
     table: Cow<'_, Table>,
@@ -1211,32 +1497,7 @@ fn synthesize_dyn(
     } else {
         opts
     };
-    check_delta(opts.delta)?;
-    if let Some(e) = opts.epsilon {
-        check_epsilon(e)?;
-    }
-    if let Some(s) = opts.sigma_x {
-        check_sigma("sigma-x", s)?;
-    }
-    if let Some(s) = opts.sigma_y {
-        check_sigma("sigma_y", s)?;
-    }
-    sigma_for_target(opts)?;
-    if !(opts.normalize_share > 0.0 && opts.normalize_share < 1.0) {
-        return Err(Error::param(
-            "normalize-share",
-            opts.normalize_share,
-            "the share of ε for normalization must lie in (0, 1), e.g. 0.1",
-        ));
-    }
-    match mechanism {
-        Mechanism::Cda | Mechanism::DpMix(_) => check_mix(opts.mix as u64)?,
-        Mechanism::Local | Mechanism::Projection(_) => {}
-    }
-    match mechanism {
-        Mechanism::Cda | Mechanism::Local | Mechanism::Projection(_) => check_clip(opts.clip)?,
-        Mechanism::DpMix(_) => {}
-    }
+    check_options(opts, mechanism)?;
     let orders = &opts.orders;
     let label_index = table.label_index.ok_or_else(|| {
         Error::Data("no label column was chosen; give the label column (label)".into())
@@ -1289,93 +1550,27 @@ fn synthesize_dyn(
 
     let mut cls = classes_of(table)?;
     // ---- classes under the standard adjacency: DP label set, counts and pool sizes -----
-    let mut count_report: Option<ClassCountReport> = None;
-    let mut counts_curve = RdpCurve::zero(orders);
-    let mut counts_z: Option<f64> = None;
-    if standard {
+    let (count_report, counts_z) = if standard {
         let z_c = shape_z(COUNTS_SHARE)?;
-        let (dpc, rep) = dp_classes(
-            &cls.labels,
-            &cls.codes,
-            label_schema.as_deref(),
-            opts.mix,
-            opts.pool_floor,
-            z_c,
-            delta_lab,
-            rng,
-        )?;
-        counts_curve = RdpCurve::gaussian(z_c, orders)?;
-        counts_z = Some(z_c);
-        cls.members = dpc
-            .level
-            .iter()
-            .map(|l| l.map_or_else(Vec::new, |c| cls.members[c as usize].clone()))
-            .collect();
-        cls.labels = dpc.labels.clone();
-        cls.sizes = dpc.floors.clone();
-        count_report = Some(rep);
-    } else if opts.pool_floor.is_some() {
+        let rep = release_classes(&mut cls, opts, label_schema.as_deref(), z_c, delta_lab, rng)?;
+        (Some(rep), Some(z_c))
+    } else if let Some(floor) = opts.pool_floor {
         return Err(Error::param(
             "pool_floor",
-            opts.pool_floor.unwrap_or_default(),
+            floor,
             "a public class-size floor applies to DP-CDA under the standard adjacency; drop it",
         ));
-    }
+    } else {
+        (None, None)
+    };
+    let counts_curve = match counts_z {
+        Some(z) => RdpCurve::gaussian(z, orders)?,
+        None => RdpCurve::zero(orders),
+    };
     let k = cls.labels.len();
     let n = table.n_rows;
-    let t = match (opts.samples, &count_report) {
-        (Some(t), _) => t,
-        // Public by construction: the rounded sum of the DP class counts.
-        (None, Some(r)) => r.noisy_counts.iter().sum::<f64>().round().max(k as f64) as usize,
-        (None, None) => n,
-    };
-    let per_class_counts: Vec<usize> = match &count_report {
-        Some(r) => split_samples(t, &r.noisy_counts),
-        None => vec![t.checked_div(k).unwrap_or(0); k],
-    };
-    // Structural checks that need only the table, before any budget is spent.
-    match mechanism {
-        Mechanism::Cda
-        | Mechanism::DpMix(DpMixOptions {
-            class_wise: true, ..
-        }) => {
-            if !standard {
-                cda::check_pools(&cls.sizes, &cls.labels, opts.mix)?;
-            }
-            if t < k {
-                return Err(Error::param(
-                    "samples",
-                    t,
-                    format!("T must be at least the number of classes K = {k} so that every class gets a row; ask for {k} rows or more"),
-                ));
-            }
-        }
-        Mechanism::DpMix(_) => {
-            dpmix::accounting::check_structure(n as u64, opts.mix as u32, 1, t as u64)?;
-        }
-        Mechanism::Local | Mechanism::Projection(_) => {
-            local::check_structure(n as u64, t as u64, opts.clip)?;
-        }
-    }
-    match mechanism {
-        Mechanism::DpMix(DpMixOptions {
-            class_wise: true, ..
-        }) if opts.sigma_y.is_some() => {
-            return Err(Error::param(
-                "sigma_y",
-                opts.sigma_y.unwrap_or_default(),
-                "the class-wise DPMix variant writes each row's class as its label and adds no label noise; leave σy out",
-            ));
-        }
-        Mechanism::Local | Mechanism::Projection(_) if opts.sigma_y.is_some() => {
-            return Err(Error::param(
-                "sigma_y",
-                opts.sigma_y.unwrap_or_default(),
-                "local perturbation and random projection keep each row's label and add no label noise; leave σy out",
-            ));
-        }
-        _ => {}
-    }
+    let (t, per_class_counts) = rows_per_class(opts.samples, count_report.as_ref(), k, n);
+    check_structure(mechanism, opts, standard, &cls, n, t)?;
 
     // ---- normalization, encoding, clipping ---------------------------------------------
     let is_cda = matches!(mechanism, Mechanism::Cda);
@@ -1416,36 +1611,15 @@ fn synthesize_dyn(
     if nonneg {
         features.iter_mut().for_each(|x| *x = x.max(0.0));
     }
-    let common_norm = nonneg && released.mean_norm.is_some();
-    let public_norm = nonneg && !common_norm && released.max_norm > 0.0;
-    let rescale = if common_norm {
-        released.mean_norm.map(|m| m / opts.clip)
-    } else if public_norm {
-        Some(released.max_norm / opts.clip)
-    } else {
-        None
-    };
-    let (rows_clipped, entries_clamped) = if unit_box {
-        (0, clamp_unit_box(&mut features))
-    } else if common_norm {
-        scale_rows_to_norm(&mut features, space.dim, opts.clip)?;
-        (0, 0)
-    } else if public_norm {
-        // ‖u‖ ≤ M for every encoded row; dividing by M/c puts every row in the ball of
-        // radius c without changing any row's direction or relative length.
-        // Entries clamped into [0, 1] first (a per-record map, a no-op on this encoding), so
-        // the box bound of preprocess::rownorm never rests on the data.
-        let s = (opts.clip / released.max_norm) as f32;
-        features.iter_mut().for_each(|x| *x = x.min(1.0) * s);
-        (clip_rows(&mut features, space.dim, opts.clip)?, 0)
-    } else {
-        (clip_rows(&mut features, space.dim, opts.clip)?, 0)
-    };
+    let scaling = RowScaling::choose(unit_box, nonneg, &released);
+    let rescale = scaling.rescale(opts.clip);
+    let (rows_clipped, entries_clamped) = scaling.apply(&mut features, space.dim, opts.clip)?;
     // Rows in the box [0, c/M]^d (one-hot segments aside) differ by at most c·D/M ≤ √2·c.
-    let acc_clip = if public_norm {
-        box_accounting_clip(opts.clip, released.max_norm, box_diameter(&space))
-    } else {
-        accounting_clip(opts.clip, nonneg)
+    let acc_clip = match scaling {
+        RowScaling::PublicNorm { max_norm } => {
+            box_accounting_clip(opts.clip, max_norm, box_diameter(&space))
+        }
+        _ => accounting_clip(opts.clip, nonneg),
     };
     let d = space.dim;
     let mut rows_padded = 0;
@@ -1462,24 +1636,16 @@ fn synthesize_dyn(
     }
     let resolved_auto;
     let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
-        // Public or DP: the pools are the class sizes (keep-label) or their DP floors
-        // (standard adjacency); the rows per class come from T and the DP counts.
-        let pool = *cls.sizes.iter().min().unwrap_or(&0) as u64;
-        let per_class = per_class_counts.iter().copied().max().unwrap_or(0) as u64;
-        let target = opts.epsilon.unwrap_or(f64::NAN);
-        let l = auto_mix(
-            pool,
-            per_class,
-            d as u64,
-            opts.clip,
+        let l = auto_l(
+            &cls,
+            &per_class_counts,
+            d,
+            opts,
             acc_clip,
             norm.delta_rdp,
-            target,
-            opts.preset,
-            &opts.orders,
-            Some(&norm.curve),
+            &norm.curve,
         )?;
-        if standard && l as u64 == pool {
+        if standard && l == *cls.sizes.iter().min().unwrap_or(&0) {
             // l = the smallest pool: every pool is cut to that size (a random subset of the
             // pool, whose size is the public minimum of the DP floors), so every class has
             // sampling rate 1 (preprocess::auto).
@@ -1493,10 +1659,7 @@ fn synthesize_dyn(
             mix: l,
             ..opts.clone()
         };
-        (
-            &resolved_auto,
-            format!("auto: l = {l} minimizes c²/l + d·σx(l)² (σx(l) from the RDP accountant on its orders up to 128, to 0.1 %) over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW),
-        )
+        (&resolved_auto, auto_statement(l))
     } else if auto_mix_requested {
         (
             opts,
@@ -1542,38 +1705,15 @@ fn synthesize_dyn(
             _ => d,
         },
     )?;
-    let encoding = EncodingReport {
-        rows: if common_norm {
-            "scaled to L2 norm c (every row), rescaled after the noise by the DP mean norm / c"
-        } else if public_norm {
-            "entries clamped into [0, 1], divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise; sensitivity: the diameter c·D/M of that box over l"
-        } else {
-            "clipped to L2 norm ≤ c"
-        },
-        nonnegative: nonneg,
-        sensitivity: 2.0 * acc_clip / opts.mix as f64,
-        rescale,
-        decoding: {
-            let m = released.marginals.iter().filter(|m| m.is_some()).count();
-            let shrink = if opts.sigma_y.is_some() || !denoise {
-                ""
-            } else {
-                "rows shrunk toward their class's mean by the empirical-Bayes factor max(v − σx², 0)/v per feature (post-processing); "
-            };
-            let numeric = if denoise && opts.sigma_y.is_none() {
-                "mapped back linearly (pixels are clamped to their range when written)"
-            } else {
-                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range (a column whose range is one point is that constant)"
-            };
-            shrink.to_string()
-                + &if m > 0 {
-                    format!("{m} column(s) mapped onto their DP marginals (numeric: quantile mapping; categorical: levels in DP proportions); the others {numeric} (categorical: argmax)")
-                } else {
-                    format!("numeric columns {numeric}; categorical: argmax (no DP marginals: too few rows for their noise, or no target ε)")
-                }
-        },
-        mix_choice: mix_choice.clone(),
-    };
+    let encoding = encoding_report(
+        opts,
+        scaling,
+        nonneg,
+        acc_clip,
+        &released.marginals,
+        denoise,
+        mix_choice,
+    );
     // The PLD accountant (DP-CDA, local, projection under the default preset): the Gaussian
     // releases composed into `extra_curve`, by noise multiplier (mechanisms::pld_plan).
     let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;
