@@ -946,7 +946,7 @@ pub fn release_gmm_data(
         && opts.covariance_noise == CovarianceNoise::Gaussian;
     match opts.noise {
         Noise::Optimized if end_to_end => {
-            let split = suffstats::Split::new(opts.epsilon, opts.delta);
+            let split = suffstats::Split::new(opts.epsilon, opts.delta, d)?;
             let r = suffstats::release(&z, &data.labels, k, &split, opts.lambda, rng)?;
             weights_branch = match r.branch {
                 weights::Branch::NoisyCounts => "noisy counts".into(),
@@ -978,26 +978,29 @@ pub fn release_gmm_data(
                     delta: 0.0,
                 },
                 ProtectedItem {
-                    what: "class sums Σ z (→ means μ̃_k = S̃_k/Ñ_k; ε per class, a neighbour changes two classes)".into(),
-                    how: format!("exact discrete Gaussian on a grid (noise multiplier ≥ σ/Δ of N(0, σ²I)) on the unit-ball sum, σ = 2/r(ε_mean, δ/4) = {:.6}", split.sigma_sum),
-                    epsilon: split.eps_mean,
-                    delta: split.delta_mean,
+                    what: "class sums Σ z (→ means μ̃_k = S̃_k/Ñ_k; the ε of one class's release alone)".into(),
+                    how: format!("exact discrete Gaussian on a grid (noise multiplier ≥ σ/Δ of N(0, σ²I)) on the unit-ball sum, σ = 2·z = {:.6}", split.sigma_sum),
+                    epsilon: split.eps_sum_alone,
+                    delta: split.delta,
                 },
                 ProtectedItem {
-                    what: "class second moments Σ z zᵀ (→ covariances, eigenvalues clipped; ε per class)".into(),
-                    how: format!("symmetric exact discrete Gaussian noise on a grid on the upper triangle (noise multiplier ≥ σ/Δ), σ = √2/r(ε_cov, δ/4) = {:.6}", split.sigma_moment),
-                    epsilon: split.eps_cov,
-                    delta: split.delta_cov,
+                    what: "class second moments Σ z zᵀ (→ covariances, eigenvalues clipped; the ε of one class's release alone)".into(),
+                    how: format!("symmetric exact discrete Gaussian noise on a grid on the upper triangle (noise multiplier ≥ σ/Δ), σ = √2·z = {:.6}", split.sigma_moment),
+                    epsilon: split.eps_moment_alone,
+                    delta: split.delta,
                 },
             ];
             budget = GmmBudget {
                 epsilon_weights: split.eps_counts,
-                epsilon_means: vec![split.eps_mean; k],
-                epsilon_covariances: vec![split.eps_cov; k],
+                epsilon_means: vec![split.eps_sum_alone; k],
+                epsilon_covariances: vec![split.eps_moment_alone; k],
                 delta_weights: 0.0,
-                delta_means: 2.0 * split.delta_mean,
-                delta_covariances: 2.0 * split.delta_cov,
-                composition: "ε = ε_counts + 2·(ε_mean + ε_cov) with a public split (ε/10 for the counts, the rest in equal quarters; the same for every class and dataset); δ = 2·(δ/4 + δ/4)".into(),
+                delta_means: split.delta,
+                delta_covariances: split.delta,
+                composition: format!(
+                    "ε = ε_counts + ε_Gaussian = {:.6} + {:.6}: the sums and second moments a neighbour can change (one class's, by 2 and √2, or two classes', by 1 each) compose under RDP as one Gaussian mechanism, ρ = {:.6} (zCDP, on the release grids; the discrete Gaussian has the Gaussian's RDP curve, CKS20), converted to ε_Gaussian at δ = {}; the counts are pure DP. The per-class ε of the means and covariances above are each release alone at the same δ, not terms of a sum. Public: z = {:.6} from (ε, δ, d) only, the same for every class and dataset",
+                    split.eps_counts, split.eps_gaussian, split.rho, split.delta, split.z
+                ),
             };
         }
         Noise::Optimized => {
