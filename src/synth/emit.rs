@@ -45,6 +45,17 @@ pub(super) struct Generation<'a> {
     pub per_class: usize,
 }
 
+/// `row` for cells in the encoded table's columns: writes them in the input's columns
+/// (indicator columns removed, missing cells written back).
+fn restoring<'a>(
+    g: &Generation<'a>,
+    row: CellSink<'a>,
+) -> impl FnMut(&[String]) -> Result<()> + 'a {
+    let codec = g.missing_codec;
+    let mut restored: Vec<String> = Vec::with_capacity(codec.names().len() + g.k);
+    move |cells: &[String]| row(codec.restored(cells, &mut restored))
+}
+
 /// Makes the synthetic rows of `g.mechanism` from `features` (consumed: the real rows are
 /// freed as soon as they are not read any more) and writes the header and every row.
 pub(super) fn generate_and_emit(
@@ -112,10 +123,7 @@ fn emit_cda(
     )?;
     // The real rows are not read again: free them before decoding.
     drop(features);
-    // Cells in the input's columns: indicator columns removed, missing cells written back.
-    let mut restored: Vec<String> = Vec::with_capacity(g.missing_codec.names().len() + g.k);
-    let mut out_row =
-        |cells: &[String]| -> Result<()> { row(g.missing_codec.restored(cells, &mut restored)) };
+    let mut out_row = restoring(g, row);
     g.space.decode_batch(
         &mut buf,
         g.rescale.unwrap_or(1.0),
@@ -238,11 +246,11 @@ fn emit_baseline(
     header(g.missing_codec.names())?;
     let chosen = local::select_rows(g.n, g.t, rng)?;
     let mut cells = Vec::with_capacity(g.space.names.len() + g.k);
-    let mut restored: Vec<String> = Vec::with_capacity(g.missing_codec.names().len() + g.k);
+    let mut out_row = restoring(g, row);
     let mut sink = |i: usize, r: &[f32]| -> Result<()> {
         g.space
             .decode_row(r, &cls.labels[cls.codes[i] as usize], &mut cells);
-        row(g.missing_codec.restored(&cells, &mut restored))
+        out_row(&cells)
     };
     match &plan.parameters {
         Parameters::Baseline(BaselineParameters {
