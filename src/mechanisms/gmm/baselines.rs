@@ -1,8 +1,8 @@
 //! Baselines (SPEC §1.4, paper §V-A), in unit-ball units:
 //! * `iid-gaussian`: i.i.d. Gaussian noise on every weight, mean coordinate and
-//!   upper-triangular covariance entry, calibrated with the analytic Gaussian mechanism to
-//!   each group's worst-case L2 sensitivity, ε and δ split equally over (weights, means,
-//!   covariances);
+//!   upper-triangular covariance entry, calibrated by the Gaussian's RDP curve (capped by the
+//!   classic rule; [`super::design::max_mahalanobis_sensitivity`]) to each group's
+//!   worst-case L2 sensitivity, ε and δ split equally over (weights, means, covariances);
 //! * `iid-laplace`: i.i.d. Laplace noise with the groups' L1 sensitivities, ε split equally
 //!   ((ε, 0)-DP);
 //! * `colored-gaussian`: `iid-gaussian` with the means replaced by the MSE-optimal colored
@@ -20,7 +20,7 @@
 //!   ≤ 1/(N_k − 2) + 4/N_k =: f_k; a replacement inside a class is at most 2f_k, so L2 ≤ 2·max f_k
 //!   and L1 ≤ 2√(d(d+1)/2)·max f_k over the upper triangle.
 
-use super::design::{analytic_gaussian_delta, max_mahalanobis_sensitivity};
+use super::design::max_mahalanobis_sensitivity;
 use super::exactnoise::{
     covering_gaussian, covering_laplace, float_margin_l1, float_margin_l2, upper_pairs,
 };
@@ -29,26 +29,10 @@ use crate::error::Result;
 use crate::mechanisms::noise::{GridGaussian, GridLaplace};
 use rand::RngCore;
 
-/// Smallest σ with the analytic Gaussian mechanism (ε, δ)-DP for L2 sensitivity `delta2`.
-pub fn analytic_sigma(delta2: f64, eps: f64, delta: f64) -> f64 {
-    let r = max_mahalanobis_sensitivity(eps, delta);
-    let mut lo_mu = r;
-    // max_mahalanobis_sensitivity is capped by the classic rule; push further with bisection
-    let (mut lo, mut hi) = (lo_mu, lo_mu * 8.0 + 1.0);
-    if analytic_gaussian_delta(hi, eps) <= delta {
-        lo_mu = hi;
-    } else {
-        for _ in 0..200 {
-            let mid = 0.5 * (lo + hi);
-            if analytic_gaussian_delta(mid, eps) <= delta {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo_mu = lo_mu.max(lo);
-    }
-    delta2 / lo_mu
+/// The σ of a Gaussian mechanism (ε, δ)-DP for L2 sensitivity `delta2`, by the RDP bound the
+/// exact noise is proven to have ([`max_mahalanobis_sensitivity`]).
+pub fn gaussian_sigma(delta2: f64, eps: f64, delta: f64) -> f64 {
+    delta2 / max_mahalanobis_sensitivity(eps, delta)
 }
 
 /// Worst-case sensitivities of the baseline groups.
@@ -189,7 +173,6 @@ pub fn noisy_psd<R: RngCore + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::DetFloat;
     use crate::rng::ReleaseRng;
 
     #[test]
@@ -204,13 +187,19 @@ mod tests {
     }
 
     #[test]
-    fn analytic_sigma_meets_delta_and_laplace_has_right_scale() {
+    fn gaussian_sigma_meets_the_target_and_laplace_has_right_scale() {
+        use super::super::design::analytic_gaussian_delta;
+        use crate::accountant::{default_orders, Conversion, RdpCurve};
         for &(eps, delta) in &[(0.3, 1e-5), (1.0, 1e-5), (3.0, 1e-6)] {
-            let s = analytic_sigma(2.0, eps, delta);
+            let s = gaussian_sigma(2.0, eps, delta);
             assert!(analytic_gaussian_delta(2.0 / s, eps) <= delta);
-            // and not absurdly conservative: 1% less noise breaks it, or the classic value holds
-            let tighter = analytic_gaussian_delta(2.0 / (s * 0.99), eps);
-            assert!(tighter > delta || s <= 2.0 * (2.0 * (1.25f64 / delta).dln()).sqrt() / eps);
+            // By the accountant's RDP path at z = σ/Δ: within ε.
+            let e = RdpCurve::gaussian(s / 2.0, &default_orders())
+                .unwrap()
+                .epsilon(delta, Conversion::Improved)
+                .unwrap()
+                .epsilon;
+            assert!(e <= eps, "{e} > {eps}");
         }
         let mut rng = ReleaseRng::seeded(2);
         let n = 200_000;

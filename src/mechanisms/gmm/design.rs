@@ -18,6 +18,7 @@
 
 use super::linalg::{sym_eigen, Mat};
 use super::weights::expected_weight_kl;
+use crate::accountant::{Conversion, RdpCurve};
 use crate::math::DetFloat;
 use crate::mechanisms::gaussian::normal_cdf;
 
@@ -39,23 +40,23 @@ pub fn analytic_gaussian_delta(mu: f64, eps: f64) -> f64 {
 }
 
 /// The largest Mahalanobis sensitivity r such that a Gaussian mechanism with sensitivity r
-/// (in noise units) is (ε, δ)-DP: the smaller of the SPEC's classic rule
-/// r² = ε²/(2 ln(2/δ)) and the analytic-Gaussian value (which keeps the rule valid for ε > 1).
+/// (in noise units) is (ε, δ)-DP, capped by the SPEC's classic rule r² = ε²/(2 ln(2/δ)).
+///
+/// The bound is the RDP curve α·r²/2 converted by the accountant's conversion (Balle et al.
+/// 2020) at the orders 2..=256: r² = 2·max_α (ε − c_δ(α))/α, where c_δ(α) is the conversion's
+/// term at RDP 0. That curve is the one proven for the exact noise every GMM release uses (the
+/// discrete Gaussian on a grid: the noise module's Lemma 2, CKS20); the continuous Gaussian's
+/// analytic profile (Balle & Wang 2018), used before, is not proven for that noise.
 pub fn max_mahalanobis_sensitivity(eps: f64, delta: f64) -> f64 {
+    if !(eps > 0.0 && delta > 0.0 && delta < 1.0) {
+        return 0.0;
+    }
     let classic = eps / (2.0 * (2.0 / delta).dln()).sqrt();
-    if analytic_gaussian_delta(classic, eps) <= delta {
-        return classic;
-    }
-    let (mut lo, mut hi) = (0.0f64, classic);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if analytic_gaussian_delta(mid, eps) <= delta {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    let rho = (2..=256u32)
+        .map(|a| (eps - RdpCurve::epsilon_at(0.0, a, delta, Conversion::Improved)) / f64::from(a))
+        .fold(0.0, f64::max);
+    // Shrunk by 1e-9 relative: more than the accountant's upward rounding (1e-11 on RDP, 1e-14 on ε).
+    classic.min((2.0 * rho * (1.0 - 1e-9)).sqrt())
 }
 
 /// Per-class inputs of the design.
@@ -293,15 +294,31 @@ mod tests {
         assert!(d >= 0.126_936_7);
     }
 
-    /// r never exceeds the classic rule, and the analytic δ at r is within the target.
+    /// r never exceeds the classic rule; the Gaussian mechanism's RDP curve at r, converted
+    /// by the accountant (an independent path: `RdpCurve::gaussian` and `epsilon`), is within
+    /// (ε, δ), and so is the analytic δ (continuous noise); and r is tight for the RDP bound
+    /// wherever the classic rule does not cap it.
     #[test]
     fn sensitivity_budget_is_conservative() {
+        use crate::accountant::default_orders;
         for &eps in &[0.05, 0.3, 1.0, 2.0, 5.0] {
             for &delta in &[1e-3, 1e-5, 1e-8] {
                 let r = max_mahalanobis_sensitivity(eps, delta);
-                assert!(r <= eps / (2.0 * (2.0f64 / delta).dln()).sqrt() * (1.0 + 1e-15));
+                let classic = eps / (2.0 * (2.0f64 / delta).dln()).sqrt();
+                assert!(r <= classic * (1.0 + 1e-15));
                 assert!(analytic_gaussian_delta(r, eps) <= delta);
                 assert!(r > 0.0);
+                let at = |r: f64| {
+                    RdpCurve::gaussian(1.0 / r, &default_orders())
+                        .unwrap()
+                        .epsilon(delta, Conversion::Improved)
+                        .unwrap()
+                        .epsilon
+                };
+                assert!(at(r) <= eps, "ε = {eps}, δ = {delta}: {} > {eps}", at(r));
+                if r < classic {
+                    assert!(at(r * 1.01) > eps, "ε = {eps}, δ = {delta}: r not tight");
+                }
             }
         }
     }
@@ -321,6 +338,8 @@ mod tests {
             );
             assert!(analytic_gaussian_delta(f / sigma, eps) <= delta);
             assert!(analytic_gaussian_delta(2.0 * f / sigma, 2.0 * eps) <= 2.0 * delta);
+            assert!(sigma >= f / max_mahalanobis_sensitivity(eps, delta));
+            assert!(sigma >= 2.0 * f / max_mahalanobis_sensitivity(2.0 * eps, 2.0 * delta));
         }
     }
 

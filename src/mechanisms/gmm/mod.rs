@@ -32,7 +32,10 @@
 //! **Means** (`optimized`): μ̃_k = μ_k + N(0, Γ_k⁻¹). If every sensitivity vector v satisfies
 //! vᵀΓ_k v ≤ r², this is a Gaussian mechanism whose sensitivity is r noise standard deviations;
 //! r(ε_k, δ_m) is the smaller of the SPEC's classic rule r² = ε_k²/(2 ln(2/δ_m)) and the
-//! analytic-Gaussian bound (Balle & Wang 2018), which keeps the rule valid for ε_k > 1.
+//! largest r whose RDP curve α·r²/2, converted by the accountant, is within (ε_k, δ_m)
+//! ([`design::max_mahalanobis_sensitivity`]): the RDP curve is what the exact (discrete)
+//! noise is proven to have, which also keeps the rule valid for ε_k > 1. (Before, the second
+//! term was the continuous Gaussian's analytic profile, not proven for the discrete noise.)
 //! δ_m = δ/2 per class (two classes per neighbour). Γ_k⁻¹ comes from the SDP of [`sdp`],
 //! whose feasibility is certified after a conservative inflation.
 //!
@@ -115,7 +118,7 @@ use crate::error::{Error, Result};
 use crate::math::DetFloat;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
-use baselines::{analytic_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
+use baselines::{gaussian_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
 use design::{max_mahalanobis_sensitivity, ClassDesignInput, CovCost};
 use exactnoise::{class_stats, ClassStats};
 use fit::{fit_classes, ClassFit};
@@ -1171,9 +1174,9 @@ pub fn release_gmm_data(
                 )
             } else {
                 (
-                    GridNoise::gaussian(analytic_sigma(s.w2, e3, d3), s.w2, k)?,
-                    GridNoise::gaussian(analytic_sigma(s.m2, e3, d3), s.m2, kd)?,
-                    GridNoise::gaussian(analytic_sigma(s.c2, e3, d3), s.c2, km)?,
+                    GridNoise::gaussian(gaussian_sigma(s.w2, e3, d3), s.w2, k)?,
+                    GridNoise::gaussian(gaussian_sigma(s.m2, e3, d3), s.m2, kd)?,
+                    GridNoise::gaussian(gaussian_sigma(s.c2, e3, d3), s.c2, km)?,
                 )
             };
             let stats = class_stats(&z, &data.labels, k, d)?;
@@ -1227,7 +1230,7 @@ pub fn release_gmm_data(
             let kind = if laplace {
                 "exact discrete Laplace on a grid"
             } else {
-                "exact discrete Gaussian on a grid (analytic calibration of the covered Gaussian)"
+                "exact discrete Gaussian on a grid (σ from the Gaussian's RDP curve, which the discrete noise is proven to have)"
             };
             let mean_how = if opts.noise == Noise::ColoredGaussian {
                 match opts.adjacency {
@@ -1334,7 +1337,6 @@ pub fn release_gmm_data(
             unprotected,
             limitations: vec![
                 exactness_limitation(opts),
-                "the Gaussian noise's (ε, δ) is calibrated with the continuous Gaussian's privacy profile (analytic Gaussian mechanism); for the discrete Gaussian that is drawn, CKS20 prove the continuous Gaussian's Rényi (zCDP) curve, not this profile, and the difference is not bounded here".into(),
                 "the kl returned beside the release (under `private`) is computed from the non-private model, for the data owner only; it is not part of the release".into(),
             ],
         },

@@ -325,9 +325,10 @@ mod tests {
     }
 
     /// The joint accounting buys much less noise than charging the four releases a
-    /// neighbour changes separately (each (ε_G/4, δ/4) by the analytic Gaussian profile, the
-    /// charges added, as before, with the classic rule where it holds): at ε = 1, 5, 10 and
-    /// δ = 1e-5 the noise is 0.27×, 0.32× and 0.35× of that.
+    /// neighbour changes separately (each (0.9ε/4, δ/4) by the per-release rule
+    /// `max_mahalanobis_sensitivity`, the classic rule at these values, and the charges
+    /// added, as before): at ε = 1, 5, 10 and δ = 1e-5 the noise is 0.27×, 0.32× and 0.35×
+    /// of that.
     #[test]
     fn joint_accounting_needs_far_less_noise_than_adding_four_charges() {
         use super::super::design::max_mahalanobis_sensitivity;
