@@ -138,7 +138,7 @@ impl Split {
                 eps_moment_alone: f64::INFINITY,
                 dim,
             };
-            let (sn, mn) = (s.sum_noise(dim)?, s.moment_noise(dim)?);
+            let (sn, mn) = (s.sum_noise()?, s.moment_noise()?);
             let m = dim * (dim + 1) / 2;
             let (sum_a, mom_a) = (
                 rho_of(&sn, SUM_SENSITIVITY, dim),
@@ -162,12 +162,13 @@ impl Split {
 
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian
     /// (public: from σ_S, Δ_S and d only).
-    pub fn sum_noise(&self, d: usize) -> Result<GridGaussian> {
-        GridGaussian::covering(self.sigma_sum, SUM_SENSITIVITY, d)
+    pub fn sum_noise(&self) -> Result<GridGaussian> {
+        GridGaussian::covering(self.sigma_sum, SUM_SENSITIVITY, self.dim)
     }
 
     /// The exact-noise release of one class second moment (d(d+1)/2 coordinates).
-    pub fn moment_noise(&self, d: usize) -> Result<GridGaussian> {
+    pub fn moment_noise(&self) -> Result<GridGaussian> {
+        let d = self.dim;
         GridGaussian::covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
     }
 
@@ -230,8 +231,8 @@ pub fn release(
     let n: usize = counts.iter().sum();
     let (released, branch) = weights::release_counts(&counts, split.eps_counts, lambda, rng)?;
     debug_assert_eq!(released.iter().sum::<usize>(), n);
-    let sum_noise = split.sum_noise(d)?;
-    let moment_noise = split.moment_noise(d)?;
+    let sum_noise = split.sum_noise()?;
+    let moment_noise = split.moment_noise()?;
     let mut means = Vec::with_capacity(k);
     let mut covs = Vec::with_capacity(k);
     let mut sums = Vec::with_capacity(k);
@@ -294,7 +295,7 @@ mod tests {
             // that of a record replaced within a class (sum by 2, second moment by √2 in
             // one class) or moved between two (each by 1 in two classes), and it converts
             // to ε_G at δ.
-            let (sn, mn) = (s.sum_noise(d).unwrap(), s.moment_noise(d).unwrap());
+            let (sn, mn) = (s.sum_noise().unwrap(), s.moment_noise().unwrap());
             let m = (d * (d + 1) / 2) as f64;
             let rho = |noise: &GridGaussian, shift: f64, coords: f64| {
                 let u = (shift / noise.grid() + coords.sqrt()) / noise.sigma_units();
@@ -382,8 +383,8 @@ mod tests {
         let labels: Vec<usize> = (0..300).map(|i| i % 3).collect();
         let s = Split::new(1.0, 1e-5, 3).unwrap();
         let r = release(&z, &labels, 3, &s, 0.0, &mut rng).unwrap();
-        assert_eq!(r.sum_grid, s.sum_noise(3).unwrap().grid());
-        assert_eq!(r.moment_grid, s.moment_noise(3).unwrap().grid());
+        assert_eq!(r.sum_grid, s.sum_noise().unwrap().grid());
+        assert_eq!(r.moment_grid, s.moment_noise().unwrap().grid());
         assert!(r.sum_grid < 0.01 && r.moment_grid < 0.01);
         for c in 0..3 {
             assert_eq!(r.sums[c].len(), 3);
