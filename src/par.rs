@@ -25,3 +25,181 @@ pub(crate) fn blocks_mut<T: Send>(
             .sum()
     }
 }
+
+/// `f(k)` for every k in `range`, in order, computed on all cores natively.
+pub(crate) fn map_range<R: Send>(
+    range: std::ops::Range<usize>,
+    f: impl Fn(usize) -> R + Sync + Send,
+) -> Vec<R> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        range.into_par_iter().map(f).collect()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        range.map(f).collect()
+    }
+}
+
+/// Text cells a wave of rows may hold (each a reused `String`): with two waves in flight,
+/// about 2 × 2^18 cells.
+const WAVE_CELLS: usize = 1 << 18;
+
+/// Hands `rows` rows of `cols` cells each to `sink`, in order. `fill(first, cells)` writes
+/// the cells of rows `first..` into `cells` (whole rows, row-major; every cell is handed in
+/// empty or holding an earlier row's text, which `fill` clears). Natively the rows are
+/// filled in waves on all cores while the calling thread hands the previous wave to `sink`;
+/// on wasm32 in order on the calling thread. The rows `sink` sees are the same either way.
+pub(crate) fn format_rows(
+    rows: usize,
+    cols: usize,
+    fill: impl Fn(usize, &mut [String]) + Sync + Send,
+    sink: &mut dyn FnMut(&[String]) -> crate::error::Result<()>,
+) -> crate::error::Result<()> {
+    if cols == 0 {
+        for _ in 0..rows {
+            sink(&[])?;
+        }
+        return Ok(());
+    }
+    let wave = (WAVE_CELLS / cols).clamp(16, 4096).min(rows.max(1));
+    let mut cur = vec![String::new(); wave * cols];
+    #[cfg(not(target_arch = "wasm32"))]
+    let mut next = cur.clone();
+    // Rows per parallel block: about four blocks per thread and wave.
+    #[cfg(not(target_arch = "wasm32"))]
+    let block = wave.div_ceil(4 * rayon::current_num_threads()).max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    let fill_wave = |first: usize, n: usize, cells: &mut [String]| {
+        use rayon::prelude::*;
+        cells[..n * cols]
+            .par_chunks_mut(block * cols)
+            .enumerate()
+            .for_each(|(b, c)| fill(first + b * block, c));
+    };
+    #[cfg(target_arch = "wasm32")]
+    let fill_wave =
+        |first: usize, n: usize, cells: &mut [String]| fill(first, &mut cells[..n * cols]);
+    let emit = |first: usize,
+                cells: &[String],
+                sink: &mut dyn FnMut(&[String]) -> crate::error::Result<()>| {
+        let n = wave.min(rows - first);
+        cells[..n * cols].chunks_exact(cols).try_for_each(sink)
+    };
+    if rows == 0 {
+        return Ok(());
+    }
+    fill_wave(0, wave.min(rows), &mut cur);
+    let mut first = 0;
+    while first < rows {
+        let after = first + wave;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            if after < rows {
+                let n = wave.min(rows - after);
+                let (into, fill_wave) = (&mut next, &fill_wave);
+                rayon::in_place_scope(|s| {
+                    s.spawn(move |_| fill_wave(after, n, into));
+                    emit(first, &cur, sink)
+                })?;
+                std::mem::swap(&mut cur, &mut next);
+            } else {
+                emit(first, &cur, sink)?;
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            emit(first, &cur, sink)?;
+            if after < rows {
+                fill_wave(after, wave.min(rows - after), &mut cur);
+            }
+        }
+        first = after;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row handed over once, in order, with the cells `fill` wrote for it, for row
+    /// counts around the wave size and any thread count; an error from the sink stops it.
+    #[test]
+    fn format_rows_hands_every_row_in_order() {
+        let run = |rows: usize, cols: usize| -> Vec<String> {
+            let mut seen = Vec::new();
+            format_rows(
+                rows,
+                cols,
+                |first, cells| {
+                    for (r, row) in cells.chunks_exact_mut(cols).enumerate() {
+                        for (c, cell) in row.iter_mut().enumerate() {
+                            cell.clear();
+                            cell.push_str(&format!("{}:{c}", first + r));
+                        }
+                    }
+                },
+                &mut |cells| {
+                    assert_eq!(cells.len(), cols);
+                    seen.push(cells.join(","));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            seen
+        };
+        for cols in [1, 3, 785, WAVE_CELLS / 16 + 1] {
+            let wave = (WAVE_CELLS / cols).clamp(16, 4096);
+            for rows in [0, 1, wave - 1, wave, wave + 1, 3 * wave + 7] {
+                let want: Vec<String> = (0..rows)
+                    .map(|i| {
+                        (0..cols)
+                            .map(|c| format!("{i}:{c}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .collect();
+                for threads in [1, 3] {
+                    #[cfg(not(target_arch = "wasm32"))]
+                    let got = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap()
+                        .install(|| run(rows, cols));
+                    #[cfg(target_arch = "wasm32")]
+                    let got = run(rows, cols);
+                    assert_eq!(got, want, "rows {rows}, cols {cols}, threads {threads}");
+                }
+            }
+        }
+        // No columns: one empty row per row.
+        let mut n = 0;
+        format_rows(5, 0, |_, _| unreachable!(), &mut |c| {
+            assert!(c.is_empty());
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 5);
+        // The sink's error ends the run after that row.
+        let mut n = 0;
+        let r = format_rows(10_000, 2, |_, _| {}, &mut |_| {
+            n += 1;
+            if n == 5000 {
+                Err(crate::error::Error::Data("full".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(r.is_err());
+        assert_eq!(n, 5000);
+    }
+
+    #[test]
+    fn map_range_keeps_the_order() {
+        assert_eq!(map_range(3..9, |k| k * k), vec![9, 16, 25, 36, 49, 64]);
+        assert!(map_range(4..4, |k| k).is_empty());
+    }
+}

@@ -277,6 +277,45 @@ fn argmax(seg: &[f32]) -> usize {
     best
 }
 
+/// A decoded column of a batch (see [`FeatureSpace::decode_batch`]).
+enum DecodedColumn {
+    /// The label: written from the class.
+    None,
+    /// A numeric column: its values in its entry of the rows, or in `wide` (f64) when they
+    /// do not fit f32 exactly.
+    Num {
+        start: usize,
+        integer: bool,
+        wide: Option<Vec<f64>>,
+    },
+    /// A categorical column: each row's level index.
+    Cat(Vec<u32>),
+}
+
+/// What decoding one column returns: the values to store back into the rows, or the column.
+enum Decoded {
+    Narrow {
+        start: usize,
+        integer: bool,
+        values: Vec<f32>,
+    },
+    Column(DecodedColumn),
+}
+
+/// How one column's cells are written.
+enum CellOut<'a> {
+    Label,
+    Num {
+        start: usize,
+        integer: bool,
+        wide: Option<&'a [f64]>,
+    },
+    Cat {
+        levels: &'a [String],
+        codes: &'a [u32],
+    },
+}
+
 impl FeatureSpace {
     /// Decodes a batch of T synthetic rows (row-major T × d, modified in place) keeping the
     /// released marginals (post-processing; see [`crate::preprocess::quantile`]):
@@ -303,10 +342,9 @@ impl FeatureSpace {
         marginals: &[Option<ColumnMarginal>],
         denoise: Option<(&[u32], f64)>,
         classes: Option<&[u32]>,
-        label: &dyn Fn(usize) -> String,
+        label: &(dyn Fn(usize) -> String + Sync),
         sink: &mut dyn FnMut(&[String]) -> Result<()>,
     ) -> Result<()> {
-        use crate::preprocess::quantile::{assign_in_proportion, quantile_map};
         let d = self.dim;
         if d == 0 || rows.len() % d != 0 {
             return Err(Error::Data(
@@ -323,155 +361,240 @@ impl FeatureSpace {
             let s = scale as f32;
             rows.iter_mut().for_each(|x| *x *= s);
         }
-        // Per column, where its decoded values are. Numeric values are stored back into the
-        // column's own entry of `rows` as f32, which loses nothing that is written: a
-        // non-integer column is written as the shortest text of `x as f32`, an integer column
-        // as `x.round()`, exact in f32 up to 2^24 (a column that rounds beyond that keeps its
-        // f64 values). So the decoded table costs no memory beyond the rows themselves.
-        enum Out {
-            None,
-            Num {
-                start: usize,
-                integer: bool,
-                wide: Option<Vec<f64>>,
-            },
-            Cat(Vec<u32>),
-        }
-        const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
-        let mut outs: Vec<Out> = Vec::with_capacity(self.codecs.len());
-        let mut v: Vec<f64> = Vec::with_capacity(t);
-        for (j, codec) in self.codecs.iter().enumerate() {
-            let m = marginals.get(j).and_then(Option::as_ref);
-            match codec {
-                ColumnCodec::Label => outs.push(Out::None),
-                ColumnCodec::Numeric {
-                    offset,
-                    scale: sc,
-                    lo,
-                    hi,
-                    integer,
-                    start,
-                    ..
-                } => {
-                    let start = *start;
-                    v.clear();
-                    v.extend((0..t).map(|i| offset + f64::from(rows[i * d + start]) * sc));
-                    match m {
-                        Some(ColumnMarginal::Numeric(nm)) => quantile_map(&mut v, nm),
-                        // No clamping: pulling the noise into [lo, hi] would shift every mean
-                        // toward the middle of the range (a non-finite value, which the noise
-                        // cannot produce, would be written as the range's low end).
-                        // Into the public range (no row leaves the schema's [min, max]),
-                        // keeping the mean and the order: see `squeeze_into`.
-                        _ if denoise.is_none() && !*integer => match classes {
-                            Some(c) if c.len() == t => squeeze_by_class(&mut v, *lo, *hi, c),
-                            _ => squeeze_into(&mut v, *lo, *hi),
-                        },
-                        // Integer columns are left linear (so they may leave their range),
-                        // except a one-point range (a constant column), which is that constant.
-                        // Measured on digits 8×8 at ε = 5 (80/20 splits, 10 seeds, no DP
-                        // marginals at that size): linear 0.889, clamped 0.866, squeezed
-                        // 0.850 — clamping biases the means of the columns near their bounds
-                        // and rounding a squeezed column erases its order.
-                        _ if denoise.is_none() && lo.is_finite() && lo == hi => v.fill(*lo),
-                        // The image path (denoised rows): linear, clamped when the pixels are
-                        // written; measured on the digits demo, the squeeze lowers the share
-                        // of synthetic images nearest their own class's mean (0.95 → 0.74).
-                        _ => v.iter_mut().for_each(|x| {
-                            if !x.is_finite() {
-                                *x = *lo;
-                            }
-                        }),
-                    }
-                    let wide = if *integer {
-                        v.iter_mut().for_each(|x| *x = x.round());
-                        v.iter().any(|x| x.abs() > F32_EXACT_INTEGERS)
-                    } else {
-                        false
-                    };
-                    if wide {
-                        outs.push(Out::Num {
-                            start,
-                            integer: *integer,
-                            wide: Some(std::mem::replace(&mut v, Vec::with_capacity(t))),
-                        });
-                    } else {
-                        for (i, x) in v.iter().enumerate() {
-                            rows[i * d + start] = *x as f32;
-                        }
-                        outs.push(Out::Num {
-                            start,
-                            integer: *integer,
-                            wide: None,
-                        });
-                    }
+        let outs = self.decode_columns(rows, t, marginals, denoise.is_some(), classes);
+        // Each column's writer; a numeric column reads its (decoded) entry of `rows`.
+        let mut cols: Vec<CellOut<'_>> = Vec::with_capacity(outs.len());
+        for (codec, out) in self.codecs.iter().zip(&outs) {
+            cols.push(match (codec, out) {
+                (ColumnCodec::Label, _) => CellOut::Label,
+                (
+                    _,
+                    DecodedColumn::Num {
+                        start,
+                        integer,
+                        wide,
+                    },
+                ) => CellOut::Num {
+                    start: *start,
+                    integer: *integer,
+                    wide: wide.as_deref(),
+                },
+                (ColumnCodec::Categorical { levels, .. }, DecodedColumn::Cat(a)) => {
+                    CellOut::Cat { levels, codes: a }
                 }
-                ColumnCodec::Categorical { levels, start, .. } => {
-                    let w = levels.len();
-                    if w == 0 {
-                        outs.push(Out::Cat(Vec::new()));
-                        continue;
-                    }
-                    let mut seg = Vec::with_capacity(t * w);
-                    for i in 0..t {
-                        seg.extend_from_slice(&rows[i * d + start..i * d + start + w]);
-                    }
-                    let a = match m {
-                        Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
-                            assign_in_proportion(&seg, w, p)
-                        }
-                        // The pooled rare levels get the rows that stand out least for
-                        // every released level (score: minus the row's largest).
-                        Some(ColumnMarginal::Categorical(p)) if p.len() == w + 1 => {
-                            let mut ext = Vec::with_capacity(t * (w + 1));
-                            for row in seg.chunks_exact(w) {
-                                ext.extend_from_slice(row);
-                                ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
-                            }
-                            assign_in_proportion(&ext, w + 1, p)
-                        }
-                        _ => seg.chunks_exact(w).map(argmax).collect(),
-                    };
-                    // Level indices are below the number of released levels (+ 1), far
-                    // below u32::MAX.
-                    outs.push(Out::Cat(a.into_iter().map(|x| x as u32).collect()));
-                }
-            }
+                _ => return Err(Error::Data("internal: decode_batch mismatch".into())),
+            });
         }
-        drop(v);
-        let mut cells: Vec<String> = vec![String::new(); self.codecs.len()];
-        for i in 0..t {
-            for ((codec, out), cell) in self.codecs.iter().zip(&outs).zip(cells.iter_mut()) {
-                cell.clear();
-                match (codec, out) {
-                    (ColumnCodec::Label, _) => cell.push_str(&label(i)),
-                    (
-                        _,
-                        Out::Num {
+        let rows: &[f32] = rows;
+        let fill = |first: usize, cells: &mut [String]| {
+            for (r, row_cells) in cells.chunks_exact_mut(cols.len()).enumerate() {
+                let i = first + r;
+                for (col, cell) in cols.iter().zip(row_cells.iter_mut()) {
+                    cell.clear();
+                    match col {
+                        CellOut::Label => cell.push_str(&label(i)),
+                        CellOut::Num {
                             start,
                             integer,
                             wide,
-                        },
-                    ) => {
-                        let x = match wide {
-                            Some(w) => w[i],
-                            None => f64::from(rows[i * d + start]),
-                        };
-                        write_number(cell, x, *integer)
-                    }
-                    (ColumnCodec::Categorical { levels, .. }, Out::Cat(a)) => {
-                        if levels.is_empty() {
-                            cell.push_str(SUPPRESSED);
-                        } else {
-                            cell.push_str(levels.get(a[i] as usize).map_or(OTHER, String::as_str));
+                        } => {
+                            let x = match wide {
+                                Some(w) => w[i],
+                                None => f64::from(rows[i * d + start]),
+                            };
+                            write_number(cell, x, *integer)
+                        }
+                        CellOut::Cat { levels, codes } => {
+                            if levels.is_empty() {
+                                cell.push_str(SUPPRESSED);
+                            } else {
+                                cell.push_str(
+                                    levels.get(codes[i] as usize).map_or(OTHER, String::as_str),
+                                );
+                            }
                         }
                     }
-                    _ => return Err(Error::Data("internal: decode_batch mismatch".into())),
                 }
             }
-            sink(&cells)?;
+        };
+        crate::par::format_rows(t, cols.len(), fill, sink)
+    }
+
+    /// Decodes every column of the batch (see [`FeatureSpace::decode_batch`]): a numeric
+    /// column's values are stored back into its entry of `rows` as f32, which loses nothing
+    /// that is written (a non-integer column is written as the shortest text of `x as f32`,
+    /// an integer column as `x.round()`, exact in f32 up to 2^24; a column that rounds
+    /// beyond that keeps its f64 values), so the decoded table costs no memory beyond the
+    /// rows themselves. Columns are decoded on all cores natively, a group at a time (the
+    /// group's working memory bounded by a quarter of the rows'), in order on wasm32; each
+    /// column's result does not depend on the others, so the output is the same either way.
+    fn decode_columns(
+        &self,
+        rows: &mut [f32],
+        t: usize,
+        marginals: &[Option<ColumnMarginal>],
+        denoised: bool,
+        classes: Option<&[u32]>,
+    ) -> Vec<DecodedColumn> {
+        let d = self.dim;
+        // Bytes a column's decoding holds at its peak (its values, their sort keys and
+        // order, the result; a categorical column's scores and its candidates).
+        let cost = |codec: &ColumnCodec| match codec {
+            ColumnCodec::Label => 0,
+            ColumnCodec::Numeric { .. } => t.saturating_mul(28),
+            ColumnCodec::Categorical { levels, .. } => {
+                t.saturating_mul(levels.len() + 1).saturating_mul(12)
+            }
+        };
+        let budget = rows.len().saturating_mul(std::mem::size_of::<f32>()) / 4;
+        let mut outs: Vec<DecodedColumn> = Vec::with_capacity(self.codecs.len());
+        let mut j = 0;
+        while j < self.codecs.len() {
+            // The next group: at least one column, then as many as fit the budget.
+            let mut end = j + 1;
+            let mut used = cost(&self.codecs[j]);
+            while end < self.codecs.len() && used.saturating_add(cost(&self.codecs[end])) <= budget
+            {
+                used += cost(&self.codecs[end]);
+                end += 1;
+            }
+            let view: &[f32] = rows;
+            let group = crate::par::map_range(j..end, |k| {
+                let m = marginals.get(k).and_then(Option::as_ref);
+                self.decode_column(&self.codecs[k], view, t, d, m, denoised, classes)
+            });
+            for col in group {
+                outs.push(match col {
+                    Decoded::Narrow {
+                        start,
+                        integer,
+                        values,
+                    } => {
+                        for (i, x) in values.into_iter().enumerate() {
+                            rows[i * d + start] = x;
+                        }
+                        DecodedColumn::Num {
+                            start,
+                            integer,
+                            wide: None,
+                        }
+                    }
+                    Decoded::Column(c) => c,
+                });
+            }
+            j = end;
         }
-        Ok(())
+        outs
+    }
+
+    /// One column of [`FeatureSpace::decode_columns`].
+    #[allow(clippy::too_many_arguments)]
+    fn decode_column(
+        &self,
+        codec: &ColumnCodec,
+        rows: &[f32],
+        t: usize,
+        d: usize,
+        m: Option<&ColumnMarginal>,
+        denoised: bool,
+        classes: Option<&[u32]>,
+    ) -> Decoded {
+        use crate::preprocess::quantile::{assign_in_proportion, quantile_map};
+        const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
+        match codec {
+            ColumnCodec::Label => Decoded::Column(DecodedColumn::None),
+            ColumnCodec::Numeric {
+                offset,
+                scale: sc,
+                lo,
+                hi,
+                integer,
+                start,
+            } => {
+                let start = *start;
+                let mut v: Vec<f64> = (0..t)
+                    .map(|i| offset + f64::from(rows[i * d + start]) * sc)
+                    .collect();
+                match m {
+                    Some(ColumnMarginal::Numeric(nm)) => quantile_map(&mut v, nm),
+                    // No clamping: pulling the noise into [lo, hi] would shift every mean
+                    // toward the middle of the range (a non-finite value, which the noise
+                    // cannot produce, would be written as the range's low end).
+                    // Into the public range (no row leaves the schema's [min, max]),
+                    // keeping the mean and the order: see `squeeze_into`.
+                    _ if !denoised && !*integer => match classes {
+                        Some(c) if c.len() == t => squeeze_by_class(&mut v, *lo, *hi, c),
+                        _ => squeeze_into(&mut v, *lo, *hi),
+                    },
+                    // Integer columns are left linear (so they may leave their range),
+                    // except a one-point range (a constant column), which is that constant.
+                    // Measured on digits 8×8 at ε = 5 (80/20 splits, 10 seeds, no DP
+                    // marginals at that size): linear 0.889, clamped 0.866, squeezed
+                    // 0.850 — clamping biases the means of the columns near their bounds
+                    // and rounding a squeezed column erases its order.
+                    _ if !denoised && lo.is_finite() && lo == hi => v.fill(*lo),
+                    // The image path (denoised rows): linear, clamped when the pixels are
+                    // written; measured on the digits demo, the squeeze lowers the share
+                    // of synthetic images nearest their own class's mean (0.95 → 0.74).
+                    _ => v.iter_mut().for_each(|x| {
+                        if !x.is_finite() {
+                            *x = *lo;
+                        }
+                    }),
+                }
+                let wide = if *integer {
+                    v.iter_mut().for_each(|x| *x = x.round());
+                    v.iter().any(|x| x.abs() > F32_EXACT_INTEGERS)
+                } else {
+                    false
+                };
+                if wide {
+                    Decoded::Column(DecodedColumn::Num {
+                        start,
+                        integer: *integer,
+                        wide: Some(v),
+                    })
+                } else {
+                    Decoded::Narrow {
+                        start,
+                        integer: *integer,
+                        values: v.into_iter().map(|x| x as f32).collect(),
+                    }
+                }
+            }
+            ColumnCodec::Categorical { levels, start, .. } => {
+                let w = levels.len();
+                if w == 0 {
+                    return Decoded::Column(DecodedColumn::Cat(Vec::new()));
+                }
+                let mut seg = Vec::with_capacity(t * w);
+                for i in 0..t {
+                    seg.extend_from_slice(&rows[i * d + start..i * d + start + w]);
+                }
+                let a = match m {
+                    Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
+                        assign_in_proportion(&seg, w, p)
+                    }
+                    // The pooled rare levels get the rows that stand out least for
+                    // every released level (score: minus the row's largest).
+                    Some(ColumnMarginal::Categorical(p)) if p.len() == w + 1 => {
+                        let mut ext = Vec::with_capacity(t * (w + 1));
+                        for row in seg.chunks_exact(w) {
+                            ext.extend_from_slice(row);
+                            ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+                        }
+                        drop(seg);
+                        assign_in_proportion(&ext, w + 1, p)
+                    }
+                    _ => seg.chunks_exact(w).map(argmax).collect(),
+                };
+                // Level indices are below the number of released levels (+ 1), far
+                // below u32::MAX.
+                Decoded::Column(DecodedColumn::Cat(
+                    a.into_iter().map(|x| x as u32).collect(),
+                ))
+            }
+        }
     }
 
     /// Decodes one synthetic feature row straight into CSV bytes (one record, `\n`
@@ -854,6 +977,153 @@ mod tests {
         // u = −4 ↦ −64 and u = 3.98 ↦ 63.68, written as 64 (offset 0, scale 16).
         assert_eq!(v[0], -64.0);
         assert_eq!(v[399], 64.0);
+    }
+
+    /// The whole batch, decoded with its columns in parallel groups on any number of
+    /// threads, is each column decoded alone, cell for cell: numeric columns with and without
+    /// a marginal, integer and not, one beyond f32's exact integers, categorical columns with
+    /// proportions (with and without the pooled level), without, and with no level.
+    #[test]
+    fn batch_decoding_is_each_column_decoded_alone() {
+        use crate::preprocess::quantile::NumericMarginal;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        let (t, k) = (700usize, 3u32);
+        let mut codecs = vec![ColumnCodec::Label];
+        let mut marginals: Vec<Option<ColumnMarginal>> = vec![None];
+        let mut start = 0;
+        for j in 0..70 {
+            let integer = j % 3 == 0;
+            let (lo, hi) = if j == 6 {
+                (0.0, 1e9)
+            } else {
+                (-2.0, 40.0 + j as f64)
+            };
+            codecs.push(ColumnCodec::Numeric {
+                offset: lo,
+                scale: hi - lo,
+                lo,
+                hi,
+                integer,
+                start,
+            });
+            marginals.push((j % 4 == 1).then(|| {
+                ColumnMarginal::Numeric(NumericMarginal {
+                    edges: vec![-2.0, 3.0, 10.0, 40.0],
+                    probs: vec![0.2, 0.5, 0.3],
+                })
+            }));
+            start += 1;
+        }
+        for (w, m) in [
+            (4, Some(vec![0.1, 0.2, 0.3, 0.4])),
+            (3, Some(vec![0.5, 0.2, 0.2, 0.1])),
+            (5, None),
+            (0, None),
+        ] {
+            codecs.push(ColumnCodec::Categorical {
+                levels: (0..w).map(|l| format!("L{l}")).collect(),
+                slot_of_code: Vec::new(),
+                start,
+            });
+            marginals.push(m.map(ColumnMarginal::Categorical));
+            start += w;
+        }
+        let d = start;
+        let names: Vec<String> = (0..codecs.len()).map(|j| format!("c{j}")).collect();
+        let fs = FeatureSpace {
+            names,
+            codecs: codecs.clone(),
+            dim: d,
+        };
+        let rows: Vec<f32> = (0..t * d).map(|_| rng.gen_range(-0.3f32..1.3)).collect();
+        let classes: Vec<u32> = (0..t).map(|i| i as u32 % k).collect();
+        let decode = |fs: &FeatureSpace, rows: &[f32], m: &[Option<ColumnMarginal>]| {
+            let mut rows = rows.to_vec();
+            let mut out: Vec<Vec<String>> = Vec::new();
+            fs.decode_batch(
+                &mut rows,
+                1.0,
+                m,
+                None,
+                Some(&classes),
+                &|i| format!("y{}", classes[i]),
+                &mut |c| {
+                    out.push(c.to_vec());
+                    Ok(())
+                },
+            )
+            .unwrap();
+            out
+        };
+        // Each column alone, in a space of its own.
+        let mut want: Vec<Vec<String>> = vec![Vec::new(); t];
+        for (j, codec) in codecs.iter().enumerate() {
+            let (alone, width, from) = match codec.clone() {
+                ColumnCodec::Label => (ColumnCodec::Label, 0, 0),
+                ColumnCodec::Numeric {
+                    offset,
+                    scale,
+                    lo,
+                    hi,
+                    integer,
+                    start,
+                } => (
+                    ColumnCodec::Numeric {
+                        offset,
+                        scale,
+                        lo,
+                        hi,
+                        integer,
+                        start: 0,
+                    },
+                    1,
+                    start,
+                ),
+                ColumnCodec::Categorical {
+                    levels,
+                    slot_of_code,
+                    start,
+                } => {
+                    let w = levels.len();
+                    let c = ColumnCodec::Categorical {
+                        levels,
+                        slot_of_code,
+                        start: 0,
+                    };
+                    (c, w, start)
+                }
+            };
+            // A zero-width column still needs one feature to make a batch of rows.
+            let dim = width.max(1);
+            let one = FeatureSpace {
+                names: vec!["x".into()],
+                codecs: vec![alone],
+                dim,
+            };
+            let mut sub = vec![0f32; t * dim];
+            for i in 0..t {
+                sub[i * dim..i * dim + width]
+                    .copy_from_slice(&rows[i * d + from..i * d + from + width]);
+            }
+            let cells = decode(&one, &sub, &marginals[j..=j]);
+            for (w, c) in want.iter_mut().zip(cells) {
+                w.push(c[0].clone());
+            }
+        }
+        assert!(
+            want.iter()
+                .any(|r| r[7].parse::<f64>().unwrap() > 16_777_216.0),
+            "no value beyond f32's exact integers"
+        );
+        for threads in [1, 3] {
+            let got = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| decode(&fs, &rows, &marginals));
+            assert_eq!(got, want, "{threads} threads");
+        }
     }
 
     #[test]
