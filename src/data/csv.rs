@@ -242,8 +242,8 @@ fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 
 impl<'a> Source<'a> {
     /// Opens the decompressed, size-limited byte stream (BOM not yet stripped).
-    fn open(&self) -> Result<Box<dyn Read + 'a>> {
-        let raw: Box<dyn Read + 'a> = match self.kind {
+    fn open(&self) -> Result<Box<dyn Read + Send + 'a>> {
+        let raw: Box<dyn Read + Send + 'a> = match self.kind {
             SourceKind::Bytes(b) => {
                 if b.starts_with(&GZIP_MAGIC) {
                     Box::new(GzRead(MultiGzDecoder::new(b)))
@@ -296,7 +296,7 @@ impl<'a> Source<'a> {
         }
     }
 
-    fn open_csv(&self) -> Result<(Box<dyn Read + 'a>, u8)> {
+    fn open_csv(&self) -> Result<(Box<dyn Read + Send + 'a>, u8)> {
         let mut r = self.open()?;
         let mut prefix = Vec::new();
         let mut chunk = vec![0u8; CHUNK];
@@ -428,6 +428,24 @@ impl<'a> Source<'a> {
         check_quotes: bool,
         mut f: impl FnMut(usize, Option<u64>, &csv::StringRecord) -> Result<()>,
     ) -> Result<u8> {
+        let (rdr, delim) = self.reader(check_quotes)?;
+        #[cfg(not(target_arch = "wasm32"))]
+        if !self.records_pipelined(rdr, check_quotes, &mut f)? {
+            // No second thread could be started (nothing was read): read on this one.
+            let (rdr, _) = self.reader(check_quotes)?;
+            self.records_in_order(rdr, check_quotes, &mut f)?;
+        }
+        #[cfg(target_arch = "wasm32")]
+        self.records_in_order(rdr, check_quotes, &mut f)?;
+        Ok(delim)
+    }
+
+    /// The csv reader over the input, and the delimiter.
+    #[allow(clippy::type_complexity)]
+    fn reader(
+        &self,
+        check_quotes: bool,
+    ) -> Result<(csv::Reader<QuoteTrack<Box<dyn Read + Send + 'a>>>, u8)> {
         let (input, delim) = self.open_csv()?;
         let tracked = QuoteTrack {
             inner: input,
@@ -435,12 +453,23 @@ impl<'a> Source<'a> {
             state: QState::FieldStart,
             enabled: check_quotes,
         };
-        let mut rdr = csv::ReaderBuilder::new()
+        let rdr = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
             .delimiter(delim)
             .buffer_capacity(CHUNK)
             .from_reader(tracked);
+        Ok((rdr, delim))
+    }
+
+    /// [`Source::for_each_record`] on one thread (wasm32; natively when no thread can be
+    /// started, and the tests' reference).
+    fn records_in_order<R: Read>(
+        &self,
+        mut rdr: csv::Reader<QuoteTrack<R>>,
+        check_quotes: bool,
+        f: &mut impl FnMut(usize, Option<u64>, &csv::StringRecord) -> Result<()>,
+    ) -> Result<()> {
         let mut cur = csv::StringRecord::new();
         let mut next = csv::StringRecord::new();
         let mut have = rdr.read_record(&mut cur).map_err(|e| self.csv_err(e))?;
@@ -449,18 +478,117 @@ impl<'a> Source<'a> {
             let more = rdr.read_record(&mut next).map_err(|e| self.csv_err(e))?;
             let byte = cur.position().map(|p| p.byte());
             if !more && check_quotes && rdr.get_ref().state == QState::Quoted {
-                return Err(self.row_err(
-                    index,
-                    byte,
-                    "a quoted field is never closed (unterminated '\"'), so the rest of the file was read as one field; close the quote, and write quotes inside quoted fields as \"\"",
-                ));
+                return Err(self.unterminated(index, byte));
             }
             f(index, byte, &cur)?;
             std::mem::swap(&mut cur, &mut next);
             have = more;
             index += 1;
         }
-        Ok(delim)
+        Ok(())
+    }
+
+    fn unterminated(&self, index: usize, byte: Option<u64>) -> Error {
+        self.row_err(
+            index,
+            byte,
+            "a quoted field is never closed (unterminated '\"'), so the rest of the file was read as one field; close the quote, and write quotes inside quoted fields as \"\"",
+        )
+    }
+
+    /// [`Source::for_each_record`] natively: a second thread splits the records (and
+    /// decompresses) while the calling thread runs `f`, batch by batch. Everything `f` sees
+    /// and every error are as in the one-thread loop: a record is handed to `f` only once
+    /// the next one has been read (a read error comes before `f` sees the record in front
+    /// of it), and the last one only after the unterminated-quote check. `Ok(false)`: no
+    /// thread could be started, and nothing was read.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn records_pipelined<R: Read + Send>(
+        &self,
+        mut rdr: csv::Reader<QuoteTrack<R>>,
+        check_quotes: bool,
+        f: &mut impl FnMut(usize, Option<u64>, &csv::StringRecord) -> Result<()>,
+    ) -> Result<bool> {
+        use std::sync::mpsc;
+        /// Records per batch.
+        const BATCH: usize = 256;
+        let (full_tx, full_rx) = mpsc::sync_channel::<(Vec<csv::StringRecord>, usize)>(2);
+        let (empty_tx, empty_rx) = mpsc::channel::<Vec<csv::StringRecord>>();
+        std::thread::scope(|scope| {
+            // Returns whether the input ends inside a quoted field.
+            let parser = std::thread::Builder::new()
+                .name("privmix-csv".into())
+                .spawn_scoped(scope, move || -> std::result::Result<bool, csv::Error> {
+                    loop {
+                        let mut batch = empty_rx
+                            .try_recv()
+                            .unwrap_or_else(|_| vec![csv::StringRecord::new(); BATCH]);
+                        let mut len = 0;
+                        let mut failed = None;
+                        while len < BATCH {
+                            match rdr.read_record(&mut batch[len]) {
+                                Ok(true) => len += 1,
+                                Ok(false) => break,
+                                Err(e) => {
+                                    failed = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                        // The records read before a failure still go out (all but the last of
+                        // them reach `f`, as in the one-thread loop).
+                        if len > 0 && full_tx.send((batch, len)).is_err() {
+                            return Ok(false); // the caller stopped
+                        }
+                        if let Some(e) = failed {
+                            return Err(e);
+                        }
+                        if len < BATCH {
+                            return Ok(rdr.get_ref().state == QState::Quoted);
+                        }
+                    }
+                });
+            let Ok(parser) = parser else {
+                return Ok(false);
+            };
+            let mut held: Option<csv::StringRecord> = None;
+            let mut index = 0usize;
+            let mut outcome = Ok(());
+            for (mut batch, len) in full_rx.iter() {
+                for rec in batch[..len].iter_mut() {
+                    if let Some(prev) = held.as_mut() {
+                        outcome = f(index, prev.position().map(|p| p.byte()), prev);
+                        if outcome.is_err() {
+                            break;
+                        }
+                        index += 1;
+                        std::mem::swap(prev, rec);
+                    } else {
+                        held = Some(std::mem::take(rec));
+                    }
+                }
+                if outcome.is_err() {
+                    break;
+                }
+                // Back for reuse; the parser may be done with it already.
+                let _ = empty_tx.send(batch);
+            }
+            // Ends the parser if `f` stopped early (its next send fails).
+            drop(full_rx);
+            let parsed = parser
+                .join()
+                .map_err(|_| Error::Internal("the CSV reader thread panicked".into()))?;
+            outcome?;
+            let quoted = parsed.map_err(|e| self.csv_err(e))?;
+            if let Some(last) = held {
+                let byte = last.position().map(|p| p.byte());
+                if check_quotes && quoted {
+                    return Err(self.unterminated(index, byte));
+                }
+                f(index, byte, &last)?;
+            }
+            Ok(true)
+        })
     }
 }
 
@@ -1117,6 +1245,81 @@ mod tests {
 
     fn err(s: &str) -> String {
         read(s).expect_err("expected an error").to_string()
+    }
+
+    /// The two-thread reader hands `f` the same records (index, start byte, fields) and
+    /// ends with the same error as the one-thread loop: across batch boundaries, with a read
+    /// error (invalid UTF-8) at any record near one, an unterminated quote at the end, gzip
+    /// input, and `f` stopping early.
+    #[test]
+    fn pipelined_records_match_the_one_thread_loop() {
+        type Seen = Vec<(usize, Option<u64>, Vec<String>)>;
+        let run = |bytes: &[u8], pipelined: bool, stop_at: Option<usize>| -> (Seen, String) {
+            let src = Source {
+                kind: SourceKind::Bytes(bytes),
+                name: "t.csv".into(),
+                max_bytes: u64::MAX,
+            };
+            let mut seen = Seen::new();
+            let mut f = |i: usize, byte: Option<u64>, rec: &csv::StringRecord| -> Result<()> {
+                seen.push((i, byte, rec.iter().map(str::to_string).collect()));
+                if Some(i) == stop_at {
+                    return Err(Error::Data(format!("stop at {i}")));
+                }
+                Ok(())
+            };
+            let (rdr, _) = src.reader(true).unwrap();
+            let r = if pipelined {
+                src.records_pipelined(rdr, true, &mut f)
+                    .map(|started| assert!(started))
+            } else {
+                src.records_in_order(rdr, true, &mut f)
+            };
+            (seen, r.err().map(|e| e.to_string()).unwrap_or_default())
+        };
+        let table = |rows: usize| -> Vec<u8> {
+            let mut t = b"a,b,c\n".to_vec();
+            for i in 0..rows {
+                t.extend_from_slice(format!("{i},\"x{i}\",{}\n", i % 7).as_bytes());
+            }
+            t
+        };
+        let mut cases: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
+        for rows in [0, 1, 254, 255, 256, 257, 511, 1000] {
+            cases.push((table(rows), None));
+        }
+        // Invalid UTF-8 in the record at index `at` (header = 0).
+        for at in [1, 255, 256, 257, 512, 513, 700] {
+            let mut t = table(1000);
+            let line = t
+                .split(|&b| b == b'\n')
+                .take(at)
+                .map(|l| l.len() + 1)
+                .sum::<usize>();
+            t[line] = 0xff;
+            cases.push((t, None));
+        }
+        let mut open = table(600);
+        open.extend_from_slice(b"1,\"never closed,2\n3,4,5\n");
+        cases.push((open, None));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&table(3000)).unwrap();
+        cases.push((gz.finish().unwrap(), None));
+        for stop in [0, 255, 256, 300, 1000] {
+            cases.push((table(1000), Some(stop)));
+        }
+        for (bytes, stop) in &cases {
+            let want = run(bytes, false, *stop);
+            let got = run(bytes, true, *stop);
+            assert_eq!(got, want, "stop {stop:?}");
+        }
+        // The cases reach what they are meant to: errors at the records, and the full run.
+        let errors = cases
+            .iter()
+            .filter(|(b, s)| !run(b, false, *s).1.is_empty())
+            .count();
+        assert_eq!(errors, 7 + 1 + 5);
+        assert_eq!(run(&table(1000), true, None).0.len(), 1001);
     }
 
     fn with_schema(json: &str) -> CsvOptions {
