@@ -97,6 +97,9 @@ fn ln_b_floor(m: u32, s2: f64) -> f64 {
     }
 }
 
+/// The largest RDP order a curve may be evaluated at.
+pub const MAX_ORDER: u32 = 100_000;
+
 /// Checks that every order is an integer ≥ 2 and returns the largest.
 pub fn validate_orders(orders: &[u32]) -> Result<u32> {
     if orders.is_empty() {
@@ -113,11 +116,11 @@ pub fn validate_orders(orders: &[u32]) -> Result<u32> {
             "RDP orders must be integers ≥ 2",
         ));
     }
-    if let Some(&bad) = orders.iter().find(|&&a| a > 100_000) {
+    if let Some(&bad) = orders.iter().find(|&&a| a > MAX_ORDER) {
         return Err(Error::param(
             "orders",
             bad,
-            "orders above 100000 are not supported; use ≤ 1024",
+            format!("orders above {MAX_ORDER} are not supported; use ≤ 1024"),
         ));
     }
     Ok(*orders.iter().max().expect("non-empty"))

@@ -39,6 +39,17 @@ pub fn analytic_gaussian_delta(mu: f64, eps: f64) -> f64 {
     }
 }
 
+/// The RDP orders of the GMM Gaussian releases: 2..=256, then a geometric grid (×1.05) below
+/// `up_to`. A small ε needs a large order (about 1 + 2 ln(1/δ)/ε: 740 at ε = 0.05,
+/// δ = 1e-8), and any order gives a valid bound, so the grid only ever lowers ε.
+pub(crate) fn gaussian_orders(up_to: u32) -> Vec<u32> {
+    let geometric = std::iter::successors(Some(256.0f64), |&a| Some(a * 1.05))
+        .skip(1)
+        .take_while(|&a| a < f64::from(up_to))
+        .map(|a| a as u32);
+    (2..=256u32).chain(geometric).collect()
+}
+
 /// The largest Mahalanobis sensitivity r such that a Gaussian mechanism with sensitivity r
 /// (in noise units) is (ε, δ)-DP, capped by the SPEC's classic rule r² = ε²/(2 ln(2/δ)).
 ///
@@ -53,14 +64,9 @@ pub fn max_mahalanobis_sensitivity(eps: f64, delta: f64) -> f64 {
         return 0.0;
     }
     let classic = eps / (2.0 * (2.0 / delta).dln()).sqrt();
-    // Orders 2..=256, then a geometric grid (×1.05) up to 2^31: a small ε needs a large order
-    // (about 1 + 2 ln(1/δ)/ε), and any order gives a valid bound.
-    let geometric = std::iter::successors(Some(256.0f64), |&a| Some(a * 1.05))
-        .skip(1)
-        .take_while(|&a| a < 2f64.powi(31))
-        .map(|a| a as u32);
-    let rho = (2..=256u32)
-        .chain(geometric)
+    // Up to 2^31 (this bound needs no RDP curve, only the conversion at each order).
+    let rho = gaussian_orders(1 << 31)
+        .into_iter()
         .map(|a| (eps - RdpCurve::epsilon_at(0.0, a, delta, Conversion::Improved)) / f64::from(a))
         .fold(0.0, f64::max);
     // Shrunk by 1e-9 relative: more than the accountant's upward rounding (1e-11 on RDP, 1e-14 on ε).

@@ -55,11 +55,13 @@
 //! and public numbers only); then mapped back to input units (μ·B, Σ·B²). Nothing else about
 //! the data reaches the model or the receipt.
 
+use super::design::gaussian_orders;
 use super::exactnoise::{class_stats, release_fixed, upper_pairs, ROW_BITS};
 use super::linalg::{sym_fn, Mat};
 use super::weights::{self, Branch};
 use crate::accountant::calibrate::smallest_z;
-use crate::accountant::{default_orders, Preset, RdpCurve};
+use crate::accountant::subsampled_gaussian::MAX_ORDER;
+use crate::accountant::{Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::noise::GridGaussian;
 use crate::rng::ReleaseRng;
@@ -108,7 +110,7 @@ fn rho_of(noise: &GridGaussian, shift: f64, coords: usize) -> f64 {
 /// default RDP → DP conversion (rounded up).
 fn eps_of_rho(rho: f64, delta: f64) -> Result<f64> {
     let z = 1.0 / (2.0 * rho).sqrt();
-    Ok(RdpCurve::gaussian(z, &default_orders())?
+    Ok(RdpCurve::gaussian(z, &gaussian_orders(MAX_ORDER))?
         .epsilon(delta, Preset::Default.conversion())?
         .epsilon)
 }
@@ -122,7 +124,7 @@ impl Split {
         let target = (epsilon - eps_counts) * shrink;
         // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²).
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
-            RdpCurve::gaussian(z / std::f64::consts::SQRT_2, &default_orders())
+            RdpCurve::gaussian(z / std::f64::consts::SQRT_2, &gaussian_orders(MAX_ORDER))
         })?;
         let mut z = cal.z;
         for _ in 0..64 {
@@ -287,6 +289,10 @@ mod tests {
             (1.0, 1e-6, 4),
             (8.0, 1e-5, 64),
             (5.0, 1e-5, 13),
+            // A small ε needs orders above 256 (about 1 + 2 ln(1/δ)/ε): with 2..=256 alone
+            // these could not be reached with any noise.
+            (0.05, 1e-8, 4),
+            (0.01, 1e-6, 2),
         ] {
             let s = Split::new(e, dl, d).unwrap();
             assert!(s.epsilon() <= e && s.epsilon() > e * (1.0 - 1e-6), "{s:?}");
