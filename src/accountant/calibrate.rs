@@ -15,6 +15,31 @@ pub const Z_REL_TOL: f64 = 1e-9;
 const Z_MIN: f64 = 1e-6;
 const Z_MAX: f64 = 1e8;
 
+/// Re-accounts a noise scale and raises it until the accountant certifies it: `check(x)` for
+/// x = `start`, `start`·(1 + `step`), `start`·(1 + `step`)², … (`tries` values at most),
+/// returning the first `Some`, or `None` when none was certified.
+///
+/// Calibration inverts the accountant in floating point (bisection on z, then z turned into
+/// the σ a mechanism draws, or a grid rounding), so the scale it finds can miss its target by
+/// an ulp or two. Every calibration in the crate ends in this loop, so the number it reports
+/// is one the accountant itself certified. The step and the number of tries stay each
+/// caller's (they fix which σ is reported, so changing them changes seeded outputs).
+pub fn certify_upward<T>(
+    start: f64,
+    step: f64,
+    tries: usize,
+    mut check: impl FnMut(f64) -> Result<Option<T>>,
+) -> Result<Option<T>> {
+    let mut x = start;
+    for _ in 0..tries {
+        if let Some(t) = check(x)? {
+            return Ok(Some(t));
+        }
+        x *= 1.0 + step;
+    }
+    Ok(None)
+}
+
 /// Result of a calibration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Calibrated {
@@ -142,6 +167,31 @@ pub fn smallest_z_within(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first certified value of start·(1 + step)^i, in that order, each checked once;
+    /// none after `tries`; the check's error passes through.
+    #[test]
+    fn certify_upward_returns_the_first_certified_step() {
+        let mut seen = Vec::new();
+        let got = certify_upward(1.0, 0.5, 10, |x| {
+            seen.push(x);
+            Ok((x >= 3.0).then_some(x))
+        })
+        .unwrap();
+        assert_eq!(got, Some(3.375));
+        assert_eq!(seen, [1.0, 1.5, 2.25, 3.375]);
+        let mut n = 0;
+        let none: Option<f64> = certify_upward(1.0, 1e-9, 7, |_| {
+            n += 1;
+            Ok(None)
+        })
+        .unwrap();
+        assert_eq!((none, n), (None, 7));
+        let err = certify_upward(1.0, 1e-9, 7, |_| -> Result<Option<()>> {
+            Err(Error::Accountant("no".into()))
+        });
+        assert!(err.is_err());
+    }
     use crate::accountant::default_orders;
 
     #[test]

@@ -16,7 +16,7 @@
 //! re-accounted ε is ≤ the target, so it never overshoots.
 
 use super::gaussian::Gaussian;
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{certify_upward, smallest_z};
 use crate::accountant::{check_delta, check_epsilon, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -161,22 +161,24 @@ impl GaussianSteps {
                 format!("the noise on this part alone already spends more than ε = {target}; increase --{fixed}"),
             ));
         }
-        let mut sigma = (self.a / (inv_z2 - self.b)).sqrt();
-        for _ in 0..64 {
+        let sigma = (self.a / (inv_z2 - self.b)).sqrt();
+        certify_upward(sigma, 1e-10, 64, |sigma| {
             let e = self.epsilon(name, sigma, delta, orders, preset, extra)?;
-            if e.epsilon <= target {
-                return Ok(StepCalibration {
-                    sigma,
-                    noise_multiplier: self.noise_multiplier(name, sigma)?,
-                    epsilon: e.epsilon,
-                    order: e.order,
-                });
-            }
-            sigma *= 1.0 + 1e-10;
-        }
-        Err(Error::Accountant(format!(
-            "calibration could not certify ε ≤ {target}; please report this"
-        )))
+            Ok((e.epsilon <= target).then_some((sigma, e)))
+        })?
+        .map(|(sigma, e)| {
+            Ok(StepCalibration {
+                sigma,
+                noise_multiplier: self.noise_multiplier(name, sigma)?,
+                epsilon: e.epsilon,
+                order: e.order,
+            })
+        })
+        .unwrap_or_else(|| {
+            Err(Error::Accountant(format!(
+                "calibration could not certify ε ≤ {target}; please report this"
+            )))
+        })
     }
 }
 

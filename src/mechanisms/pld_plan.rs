@@ -52,6 +52,7 @@
 //! that certifies it, and [`SynthPld::epsilon`] reports the smaller of the calibration-grid and
 //! the finer default-grid ε, both upper bounds.
 
+use crate::accountant::calibrate::certify_upward;
 use crate::accountant::pld::coupling::{
     product_tv_bound, remaining_delta, COUPLED_MIN_SIGMA_UNITS, MAX_SYNTH_DRAWS,
 };
@@ -317,18 +318,15 @@ impl SynthPld {
         }
         // σx from z, then re-accounted at exactly that σx (floating point can move z by an
         // ulp); nudged up until certified.
-        let mut sx = self.dx / inv.sqrt();
-        for _ in 0..16 {
+        // At RDP's σ or beyond (or NaN), RDP's σ: it is certified already.
+        let sx = certify_upward(self.dx / inv.sqrt(), 1e-9, 16, |sx| {
             if sx.is_nan() || sx >= sigma_rdp {
-                return Ok(sigma_rdp);
+                return Ok(Some(sigma_rdp));
             }
             let e = self.epsilon_on(sx, delta_full, &opts)?;
-            if e.epsilon <= target {
-                return Ok(sx);
-            }
-            sx *= 1.0 + 1e-9;
-        }
-        Ok(sigma_rdp)
+            Ok((e.epsilon <= target).then_some(sx))
+        })?;
+        Ok(sx.unwrap_or(sigma_rdp))
     }
 }
 

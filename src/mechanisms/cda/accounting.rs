@@ -7,7 +7,7 @@
 //! multiplier z with 1/z² = (2c/l)²/σx² + (√2/l)²/σy² (label term absent in label-free mode),
 //! the pool is subsampled at rate q = l/n, and T rows compose to T × the subsampled RDP.
 
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{certify_upward, smallest_z};
 use crate::accountant::{check_delta, check_epsilon, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::Gaussian;
@@ -222,24 +222,26 @@ pub fn calibrate_sigma_x(
         ));
     }
     let dx = 2.0 * clip / f64::from(mix);
-    let mut sigma_x = dx / (inv_z2 - label).sqrt();
+    let sigma_x = dx / (inv_z2 - label).sqrt();
     // Re-account the σx we report; nudge it up until it provably meets the target.
-    for _ in 0..64 {
+    certify_upward(sigma_x, 1e-10, 64, |sigma_x| {
         let p = shape.with_sigma_x(sigma_x);
         let e = p.epsilon(delta, orders, preset, extra)?;
-        if e.epsilon <= target {
-            return Ok(CdaCalibration {
-                sigma_x,
-                noise_multiplier: p.noise_multiplier()?,
-                epsilon: e.epsilon,
-                order: e.order,
-            });
+        if e.epsilon > target {
+            return Ok(None);
         }
-        sigma_x *= 1.0 + 1e-10;
-    }
-    Err(Error::Accountant(format!(
-        "calibration could not certify ε ≤ {target}; please report this"
-    )))
+        Ok(Some(CdaCalibration {
+            sigma_x,
+            noise_multiplier: p.noise_multiplier()?,
+            epsilon: e.epsilon,
+            order: e.order,
+        }))
+    })?
+    .ok_or_else(|| {
+        Error::Accountant(format!(
+            "calibration could not certify ε ≤ {target}; please report this"
+        ))
+    })
 }
 
 #[cfg(test)]

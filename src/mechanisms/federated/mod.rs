@@ -101,7 +101,7 @@
 pub mod pairwise;
 pub mod zero_sum;
 
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{certify_upward, smallest_z};
 use crate::accountant::{EpsDelta, Preset, RdpCurve};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
@@ -331,7 +331,7 @@ pub fn calibrate_tau_g_for(
     let z_star = acc.smallest_z(target)?;
     // Parties whose seeds stay unknown, n = S − t, and a' = n·τ_e²/(S−1).
     let n = (clients - known) as f64;
-    let mut tau = match variant {
+    let tau = match variant {
         Variant::Conventional => z_star * delta_l2,
         Variant::Cape if n <= 1.0 => z_star * delta_l2,
         Variant::Cape => {
@@ -345,17 +345,16 @@ pub fn calibrate_tau_g_for(
         }
     };
     let te = if variant == Variant::Cape { tau_e } else { 0.0 };
-    for _ in 0..200 {
+    certify_upward(tau, 1e-9, 200, |tau| {
         let taus = vec![tau; clients];
         let z = z_joint(delta_l2, &taus, te, clients, 0, known);
-        if z.is_finite() && acc.epsilon(z, acc.preset)?.epsilon <= target {
-            return Ok(tau);
-        }
-        tau *= 1.0 + 1e-9;
-    }
-    Err(Error::Accountant(format!(
-        "federated calibration could not certify ε ≤ {target}; please report this"
-    )))
+        Ok((z.is_finite() && acc.epsilon(z, acc.preset)?.epsilon <= target).then_some(tau))
+    })?
+    .ok_or_else(|| {
+        Error::Accountant(format!(
+            "federated calibration could not certify ε ≤ {target}; please report this"
+        ))
+    })
 }
 
 /// [`calibrate_tau_g_for`] against a seedless aggregator (t = 0).

@@ -59,7 +59,7 @@ use super::design::gaussian_orders;
 use super::exactnoise::{class_stats, release_fixed, upper_pairs, ROW_BITS};
 use super::linalg::{sym_fn, Mat};
 use super::weights::{self, Branch};
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{certify_upward, smallest_z};
 use crate::accountant::subsampled_gaussian::MAX_ORDER;
 use crate::accountant::{Preset, RdpCurve};
 use crate::error::{Error, Result};
@@ -126,8 +126,7 @@ impl Split {
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
             RdpCurve::gaussian(z / std::f64::consts::SQRT_2, &gaussian_orders(MAX_ORDER))
         })?;
-        let mut z = cal.z;
-        for _ in 0..64 {
+        certify_upward(cal.z, 1e-9, 64, |z| {
             let mut s = Split {
                 eps_counts,
                 eps_gaussian: f64::INFINITY,
@@ -150,16 +149,18 @@ impl Split {
             let between = 2.0 * (rho_of(&sn, 1.0, dim) + rho_of(&mn, 1.0, m));
             s.rho = within.max(between);
             s.eps_gaussian = eps_of_rho(s.rho, delta)?;
-            if s.eps_gaussian <= target {
-                s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
-                s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
-                return Ok(s);
+            if s.eps_gaussian > target {
+                return Ok(None);
             }
-            z *= 1.0 + 1e-9;
-        }
-        Err(Error::Data(format!(
-            "internal: no noise meets ε = {epsilon} at δ = {delta} on the release grids"
-        )))
+            s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
+            s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
+            Ok(Some(s))
+        })?
+        .ok_or_else(|| {
+            Error::Data(format!(
+                "internal: no noise meets ε = {epsilon} at δ = {delta} on the release grids"
+            ))
+        })
     }
 
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian
