@@ -426,7 +426,7 @@ impl FeatureSpace {
     /// an integer column as `x.round()`, exact in f32 up to 2^24; a column that rounds
     /// beyond that keeps its f64 values), so the decoded table costs no memory beyond the
     /// rows themselves. Columns are decoded on all cores natively, a group at a time (the
-    /// group's working memory bounded by a quarter of the rows'), in order on wasm32; each
+    /// group's working memory bounded by a quarter of the rows'), one by one on wasm32; each
     /// column's result does not depend on the others, so the output is the same either way.
     fn decode_columns(
         &self,
@@ -446,7 +446,12 @@ impl FeatureSpace {
                 t.saturating_mul(levels.len() + 1).saturating_mul(12)
             }
         };
-        let budget = rows.len().saturating_mul(std::mem::size_of::<f32>()) / 4;
+        // On wasm32 the columns are decoded one at a time anyway: groups of one hold least.
+        let budget = if cfg!(target_arch = "wasm32") {
+            0
+        } else {
+            rows.len().saturating_mul(std::mem::size_of::<f32>()) / 4
+        };
         let mut outs: Vec<DecodedColumn> = Vec::with_capacity(self.codecs.len());
         let mut j = 0;
         while j < self.codecs.len() {
