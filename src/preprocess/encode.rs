@@ -1113,39 +1113,13 @@ mod tests {
         // Each column alone, in a space of its own.
         let mut want: Vec<Vec<String>> = vec![Vec::new(); t];
         for (j, codec) in codecs.iter().enumerate() {
-            let (alone, width, from) = match codec.clone() {
-                ColumnCodec::Label => (ColumnCodec::Label, 0, 0),
-                ColumnCodec::Numeric {
-                    offset,
-                    scale,
-                    lo,
-                    hi,
-                    integer,
-                    start,
-                } => (
-                    ColumnCodec::Numeric {
-                        offset,
-                        scale,
-                        lo,
-                        hi,
-                        integer,
-                        start: 0,
-                    },
-                    1,
-                    start,
-                ),
-                ColumnCodec::Categorical {
-                    levels,
-                    slot_of_code,
-                    start,
-                } => {
-                    let w = levels.len();
-                    let c = ColumnCodec::Categorical {
-                        levels,
-                        slot_of_code,
-                        start: 0,
-                    };
-                    (c, w, start)
+            // The same codec, its features moved to the front.
+            let mut alone = codec.clone();
+            let (width, from) = match &mut alone {
+                ColumnCodec::Label => (0, 0),
+                ColumnCodec::Numeric { start, .. } => (1, std::mem::replace(start, 0)),
+                ColumnCodec::Categorical { levels, start, .. } => {
+                    (levels.len(), std::mem::replace(start, 0))
                 }
             };
             // A zero-width column still needs one feature to make a batch of rows.
