@@ -277,10 +277,11 @@ fn argmax(seg: &[f32]) -> usize {
     best
 }
 
-/// A decoded column of a batch (see [`FeatureSpace::decode_batch`]).
-enum DecodedColumn {
+/// A decoded column of a batch (see [`FeatureSpace::decode_batch`]), as its cells are
+/// written.
+enum DecodedColumn<'a> {
     /// The label: written from the class.
-    None,
+    Label,
     /// A numeric column: its values in its entry of the rows, or in `wide` (f64) when they
     /// do not fit f32 exactly.
     Num {
@@ -288,32 +289,22 @@ enum DecodedColumn {
         integer: bool,
         wide: Option<Vec<f64>>,
     },
-    /// A categorical column: each row's level index.
-    Cat(Vec<u32>),
+    /// A categorical column: its released levels and each row's level index (none released:
+    /// every cell is `(suppressed)`).
+    Cat {
+        levels: &'a [String],
+        codes: Vec<u32>,
+    },
 }
 
 /// What decoding one column returns: the values to store back into the rows, or the column.
-enum Decoded {
+enum Decoded<'a> {
     Narrow {
         start: usize,
         integer: bool,
         values: Vec<f32>,
     },
-    Column(DecodedColumn),
-}
-
-/// How one column's cells are written.
-enum CellOut<'a> {
-    Label,
-    Num {
-        start: usize,
-        integer: bool,
-        wide: Option<&'a [f64]>,
-    },
-    Cat {
-        levels: &'a [String],
-        codes: &'a [u32],
-    },
+    Column(DecodedColumn<'a>),
 }
 
 impl FeatureSpace {
@@ -361,30 +352,8 @@ impl FeatureSpace {
             let s = scale as f32;
             rows.iter_mut().for_each(|x| *x *= s);
         }
-        let outs = self.decode_columns(rows, t, marginals, denoise.is_some(), classes);
-        // Each column's writer; a numeric column reads its (decoded) entry of `rows`.
-        let mut cols: Vec<CellOut<'_>> = Vec::with_capacity(outs.len());
-        for (codec, out) in self.codecs.iter().zip(&outs) {
-            cols.push(match (codec, out) {
-                (ColumnCodec::Label, _) => CellOut::Label,
-                (
-                    _,
-                    DecodedColumn::Num {
-                        start,
-                        integer,
-                        wide,
-                    },
-                ) => CellOut::Num {
-                    start: *start,
-                    integer: *integer,
-                    wide: wide.as_deref(),
-                },
-                (ColumnCodec::Categorical { levels, .. }, DecodedColumn::Cat(a)) => {
-                    CellOut::Cat { levels, codes: a }
-                }
-                _ => return Err(Error::Data("internal: decode_batch mismatch".into())),
-            });
-        }
+        // A numeric column's cells read its (decoded) entry of `rows`.
+        let cols = self.decode_columns(rows, t, marginals, denoise.is_some(), classes);
         let rows: &[f32] = rows;
         let fill = |first: usize, cells: &mut [String]| {
             for (r, row_cells) in cells.chunks_exact_mut(cols.len()).enumerate() {
@@ -392,8 +361,8 @@ impl FeatureSpace {
                 for (col, cell) in cols.iter().zip(row_cells.iter_mut()) {
                     cell.clear();
                     match col {
-                        CellOut::Label => cell.push_str(&label(i)),
-                        CellOut::Num {
+                        DecodedColumn::Label => cell.push_str(&label(i)),
+                        DecodedColumn::Num {
                             start,
                             integer,
                             wide,
@@ -404,7 +373,7 @@ impl FeatureSpace {
                             };
                             write_number(cell, x, *integer)
                         }
-                        CellOut::Cat { levels, codes } => {
+                        DecodedColumn::Cat { levels, codes } => {
                             if levels.is_empty() {
                                 cell.push_str(SUPPRESSED);
                             } else {
@@ -435,7 +404,7 @@ impl FeatureSpace {
         marginals: &[Option<ColumnMarginal>],
         denoised: bool,
         classes: Option<&[u32]>,
-    ) -> Vec<DecodedColumn> {
+    ) -> Vec<DecodedColumn<'_>> {
         let d = self.dim;
         // Bytes a column's decoding holds at its peak (its values, their sort keys and
         // order, the result; a categorical column's scores and its candidates).
@@ -452,7 +421,7 @@ impl FeatureSpace {
         } else {
             rows.len().saturating_mul(std::mem::size_of::<f32>()) / 4
         };
-        let mut outs: Vec<DecodedColumn> = Vec::with_capacity(self.codecs.len());
+        let mut outs: Vec<DecodedColumn<'_>> = Vec::with_capacity(self.codecs.len());
         let mut j = 0;
         while j < self.codecs.len() {
             // The next group: at least one column, then as many as fit the budget.
@@ -466,7 +435,7 @@ impl FeatureSpace {
             let view: &[f32] = rows;
             let group = crate::par::map_range(j..end, |k| {
                 let m = marginals.get(k).and_then(Option::as_ref);
-                self.decode_column(&self.codecs[k], view, t, d, m, denoised, classes)
+                Self::decode_column(&self.codecs[k], view, t, d, m, denoised, classes)
             });
             for col in group {
                 outs.push(match col {
@@ -493,21 +462,19 @@ impl FeatureSpace {
     }
 
     /// One column of [`FeatureSpace::decode_columns`].
-    #[allow(clippy::too_many_arguments)]
-    fn decode_column(
-        &self,
-        codec: &ColumnCodec,
+    fn decode_column<'a>(
+        codec: &'a ColumnCodec,
         rows: &[f32],
         t: usize,
         d: usize,
         m: Option<&ColumnMarginal>,
         denoised: bool,
         classes: Option<&[u32]>,
-    ) -> Decoded {
+    ) -> Decoded<'a> {
         use crate::preprocess::quantile::{assign_in_proportion, quantile_map};
         const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
         match codec {
-            ColumnCodec::Label => Decoded::Column(DecodedColumn::None),
+            ColumnCodec::Label => Decoded::Column(DecodedColumn::Label),
             ColumnCodec::Numeric {
                 offset,
                 scale: sc,
@@ -570,7 +537,10 @@ impl FeatureSpace {
             ColumnCodec::Categorical { levels, start, .. } => {
                 let w = levels.len();
                 if w == 0 {
-                    return Decoded::Column(DecodedColumn::Cat(Vec::new()));
+                    return Decoded::Column(DecodedColumn::Cat {
+                        levels,
+                        codes: Vec::new(),
+                    });
                 }
                 let mut seg = Vec::with_capacity(t * w);
                 for i in 0..t {
@@ -595,9 +565,10 @@ impl FeatureSpace {
                 };
                 // Level indices are below the number of released levels (+ 1), far
                 // below u32::MAX.
-                Decoded::Column(DecodedColumn::Cat(
-                    a.into_iter().map(|x| x as u32).collect(),
-                ))
+                Decoded::Column(DecodedColumn::Cat {
+                    levels,
+                    codes: a.into_iter().map(|x| x as u32).collect(),
+                })
             }
         }
     }
