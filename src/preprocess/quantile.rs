@@ -11,8 +11,9 @@
 //!
 //! * [`NumericMarginal`] is a histogram on data-independent bin edges (chosen from the DP
 //!   range) whose noisy counts are thresholded at `2σ` (bins below are set to 0: a
-//!   post-processing that removes most of the mass the noise puts on empty bins) and
-//!   normalized. Its inverse CDF is piecewise linear inside each bin.
+//!   post-processing that removes most of the mass the noise puts on empty bins; an integer
+//!   column's one-integer bins inside a coarse bin whose noisy count is dense are cut at σ
+//!   instead, so that fewer real integers near 2σ are dropped) and normalized. Its inverse CDF is piecewise linear inside each bin.
 //! * [`quantile_map`] replaces the value of rank r (0-based, among T) by F⁻¹((r + ½)/T), so the
 //!   output column's empirical distribution is the DP marginal while the order of the rows —
 //!   what the mechanism learned about how this column moves with the others — is kept.
@@ -43,22 +44,40 @@ impl NumericMarginal {
         noise: &CountNoise,
         rng: &mut R,
     ) -> Option<Self> {
+        let thresholds = vec![2.0 * noise.sigma(); exact_counts.len()];
+        Self::dp_thresholded(exact_counts, edges, noise, &thresholds, rng)
+    }
+
+    /// [`NumericMarginal::dp`] with a threshold per bin (bins whose noisy count is at most
+    /// theirs are set to 0). The thresholds must not depend on the exact counts.
+    pub fn dp_thresholded<R: Rng + ?Sized>(
+        exact_counts: &[f64],
+        edges: Vec<f64>,
+        noise: &CountNoise,
+        thresholds: &[f64],
+        rng: &mut R,
+    ) -> Option<Self> {
         let noisy: Vec<f64> = exact_counts.iter().map(|&c| noise.add(c, rng)).collect();
-        Self::from_noisy(&noisy, edges, noise.sigma())
+        Self::from_noisy_thresholded(&noisy, edges, thresholds)
     }
 
     /// The post-processing step of [`NumericMarginal::dp`] on already noisy counts.
     pub fn from_noisy(noisy: &[f64], edges: Vec<f64>, sigma: f64) -> Option<Self> {
+        Self::from_noisy_thresholded(noisy, edges, &vec![2.0 * sigma; noisy.len()])
+    }
+
+    /// The post-processing step of [`NumericMarginal::dp_thresholded`].
+    pub fn from_noisy_thresholded(
+        noisy: &[f64],
+        edges: Vec<f64>,
+        thresholds: &[f64],
+    ) -> Option<Self> {
         debug_assert_eq!(edges.len(), noisy.len() + 1);
+        debug_assert_eq!(thresholds.len(), noisy.len());
         let kept: Vec<f64> = noisy
             .iter()
-            .map(|&c| {
-                if c > 2.0 * sigma && c.is_finite() {
-                    c
-                } else {
-                    0.0
-                }
-            })
+            .zip(thresholds)
+            .map(|(&c, &t)| if c > t && c.is_finite() { c } else { 0.0 })
             .collect();
         let total: f64 = kept.iter().sum();
         if total <= 0.0 || !total.is_finite() {
