@@ -242,6 +242,8 @@ def adult(pm, eps, tmp, seed=1):
     out = os.path.join(tmp, f"adult-syn-{eps}.csv")
     rec = synth(pm, trp, "Y", eps, out, seed=seed)
     _, srows = read_csv(out)
+    # privmix reads Adult's '?' as missing and writes missing cells back empty: the same value.
+    srows = [[c if c != "" else "?" for c in r] for r in srows]
     acc, auc = gbm_eval(srows, te)
     edges = adult_bins(tr)
     t1, t2 = tvd_marginals(discretize(tr, edges), discretize(srows, edges))
