@@ -455,6 +455,8 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
     let mut codecs = Vec::with_capacity(table.n_cols());
     let mut reports = Vec::new();
     let mut warnings = Vec::new();
+    // Columns whose DP range came out as one value (said once, after the loop).
+    let mut constant: Vec<String> = Vec::new();
     let mut released = Released {
         marginals: Vec::with_capacity(table.n_cols()),
         mean_norm: None,
@@ -562,6 +564,9 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                                         (lo, hi) =
                                             if unit { (a.ceil(), b.floor()) } else { (a, b) };
                                     }
+                                }
+                                if lo == hi {
+                                    constant.push(format!("{name} ({lo})"));
                                 }
                                 (lo, hi, s_int.unwrap_or(r.integral), "dp")
                             }
@@ -747,6 +752,16 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
             + if marginals_on { m_cat } else { 0 },
         mean_norm: released.mean_norm,
     });
+    if !constant.is_empty() {
+        // Loud, never silent: a constant output column is data a user would discard unless
+        // the column really is constant. Which columns these are is post-processing of the
+        // noisy histograms (DP).
+        warnings.push(format!(
+            "{} numeric column(s) come out constant: under DP only one value stood out of the noise (too few rows for the normalization budget to see the others), so every output row has that value: {}. If a column takes other values, give its public bounds in a schema ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
+            constant.len(),
+            constant.join(", ")
+        ));
+    }
     Ok((
         space,
         NormalizationReport {
@@ -1270,6 +1285,43 @@ mod tests {
         );
         let x = report.columns.iter().find(|c| c.name == "x").unwrap();
         assert!(x.source.starts_with("default"), "{}", x.source);
+    }
+
+    #[test]
+    fn a_column_whose_dp_range_is_one_value_is_said_loudly() {
+        // 300 rows: 80 % zeros, the rest spread over 1..16 (a digits pixel). At this budget
+        // only the bin around 0 clears the threshold, so the column comes out as 0.
+        let values: Vec<f32> = (0..300)
+            .map(|i| {
+                if i % 5 == 0 {
+                    1.0 + (i % 16) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let t = table(values, vec![0; 300], vec!["p"]);
+        let b = DpHistogramBudget {
+            noise_multiplier: 20.0,
+            delta_categories: 1e-6,
+        };
+        let (fs, report) = fit_feature_space(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        assert!(
+            matches!(fs.codecs[0], ColumnCodec::Numeric { lo, hi, .. } if lo == 0.0 && hi == 0.0)
+        );
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.contains("come out constant"))
+            .expect("a warning says the column is constant");
+        assert!(w.contains("x (0)") && w.contains("schema"), "{w}");
     }
 
     #[test]
