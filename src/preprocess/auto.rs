@@ -4,14 +4,34 @@
 //! # Rule
 //!
 //! With rows scaled to norm c and non-negative (sensitivity √2·c/l, see
-//! [`crate::preprocess::rownorm`]), a synthetic row is the mean of l unit-direction rows of
-//! one class plus N(0, σx(l)² I_d). Its expected squared distance from the class mean is at
-//! most `c²/l` (the spread of a mean of l rows of norm c) plus `d·σx(l)²` (the noise), with
-//! σx(l) calibrated to the target ε for the public pool (smallest class size, or its public
-//! floor), the rows per class, δ and the normalization's share. [`auto_mix`] returns the
-//! candidate l minimizing that sum. For speed (the page's live readout ranks every candidate
-//! on each change of a control) the ranking's σx(l) uses the RDP orders up to 128 and a
-//! 0.1 % tolerance; the run calibrates the chosen l in full.
+//! [`crate::preprocess::rownorm`]), a synthetic row is the mean of l rows of one class, drawn
+//! without replacement from its pool of n, plus N(0, σx(l)² I_d), with σx(l) calibrated to the
+//! target ε for the public pool (smallest class size, or its public floor), the rows per
+//! class, δ and the normalization's share. [`auto_mix`] returns the candidate l minimizing
+//! [`mix_score`], which depends on the pool:
+//!
+//! * **Pools of at least [`STRUCTURE_POOL_FROM`] rows: the spread around the class mean
+//!   times the noise per unit of structure, `(A + N)·N/A`**, with N = d·σx(l)² the noise and
+//!   A = c²/l·(n − l)/(n − 1) the most the mean of l rows drawn without replacement from a
+//!   pool of n can vary along all directions together. A + N (the rule below) is the spread
+//!   of a synthetic row around its class mean, which the class means need small; N/A is the
+//!   noise per unit of the row's own within-class variation (along any direction in which
+//!   the class varies with variance s², the mean of l rows varies with
+//!   s²·(n − l)/(l·(n − 1)) and the noise adds σx(l)², whatever s), which the structure
+//!   between columns needs small. Larger l makes σx smaller but averages the rows' own
+//!   structure away: on Adult at ε = 1, σx falls only from 0.192 to 0.142 between l = 6 and
+//!   64 while A shrinks 11×. Measured (bench/utility/README.md): Adult at ε = 1, gradient
+//!   boosting 0.814 at the old rule's l = 64 against 0.827 at l = 8 (10 seeds); MNIST 8k at
+//!   ε = 10, logistic regression 0.790 at l = 64 against 0.817 at l = 16, the choice here.
+//! * **Smaller pools: the spread around the class mean, `c²/l + d·σx(l)²`**, with l = the
+//!   whole pool a candidate below [`FULL_POOL_BELOW`] (below). With a few hundred rows per
+//!   class the noise swamps any one row's structure and the class means are what the budget
+//!   buys: the digits 8×8 demo (pools of 161 at ε = 5) gives 0.860 at this rule's l = 64
+//!   and 0.831 at the product's l = 4.
+//!
+//! For speed (the page's live readout ranks every candidate on each change of a control) the
+//! ranking's σx(l) uses the RDP orders up to 128 and a 0.1 % tolerance; the run calibrates
+//! the chosen l in full.
 //!
 //! Candidates: [`CANDIDATES`] with l ≤ pool/2 (sampling rate ≤ 1/2) and, when that cap binds
 //! (pool < [`FULL_POOL_BELOW`] = 2 × the largest candidate), also l = pool: every mix is then
@@ -95,7 +115,7 @@ pub fn auto_mix(
         let sigma_x = rank_sigma_x(
             pool, l, acc_clip, per_class, delta, target, orders, preset, extra,
         )?;
-        let score = clip * clip / f64::from(l) + dim as f64 * sigma_x * sigma_x;
+        let score = mix_score(pool, l, sigma_x, clip, dim);
         if best.map_or(true, |(s, _)| score < s) {
             best = Some((score, l));
         }
@@ -107,6 +127,29 @@ pub fn auto_mix(
             format!("the smallest class has {pool} rows; every class needs at least one row"),
         )
     })
+}
+
+/// From this smallest pool on, [`auto_mix`] weighs the structure of the rows as well as the
+/// spread around the class means (see the module note).
+pub const STRUCTURE_POOL_FROM: u64 = 512;
+
+/// The score [`auto_mix`] minimizes for mix order `l` with noise `sigma_x` (see the module
+/// note): from [`STRUCTURE_POOL_FROM`] rows per pool, `(A + N)·N/A` with N = d·σx² and
+/// A = c²/l·(pool − l)/(pool − 1) (+∞ for l = pool, whose mixes do not vary); below, the
+/// spread around the class mean, `c²/l + d·σx²`.
+pub fn mix_score(pool: u64, l: u32, sigma_x: f64, clip: f64, dim: u64) -> f64 {
+    let lf = f64::from(l);
+    if pool >= STRUCTURE_POOL_FROM {
+        let n = pool as f64;
+        if lf >= n {
+            return f64::INFINITY;
+        }
+        let data = clip * clip / lf * (n - lf) / (n - 1.0);
+        let noise = dim as f64 * sigma_x * sigma_x;
+        (data + noise) * noise / data
+    } else {
+        clip * clip / lf + dim as f64 * sigma_x * sigma_x
+    }
 }
 
 /// Relative tolerance of the ranking's σx (candidates' scores differ by far more).
@@ -257,7 +300,7 @@ mod tests {
             let extra = with_norm.then_some(&norm);
             let full_score = |l: u32| {
                 let s = full_sigma_x(pool, l, t, 1e-5, eps, extra);
-                1.0 / f64::from(l) + d as f64 * s * s
+                mix_score(pool, l, s, 1.0, d)
             };
             let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
             let scores: Vec<(f64, u32)> = CANDIDATES
@@ -314,14 +357,44 @@ mod tests {
             .unwrap()
         };
         let l = auto(pool, t);
+        // From STRUCTURE_POOL_FROM rows: (A + N)·N/A, written out here.
         let score = |l: u32| {
             let s = full_sigma_x(pool, l, t, delta, eps, None);
-            1.0 / f64::from(l) + d as f64 * s * s
+            let (lf, n) = (f64::from(l), pool as f64);
+            let a = 1.0 / lf * (n - lf) / (n - 1.0);
+            let noise = d as f64 * s * s;
+            (a + noise) * noise / a
         };
         let s = score(l as u32);
         for &other in CANDIDATES.iter().filter(|&&c| u64::from(c) * 2 <= pool) {
             assert!(s <= score(other) + 1e-12, "l = {l} loses to {other}");
         }
+        // An Adult-sized table at ε = 1 (pool 7,828, T = 24,732, d = 50): the spread around
+        // the class mean alone is smallest at l = 64; weighing the structure takes l ≤ 16.
+        let adult = auto_mix(
+            7828,
+            24732,
+            50,
+            1.0,
+            acc,
+            delta,
+            1.0,
+            Preset::Default,
+            &orders,
+            None,
+        )
+        .unwrap();
+        let spread = |l: u32| {
+            let s = full_sigma_x(7828, l, 24732, delta, 1.0, None);
+            1.0 / f64::from(l) + 50.0 * s * s
+        };
+        let by_spread = CANDIDATES
+            .iter()
+            .copied()
+            .min_by(|&a, &b| spread(a).total_cmp(&spread(b)))
+            .unwrap();
+        assert_eq!(by_spread, 64);
+        assert!((4..=16).contains(&adult), "{adult}");
         // Small pools are respected.
         let small = auto(12, 12);
         assert!(small * 2 <= 12 || small == 1 || small == 12, "{small}");

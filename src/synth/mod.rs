@@ -1369,7 +1369,8 @@ fn auto_l(
 
 /// The receipt's statement of how the automatic l was chosen.
 fn auto_statement(l: usize) -> String {
-    format!("auto: l = {l} minimizes c²/l + d·σx(l)² (σx(l) from the RDP accountant on its orders up to 128, to 0.1 %) over {:?} (l ≤ smallest pool / 2) and, when the smallest pool is below {}, l = the smallest pool (pools cut to that size, sampling rate 1), from public numbers only", crate::preprocess::auto::CANDIDATES, crate::preprocess::auto::FULL_POOL_BELOW)
+    use crate::preprocess::auto::{CANDIDATES, FULL_POOL_BELOW, STRUCTURE_POOL_FROM};
+    format!("auto: l = {l} over {CANDIDATES:?} (l ≤ smallest pool n / 2; below n = {FULL_POOL_BELOW} also l = n, pools cut to that size, sampling rate 1), σx(l) from the RDP accountant on its orders up to 128, to 0.1 %; l minimizes the spread of a synthetic row around its class mean, c²/l + d·σx(l)², or from n = {STRUCTURE_POOL_FROM} on that spread times the noise per unit of the row's own structure, (A + N)·N/A with A = c²/l·(n − l)/(n − 1) and N = d·σx(l)²; from public numbers only")
 }
 
 /// The options' own rules (budget, noise, normalization share, l, c), before the data are
