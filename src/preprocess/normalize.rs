@@ -1257,23 +1257,29 @@ mod tests {
         assert!(rep.protected && rep.dp_histogram.is_none());
     }
 
-    #[test]
-    fn small_data_without_bounds_warns_loudly_and_says_default() {
-        // 150 rows spread over [4, 8): at this budget no coarse bin clears the threshold.
-        let values: Vec<f32> = (0..150).map(|i| 4.0 + (i % 40) as f32 * 0.1).collect();
-        let t = table(values, vec![0; 150], vec!["p"]);
+    /// One numeric column `x` (one class) fitted under DP with a large noise multiplier (20).
+    fn fit_small_dp(values: Vec<f32>) -> (FeatureSpace, NormalizationReport) {
+        let n = values.len();
+        let t = table(values, vec![0; n], vec!["p"]);
         let b = DpHistogramBudget {
             noise_multiplier: 20.0,
             delta_categories: 1e-6,
         };
-        let (_, report) = fit_feature_space(
+        fit_feature_space(
             &t,
             None,
             NormalizeMode::Dp,
             Some(&b),
             &mut ReleaseRng::seeded(1),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn small_data_without_bounds_warns_loudly_and_says_default() {
+        // 150 rows spread over [4, 8): at this budget no coarse bin clears the threshold.
+        let values: Vec<f32> = (0..150).map(|i| 4.0 + (i % 40) as f32 * 0.1).collect();
+        let (_, report) = fit_small_dp(values);
         let w = report
             .warnings
             .iter()
@@ -1300,19 +1306,7 @@ mod tests {
                 }
             })
             .collect();
-        let t = table(values, vec![0; 300], vec!["p"]);
-        let b = DpHistogramBudget {
-            noise_multiplier: 20.0,
-            delta_categories: 1e-6,
-        };
-        let (fs, report) = fit_feature_space(
-            &t,
-            None,
-            NormalizeMode::Dp,
-            Some(&b),
-            &mut ReleaseRng::seeded(1),
-        )
-        .unwrap();
+        let (fs, report) = fit_small_dp(values);
         assert!(
             matches!(fs.codecs[0], ColumnCodec::Numeric { lo, hi, .. } if lo == 0.0 && hi == 0.0)
         );
@@ -1346,6 +1340,39 @@ mod tests {
         assert!(
             matches!(fs.codecs[0], ColumnCodec::Numeric { integer: false, lo, hi, .. } if lo == 0.0 && hi == 10.0)
         );
+    }
+
+    /// The numeric column `values` beside a 60/40 categorical column, and the extras asked
+    /// for (marginals, and the mean norm when `mean_norm`).
+    fn marginal_table(values: Vec<f32>, mean_norm: bool) -> (Table, ExtraStats) {
+        let n = values.len();
+        let cats: Vec<u32> = (0..n).map(|i| u32::from(i % 5 >= 3)).collect();
+        let want = ExtraStats {
+            marginals: true,
+            mean_norm,
+        };
+        (table(values, cats, vec!["p", "q"]), want)
+    }
+
+    /// [`fit_feature_space_with`] under DP at noise multiplier 2, seeded.
+    fn fit_marginals(
+        t: &Table,
+        plan: &NormPlan,
+        seed: u64,
+    ) -> (FeatureSpace, NormalizationReport, Released) {
+        let b = DpHistogramBudget {
+            noise_multiplier: 2.0,
+            delta_categories: 1e-6,
+        };
+        fit_feature_space_with(
+            t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            plan,
+            &mut ReleaseRng::seeded(seed),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -1407,27 +1434,10 @@ mod tests {
                 }
             }) // odd: 33, 35, …
             .collect();
-        let cats: Vec<u32> = (0..n).map(|i| u32::from(i % 5 >= 3)).collect();
-        let t = table(values, cats, vec!["p", "q"]);
-        let want = ExtraStats {
-            marginals: true,
-            mean_norm: false,
-        };
+        let (t, want) = marginal_table(values, false);
         let plan = plan_extras(&t, None, want, 2.0);
         assert_eq!(plan.numeric_marginals, 1);
-        let b = DpHistogramBudget {
-            noise_multiplier: 2.0,
-            delta_categories: 1e-6,
-        };
-        let (_, _, rel) = fit_feature_space_with(
-            &t,
-            None,
-            NormalizeMode::Dp,
-            Some(&b),
-            &plan,
-            &mut ReleaseRng::seeded(5),
-        )
-        .unwrap();
+        let (_, _, rel) = fit_marginals(&t, &plan, 5);
         let Some(ColumnMarginal::Numeric(m)) = &rel.marginals[0] else {
             panic!("no marginal")
         };
@@ -1456,12 +1466,7 @@ mod tests {
                 }
             })
             .collect();
-        let cats: Vec<u32> = (0..n).map(|i| u32::from(i % 5 >= 3)).collect();
-        let t = table(values, cats, vec!["p", "q"]);
-        let want = ExtraStats {
-            marginals: true,
-            mean_norm: true,
-        };
+        let (t, want) = marginal_table(values, true);
         let plan = plan_extras(&t, None, want, 2.0);
         assert_eq!(plan.numeric_marginals, 1);
         assert!(plan.mean_norm);
@@ -1471,19 +1476,7 @@ mod tests {
         );
         // Far too much noise for n: no marginals.
         assert_eq!(plan_extras(&t, None, want, 1e4).numeric_marginals, 0);
-        let b = DpHistogramBudget {
-            noise_multiplier: 2.0,
-            delta_categories: 1e-6,
-        };
-        let (fs, _, rel) = fit_feature_space_with(
-            &t,
-            None,
-            NormalizeMode::Dp,
-            Some(&b),
-            &plan,
-            &mut ReleaseRng::seeded(3),
-        )
-        .unwrap();
+        let (fs, _, rel) = fit_marginals(&t, &plan, 3);
         match &rel.marginals[0] {
             Some(ColumnMarginal::Numeric(m)) => {
                 // The mass below 40 is ≈ 0.7 (noise σ ≈ 6 counts on 40,000 rows).
