@@ -226,7 +226,7 @@ export interface GmmResult {
   model: GmmModel; epsilon: number; delta: number; receipt: Record<string, unknown>;
   csv: string | null; marginals: unknown[] | null;
   /** Computed from the private data without protection (KL, reference marginals). */
-  private?: { kl?: number; referenceMarginals?: unknown[] | null; [key: string]: unknown };
+  private?: { kl?: number | null; klUnavailable?: string; referenceMarginals?: unknown[] | null; [key: string]: unknown };
   [key: string]: unknown;
 }
 export interface FederatedOptions extends CallOptions {

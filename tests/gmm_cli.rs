@@ -365,7 +365,25 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
         t.push_str(&format!("{},3,q\n", i));
     }
     let flat = write("flat.csv", &t);
-    call(&flat, &[], "class 'q': its covariance is singular");
+    // ... refused where the fit is used (a baseline perturbs it, the paper's design inverts
+    // it); the default release needs no fit: it releases, and only the owner's KL is undefined.
+    call(
+        &flat,
+        &["--noise", "iid-gaussian"],
+        "class 'q': its covariance is singular",
+    );
+    let mut a = args(&flat);
+    a.extend(["--bound".to_string(), "1000".to_string()]);
+    let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    let out = run(&refs);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("no KL to the non-private fit") && err.contains("class 'q'"),
+        "{err}"
+    );
+    std::fs::remove_file(&m).unwrap();
+    std::fs::remove_file(&r).unwrap();
     // d too large for N
     let mut t = String::from("a,b,c,d,e,f,y\n");
     for i in 0..6 {

@@ -53,7 +53,12 @@ async function release() {
     state.result = r;
     // The data's histograms on the same bins as the samples (for the plot only).
     state.hists = await pm.histograms(r.csv).catch(() => null);
-    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; KL to the non-private fit (computed without protection, not for release) = ${r.private.kl.toPrecision(4)}; ${o.samples} rows sampled.`);
+    // The KL is undefined when a class's non-private covariance is singular (the release
+    // itself does not need it); klUnavailable says why.
+    const kl = typeof r.private?.kl === "number"
+      ? `KL to the non-private fit (computed without protection, not for release) = ${r.private.kl.toPrecision(4)}`
+      : `no KL to the non-private fit (${r.private?.klUnavailable ?? "not computed"}); the release does not depend on it`;
+    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${o.samples} rows sampled.`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,
       `weights: ${r.model.weights.map((w) => w.toFixed(4)).join(", ")}`,

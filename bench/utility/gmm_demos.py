@@ -8,10 +8,9 @@ it on the same 80/20 splits and scores it with the same classifier as run.py's u
 
 Each feature is mapped by the demo schema's public [min, max] to [-1/2, 1/2], so every row
 lies in the ball of radius B = sqrt(d)/2 (public; `--bound`); the synthetic rows are mapped
-back and clamped to the schema's range (post-processing). digits 8x8 has pixels that are
-constant within a class; `privmix gmm` then refuses (it reports the exact KL to the
-non-private model, which needs invertible class covariances), so the rows get N(0, 1e-3^2)
-jitter before the release (a benchmark shortcut, not a private step).
+back and clamped to the schema's range (post-processing). (digits 8x8 has pixels that are
+constant within a class: the default release takes them; only the owner's KL is then
+undefined.)
 
     /path/to/venv/bin/python bench/utility/gmm_demos.py [--privmix PATH] [--reps 10] [--eps 5]
 
@@ -53,7 +52,6 @@ def one(pm, name, eps, reps, tmp):
         x = np.array([[float(r[i]) for i in fi] for r in tr])
         y = [r[li] for r in tr]
         z = (x - lo) / (hi - lo) - 0.5
-        z = np.clip(z + np.random.default_rng(rep).normal(0, 1e-3, z.shape), -0.5, 0.5)
         inp = os.path.join(tmp, f"{name}-train.csv")
         with open(inp, "w") as f:
             f.write(",".join(feat + [label]) + "\n")

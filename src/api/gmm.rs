@@ -73,8 +73,12 @@ pub struct GmmReleaseResult {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GmmPrivate {
-    /// Exact KL(released ‖ non-private fit).
-    pub kl: f64,
+    /// Exact KL(released ‖ non-private fit); null when that fit has a singular class
+    /// covariance (`klUnavailable` says why).
+    pub kl: Option<f64>,
+    /// Why `kl` is null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kl_unavailable: Option<String>,
     /// The marginal curves of the non-private fit.
     pub reference_marginals: Option<Vec<gmm::MarginalCurves>>,
 }
@@ -209,11 +213,12 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
     let (marginals, reference_marginals) = match p.marginal_points {
         0 => (None, None),
         points => {
-            let reference = gmm::reference_model(&data)?;
             let reference = match &release.model.projection {
                 // Curves are drawn in the model's own coordinates.
                 Some(_) => None,
-                None => Some(gmm::all_marginals(&reference, points)?),
+                // No curves of a fit with a singular covariance (see `kl_unavailable`).
+                None if release.kl.is_none() => None,
+                None => Some(gmm::all_marginals(&gmm::reference_model(&data)?, points)?),
             };
             (Some(gmm::all_marginals(&release.model, points)?), reference)
         }
@@ -227,6 +232,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
         marginals,
         private: GmmPrivate {
             kl: release.kl,
+            kl_unavailable: release.kl_unavailable,
             reference_marginals,
         },
     })

@@ -260,7 +260,10 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
             "rows": rows, "model": model_out, "receipt": receipt, "output": a.output,
             "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
             // Computed from the data without protection: for the data owner's eyes only.
-            "private": { "kl": release.kl },
+            "private": match &release.kl_unavailable {
+                None => json!({ "kl": release.kl }),
+                Some(why) => json!({ "kl": null, "kl_unavailable": why }),
+            },
         }));
     } else {
         eprintln!(
@@ -271,10 +274,15 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
             model_out.display(),
             receipt.display()
         );
-        eprintln!(
-            "privmix: private (computed from the data without protection, not for release): KL to the non-private fit = {:.6}",
-            release.kl
-        );
+        match (release.kl, &release.kl_unavailable) {
+            (Some(kl), _) => eprintln!(
+                "privmix: private (computed from the data without protection, not for release): KL to the non-private fit = {kl:.6}"
+            ),
+            (None, why) => eprintln!(
+                "privmix: private: no KL to the non-private fit ({}); the release does not depend on it",
+                why.as_deref().unwrap_or("not computed")
+            ),
+        }
         for w in &release.receipt.warnings {
             eprintln!("privmix: warning: {w}");
         }

@@ -53,6 +53,28 @@ function mvnLogDensityKl(m1, s1, m0, s0) {
   return 0.5 * (tr + q - d + Math.log(det(s0) / det(s1)));
 }
 
+test("gmmRelease: a feature constant within a class releases; only the private KL is undefined, and says why", () => {
+  // Iris with petal_width fixed at 0.2 for setosa: that class's covariance is singular.
+  const lines = iris.trim().split("\n");
+  const header = lines[0].split(",");
+  const pw = header.indexOf("petal_width");
+  const sp = header.indexOf("species");
+  const flat = [lines[0], ...lines.slice(1).map((l) => {
+    const f = l.split(",");
+    if (f[sp] === "setosa") f[pw] = "0.2";
+    return f.join(",");
+  })].join("\n") + "\n";
+  const r = p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, samples: 30, marginalPoints: 20, seed: 4 });
+  assert.ok(r.epsilon <= 2);
+  assert.equal(r.model.classes.length, 3);
+  assert.ok(r.private.kl === null || r.private.kl === undefined, `kl ${r.private.kl}`);
+  assert.match(r.private.klUnavailable, /class 'setosa'.*singular/);
+  assert.ok(r.private.referenceMarginals === null || r.private.referenceMarginals === undefined);
+  assert.equal(parseCsv(r.csv).length - 1, 30);
+  // Where the fit is used (a baseline perturbs it), the same data are refused.
+  assert.throws(() => p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, noise: "iid-gaussian", seed: 4 }), /singular/);
+});
+
 test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed independently", () => {
   const r = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, samples: 300, marginalPoints: 50, seed: 4 });
   assert.ok(r.epsilon <= 2);

@@ -25,6 +25,18 @@ pub fn fit_classes(
     class_names: &[String],
     d: usize,
 ) -> Result<Vec<ClassFit>> {
+    fit_classes_with(rows, labels, class_names, d, true)
+}
+
+/// [`fit_classes`], with the singular-covariance error only when `invertible` is asked for
+/// (the class-size error always).
+pub fn fit_classes_with(
+    rows: &[Vec<f64>],
+    labels: &[usize],
+    class_names: &[String],
+    d: usize,
+    invertible: bool,
+) -> Result<Vec<ClassFit>> {
     let k = class_names.len();
     let mut counts = vec![0usize; k];
     let mut sums = vec![vec![0.0f64; d]; k];
@@ -71,7 +83,7 @@ pub fn fit_classes(
                 cov.set(j, i, v);
             }
         }
-        if cholesky(&cov).is_none() || !is_well_conditioned(&cov) {
+        if invertible && (cholesky(&cov).is_none() || !is_well_conditioned(&cov)) {
             return Err(Error::Data(format!(
                 "class '{}': its covariance is singular (a feature is constant or features are collinear within the class); \
                  drop the redundant column(s) or use --pca K with K below the rank",

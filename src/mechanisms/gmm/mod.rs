@@ -121,7 +121,7 @@ use crate::rng::ReleaseRng;
 use baselines::{gaussian_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
 use design::{max_mahalanobis_sensitivity, ClassDesignInput, CovCost};
 use exactnoise::{class_stats, ClassStats};
-use fit::{fit_classes, ClassFit};
+use fit::{fit_classes, fit_classes_with, ClassFit};
 use linalg::{cholesky, forward_solve, sym_eigen, Mat};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -800,8 +800,13 @@ impl GmmReceipt {
 pub struct GmmRelease {
     /// The released model.
     pub model: GmmModel,
-    /// Exact KL(released ‖ non-private eq. 2 fit of the input as read), for the data owner.
-    pub kl: f64,
+    /// Exact KL(released ‖ non-private eq. 2 fit of the input as read), for the data owner;
+    /// None when that fit has a singular class covariance (the default release does not
+    /// need the fit; `kl_unavailable` says why).
+    pub kl: Option<f64>,
+    /// Why `kl` is None.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kl_unavailable: Option<String>,
     /// ε.
     pub epsilon: f64,
     /// δ.
@@ -899,8 +904,25 @@ pub fn release_gmm_data(
             "{n} rows are too few for {d} features (d too large for N): each class needs at least d + 2 rows"
         )));
     }
+    // The default (record adjacency, Gaussian covariance noise): noisy sufficient statistics,
+    // every scale and the split public ([`suffstats`]). It needs no non-private fit, so a
+    // singular class covariance (a feature constant within a class, as the border pixels of
+    // digits) only leaves the owner's KL undefined; the paper's design and the baselines
+    // invert or perturb the fit and refuse such data.
+    let end_to_end = opts.noise == Noise::Optimized
+        && opts.adjacency == Adjacency::Record
+        && opts.covariance_noise == CovarianceNoise::Gaussian;
     // non-private reference (input as read)
-    let reference = reference_model(data)?;
+    let (reference, kl_unavailable) = match reference_model(data) {
+        Ok(r) => (Some(r), None),
+        Err(e)
+            if end_to_end
+                && fit_classes_with(&data.rows, &data.labels, &data.classes, d, false).is_ok() =>
+        {
+            (None, Some(format!("the non-private fit has no KL: {e}")))
+        }
+        Err(e) => return Err(e),
+    };
     // bound, clipping, unit-ball scaling
     let max_norm = data
         .rows
@@ -930,7 +952,7 @@ pub fn release_gmm_data(
             r.iter().map(|x| x * f).collect()
         })
         .collect();
-    let fits = fit_classes(&z, &data.labels, &data.classes, d)
+    let fits = fit_classes_with(&z, &data.labels, &data.classes, d, !end_to_end)
         .map_err(|e| Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}")))?;
     let counts: Vec<usize> = fits.iter().map(|f| f.count).collect();
     let pi: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
@@ -942,11 +964,6 @@ pub fn release_gmm_data(
     let mut noise_grids = Vec::new();
     let (w_rel, mu_rel, cov_rel, budget, protected, eps_total, delta_total);
     let wishart_dof = d + 1;
-    // The default (record adjacency, Gaussian covariance noise): noisy sufficient statistics,
-    // every scale and the split public ([`suffstats`]).
-    let end_to_end = opts.noise == Noise::Optimized
-        && opts.adjacency == Adjacency::Record
-        && opts.covariance_noise == CovarianceNoise::Gaussian;
     match opts.noise {
         Noise::Optimized if end_to_end => {
             let split = suffstats::Split::new(opts.epsilon, opts.delta, d)?;
@@ -1297,7 +1314,7 @@ pub fn release_gmm_data(
     model
         .validate()
         .map_err(|e| Error::Data(format!("internal: released {e}")))?;
-    let kl = model_kl(&model, &reference);
+    let kl = reference.as_ref().map(|r| model_kl(&model, r));
     let mut public_information = vec![
         "the number of rows N".to_string(),
         "the set of class labels and feature names".to_string(),
@@ -1384,6 +1401,7 @@ pub fn release_gmm_data(
     Ok(GmmRelease {
         model,
         kl,
+        kl_unavailable,
         epsilon: eps_total,
         delta: delta_total,
         receipt,
@@ -1738,6 +1756,45 @@ mod tests {
         ]
     }
 
+    /// A feature constant within a class (the border pixels of digits): the default release
+    /// needs no non-private fit, so it releases a valid model and only the owner's KL is
+    /// undefined (said why); the paper's design and a baseline, which use the fit, refuse.
+    #[test]
+    fn a_constant_feature_leaves_only_the_kl_undefined_in_the_default_release() {
+        let mut rng = ReleaseRng::seeded(12);
+        let mut data = synthetic_paper_data(3, 3, 600, &mut rng);
+        for (r, &y) in data.rows.iter_mut().zip(&data.labels) {
+            if y == 0 {
+                r[2] = 0.25;
+            }
+        }
+        assert!(reference_model(&data).is_err());
+        let opts = GmmOptions {
+            epsilon: 2.0,
+            bound: bound_of(&data),
+            ..GmmOptions::default()
+        };
+        let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
+        r.model.validate().unwrap();
+        assert!(r.epsilon <= 2.0);
+        assert_eq!(r.kl, None);
+        let why = r.kl_unavailable.as_deref().unwrap();
+        assert!(why.contains("singular") && why.contains("class '"), "{why}");
+        for noise in [Noise::Optimized, Noise::IidGaussian] {
+            let other = GmmOptions {
+                noise,
+                adjacency: if noise == Noise::Optimized {
+                    Adjacency::Label
+                } else {
+                    Adjacency::Record
+                },
+                ..opts.clone()
+            };
+            let e = release_gmm_data(&data, &other, &mut rng).unwrap_err();
+            assert!(e.to_string().contains("singular"), "{e}");
+        }
+    }
+
     /// Every released model is valid, ε ≤ target, the reported kl is the KL of the model's own
     /// numbers after a JSON round trip, and label receipts carry the warning.
     #[test]
@@ -1768,7 +1825,7 @@ mod tests {
                     assert_eq!(back, r.model);
                     let kl = model_kl(&back, &reference);
                     assert!(kl.is_finite() && kl > 0.0);
-                    assert_eq!(kl, r.kl);
+                    assert_eq!(Some(kl), r.kl);
                     let warned = r
                         .receipt
                         .warnings
@@ -1908,14 +1965,14 @@ mod tests {
                     r.receipt.parameters.covariance_noise,
                     CovarianceNoise::Gaussian
                 );
-                kl_opt += r.kl;
+                kl_opt += r.kl.unwrap();
                 let iid = GmmOptions {
                     noise: Noise::IidGaussian,
                     adjacency,
                     bound: bound_of(&data),
                     ..GmmOptions::default()
                 };
-                kl_iid += release_gmm_data(&data, &iid, &mut rng).unwrap().kl;
+                kl_iid += release_gmm_data(&data, &iid, &mut rng).unwrap().kl.unwrap();
             }
         }
         assert!(kl_opt < kl_iid, "{kl_opt} vs {kl_iid}");
