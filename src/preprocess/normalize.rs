@@ -546,23 +546,33 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                                     // An integer column (the schema's word, else the DP
                                     // decision above): bins that hold whole integers, one
                                     // per integer where the data are dense enough.
-                                    let unit = s_int.unwrap_or(r.integral);
-                                    let (edges, thresholds) = match unit.then(|| {
-                                        integer_edges(&r.coarse_noisy, r.first, r.last, g.sigma())
-                                    }) {
-                                        Some(Some(e)) => e,
-                                        _ => {
-                                            let t = vec![2.0 * g.sigma(); edges.len() - 1];
-                                            (edges, t)
-                                        }
-                                    };
+                                    let whole = s_int
+                                        .unwrap_or(r.integral)
+                                        .then(|| {
+                                            integer_edges(
+                                                &r.coarse_noisy,
+                                                r.first,
+                                                r.last,
+                                                g.sigma(),
+                                            )
+                                        })
+                                        .flatten();
+                                    let unit = whole.is_some();
+                                    let (edges, thresholds) = whole.unwrap_or_else(|| {
+                                        let t = vec![2.0 * g.sigma(); edges.len() - 1];
+                                        (edges, t)
+                                    });
                                     marginal = dp_marginal(values, &edges, g, &thresholds, rng);
                                     if let Some(m) = &marginal {
                                         // Refinement: the range shrinks to the marginal's support
-                                        // (to whole numbers for an integer column).
+                                        // (to whole numbers on half-integer edges; + 0.0 turns
+                                        // ⌈−½⌉ = −0 into 0).
                                         let (a, b) = m.support();
-                                        (lo, hi) =
-                                            if unit { (a.ceil(), b.floor()) } else { (a, b) };
+                                        (lo, hi) = if unit {
+                                            (a.ceil() + 0.0, b.floor() + 0.0)
+                                        } else {
+                                            (a, b)
+                                        };
                                     }
                                 }
                                 if lo == hi {
@@ -862,15 +872,14 @@ fn integer_edges(
             }
             gap = false;
             let integers = ib - ia;
-            let split: Vec<f64> = if integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers
-            {
+            let dense = integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers;
+            let split: Vec<f64> = if dense {
                 (1..=integers as usize).map(|i| ia + i as f64).collect()
             } else {
                 fine_of_coarse(cb)
                     .map(|fb| half_integer_edge(bin_edges(fb).1))
                     .collect()
             };
-            let dense = split.len() as f64 == integers && integers > 1.0;
             for e in split {
                 if e > *edges.last().expect("starts with one edge") {
                     edges.push(e);
@@ -1414,6 +1423,13 @@ mod tests {
         noisy[cb(0.0)] = 10.0;
         let (edges, _) = integer_edges(&noisy, cb(0.0), cb(0.0), sigma).unwrap();
         assert_eq!(edges, [-0.5, 0.5]);
+        // [4, 8) holds 4 integers: its quarter bins are one integer each, but a sparse coarse
+        // bin keeps the 2σ cut (σ only where the coarse count is dense).
+        let mut noisy = vec![0.0; COARSE_BINS];
+        noisy[cb(4.0)] = 100.0;
+        let (edges, thr) = integer_edges(&noisy, cb(4.0), cb(4.0), sigma).unwrap();
+        assert_eq!(edges, [3.5, 4.5, 5.5, 6.5, 7.5]);
+        assert!(thr.iter().all(|&t| t == 2.0 * sigma), "{thr:?}");
         let mut noisy = vec![0.0; COARSE_BINS];
         noisy[cb(0.3)] = 10.0;
         assert!(integer_edges(&noisy, cb(0.3), cb(0.3), sigma).is_none());
