@@ -55,15 +55,17 @@ function mvnLogDensityKl(m1, s1, m0, s0) {
 
 test("gmmRelease: a feature constant within a class releases; only the private KL is undefined, and says why", () => {
   // Iris with petal_width fixed at 0.2 for setosa: that class's covariance is singular.
-  const lines = iris.trim().split("\n");
+  const lines = iris.trim().split(/\r?\n/);
   const header = lines[0].split(",");
   const pw = header.indexOf("petal_width");
   const sp = header.indexOf("species");
   const flat = [lines[0], ...lines.slice(1).map((l) => {
     const f = l.split(",");
+    assert.ok(f[sp] !== undefined);
     if (f[sp] === "setosa") f[pw] = "0.2";
     return f.join(",");
   })].join("\n") + "\n";
+  assert.equal((flat.match(/,0\.2,setosa/g) ?? []).length, 50);
   const r = p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, samples: 30, marginalPoints: 20, seed: 4 });
   assert.ok(r.epsilon <= 2);
   assert.equal(r.model.classes.length, 3);
