@@ -518,9 +518,11 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                         // Public bounds; real-valued unless the schema says integer: true.
                         if marginals_on {
                             let (_, _, g) = dp_hist.as_ref().expect("marginals imply a budget");
-                            let edges = public_edges(mn, mx, s_int == Some(true));
-                            let thresholds = vec![2.0 * g.sigma(); edges.len() - 1];
-                            marginal = dp_marginal(values, &edges, g, &thresholds, rng);
+                            let bins = MarginalBins::cut_at_two_sigma(
+                                public_edges(mn, mx, s_int == Some(true)),
+                                g.sigma(),
+                            );
+                            marginal = dp_marginal(values, &bins, g, rng);
                         }
                         (mn, mx, s_int.unwrap_or(false), "schema")
                     }
@@ -541,28 +543,24 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
                                 if marginals_on {
                                     let (_, _, g) =
                                         dp_hist.as_ref().expect("marginals imply a budget");
-                                    let edges =
-                                        refined_edges(&r.coarse_noisy, r.first, r.last, g.sigma());
                                     // An integer column (the schema's word, else the DP
                                     // decision above): bins that hold whole integers, one
                                     // per integer where the data are dense enough.
-                                    let whole = s_int
-                                        .unwrap_or(r.integral)
-                                        .then(|| {
-                                            integer_edges(
-                                                &r.coarse_noisy,
-                                                r.first,
-                                                r.last,
-                                                g.sigma(),
-                                            )
-                                        })
-                                        .flatten();
-                                    let unit = whole.is_some();
-                                    let (edges, thresholds) = whole.unwrap_or_else(|| {
-                                        let t = vec![2.0 * g.sigma(); edges.len() - 1];
-                                        (edges, t)
-                                    });
-                                    marginal = dp_marginal(values, &edges, g, &thresholds, rng);
+                                    let refine = |integer| {
+                                        refined_bins(
+                                            &r.coarse_noisy,
+                                            r.first,
+                                            r.last,
+                                            g.sigma(),
+                                            integer,
+                                        )
+                                    };
+                                    let whole = s_int.unwrap_or(r.integral).then(|| refine(true));
+                                    let unit = matches!(whole, Some(Some(_)));
+                                    marginal = whole
+                                        .flatten()
+                                        .or_else(|| refine(false))
+                                        .and_then(|bins| dp_marginal(values, &bins, g, rng));
                                     if let Some(m) = &marginal {
                                         // Refinement: the range shrinks to the marginal's support
                                         // (to whole numbers on half-integer edges; + 0.0 turns
@@ -804,32 +802,31 @@ fn public_edges(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
     (0..=32).map(|i| lo + (hi - lo) * i as f64 / 32.0).collect()
 }
 
-/// Marginal bin edges inside a DP range: each coarse bin whose noisy count exceeded σ is
-/// split into its four fine (quarter power of two) bins; runs of the others become one bin
-/// each. A function of the noisy coarse counts only (post-processing).
-fn refined_edges(coarse_noisy: &[f64], first: usize, last: usize, sigma: f64) -> Vec<f64> {
-    let mut edges = vec![coarse_edges(first).0];
-    let mut gap = false;
-    for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
-        let (a, _) = coarse_edges(cb);
-        if noisy > sigma || cb == first || cb == last {
-            if gap {
-                edges.push(a);
-                gap = false;
-            }
-            for fb in fine_of_coarse(cb) {
-                edges.push(bin_edges(fb).1);
-            }
-        } else {
-            gap = true;
+/// A marginal's bins: increasing edges, and per bin the count cut of
+/// [`NumericMarginal::dp`] (noisy counts at most the cut are set to 0).
+struct MarginalBins {
+    edges: Vec<f64>,
+    cuts: Vec<f64>,
+}
+
+impl MarginalBins {
+    /// Bins on `edges`, every one cut at 2σ.
+    fn cut_at_two_sigma(edges: Vec<f64>, sigma: f64) -> Self {
+        let cuts = vec![2.0 * sigma; edges.len().saturating_sub(1)];
+        MarginalBins { edges, cuts }
+    }
+
+    /// Appends the bin ending at `e` (none when `e` does not pass the last edge).
+    fn push(&mut self, e: f64, cut: f64) {
+        if self.edges.last().map_or(true, |&last| e > last) {
+            self.edges.push(e);
+            self.cuts.push(cut);
         }
     }
-    edges.dedup();
-    edges
 }
 
 /// A coarse bin of an integer column is split into one bin per integer when its noisy count
-/// is at least this many σ per integer it holds (the marginal's bins of an integer column).
+/// is at least this many σ per integer it holds (the marginal bins of an integer column).
 pub const UNIT_BIN_SIGMAS: f64 = 8.0;
 
 /// The half-integer edge that puts the integers of a grid bin on the same side as the grid
@@ -842,65 +839,67 @@ fn half_integer_edge(e: f64) -> f64 {
     }
 }
 
-/// [`refined_edges`] for an integer column: every edge moved to the half-integer that keeps
-/// each integer in its grid bin (so no bin's linear inverse CDF sends mass across an integer
-/// it does not hold, as [8, 10) did to 10), and a coarse bin whose noisy count is at least
-/// [`UNIT_BIN_SIGMAS`]·σ per integer it holds split into one bin per integer (a spike such as
-/// hours-per-week's 40 then stays at 40 instead of spreading over 40..47). Returns the edges
-/// and, per bin, the count threshold of [`NumericMarginal::dp_thresholded`]: 2σ, except σ for
-/// the one-integer bins of such a dense coarse bin (an integer there averages
-/// ≥ [`UNIT_BIN_SIGMAS`]·σ, and a 2σ cut drops too many of the real ones near it: on Adult at
-/// ε = 1 it removed ages 55, 60, 62 and 63, 4 % of the rows; σ still drops 84 % of the empty
-/// integers' noise). A function of the noisy coarse counts only (post-processing); the
-/// histogram on any edges has the same sensitivity. None when the span holds no integer.
-fn integer_edges(
+/// Marginal bins inside a DP range: each coarse bin whose noisy count exceeded σ is split
+/// into its four fine (quarter power of two) bins; runs of the others become one bin each;
+/// every bin is cut at 2σ. A function of the noisy coarse counts only (post-processing); the
+/// histogram on any edges has the same sensitivity.
+///
+/// For an integer column (`integer`) every edge moves to the half-integer that keeps each
+/// integer in its grid bin (so no bin's linear inverse CDF sends mass across an integer it
+/// does not hold, as [8, 10) did to 10), and a coarse bin whose noisy count is at least
+/// [`UNIT_BIN_SIGMAS`]·σ per integer it holds is split into one bin per integer instead (a
+/// spike such as hours-per-week's 40 then stays at 40 instead of spreading over 40..47),
+/// cut at σ: an integer there averages ≥ [`UNIT_BIN_SIGMAS`]·σ, and a 2σ cut drops too many
+/// of the real ones near it (on Adult at ε = 1 it removed ages 55, 60, 62 and 63, 4 % of the
+/// rows; σ still drops 84 % of the empty integers' noise).
+///
+/// None when fewer than two edges remain (for an integer column: the span holds no integer).
+fn refined_bins(
     coarse_noisy: &[f64],
     first: usize,
     last: usize,
     sigma: f64,
-) -> Option<(Vec<f64>, Vec<f64>)> {
-    let mut edges = vec![half_integer_edge(coarse_edges(first).0)];
-    let mut thresholds = Vec::new();
+    integer: bool,
+) -> Option<MarginalBins> {
+    let edge = |e: f64| if integer { half_integer_edge(e) } else { e };
+    let mut bins = MarginalBins {
+        edges: vec![edge(coarse_edges(first).0)],
+        cuts: Vec::new(),
+    };
     let mut gap = false;
     for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
-        let (a, b) = coarse_edges(cb);
-        let (ia, ib) = (half_integer_edge(a), half_integer_edge(b));
         if noisy > sigma || cb == first || cb == last {
-            if gap && ia > *edges.last().expect("starts with one edge") {
-                edges.push(ia);
-                thresholds.push(2.0 * sigma);
+            let (a, b) = coarse_edges(cb);
+            let (a, b) = (edge(a), edge(b));
+            if gap {
+                bins.push(a, 2.0 * sigma);
+                gap = false;
             }
-            gap = false;
-            let integers = ib - ia;
-            let dense = integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers;
-            let split: Vec<f64> = if dense {
-                (1..=integers as usize).map(|i| ia + i as f64).collect()
+            let integers = b - a;
+            if integer && integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers {
+                for i in 1..=integers as usize {
+                    bins.push(a + i as f64, sigma);
+                }
             } else {
-                fine_of_coarse(cb)
-                    .map(|fb| half_integer_edge(bin_edges(fb).1))
-                    .collect()
-            };
-            for e in split {
-                if e > *edges.last().expect("starts with one edge") {
-                    edges.push(e);
-                    thresholds.push(if dense { sigma } else { 2.0 * sigma });
+                for fb in fine_of_coarse(cb) {
+                    bins.push(edge(bin_edges(fb).1), 2.0 * sigma);
                 }
             }
         } else {
             gap = true;
         }
     }
-    (edges.len() >= 2).then_some((edges, thresholds))
+    (bins.edges.len() >= 2).then_some(bins)
 }
 
-/// A DP marginal on `edges` (values outside are counted in the end bins).
+/// A DP marginal on `bins` (values outside are counted in the end bins).
 fn dp_marginal<R: Rng + ?Sized>(
     values: &[f32],
-    edges: &[f64],
+    bins: &MarginalBins,
     g: &CountNoise,
-    thresholds: &[f64],
     rng: &mut R,
 ) -> Option<NumericMarginal> {
+    let edges = &bins.edges;
     let nb = edges.len().saturating_sub(1);
     if nb == 0 {
         return None;
@@ -914,7 +913,7 @@ fn dp_marginal<R: Rng + ?Sized>(
             .min(nb - 1);
         counts[b] += 1.0;
     }
-    NumericMarginal::dp_thresholded(&counts, edges.to_vec(), g, thresholds, rng)
+    NumericMarginal::dp(&counts, edges.clone(), g, &bins.cuts, rng)
 }
 
 /// The grid exponent k of the mean-norm sum: the counts' rule
@@ -1389,6 +1388,9 @@ mod tests {
         // Coarse bins [8, 16) (noisy 10,000: dense at σ = 10, 8 integers) and [16, 32)
         // (noisy 50: sparse), a gap [32, 64) (noisy 0), [64, 128) (noisy 900, 64 integers).
         let sigma = 10.0;
+        let integer_edges = |noisy: &[f64], first, last, sigma| {
+            refined_bins(noisy, first, last, sigma, true).map(|b| (b.edges, b.cuts))
+        };
         let mut noisy = vec![0.0; COARSE_BINS];
         let cb = |x: f32| coarse_of_fine(bin_of(x));
         noisy[cb(8.0)] = 10_000.0;

@@ -36,47 +36,27 @@ pub struct NumericMarginal {
 
 impl NumericMarginal {
     /// Builds a marginal from exact (integer) counts on `edges` plus exact discrete Gaussian
-    /// noise N_ℤ(0, σ²) on each count, then post-processes (threshold 2σ, normalize). None
-    /// when nothing clears the threshold.
+    /// noise N_ℤ(0, σ²) on each count, then post-processes (each bin's noisy count at most
+    /// its cut, usually 2σ, set to 0; normalize). The cuts must not depend on the exact
+    /// counts. None when nothing clears its cut.
     pub fn dp<R: Rng + ?Sized>(
         exact_counts: &[f64],
         edges: Vec<f64>,
         noise: &CountNoise,
-        rng: &mut R,
-    ) -> Option<Self> {
-        let thresholds = vec![2.0 * noise.sigma(); exact_counts.len()];
-        Self::dp_thresholded(exact_counts, edges, noise, &thresholds, rng)
-    }
-
-    /// [`NumericMarginal::dp`] with a threshold per bin (bins whose noisy count is at most
-    /// theirs are set to 0). The thresholds must not depend on the exact counts.
-    pub fn dp_thresholded<R: Rng + ?Sized>(
-        exact_counts: &[f64],
-        edges: Vec<f64>,
-        noise: &CountNoise,
-        thresholds: &[f64],
+        cuts: &[f64],
         rng: &mut R,
     ) -> Option<Self> {
         let noisy: Vec<f64> = exact_counts.iter().map(|&c| noise.add(c, rng)).collect();
-        Self::from_noisy_thresholded(&noisy, edges, thresholds)
+        Self::from_noisy(&noisy, edges, cuts)
     }
 
     /// The post-processing step of [`NumericMarginal::dp`] on already noisy counts.
-    pub fn from_noisy(noisy: &[f64], edges: Vec<f64>, sigma: f64) -> Option<Self> {
-        Self::from_noisy_thresholded(noisy, edges, &vec![2.0 * sigma; noisy.len()])
-    }
-
-    /// The post-processing step of [`NumericMarginal::dp_thresholded`].
-    pub fn from_noisy_thresholded(
-        noisy: &[f64],
-        edges: Vec<f64>,
-        thresholds: &[f64],
-    ) -> Option<Self> {
+    pub fn from_noisy(noisy: &[f64], edges: Vec<f64>, cuts: &[f64]) -> Option<Self> {
         debug_assert_eq!(edges.len(), noisy.len() + 1);
-        debug_assert_eq!(thresholds.len(), noisy.len());
+        debug_assert_eq!(cuts.len(), noisy.len());
         let kept: Vec<f64> = noisy
             .iter()
-            .zip(thresholds)
+            .zip(cuts)
             .map(|(&c, &t)| if c > t && c.is_finite() { c } else { 0.0 })
             .collect();
         let total: f64 = kept.iter().sum();
@@ -503,11 +483,16 @@ mod tests {
     #[test]
     fn thresholding_and_empty_marginals() {
         // σ = 1: counts ≤ 2 are dropped.
-        let m =
-            NumericMarginal::from_noisy(&[1.5, 10.0, -3.0, 30.0], vec![0., 1., 2., 3., 4.], 1.0)
-                .unwrap();
+        let m = NumericMarginal::from_noisy(
+            &[1.5, 10.0, -3.0, 30.0],
+            vec![0., 1., 2., 3., 4.],
+            &[2.0; 4],
+        )
+        .unwrap();
         assert_eq!(m.probs, vec![0.0, 0.25, 0.0, 0.75]);
-        assert!(NumericMarginal::from_noisy(&[1.0, f64::NAN], vec![0., 1., 2.], 1.0).is_none());
+        assert!(
+            NumericMarginal::from_noisy(&[1.0, f64::NAN], vec![0., 1., 2.], &[2.0; 2]).is_none()
+        );
     }
 
     /// The definition, written plainly: a stable sort of the indices by `total_cmp`, and a

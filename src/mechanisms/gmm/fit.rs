@@ -25,17 +25,17 @@ pub fn fit_classes(
     class_names: &[String],
     d: usize,
 ) -> Result<Vec<ClassFit>> {
-    fit_classes_with(rows, labels, class_names, d, true)
+    let fits = fit_classes_any(rows, labels, class_names, d)?;
+    check_invertible(&fits, class_names)?;
+    Ok(fits)
 }
 
-/// [`fit_classes`], with the singular-covariance error only when `invertible` is asked for
-/// (the class-size error always).
-pub fn fit_classes_with(
+/// [`fit_classes`] without the singular-covariance error (the class-size error stays).
+pub fn fit_classes_any(
     rows: &[Vec<f64>],
     labels: &[usize],
     class_names: &[String],
     d: usize,
-    invertible: bool,
 ) -> Result<Vec<ClassFit>> {
     let k = class_names.len();
     let mut counts = vec![0usize; k];
@@ -83,13 +83,6 @@ pub fn fit_classes_with(
                 cov.set(j, i, v);
             }
         }
-        if invertible && (cholesky(&cov).is_none() || !is_well_conditioned(&cov)) {
-            return Err(Error::Data(format!(
-                "class '{}': its covariance is singular (a feature is constant or features are collinear within the class); \
-                 drop the redundant column(s) or use --pca K with K below the rank",
-                class_names[c]
-            )));
-        }
         out.push(ClassFit {
             count: counts[c],
             mean: means[c].clone(),
@@ -97,6 +90,22 @@ pub fn fit_classes_with(
         });
     }
     Ok(out)
+}
+
+/// Errors, naming the first class, when a class's covariance is singular (or too badly
+/// conditioned for KL and inverses to mean anything).
+pub fn check_invertible(fits: &[ClassFit], class_names: &[String]) -> Result<()> {
+    match fits
+        .iter()
+        .position(|f| cholesky(&f.cov).is_none() || !is_well_conditioned(&f.cov))
+    {
+        None => Ok(()),
+        Some(c) => Err(Error::Data(format!(
+            "class '{}': its covariance is singular (a feature is constant or features are collinear within the class); \
+             drop the redundant column(s) or use --pca K with K below the rank",
+            class_names[c]
+        ))),
+    }
 }
 
 /// Condition number below 1e12 (eigenvalues), so that KL and inverses are meaningful.

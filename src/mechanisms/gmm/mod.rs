@@ -121,7 +121,7 @@ use crate::rng::ReleaseRng;
 use baselines::{gaussian_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
 use design::{max_mahalanobis_sensitivity, ClassDesignInput, CovCost};
 use exactnoise::{class_stats, ClassStats};
-use fit::{fit_classes, fit_classes_with, ClassFit};
+use fit::{check_invertible, fit_classes, fit_classes_any, ClassFit};
 use linalg::{cholesky, forward_solve, sym_eigen, Mat};
 use rand::Rng;
 use rand_distr::StandardNormal;
@@ -518,8 +518,13 @@ pub fn model_kl(released: &GmmModel, reference: &GmmModel) -> f64 {
 /// owner's own use (KL, plots): NOT private, never part of a release.
 pub fn reference_model(data: &GmmData) -> Result<GmmModel> {
     let fits = fit_classes(&data.rows, &data.labels, &data.classes, data.dim())?;
+    Ok(model_of_fits(data, &fits))
+}
+
+/// The labelled GMM of per-class fits of `data`.
+fn model_of_fits(data: &GmmData, fits: &[ClassFit]) -> GmmModel {
     let n = data.rows.len() as f64;
-    Ok(GmmModel {
+    GmmModel {
         classes: data.classes.clone(),
         weights: fits.iter().map(|f| f.count as f64 / n).collect(),
         means: fits.iter().map(|f| f.mean.clone()).collect(),
@@ -527,7 +532,7 @@ pub fn reference_model(data: &GmmData) -> Result<GmmModel> {
         features: data.features.clone(),
         label: data.label.clone(),
         projection: None,
-    })
+    }
 }
 
 /// Largest input dimension accepted with `pca` (the eigen-decomposition is O(d³)).
@@ -913,14 +918,10 @@ pub fn release_gmm_data(
         && opts.adjacency == Adjacency::Record
         && opts.covariance_noise == CovarianceNoise::Gaussian;
     // non-private reference (input as read)
-    let (reference, kl_unavailable) = match reference_model(data) {
-        Ok(r) => (Some(r), None),
-        Err(e)
-            if end_to_end
-                && fit_classes_with(&data.rows, &data.labels, &data.classes, d, false).is_ok() =>
-        {
-            (None, Some(format!("the non-private fit has no KL: {e}")))
-        }
+    let reference_fits = fit_classes_any(&data.rows, &data.labels, &data.classes, d)?;
+    let (reference, kl_unavailable) = match check_invertible(&reference_fits, &data.classes) {
+        Ok(()) => (Some(model_of_fits(data, &reference_fits)), None),
+        Err(e) if end_to_end => (None, Some(format!("the non-private fit has no KL: {e}"))),
         Err(e) => return Err(e),
     };
     // bound, clipping, unit-ball scaling
@@ -952,7 +953,13 @@ pub fn release_gmm_data(
             r.iter().map(|x| x * f).collect()
         })
         .collect();
-    let fits = fit_classes_with(&z, &data.labels, &data.classes, d, !end_to_end)
+    let fits = fit_classes_any(&z, &data.labels, &data.classes, d)
+        .and_then(|f| {
+            if !end_to_end {
+                check_invertible(&f, &data.classes)?;
+            }
+            Ok(f)
+        })
         .map_err(|e| Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}")))?;
     let counts: Vec<usize> = fits.iter().map(|f| f.count).collect();
     let pi: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
