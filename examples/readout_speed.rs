@@ -7,6 +7,7 @@
 //! With `--json` it prints, instead of the table, one line per case: the `noisePreview`
 //! request and the whole readout's native time (best of 3), which `bench/browser/readout.mjs`
 //! replays through the app's worker in Chromium.
+use privmix::accountant::calibrate::Goal;
 use privmix::accountant::{default_orders, Preset};
 use privmix::api::accountant::{preview, PreviewRequest};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
@@ -69,11 +70,13 @@ fn main() {
                     d,
                     1.0,
                     acc,
-                    1e-5,
-                    target,
-                    Preset::Default,
-                    &orders,
-                    None,
+                    &Goal {
+                        epsilon: target,
+                        delta: 1e-5,
+                        orders: &orders,
+                        preset: Preset::Default,
+                        extra: None,
+                    },
                 )
                 .unwrap();
             });
@@ -95,11 +98,13 @@ fn main() {
                             sigma_y: None,
                             samples: per,
                         },
-                        1e-5,
-                        target,
-                        &orders,
-                        Preset::Default,
-                        None,
+                        &Goal {
+                            epsilon: target,
+                            delta: 1e-5,
+                            orders: &orders,
+                            preset: Preset::Default,
+                            extra: None,
+                        },
                     )
                     .unwrap();
                     let score = 1.0 / f64::from(c) + d as f64 * s.sigma_x * s.sigma_x;

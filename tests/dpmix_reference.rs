@@ -4,6 +4,7 @@
 //! `tests/reference/dpmix_reference.json` were produced by `tests/reference/make_dpmix.py`,
 //! which uses no privmix code.
 
+use privmix::accountant::calibrate::Goal;
 use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::dpmix::accounting::{calibrate_dpmix, DpMixPrivacy, DpMixShape};
 use privmix::mechanisms::local::LocalPrivacy;
@@ -95,11 +96,13 @@ fn dpmix_calibration_re_accounts_below_target_by_dp_accounting_numbers() {
                 sigma_y: if shared { None } else { Some(sy) },
                 samples: u(c, "samples"),
             },
-            f(c, "delta"),
-            f(c, "epsilon"),
-            &orders,
-            Preset::Default,
-            None,
+            &Goal {
+                epsilon: f(c, "epsilon"),
+                delta: f(c, "delta"),
+                orders: &orders,
+                preset: Preset::Default,
+                extra: None,
+            },
         )
         .unwrap();
         let name = c["name"].as_str().unwrap();

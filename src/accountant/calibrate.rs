@@ -6,9 +6,46 @@
 //! upper end — so the answer never overshoots. Callers that turn z into a σ re-account the σ
 //! they report (see `mechanisms::cda::calibrate`).
 
-use super::{check_delta, check_epsilon, Conversion, EpsDelta, RdpCurve};
+use super::{check_delta, check_epsilon, Conversion, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
+
+/// What a calibration aims at: the smallest noise whose ε at `delta`, on `orders` under
+/// `preset` and composed with `extra` (the RDP already spent by the run's other releases), is
+/// at most `epsilon`. Every mechanism's calibration takes one (instead of five positional
+/// arguments, two of them bare f64s that different functions took in different orders).
+#[derive(Debug, Clone, Copy)]
+pub struct Goal<'a> {
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ of the conversion.
+    pub delta: f64,
+    /// RDP orders.
+    pub orders: &'a [u32],
+    /// Conversion preset.
+    pub preset: Preset,
+    /// RDP spent elsewhere in the same run (composed before converting).
+    pub extra: Option<&'a RdpCurve>,
+}
+
+impl<'a> Goal<'a> {
+    /// The same goal with other orders and `extra` (a coarser grid for rankings).
+    pub fn on(self, orders: &'a [u32], extra: Option<&'a RdpCurve>) -> Self {
+        Goal {
+            orders,
+            extra,
+            ..self
+        }
+    }
+
+    /// `curve` composed with `extra`.
+    pub fn with_extra(&self, curve: RdpCurve) -> Result<RdpCurve> {
+        match self.extra {
+            Some(e) => curve.compose(e),
+            None => Ok(curve),
+        }
+    }
+}
 
 /// Relative width of the final bracket on z.
 pub const Z_REL_TOL: f64 = 1e-9;

@@ -4,6 +4,7 @@
 //! these; the responses are the same documents (camelCase in JS, snake_case in the CLI).
 
 use super::{orders_of, preset_of, synth::MixChoice, DEFAULT_CLIP};
+use crate::accountant::calibrate::Goal;
 use crate::accountant::subsampled_gaussian::validate_orders;
 use crate::accountant::{check_delta, check_epsilon, default_orders, pld, Preset, RdpCurve};
 use crate::error::{Error, Result};
@@ -627,6 +628,13 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
         .epsilon
         .ok_or_else(|| Error::param("epsilon", "(none)", "give the target ε"))?;
     let (preset, delta, orders) = (p.preset, p.delta, &p.orders);
+    let goal = Goal {
+        epsilon: target,
+        delta,
+        orders,
+        preset,
+        extra: None,
+    };
     let response =
         |sigma_x, epsilon, order, noise_multiplier, mechanism, detail| CalibrateResponse {
             sigma_x,
@@ -683,7 +691,7 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
                 r.epsilon_pld = Some(e_pld.epsilon);
                 r
             } else {
-                let c = calibrate_sigma_x(&shape, delta, target, orders, preset, None)?;
+                let c = calibrate_sigma_x(&shape, &goal)?;
                 response(
                     c.sigma_x,
                     c.epsilon,
@@ -698,7 +706,7 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
         }
         AccountedMechanism::DpMix(shape) => {
             let DpMixShape { dim_x, dim_y, .. } = shape;
-            let c = calibrate_dpmix(&shape, delta, target, orders, preset, None)?;
+            let c = calibrate_dpmix(&shape, &goal)?;
             response(
                 c.sigma_x,
                 c.epsilon,
@@ -719,7 +727,7 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
             samples,
             clip,
         } => {
-            let c = calibrate_local(rows, samples, clip, delta, target, orders, preset, None)?;
+            let c = calibrate_local(rows, samples, clip, &goal)?;
             response(
                 c.sigma,
                 c.epsilon,
@@ -834,9 +842,14 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         0.5 * clip
     };
     // The synthesis's own automatic l (preprocess::auto), from the same public numbers.
-    let suggested = auto_mix(
-        pool, per_class, r.features, clip, acc_clip, r.delta, eps, preset, &orders, None,
-    )? as u32;
+    let goal = Goal {
+        epsilon: eps,
+        delta: r.delta,
+        orders: &orders,
+        preset,
+        extra: None,
+    };
+    let suggested = auto_mix(pool, per_class, r.features, clip, acc_clip, &goal)? as u32;
     let mix = match r.mix.as_ref().map(MixChoice::checked).transpose()? {
         None => super::synth::DEFAULT_MIX,
         Some(MixChoice::Fixed(l)) => l,
@@ -853,7 +866,6 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     let use_pld = accountant == AccountantKind::Pld && preset == Preset::Default;
     let sizes: Vec<usize> = r.class_sizes.iter().map(|&s| s as usize).collect();
     let comps = vec![per_class; sizes.len()];
-    let zero = RdpCurve::zero(&orders);
     let dx = 2.0 * acc_clip / f64::from(mix);
     // ε of the mixing at σx under RDP (the adjacency's curve).
     // The chart's points (not the calibration) use the coarse orders: an upper bound on ε,
@@ -880,11 +892,19 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         }
     };
     let sigma_rdp = if standard {
+        // Composed with the empty curve, as the synthesis composes its (here empty) data
+        // path's curve: the composition rounds up, so the σ is the synthesis's to the ulp.
+        let zero = RdpCurve::zero(&orders);
         calibrate_standard(
-            &sizes, &comps, mix, acc_clip, 0.0, r.delta, eps, &orders, preset, &zero,
+            &sizes,
+            &comps,
+            mix,
+            acc_clip,
+            0.0,
+            &goal.on(&orders, Some(&zero)),
         )?
     } else {
-        calibrate_sigma_x(&shape, r.delta, eps, &orders, preset, None)?.sigma_x
+        calibrate_sigma_x(&shape, &goal)?.sigma_x
     };
     let pld = use_pld.then(|| {
         SynthPld::new(

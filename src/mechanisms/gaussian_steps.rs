@@ -16,7 +16,7 @@
 //! re-accounted ε is ≤ the target, so it never overshoots.
 
 use super::gaussian::Gaussian;
-use crate::accountant::calibrate::{certify_upward, smallest_z};
+use crate::accountant::calibrate::{certify_upward, smallest_z, Goal};
 use crate::accountant::{check_delta, check_epsilon, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -129,19 +129,16 @@ impl GaussianSteps {
         curve.epsilon(delta, preset.conversion())
     }
 
-    /// Smallest σ whose ε (composed with `extra`) is ≤ `target` at `delta`. `fixed` names the
-    /// parameter behind `b` for the error raised when `b` alone spends more than the target.
-    #[allow(clippy::too_many_arguments)]
-    pub fn calibrate(
-        &self,
-        name: &str,
-        fixed: &str,
-        target: f64,
-        delta: f64,
-        orders: &[u32],
-        preset: Preset,
-        extra: Option<&RdpCurve>,
-    ) -> Result<StepCalibration> {
+    /// Smallest σ meeting `goal`. `fixed` names the parameter behind `b` for the error raised
+    /// when `b` alone spends more than the target.
+    pub fn calibrate(&self, name: &str, fixed: &str, goal: &Goal<'_>) -> Result<StepCalibration> {
+        let &Goal {
+            epsilon: target,
+            delta,
+            orders,
+            preset,
+            extra,
+        } = goal;
         self.check()?;
         check_epsilon(target)?;
         check_delta(delta)?;
@@ -220,7 +217,17 @@ mod tests {
             };
             for preset in [Preset::Default, Preset::Paper] {
                 let c = s
-                    .calibrate("sigma", "sigma-y", 5.0, 1e-5, &orders, preset, None)
+                    .calibrate(
+                        "sigma",
+                        "sigma-y",
+                        &Goal {
+                            epsilon: 5.0,
+                            delta: 1e-5,
+                            orders: &orders,
+                            preset,
+                            extra: None,
+                        },
+                    )
                     .unwrap();
                 let e = s
                     .epsilon("sigma", c.sigma, 1e-5, &orders, preset, None)
@@ -249,11 +256,13 @@ mod tests {
             .calibrate(
                 "sigma-x",
                 "sigma-y",
-                1.0,
-                1e-5,
-                &default_orders(),
-                Preset::Default,
-                None,
+                &Goal {
+                    epsilon: 1.0,
+                    delta: 1e-5,
+                    orders: &default_orders(),
+                    preset: Preset::Default,
+                    extra: None,
+                },
             )
             .unwrap_err()
             .to_string();

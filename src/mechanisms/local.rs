@@ -54,6 +54,7 @@
 
 use super::gaussian_steps::{GaussianSteps, StepCalibration};
 use super::noise::GridGaussian;
+use crate::accountant::calibrate::Goal;
 use crate::accountant::{EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::preprocess::clip::check_clip;
@@ -140,20 +141,15 @@ fn steps(rows: u64, samples: u64, clip: f64) -> GaussianSteps {
     }
 }
 
-/// Smallest σ meeting `target` at `delta` (never overshoots).
-#[allow(clippy::too_many_arguments)]
+/// Smallest σ meeting `goal` (never overshoots).
 pub fn calibrate_local(
     rows: u64,
     samples: u64,
     clip: f64,
-    delta: f64,
-    target: f64,
-    orders: &[u32],
-    preset: Preset,
-    extra: Option<&RdpCurve>,
+    goal: &Goal<'_>,
 ) -> Result<StepCalibration> {
     check_structure(rows, samples, clip)?;
-    steps(rows, samples, clip).calibrate("sigma-x", "sigma-x", target, delta, orders, preset, extra)
+    steps(rows, samples, clip).calibrate("sigma-x", "sigma-x", goal)
 }
 
 /// The released rows: a uniform size-T subset of 0..n in uniformly random order.
@@ -300,7 +296,19 @@ mod tests {
     fn calibration_round_trips() {
         let o = default_orders();
         for (n, t) in [(1000u64, 1000u64), (1000, 100)] {
-            let c = calibrate_local(n, t, 1.0, 1e-5, 2.0, &o, Preset::Default, None).unwrap();
+            let c = calibrate_local(
+                n,
+                t,
+                1.0,
+                &Goal {
+                    epsilon: 2.0,
+                    delta: 1e-5,
+                    orders: &o,
+                    preset: Preset::Default,
+                    extra: None,
+                },
+            )
+            .unwrap();
             let p = LocalPrivacy {
                 rows: n,
                 samples: t,

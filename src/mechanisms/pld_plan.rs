@@ -333,6 +333,7 @@ impl SynthPld {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accountant::calibrate::Goal;
     use crate::accountant::{default_orders, Preset, RdpCurve};
     use crate::mechanisms::cda::accounting::CdaPrivacy;
 
@@ -379,11 +380,13 @@ mod tests {
                     sigma_y: None,
                     samples: rdp.samples,
                 },
-                delta,
-                target,
-                &default_orders(),
-                Preset::Default,
-                None,
+                &Goal {
+                    epsilon: target,
+                    delta,
+                    orders: &default_orders(),
+                    preset: Preset::Default,
+                    extra: None,
+                },
             )
             .unwrap();
             let sx = p.calibrate(c.sigma_x, target, delta).unwrap();
@@ -536,11 +539,13 @@ mod tests {
                 1000,
                 1000,
                 1.0,
-                delta,
-                target,
-                &default_orders(),
-                Preset::Default,
-                None,
+                &Goal {
+                    epsilon: target,
+                    delta,
+                    orders: &default_orders(),
+                    preset: Preset::Default,
+                    extra: None,
+                },
             )
             .unwrap()
             .sigma;

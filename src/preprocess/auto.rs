@@ -50,8 +50,8 @@
 //! Privacy: l is a function of public numbers (pool floor, T, d, ε, δ, the preset and the
 //! orders), so choosing it releases nothing.
 
-use crate::accountant::calibrate::smallest_z_within;
-use crate::accountant::{Preset, RdpCurve};
+use crate::accountant::calibrate::{smallest_z_within, Goal};
+use crate::accountant::RdpCurve;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{check_structure, mixing_curve};
 use serde::Serialize;
@@ -84,26 +84,21 @@ pub const FULL_POOL_BELOW: u64 = 128;
 /// The automatic l (see the module note). `acc_clip` is the clip norm the accountant is
 /// given (c/√2 for non-negative rows), `clip` the norm rows are scaled to, `dim` the encoded
 /// dimension, `extra` the RDP already spent (normalization).
-#[allow(clippy::too_many_arguments)]
 pub fn auto_mix(
     pool: u64,
     per_class: u64,
     dim: u64,
     clip: f64,
     acc_clip: f64,
-    delta: f64,
-    target: f64,
-    preset: Preset,
-    orders: &[u32],
-    extra: Option<&RdpCurve>,
+    goal: &Goal<'_>,
 ) -> Result<usize> {
     let mut best: Option<(f64, u32)> = None;
     // The ranking calibrates each candidate's σx on the orders of `rank_orders` only (an
     // upper bound on ε, so σx at least the full grid's) and to a relative tolerance of
     // RANK_TOL: about a third of the work per candidate, which matters to the page's live
     // readout. The run then calibrates the chosen l on every order, to full precision.
-    let (rank, extra_sub) = rank_orders(orders, extra);
-    let (orders, extra) = (&rank[..], extra_sub.as_ref());
+    let (rank, extra_sub) = rank_orders(goal.orders, goal.extra);
+    let goal = goal.on(&rank, extra_sub.as_ref());
     // At most half of the smallest class per mix (sampling rate ≤ 1/2).
     let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
     for l in CANDIDATES
@@ -112,9 +107,7 @@ pub fn auto_mix(
         .filter(|&l| l == 1 || u64::from(l) * 2 <= pool)
         .chain(full)
     {
-        let sigma_x = rank_sigma_x(
-            pool, l, acc_clip, per_class, delta, target, orders, preset, extra,
-        )?;
+        let sigma_x = rank_sigma_x(pool, l, acc_clip, per_class, &goal)?;
         let score = mix_score(pool, l, sigma_x, clip, dim);
         if best.map_or(true, |(s, _)| score < s) {
             best = Some((score, l));
@@ -159,25 +152,14 @@ const RANK_TOL: f64 = 1e-3;
 /// to [`RANK_TOL`] on the ranking's orders; the same checks as
 /// [`calibrate_sigma_x`](crate::mechanisms::cda::accounting::calibrate_sigma_x), which the
 /// run then applies to the chosen l on every order.
-#[allow(clippy::too_many_arguments)]
-fn rank_sigma_x(
-    pool: u64,
-    mix: u32,
-    acc_clip: f64,
-    samples: u64,
-    delta: f64,
-    target: f64,
-    orders: &[u32],
-    preset: Preset,
-    extra: Option<&RdpCurve>,
-) -> Result<f64> {
+fn rank_sigma_x(pool: u64, mix: u32, acc_clip: f64, samples: u64, goal: &Goal<'_>) -> Result<f64> {
     check_structure(pool, mix, acc_clip, samples)?;
     let q = f64::from(mix) / pool as f64;
     let cal = smallest_z_within(
-        target,
-        delta,
-        preset.conversion(),
-        |z| mixing_curve(q, z, samples, orders, preset, extra),
+        goal.epsilon,
+        goal.delta,
+        goal.preset.conversion(),
+        |z| mixing_curve(q, z, samples, goal.orders, goal.preset, goal.extra),
         RANK_TOL,
     )?;
     Ok(2.0 * acc_clip / f64::from(mix) * cal.z)
@@ -245,7 +227,7 @@ pub struct EncodingReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accountant::default_orders;
+    use crate::accountant::{default_orders, Preset};
     use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 
     /// The accounting clip of the tests (c/√2 with c = 1).
@@ -270,11 +252,13 @@ mod tests {
         };
         calibrate_sigma_x(
             &shape,
-            delta,
-            eps,
-            &default_orders(),
-            Preset::Default,
-            extra,
+            &Goal {
+                epsilon: eps,
+                delta,
+                orders: &default_orders(),
+                preset: Preset::Default,
+                extra,
+            },
         )
         .unwrap()
         .sigma_x
@@ -321,11 +305,13 @@ mod tests {
                 d,
                 1.0,
                 acc,
-                1e-5,
-                eps,
-                Preset::Default,
-                &orders,
-                extra,
+                &Goal {
+                    epsilon: eps,
+                    delta: 1e-5,
+                    orders: &orders,
+                    preset: Preset::Default,
+                    extra,
+                },
             )
             .unwrap() as u32;
             let got = scores.iter().find(|s| s.1 == l).unwrap().0;
@@ -348,11 +334,13 @@ mod tests {
                 d,
                 1.0,
                 acc,
-                delta,
-                eps,
-                Preset::Default,
-                &orders,
-                None,
+                &Goal {
+                    epsilon: eps,
+                    delta,
+                    orders: &orders,
+                    preset: Preset::Default,
+                    extra: None,
+                },
             )
             .unwrap()
         };
@@ -377,11 +365,13 @@ mod tests {
             50,
             1.0,
             acc,
-            delta,
-            1.0,
-            Preset::Default,
-            &orders,
-            None,
+            &Goal {
+                epsilon: 1.0,
+                delta,
+                orders: &orders,
+                preset: Preset::Default,
+                extra: None,
+            },
         )
         .unwrap();
         let spread = |l: u32| {
@@ -411,11 +401,13 @@ mod tests {
                 4,
                 1.0,
                 acc,
-                delta,
-                5.0,
-                Preset::Default,
-                &orders,
-                None,
+                &Goal {
+                    epsilon: 5.0,
+                    delta,
+                    orders: &orders,
+                    preset: Preset::Default,
+                    extra: None,
+                },
             )
             .unwrap()
         };

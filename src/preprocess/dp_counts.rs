@@ -92,7 +92,7 @@
 use rand::Rng;
 use serde::Serialize;
 
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{smallest_z, Goal};
 use crate::accountant::{check_delta, check_epsilon, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::upper_quantile_conservative;
@@ -508,25 +508,35 @@ pub fn standard_curve(
     two_class_max(&curves)
 }
 
-/// Smallest σx whose standard-adjacency mixing, composed with `extra`, meets `target` at
-/// `delta` (re-accounted; never overshoots). `label_term` is (√2/l)²/σy² in paper mode, else 0.
-#[allow(clippy::too_many_arguments)]
+/// Smallest σx whose standard-adjacency mixing meets `goal` (re-accounted; never
+/// overshoots). `label_term` is (√2/l)²/σy² in paper mode, else 0.
 pub fn calibrate_standard(
     floors: &[usize],
     compositions: &[u64],
     mix: u32,
     clip: f64,
     label_term: f64,
-    delta: f64,
-    target: f64,
-    orders: &[u32],
-    preset: Preset,
-    extra: &RdpCurve,
+    goal: &Goal<'_>,
 ) -> Result<f64> {
+    let &Goal {
+        epsilon: target,
+        delta,
+        orders,
+        preset,
+        ..
+    } = goal;
     check_epsilon(target)?;
     check_delta(delta)?;
-    let curve =
-        |z: f64| standard_curve(floors, compositions, mix, z, orders, preset)?.compose(extra);
+    let curve = |z: f64| {
+        goal.with_extra(standard_curve(
+            floors,
+            compositions,
+            mix,
+            z,
+            orders,
+            preset,
+        )?)
+    };
     let cal = smallest_z(target, delta, preset.conversion(), curve)?;
     let inv_z2 = 1.0 / (cal.z * cal.z);
     if inv_z2 <= label_term * (1.0 + 1e-12) {
@@ -796,18 +806,19 @@ mod tests {
         }
         // Calibration never overshoots.
         let target = 1.0;
-        let zero = RdpCurve::zero(&o);
         let s = calibrate_standard(
             &[100, 200],
             &[50, 100],
             4,
             1.0,
             0.0,
-            1e-5,
-            target,
-            &o,
-            Preset::Default,
-            &zero,
+            &Goal {
+                epsilon: target,
+                delta: 1e-5,
+                orders: &o,
+                preset: Preset::Default,
+                extra: None,
+            },
         )
         .unwrap();
         let z = s / 0.5;

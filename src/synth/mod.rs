@@ -11,7 +11,7 @@ use std::borrow::Cow;
 mod emit;
 mod receipt;
 
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{smallest_z, Goal};
 use crate::accountant::pld::mechanisms::Adjacency as PldAdjacency;
 use crate::accountant::{
     check_delta, check_epsilon, default_orders, AccountantKind, Preset, RdpCurve,
@@ -606,6 +606,38 @@ struct PlanInputs<'a> {
     use_pld: bool,
 }
 
+impl PlanInputs<'_> {
+    /// The mixing's calibration goal: the ε left for it at δ_rdp, on top of the data path's
+    /// curve.
+    fn goal(&self) -> Goal<'_> {
+        Goal {
+            epsilon: self.target,
+            delta: self.delta_rdp,
+            orders: &self.opts.orders,
+            preset: self.opts.preset,
+            extra: Some(self.extra_curve),
+        }
+    }
+
+    /// σx and whether it was calibrated: the given σx, else the RDP calibration `rdp` (of
+    /// [`Self::goal`]), lowered by the PLD accountant when it applies (every plan's one
+    /// calibration path).
+    fn sigma_x(
+        &self,
+        pld: Option<&SynthPld>,
+        rdp: impl FnOnce(&Goal<'_>) -> Result<f64>,
+    ) -> Result<(f64, bool)> {
+        if let Some(s) = self.given_sigma {
+            return Ok((s, false));
+        }
+        let sigma = rdp(&self.goal())?;
+        Ok(match pld {
+            Some(p) => (p.calibrate(sigma, self.target, self.delta_rdp)?, true),
+            None => (sigma, true),
+        })
+    }
+}
+
 /// What differs between the two DP-CDA plans' reported parameters: how the T rows are split
 /// and charged.
 struct CdaSplit {
@@ -664,11 +696,7 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         pool_min,
         acc_clip,
         rows_padded,
-        given_sigma,
-        target,
-        delta_rdp,
         eps_terms,
-        extra_curve,
         extra_zs,
         label_term,
         use_pld,
@@ -698,27 +726,9 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         )
         .with_exact_noise(opts.clip, opts.mix, eps_terms)
     });
-    let (sigma_x, calibrated) = match given_sigma {
-        Some(s) => (s, false),
-        None => {
-            let rdp = calibrate_standard(
-                &cls.sizes,
-                &comps,
-                mix,
-                acc_clip,
-                label_term,
-                delta_rdp,
-                target,
-                orders,
-                opts.preset,
-                extra_curve,
-            )?;
-            match &pld {
-                Some(p) => (p.calibrate(rdp, target, delta_rdp)?, true),
-                None => (rdp, true),
-            }
-        }
-    };
+    let (sigma_x, calibrated) = p.sigma_x(pld.as_ref(), |goal| {
+        calibrate_standard(&cls.sizes, &comps, mix, acc_clip, label_term, goal)
+    })?;
     let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
     Ok(Plan {
         curve: standard_curve(&cls.sizes, &comps, mix, z, orders, opts.preset)?,
@@ -761,11 +771,7 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         pool_min,
         acc_clip,
         label_free_public,
-        given_sigma,
-        target,
-        delta_rdp,
         eps_terms,
-        extra_curve,
         extra_zs,
         label_term,
         use_pld,
@@ -773,7 +779,6 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
     } = *p;
     let orders = &opts.orders;
     let other = opts.preset.other();
-    let extra = Some(extra_curve);
     let paper_mode = opts.sigma_y.is_some();
     let compositions = if paper_mode { per_class * k } else { per_class };
     let pld = use_pld.then(|| {
@@ -794,18 +799,9 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         sigma_y: opts.sigma_y,
         samples: compositions as u64,
     };
-    let (sigma_x, calibrated) = match given_sigma {
-        Some(s) => (s, false),
-        None => (
-            calibrate_sigma_x(&shape, delta_rdp, target, orders, opts.preset, extra).and_then(
-                |c| match &pld {
-                    Some(p) => p.calibrate(c.sigma_x, target, delta_rdp),
-                    None => Ok(c.sigma_x),
-                },
-            )?,
-            true,
-        ),
-    };
+    let (sigma_x, calibrated) = p.sigma_x(pld.as_ref(), |goal| {
+        Ok(calibrate_sigma_x(&shape, goal)?.sigma_x)
+    })?;
     let privacy = shape.with_sigma_x(sigma_x);
     Ok(Plan {
         curve: privacy.rdp(orders, opts.preset)?,
@@ -856,14 +852,12 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
         target,
         delta_rdp,
         eps_terms,
-        extra_curve,
         extra_zs,
         use_pld,
         ..
     } = *p;
     let orders = &opts.orders;
     let other = opts.preset.other();
-    let extra = Some(extra_curve);
     let (pool, dim_y, compositions, rows_written) = if o.class_wise {
         (pool_min, 0usize, per_class, per_class * k)
     } else {
@@ -898,7 +892,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
         Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
         None => {
-            let c = calibrate_dpmix(&shape, delta_rdp, target, orders, opts.preset, extra)?;
+            let c = calibrate_dpmix(&shape, &p.goal())?;
             let sigma_x = match &pld {
                 Some(p) => p.calibrate(c.sigma_x, target, delta_rdp)?,
                 None => c.sigma_x,
@@ -978,17 +972,12 @@ fn plan_baseline(p: &PlanInputs<'_>) -> Result<Plan> {
         t,
         rows_clipped,
         label_free_public,
-        given_sigma,
-        target,
-        delta_rdp,
-        extra_curve,
         extra_zs,
         use_pld,
         ..
     } = *p;
     let orders = &opts.orders;
     let other = opts.preset.other();
-    let extra = Some(extra_curve);
     let proj_dim = match mechanism {
         Mechanism::Projection(p) => {
             let kd = p.dim.unwrap_or_else(|| projection::default_dim(d));
@@ -1005,26 +994,9 @@ fn plan_baseline(p: &PlanInputs<'_>) -> Result<Plan> {
     }
     .steps()?;
     let pld = use_pld.then(|| SynthPld::gaussian_steps(steps, extra_zs));
-    let (sigma_x, calibrated) = match given_sigma {
-        Some(s) => (s, false),
-        None => (
-            calibrate_local(
-                n as u64,
-                t as u64,
-                opts.clip,
-                delta_rdp,
-                target,
-                orders,
-                opts.preset,
-                extra,
-            )
-            .and_then(|c| match &pld {
-                Some(p) => p.calibrate(c.sigma, target, delta_rdp),
-                None => Ok(c.sigma),
-            })?,
-            true,
-        ),
-    };
+    let (sigma_x, calibrated) = p.sigma_x(pld.as_ref(), |goal| {
+        Ok(calibrate_local(n as u64, t as u64, opts.clip, goal)?.sigma)
+    })?;
     let privacy = LocalPrivacy {
         rows: n as u64,
         samples: t as u64,
@@ -1352,19 +1324,14 @@ fn auto_l(
 ) -> Result<usize> {
     let pool = *cls.sizes.iter().min().unwrap_or(&0) as u64;
     let per_class = per_class_counts.iter().copied().max().unwrap_or(0) as u64;
-    let target = opts.epsilon.unwrap_or(f64::NAN);
-    auto_mix(
-        pool,
-        per_class,
-        d as u64,
-        opts.clip,
-        acc_clip,
-        delta_rdp,
-        target,
-        opts.preset,
-        &opts.orders,
-        Some(extra),
-    )
+    let goal = Goal {
+        epsilon: opts.epsilon.unwrap_or(f64::NAN),
+        delta: delta_rdp,
+        orders: &opts.orders,
+        preset: opts.preset,
+        extra: Some(extra),
+    };
+    auto_mix(pool, per_class, d as u64, opts.clip, acc_clip, &goal)
 }
 
 /// The receipt's statement of how the automatic l was chosen.

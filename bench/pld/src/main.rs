@@ -10,6 +10,7 @@
 
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
+use privmix::accountant::calibrate::Goal;
 use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 use std::time::Instant;
@@ -63,20 +64,13 @@ fn main() {
                 samples,
             };
             let (t_rdp, _, rdp) = timed(|| {
-                calibrate_sigma_x(
-                    &CdaShape {
+                calibrate_sigma_x(&CdaShape {
                         pool,
                         mix,
                         clip: 1.0,
                         sigma_y: None,
                         samples,
-                    },
-                    delta,
-                    eps,
-                    &orders,
-                    Preset::Default,
-                    None,
-                )
+                    }, &Goal { epsilon: eps, delta, orders: &orders, preset: Preset::Default, extra: None })
                 .expect("rdp calibration")
             });
             let (t_kept, c_kept, (s_kept, _)) = timed(|| {

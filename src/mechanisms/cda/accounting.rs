@@ -7,7 +7,7 @@
 //! multiplier z with 1/z² = (2c/l)²/σx² + (√2/l)²/σy² (label term absent in label-free mode),
 //! the pool is subsampled at rate q = l/n, and T rows compose to T × the subsampled RDP.
 
-use crate::accountant::calibrate::{certify_upward, smallest_z};
+use crate::accountant::calibrate::{certify_upward, smallest_z, Goal};
 use crate::accountant::{check_delta, check_epsilon, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::Gaussian;
@@ -182,16 +182,15 @@ impl CdaShape {
     }
 }
 
-/// Smallest σx such that DP-CDA (with `shape.sigma_y` fixed, if given) meets `target` at
-/// `delta`.
-pub fn calibrate_sigma_x(
-    shape: &CdaShape,
-    delta: f64,
-    target: f64,
-    orders: &[u32],
-    preset: Preset,
-    extra: Option<&RdpCurve>,
-) -> Result<CdaCalibration> {
+/// Smallest σx such that DP-CDA (with `shape.sigma_y` fixed, if given) meets `goal`.
+pub fn calibrate_sigma_x(shape: &CdaShape, goal: &Goal<'_>) -> Result<CdaCalibration> {
+    let &Goal {
+        epsilon: target,
+        delta,
+        orders,
+        preset,
+        extra,
+    } = goal;
     let &CdaShape {
         pool,
         mix,
@@ -348,7 +347,17 @@ mod tests {
                     sigma_y: sy,
                     samples: t,
                 };
-                let c = calibrate_sigma_x(&shape, delta, target, &orders, preset, None).unwrap();
+                let c = calibrate_sigma_x(
+                    &shape,
+                    &Goal {
+                        epsilon: target,
+                        delta,
+                        orders: &orders,
+                        preset,
+                        extra: None,
+                    },
+                )
+                .unwrap();
                 let p = CdaPrivacy {
                     pool,
                     mix,

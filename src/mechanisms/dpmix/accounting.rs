@@ -14,6 +14,7 @@
 //! The class-wise variant keeps each row's label (labels are the class, not noised), so it has
 //! dy = 0, n = the smallest class, and T = the rows made per class (see the module proof note).
 
+use crate::accountant::calibrate::Goal;
 use crate::accountant::{check_delta, EpsDelta, Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{check_mix, check_sigma};
@@ -218,23 +219,23 @@ pub struct DpMixCalibration {
     pub order: u32,
 }
 
-/// Calibrates DPMix's noise to `target` at `delta`.
+/// Calibrates DPMix's noise to `goal`.
 ///
 /// * `shape.sigma_y = Some(σy)`: σy is held fixed and the smallest σx is found;
 /// * `shape.sigma_y = None`: one shared σ = σx = σy is found (the thesis's convention), i.e.
 ///   Δ² = (dx + dy)/σ².
 ///
 /// With dy = 0 (class-wise variant) only σx exists and `sigma_y` is ignored.
-pub fn calibrate_dpmix(
-    shape: &DpMixShape,
-    delta: f64,
-    target: f64,
-    orders: &[u32],
-    preset: Preset,
-    extra: Option<&RdpCurve>,
-) -> Result<DpMixCalibration> {
+pub fn calibrate_dpmix(shape: &DpMixShape, goal: &Goal<'_>) -> Result<DpMixCalibration> {
+    let &Goal {
+        epsilon: target,
+        delta,
+        orders,
+        preset,
+        extra,
+    } = goal;
     let (steps, shared) = shape.free_sigma_steps()?;
-    let c = steps.calibrate("sigma-x", "sigma-y", target, delta, orders, preset, extra)?;
+    let c = steps.calibrate("sigma-x", "sigma-y", goal)?;
     let sy = if shared {
         c.sigma
     } else {
@@ -350,11 +351,13 @@ mod tests {
                 sigma_y: None,
                 samples: 10000,
             },
-            delta,
-            15.0,
-            &orders,
-            Preset::Paper,
-            None,
+            &Goal {
+                epsilon: 15.0,
+                delta,
+                orders: &orders,
+                preset: Preset::Paper,
+                extra: None,
+            },
         )
         .unwrap();
         assert!(c.shared && c.sigma_x == c.sigma_y);
@@ -385,11 +388,13 @@ mod tests {
                     sigma_y: Some(0.8),
                     samples: 10000,
                 },
-                1e-5,
-                4.0,
-                &orders,
-                preset,
-                None,
+                &Goal {
+                    epsilon: 4.0,
+                    delta: 1e-5,
+                    orders: &orders,
+                    preset,
+                    extra: None,
+                },
             )
             .unwrap();
             assert!(!c.shared && c.sigma_y == 0.8);
