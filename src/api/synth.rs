@@ -15,7 +15,7 @@ use crate::preprocess::NormalizeMode;
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
 use crate::synth::{
-    synthesize_with, Adjacency, ColumnTypes, DpMixOptions, Mechanism, ProjectionOptions,
+    synthesize_with, Adjacency, ColumnTypes, DpMixOptions, Mechanism, ProjectionOptions, Sinks,
     SynthOptions,
 };
 use serde::Deserialize;
@@ -364,22 +364,18 @@ pub fn synthesize_table<'t>(
     table: impl Into<Cow<'t, Table>>,
     p: &SynthParams,
     rng: &mut ReleaseRng,
-    header: impl FnMut(&[String]) -> Result<()>,
-    row: impl FnMut(&[String]) -> Result<()>,
-    progress: impl FnMut(f64) -> Result<()>,
+    mut header: impl FnMut(&[String]) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     let table: Cow<'t, Table> = table.into();
     let opts = p.options(&table)?;
-    synthesize_with(
-        table,
-        p.schema.as_ref(),
-        &opts,
-        &p.mechanism,
-        rng,
-        header,
-        row,
-        progress,
-    )
+    let sinks = Sinks {
+        header: &mut header,
+        row: &mut row,
+        progress: &mut progress,
+    };
+    synthesize_with(table, p.schema.as_ref(), &opts, &p.mechanism, rng, sinks)
 }
 
 /// Runs the synthesis of `table` into CSV bytes (header included); by value as in

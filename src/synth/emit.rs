@@ -15,9 +15,24 @@ use crate::receipt::{BaselineParameters, Parameters};
 use crate::rng::ReleaseRng;
 
 /// A sink for the header or for one output row.
-pub(super) type CellSink<'s> = &'s mut dyn FnMut(&[String]) -> Result<()>;
+pub type CellSink<'s> = &'s mut dyn FnMut(&[String]) -> Result<()>;
 /// A sink for the progress fraction.
-pub(super) type ProgressSink<'s> = &'s mut dyn FnMut(f64) -> Result<()>;
+pub type ProgressSink<'s> = &'s mut dyn FnMut(f64) -> Result<()>;
+
+/// Where a synthesis writes: `header` once with the output column names, `row` for each
+/// synthetic row (cells in the input's column order), `progress` with the finished fraction.
+/// An error from any of the three stops the run at that call and is returned (a caller
+/// cancels by returning [`crate::error::Error::Abort`] from `progress`). The sinks are called
+/// once per row, so dynamic dispatch costs nothing measurable and keeps the shipped wasm
+/// small.
+pub struct Sinks<'s> {
+    /// The output column names (called once, before any row).
+    pub header: CellSink<'s>,
+    /// One synthetic row.
+    pub row: CellSink<'s>,
+    /// The finished fraction.
+    pub progress: ProgressSink<'s>,
+}
 
 /// What the generation reads, all fixed before it starts (the accounting plan included).
 pub(super) struct Generation<'a> {
@@ -62,27 +77,15 @@ pub(super) fn generate_and_emit(
     g: &Generation<'_>,
     features: Vec<f32>,
     rng: &mut ReleaseRng,
-    header: CellSink<'_>,
-    row: CellSink<'_>,
-    progress: ProgressSink<'_>,
+    out: Sinks<'_>,
 ) -> Result<()> {
     match g.mechanism {
-        Mechanism::Cda => emit_cda(g, features, rng, header, row, progress),
+        Mechanism::Cda => emit_cda(g, features, rng, out),
         Mechanism::DpMix(o) => {
             let soft = o.labels == LabelOutput::Soft;
-            emit_dpmix(
-                g,
-                o.class_wise,
-                soft,
-                &features,
-                rng,
-                (header, row),
-                progress,
-            )
+            emit_dpmix(g, o.class_wise, soft, &features, rng, out)
         }
-        Mechanism::Local | Mechanism::Projection(_) => {
-            emit_baseline(g, &features, rng, header, row, progress)
-        }
+        Mechanism::Local | Mechanism::Projection(_) => emit_baseline(g, &features, rng, out),
     }
 }
 
@@ -92,10 +95,13 @@ fn emit_cda(
     g: &Generation<'_>,
     features: Vec<f32>,
     rng: &mut ReleaseRng,
-    header: CellSink<'_>,
-    row: CellSink<'_>,
-    mut progress: ProgressSink<'_>,
+    out: Sinks<'_>,
 ) -> Result<()> {
+    let Sinks {
+        header,
+        row,
+        mut progress,
+    } = out;
     let (opts, plan, cls) = (g.opts, g.plan, g.cls);
     header(g.missing_codec.names())?;
     let cfg = CdaConfig {
@@ -143,9 +149,13 @@ fn emit_dpmix(
     soft: bool,
     features: &[f32],
     rng: &mut ReleaseRng,
-    (header, row): (CellSink<'_>, CellSink<'_>),
-    mut progress: ProgressSink<'_>,
+    out: Sinks<'_>,
 ) -> Result<()> {
+    let Sinks {
+        header,
+        row,
+        mut progress,
+    } = out;
     let (opts, plan, cls, space, codec) = (g.opts, g.plan, g.cls, g.space, g.missing_codec);
     let k = g.k;
     let names = if soft {
@@ -238,10 +248,13 @@ fn emit_baseline(
     g: &Generation<'_>,
     features: &[f32],
     rng: &mut ReleaseRng,
-    header: CellSink<'_>,
-    row: CellSink<'_>,
-    mut progress: ProgressSink<'_>,
+    out: Sinks<'_>,
 ) -> Result<()> {
+    let Sinks {
+        header,
+        row,
+        mut progress,
+    } = out;
     let (opts, plan, cls) = (g.opts, g.plan, g.cls);
     header(g.missing_codec.names())?;
     let chosen = local::select_rows(g.n, g.t, rng)?;

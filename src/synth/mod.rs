@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 
 mod emit;
+pub use emit::{CellSink, ProgressSink, Sinks};
 mod receipt;
 
 use crate::accountant::calibrate::{smallest_z, Goal};
@@ -248,19 +249,33 @@ pub fn synthesize<'t>(
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    row: impl FnMut(&[String]) -> Result<()>,
-    progress: impl FnMut(f64) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    synthesize_with(
-        table,
+    let sinks = Sinks {
+        header: &mut once(header),
+        row: &mut row,
+        progress: &mut progress,
+    };
+    synthesize_dyn(
+        table.into(),
         schema,
         opts,
         &Mechanism::Cda,
         rng,
-        header,
-        row,
-        progress,
+        sinks,
+        false,
     )
+}
+
+/// A header sink that may be called only once (the pipeline calls it once; a second call
+/// is an internal error, not a second header).
+fn once(header: impl FnOnce(&[String]) -> Result<()>) -> impl FnMut(&[String]) -> Result<()> {
+    let mut header = Some(header);
+    move |names: &[String]| match header.take() {
+        Some(h) => h(names),
+        None => Err(Error::Data("internal: the header was written twice".into())),
+    }
 }
 
 /// The label column's classes.
@@ -1053,69 +1068,22 @@ fn sigma_for_target(opts: &SynthOptions) -> Result<(Option<f64>, f64)> {
     }
 }
 
-/// Runs `mechanism` on `table` (whose label column must be set), calling `header` once with
-/// the output column names and `row` for each synthetic row.
+/// Runs `mechanism` on `table` (whose label column must be set), writing to `out` (the
+/// header once, then each synthetic row).
 ///
 /// Output columns are the input's, in its order and units; with DPMix soft labels the label
 /// column is replaced, in place, by one column per class named `P(label=class)` (see
 /// [`soft_label_column`]) holding the noisy mean one-hot vector projected onto the probability
 /// simplex (each row's entries are ≥ 0 and sum to 1).
-#[allow(clippy::too_many_arguments)]
 pub fn synthesize_with<'t>(
     table: impl Into<Cow<'t, Table>>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
     rng: &mut ReleaseRng,
-    header: impl FnOnce(&[String]) -> Result<()>,
-    mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    out: Sinks<'_>,
 ) -> Result<Receipt> {
-    run_sinks(
-        table.into(),
-        schema,
-        opts,
-        mechanism,
-        rng,
-        header,
-        &mut row,
-        &mut progress,
-        false,
-    )
-}
-
-/// The generic sinks of [`synthesize_with`] and [`synthesize_denoised`] turned into the
-/// dynamic ones of the one pipeline (the CLI, the wasm API, images): the sinks are called
-/// once per row, so dynamic dispatch costs nothing measurable and keeps the shipped wasm
-/// small.
-#[allow(clippy::too_many_arguments)]
-fn run_sinks(
-    table: Cow<'_, Table>,
-    schema: Option<&Schema>,
-    opts: &SynthOptions,
-    mechanism: &Mechanism,
-    rng: &mut ReleaseRng,
-    header: impl FnOnce(&[String]) -> Result<()>,
-    row: &mut dyn FnMut(&[String]) -> Result<()>,
-    progress: &mut dyn FnMut(f64) -> Result<()>,
-    denoise: bool,
-) -> Result<Receipt> {
-    let mut header = Some(header);
-    let mut header_once = |names: &[String]| match header.take() {
-        Some(h) => h(names),
-        None => Err(Error::Data("internal: the header was written twice".into())),
-    };
-    synthesize_dyn(
-        table,
-        schema,
-        opts,
-        mechanism,
-        rng,
-        &mut header_once,
-        row,
-        progress,
-        denoise,
-    )
+    synthesize_dyn(table.into(), schema, opts, mechanism, rng, out, false)
 }
 
 /// [`synthesize`] (DP-CDA) whose rows are also shrunk toward their class's mean after the
@@ -1131,15 +1099,18 @@ pub fn synthesize_denoised<'t>(
     mut row: impl FnMut(&[String]) -> Result<()>,
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    run_sinks(
+    let sinks = Sinks {
+        header: &mut once(header),
+        row: &mut row,
+        progress: &mut progress,
+    };
+    synthesize_dyn(
         table.into(),
         schema,
         opts,
         &Mechanism::Cda,
         rng,
-        header,
-        &mut row,
-        &mut progress,
+        sinks,
         true,
     )
 }
@@ -1427,16 +1398,15 @@ fn check_structure(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The one pipeline behind [`synthesize`], [`synthesize_with`] and [`synthesize_denoised`]
+/// (the CLI, the wasm API, images).
 fn synthesize_dyn(
     table: Cow<'_, Table>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
     rng: &mut ReleaseRng,
-    header: &mut dyn FnMut(&[String]) -> Result<()>,
-    row: &mut dyn FnMut(&[String]) -> Result<()>,
-    progress: &mut dyn FnMut(f64) -> Result<()>,
+    out: Sinks<'_>,
     denoise: bool,
 ) -> Result<Receipt> {
     // ---- checks ------------------------------------------------------------------------
@@ -1762,9 +1732,7 @@ fn synthesize_dyn(
         },
         features,
         rng,
-        header,
-        row,
-        progress,
+        out,
     )?;
 
     Ok(receipt::assemble(
