@@ -563,7 +563,7 @@ pub struct NoiseStepAudit {
 pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
     use crate::accountant::{default_orders, Preset};
     use crate::mechanisms::cda::accounting::CdaPrivacy;
-    use crate::mechanisms::cda::{generate, CdaConfig};
+    use crate::mechanisms::cda::{generate, CdaConfig, Pools};
     if a.runs < 20 {
         return Err(Error::param("runs", a.runs, "at least 20 runs per dataset"));
     }
@@ -593,9 +593,11 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
         let mut rng = crate::rng::ReleaseRng::seeded(seed);
         let mut score = 0.0f64;
         generate(
-            data,
-            1,
-            &classes,
+            &Pools {
+                features: data,
+                d: 1,
+                classes: &classes,
+            },
             &cfg,
             &mut rng,
             |_, row| {

@@ -3,7 +3,7 @@
 //! removed, missing cells written back) and handed to the caller's sinks.
 use super::{soft_label_column, Classes, Mechanism, Plan, SynthOptions};
 use crate::error::Result;
-use crate::mechanisms::cda::{self, CdaConfig};
+use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
 use crate::mechanisms::local;
 use crate::mechanisms::projection::{self, Projection};
@@ -115,9 +115,11 @@ fn emit_cda(
     let mut buf: Vec<f32> = Vec::with_capacity(rows_total * g.d);
     let mut labels: Vec<u32> = Vec::with_capacity(rows_total);
     cda::generate(
-        &features,
-        g.d,
-        &cls.members,
+        &Pools {
+            features: &features,
+            d: g.d,
+            classes: &cls.members,
+        },
         &cfg,
         rng,
         |label, r| {
@@ -206,9 +208,11 @@ fn emit_dpmix(
         };
         let mut onehot = vec![0f64; k];
         cda::generate(
-            features,
-            g.d,
-            &cls.members,
+            &Pools {
+                features,
+                d: g.d,
+                classes: &cls.members,
+            },
             &cfg,
             rng,
             |label, r| {

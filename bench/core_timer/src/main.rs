@@ -11,7 +11,7 @@
 //!   formatting.
 //! Prints one JSON object.
 use privmix::data::{read_csv_path, Column, CsvOptions};
-use privmix::mechanisms::cda::{generate, CdaConfig};
+use privmix::mechanisms::cda::{generate, CdaConfig, Pools};
 use privmix::preprocess::clip::clip_rows;
 use privmix::preprocess::{fit_feature_space, NormalizeMode};
 use privmix::rng::ReleaseRng;
@@ -71,9 +71,11 @@ fn main() {
         let mut row = 0usize;
         let t = Instant::now();
         generate(
-            &f,
-            d,
-            &classes,
+            &Pools {
+                features: &f,
+                d,
+                classes: &classes,
+            },
             &cfg,
             &mut rng,
             |_, r| {

@@ -110,10 +110,20 @@ fn wave_blocks(parallel: bool) -> usize {
     4
 }
 
-/// The DP-CDA noise step.
-///
-/// `features` is row-major n × d, already normalized and clipped to norm ≤ c;
-/// `classes[k]` lists the row indices of class k. Rows are emitted round-robin over classes
+/// The rows DP-CDA mixes: `features` row-major n × `d`, already normalized and clipped to norm
+/// ≤ c, and `classes[k]` the row indices of class k (its pool).
+#[derive(Debug, Clone, Copy)]
+pub struct Pools<'a> {
+    /// Row-major n × d.
+    pub features: &'a [f32],
+    /// Columns per row.
+    pub d: usize,
+    /// Each class's row indices.
+    pub classes: &'a [Vec<u32>],
+}
+
+/// The DP-CDA noise step on `pools`.
+/// Rows are emitted round-robin over classes
 /// through `sink(label, row)`, on the calling thread; `progress` gets the finished fraction
 /// now and then. An error from `sink` or `progress` stops the generation and is returned. Work per row is O(l·d): the l indices are drawn by Floyd's algorithm
 /// (rand's `index::sample`), never by materialising an n-length weight vector.
@@ -124,18 +134,14 @@ fn wave_blocks(parallel: bool) -> usize {
 /// are made on all cores (rayon) while the calling thread runs the sink; on wasm32 they are
 /// made in order on the calling thread, with the same result.
 pub fn generate<R: Rng + ?Sized>(
-    features: &[f32],
-    d: usize,
-    classes: &[Vec<u32>],
+    pools: &Pools<'_>,
     cfg: &CdaConfig,
     rng: &mut R,
     sink: impl FnMut(usize, &[f32]) -> Result<()>,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     generate_with(
-        features,
-        d,
-        classes,
+        pools,
         cfg,
         rng,
         cfg!(not(target_arch = "wasm32")),
@@ -146,11 +152,8 @@ pub fn generate<R: Rng + ?Sized>(
 
 /// [`generate`], choosing whether the blocks are made in parallel (`parallel` has no effect on
 /// wasm32, and none on the output).
-#[allow(clippy::too_many_arguments)]
 pub fn generate_with<R: Rng + ?Sized>(
-    features: &[f32],
-    d: usize,
-    classes: &[Vec<u32>],
+    pools: &Pools<'_>,
     cfg: &CdaConfig,
     rng: &mut R,
     parallel: bool,
@@ -160,8 +163,8 @@ pub fn generate_with<R: Rng + ?Sized>(
     let mut done = 0usize;
     let total: usize = cfg.per_class.iter().sum();
     let step = (total / 100).max(1);
-    drive(features, d, classes, cfg, rng, parallel, None, |wave| {
-        for (label, row) in wave.labels.iter().zip(wave.rows.chunks_exact(d)) {
+    drive(pools, cfg, rng, parallel, None, |wave| {
+        for (label, row) in wave.labels.iter().zip(wave.rows.chunks_exact(pools.d)) {
             sink(*label as usize, row)?;
             done += 1;
             if done % step == 0 {
@@ -182,11 +185,8 @@ pub type RowFormatter<'a> = &'a (dyn Fn(usize, &[f32], &mut Vec<u8>) + Sync);
 /// (natively; in order on wasm32): `sink` gets the bytes of consecutive rows, in output order,
 /// a block at a time, on the calling thread. The rows are those of [`generate`] with the same
 /// generator state.
-#[allow(clippy::too_many_arguments)]
 pub fn generate_text<R: Rng + ?Sized>(
-    features: &[f32],
-    d: usize,
-    classes: &[Vec<u32>],
+    pools: &Pools<'_>,
     cfg: &CdaConfig,
     rng: &mut R,
     parallel: bool,
@@ -196,40 +196,33 @@ pub fn generate_text<R: Rng + ?Sized>(
 ) -> Result<()> {
     let mut done = 0usize;
     let total: usize = cfg.per_class.iter().sum();
-    drive(
-        features,
-        d,
-        classes,
-        cfg,
-        rng,
-        parallel,
-        Some(format),
-        |wave| {
-            for text in &wave.text {
-                sink(text)?;
-            }
-            done += wave.labels.len();
-            progress(done as f64 / total.max(1) as f64)?;
-            Ok(())
-        },
-    )?;
+    drive(pools, cfg, rng, parallel, Some(format), |wave| {
+        for text in &wave.text {
+            sink(text)?;
+        }
+        done += wave.labels.len();
+        progress(done as f64 / total.max(1) as f64)?;
+        Ok(())
+    })?;
     progress(1.0)?;
     Ok(())
 }
 
 /// The shared driver: validates, makes the schedule and the streams, and makes the waves
 /// (the next one in parallel while `emit` handles the current one on this thread).
-#[allow(clippy::too_many_arguments)]
 fn drive<R: Rng + ?Sized>(
-    features: &[f32],
-    d: usize,
-    classes: &[Vec<u32>],
+    pools: &Pools<'_>,
     cfg: &CdaConfig,
     rng: &mut R,
     parallel: bool,
     format: Option<RowFormatter<'_>>,
     mut emit: impl FnMut(&Wave) -> Result<()>,
 ) -> Result<()> {
+    let &Pools {
+        features,
+        d,
+        classes,
+    } = pools;
     let k_count = classes.len();
     if cfg.per_class.len() != k_count {
         return Err(Error::Data(
@@ -455,9 +448,11 @@ mod tests {
         let mut counts = [0usize; 2];
         let mut rng = ReleaseRng::seeded(1);
         generate(
-            &f,
-            2,
-            &classes,
+            &Pools {
+                features: &f,
+                d: 2,
+                classes: &classes,
+            },
             &cfg,
             &mut rng,
             |k, row| {
@@ -489,9 +484,11 @@ mod tests {
         let mut sum = 0.0f64;
         let mut sq = 0.0f64;
         generate(
-            &f,
-            1,
-            &classes,
+            &Pools {
+                features: &f,
+                d: 1,
+                classes: &classes,
+            },
             &cfg,
             &mut ReleaseRng::seeded(3),
             |_, r| {
@@ -521,9 +518,11 @@ mod tests {
         };
         let mut wrong = 0;
         generate(
-            &f,
-            2,
-            &classes,
+            &Pools {
+                features: &f,
+                d: 2,
+                classes: &classes,
+            },
             &quiet,
             &mut ReleaseRng::seeded(5),
             |k, r| {
@@ -542,9 +541,11 @@ mod tests {
         };
         let mut labels = [0usize; 2];
         generate(
-            &f,
-            2,
-            &classes,
+            &Pools {
+                features: &f,
+                d: 2,
+                classes: &classes,
+            },
             &loud,
             &mut ReleaseRng::seeded(5),
             |k, _| {
@@ -583,9 +584,11 @@ mod tests {
         let mut labels = Vec::new();
         let mut go = || {
             generate_with(
-                f,
-                d,
-                classes,
+                &Pools {
+                    features: f,
+                    d,
+                    classes,
+                },
                 cfg,
                 &mut ReleaseRng::seeded(seed),
                 threads > 0,
@@ -665,9 +668,11 @@ mod tests {
             let mut last = 0.0;
             let mut go = || {
                 generate_text(
-                    &f,
-                    2,
-                    &classes,
+                    &Pools {
+                        features: &f,
+                        d: 2,
+                        classes: &classes,
+                    },
                     &cfg,
                     &mut ReleaseRng::seeded(11),
                     threads > 0,
@@ -785,9 +790,11 @@ mod tests {
         let run = |seed| {
             let mut out = Vec::new();
             generate(
-                &f,
-                2,
-                &classes,
+                &Pools {
+                    features: &f,
+                    d: 2,
+                    classes: &classes,
+                },
                 &cfg,
                 &mut ReleaseRng::seeded(seed),
                 |_, r| {
