@@ -1283,26 +1283,44 @@ fn rows_per_class(
 /// DP-CDA's automatic l (preprocess::auto) from public numbers only: the smallest pool (the
 /// class sizes under keep-label, their DP floors under the standard adjacency), the most
 /// rows any class gets (from T and the DP counts), d, c, and the budget left after the data
-/// path's releases (`extra`, at `delta_rdp`).
+/// path's releases (`norm.curve`, at `norm.delta_rdp`). When l is the smallest pool (small
+/// data, standard adjacency), every pool is cut to that size.
 fn auto_l(
-    cls: &Classes,
-    per_class_counts: &[usize],
-    d: usize,
     opts: &SynthOptions,
-    acc_clip: f64,
-    delta_rdp: f64,
-    extra: &RdpCurve,
+    cls: &mut Classes,
+    per_class_counts: &[usize],
+    rows: &mut EncodedRows,
+    norm: &Normalized,
+    rng: &mut ReleaseRng,
 ) -> Result<usize> {
-    let pool = *cls.sizes.iter().min().unwrap_or(&0) as u64;
+    let smallest = *cls.sizes.iter().min().unwrap_or(&0);
     let per_class = per_class_counts.iter().copied().max().unwrap_or(0) as u64;
     let goal = Goal {
         epsilon: opts.epsilon.unwrap_or(f64::NAN),
-        delta: delta_rdp,
+        delta: norm.delta_rdp,
         orders: &opts.orders,
         preset: opts.preset,
-        extra: Some(extra),
+        extra: Some(&norm.curve),
     };
-    auto_mix(pool, per_class, d as u64, opts.clip, acc_clip, &goal)
+    let d = norm.space.dim as u64;
+    let l = auto_mix(
+        smallest as u64,
+        per_class,
+        d,
+        opts.clip,
+        rows.acc_clip,
+        &goal,
+    )?;
+    // The padding row exists under the standard adjacency only.
+    if let (Some(z), true) = (rows.padding_row, l == smallest) {
+        // l = the smallest pool: every pool is cut to that size (a random subset of the
+        // pool, whose size is the public minimum of the DP floors), so every class has
+        // sampling rate 1 (preprocess::auto).
+        equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
+        // The warning counts the padding rows that are still in a pool after the cut.
+        rows.rows_padded = cls.members.iter().flatten().filter(|&&m| m == z).count();
+    }
+    Ok(l)
 }
 
 /// The receipt's statement of how the automatic l was chosen.
@@ -1398,6 +1416,154 @@ fn check_structure(
     Ok(())
 }
 
+/// The options with `mix` 0 (auto) resolved as far as it can be before normalization: DP-CDA
+/// with a target ε chooses l after normalization (preprocess::auto; 1 until then, so no class
+/// is refused for being smaller than a guess); the other mechanisms use a fixed order. None:
+/// `mix` was given.
+fn early_mix(opts: &SynthOptions, mechanism: &Mechanism) -> Option<SynthOptions> {
+    (opts.mix == MIX_AUTO).then(|| SynthOptions {
+        mix: if matches!(mechanism, Mechanism::Cda)
+            && opts.epsilon.is_some()
+            && opts.sigma_x.is_none()
+        {
+            1
+        } else {
+            FIXED_MIX_FALLBACK
+        },
+        ..opts.clone()
+    })
+}
+
+/// Noise multiplier of a small Gaussian release of the data path given a share of ε: its RDP
+/// α/(2z²) is `share`·ε at the order α* = 1 + 2·ln(1/δ)/ε where a release at ε typically
+/// converts (half of ε for the δ term). Sizing only: the final guarantee composes the exact
+/// curves and the mixing's calibration absorbs the cost, so ε never exceeds the target.
+fn shape_z(opts: &SynthOptions, share: f64) -> f64 {
+    match opts.epsilon {
+        Some(e) => {
+            let alpha = 1.0 + 2.0 * (1.0 / opts.delta).ln() / e;
+            (alpha / (2.0 * share * e)).sqrt().max(0.5)
+        }
+        None => DEFAULT_SHAPE_Z,
+    }
+}
+
+/// The column types the schema leaves open, decided under DP (a share of ε) or from the data
+/// (declared unprotected), with the decision's RDP curve.
+fn decide_types(
+    table: Cow<'_, Table>,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    rng: &mut ReleaseRng,
+) -> Result<(Table, DecisionReport, RdpCurve)> {
+    let (decided, decisions) = match opts.column_types {
+        ColumnTypes::Dp => {
+            let z = if decision_sensitivity(&table, schema) > 0.0 {
+                shape_z(opts, TYPES_SHARE)
+            } else {
+                1.0
+            };
+            decide_columns(table, schema, z, rng)?
+        }
+        ColumnTypes::Data => decide_from_data(table, schema),
+    };
+    let curve = match decisions.noise_multiplier {
+        Some(z) => RdpCurve::gaussian(z, &opts.orders)?,
+        None => RdpCurve::zero(&opts.orders),
+    };
+    Ok((decided, decisions, curve))
+}
+
+/// The encoded rows in the mechanism's bounded set, and what the accounting and the receipt
+/// need to know about how they got there.
+struct EncodedRows {
+    features: Vec<f32>,
+    scaling: RowScaling,
+    /// Every entry ≥ 0 (the √2·c bound; preprocess::rownorm).
+    nonneg: bool,
+    rows_clipped: usize,
+    entries_clamped: usize,
+    /// The clip norm the accountant is given (the encoding's sensitivity bound).
+    acc_clip: f64,
+    /// Zero rows added to pools whose DP floor exceeded the class, and the zero row's index
+    /// (standard adjacency).
+    rows_padded: usize,
+    padding_row: Option<u32>,
+}
+
+/// Encodes `table` in `norm`'s feature space (the unit box for DPMix), brings the rows into
+/// the mechanism's bounded set ([`RowScaling`]) and, under the standard adjacency, replaces
+/// each class's members by its fixed-size pool (zero rows where a DP floor exceeds the class).
+fn encode_rows(
+    table: &Table,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    norm: &mut Normalized,
+    cls: &mut Classes,
+    rng: &mut ReleaseRng,
+) -> Result<EncodedRows> {
+    let is_cda = matches!(mechanism, Mechanism::Cda);
+    let standard = is_standard(opts, mechanism);
+    let unit_box = matches!(mechanism, Mechanism::DpMix(_));
+    if unit_box {
+        norm.space.to_unit_box()?;
+        if opts.normalize == NormalizeMode::Data {
+            norm.report.warnings.push("dpmix maps numeric columns onto [0, 1] with their observed (unprotected) minimum and maximum instead of z-scores".into());
+        }
+    }
+    // Room for the padding row of the standard adjacency's pools (appended below).
+    let mut features = norm.space.encode_with_room(table, usize::from(standard))?;
+    // DP-CDA on a non-negative encoding (ranges public or DP, one-hot): rows scaled to norm c
+    // when a DP mean norm lets the scale be restored, clipped otherwise; either way the
+    // replace-one sensitivity is √2·c/l (proof note in preprocess::rownorm).
+    // Public: the encoding (ranges fixed before the data are read, inputs clamped into them,
+    // one-hot segments) is non-negative by construction outside `data` mode; negative entries
+    // are set to 0 row by row anyway (a per-record map), so the √2·c bound never rests on the
+    // data.
+    let nonneg = is_cda && opts.normalize != NormalizeMode::Data;
+    if nonneg {
+        features.iter_mut().for_each(|x| *x = x.max(0.0));
+    }
+    let space = &norm.space;
+    let scaling = RowScaling::choose(unit_box, nonneg, &norm.released);
+    let (rows_clipped, entries_clamped) = scaling.apply(&mut features, space.dim, opts.clip)?;
+    // Rows in the box [0, c/M]^d (one-hot segments aside) differ by at most c·D/M ≤ √2·c.
+    let acc_clip = match scaling {
+        RowScaling::PublicNorm { max_norm } => {
+            box_accounting_clip(opts.clip, max_norm, box_diameter(space))
+        }
+        _ => accounting_clip(opts.clip, nonneg),
+    };
+    let mut rows_padded = 0;
+    let mut padding_row = None;
+    if standard {
+        // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
+        features.resize(features.len() + space.dim, 0.0);
+        let zero_row = u32::try_from(table.n_rows)
+            .map_err(|_| Error::Data("the table has too many rows".into()))?;
+        let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);
+        cls.members = pools;
+        rows_padded = padded;
+        padding_row = Some(zero_row);
+    }
+    Ok(EncodedRows {
+        features,
+        scaling,
+        nonneg,
+        rows_clipped,
+        entries_clamped,
+        acc_clip,
+        rows_padded,
+        padding_row,
+    })
+}
+
+/// The standard adjacency (label included) is implemented for DP-CDA; the other mechanisms
+/// keep their own, declared in the receipt.
+fn is_standard(opts: &SynthOptions, mechanism: &Mechanism) -> bool {
+    opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda)
+}
+
 /// The one pipeline behind [`synthesize`], [`synthesize_with`] and [`synthesize_denoised`]
 /// (the CLI, the wasm API, images).
 fn synthesize_dyn(
@@ -1413,37 +1579,16 @@ fn synthesize_dyn(
     // The coupling charge of the exact noise counts on at most 2^48 draws (pld_plan): half
     // for the data path, bounded here before any is made, half for the mixing (below).
     check_data_draws(table.n_rows, table.n_cols(), schema_levels(schema))?;
-    // `mix` 0 = auto: DP-CDA resolves it after normalization (preprocess::auto); the other
-    // mechanisms use a fixed l.
     let auto_mix_requested = opts.mix == MIX_AUTO;
-    let resolved_early;
-    let opts = if auto_mix_requested {
-        resolved_early = SynthOptions {
-            // DP-CDA with a target ε chooses l after normalization (1 until then, so no
-            // class is refused for being smaller than a guess); otherwise a fixed order.
-            mix: if matches!(mechanism, Mechanism::Cda)
-                && opts.epsilon.is_some()
-                && opts.sigma_x.is_none()
-            {
-                1
-            } else {
-                FIXED_MIX_FALLBACK
-            },
-            ..opts.clone()
-        };
-        &resolved_early
-    } else {
-        opts
-    };
+    let resolved_early = early_mix(opts, mechanism);
+    let opts = resolved_early.as_ref().unwrap_or(opts);
     check_options(opts, mechanism)?;
     let orders = &opts.orders;
     let label_index = table.label_index.ok_or_else(|| {
         Error::Data("no label column was chosen; give the label column (label)".into())
     })?;
     let original_label_index = label_index;
-    // The standard adjacency (label included) is implemented for DP-CDA; the other
-    // mechanisms keep their own, declared in the receipt.
-    let standard = opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda);
+    let standard = is_standard(opts, mechanism);
     let label_schema = schema_labels(&table, schema);
     let delta_lab = if standard && label_schema.is_none() {
         opts.delta * DELTA_LABEL_SHARE
@@ -1451,36 +1596,9 @@ fn synthesize_dyn(
         0.0
     };
     let delta_avail = opts.delta - delta_lab;
-    // Noise multiplier of a small Gaussian release given a share of ε: its RDP α/(2z²) is
-    // `share`·ε at the order α* = 1 + 2·ln(1/δ)/ε where a release at ε typically converts
-    // (half of ε for the δ term). Sizing only: the final guarantee composes the exact curves
-    // and the mixing's calibration absorbs the cost, so ε never exceeds the target.
-    let shape_z = |share: f64| -> Result<f64> {
-        match opts.epsilon {
-            Some(e) => {
-                let alpha = 1.0 + 2.0 * (1.0 / opts.delta).ln() / e;
-                Ok((alpha / (2.0 * share * e)).sqrt().max(0.5))
-            }
-            None => Ok(DEFAULT_SHAPE_Z),
-        }
-    };
 
     // ---- column types and missing values (public or DP; never dropping a record) -------
-    let (decided, decisions): (Table, DecisionReport) = match opts.column_types {
-        ColumnTypes::Dp => {
-            let z = if decision_sensitivity(&table, schema) > 0.0 {
-                shape_z(TYPES_SHARE)?
-            } else {
-                1.0
-            };
-            decide_columns(table, schema, z, rng)?
-        }
-        ColumnTypes::Data => decide_from_data(table, schema),
-    };
-    let types_curve = match decisions.noise_multiplier {
-        Some(z) => RdpCurve::gaussian(z, orders)?,
-        None => RdpCurve::zero(orders),
-    };
+    let (decided, decisions, types_curve) = decide_types(table, schema, opts, rng)?;
     let (encoded, effective_schema, missing_codec, missing_report): (_, _, _, MissingReport) =
         encode_missing(decided, &decisions.indicators(), schema)?;
     let table = &encoded;
@@ -1489,7 +1607,7 @@ fn synthesize_dyn(
     let mut cls = classes_of(table)?;
     // ---- classes under the standard adjacency: DP label set, counts and pool sizes -----
     let (count_report, counts_z) = if standard {
-        let z_c = shape_z(COUNTS_SHARE)?;
+        let z_c = shape_z(opts, COUNTS_SHARE);
         let rep = release_classes(&mut cls, opts, label_schema.as_deref(), z_c, delta_lab, rng)?;
         (Some(rep), Some(z_c))
     } else if let Some(floor) = opts.pool_floor {
@@ -1512,7 +1630,7 @@ fn synthesize_dyn(
 
     // ---- normalization, encoding, clipping ---------------------------------------------
     let is_cda = matches!(mechanism, Mechanism::Cda);
-    let norm = normalize(
+    let mut norm = normalize(
         table,
         schema,
         opts,
@@ -1525,74 +1643,11 @@ fn synthesize_dyn(
         },
         rng,
     )?;
-    let mut space = norm.space;
-    let mut norm_report = norm.report;
-    let mut released = norm.released;
-    indicator_marginals(table, &decisions, &mut released);
-    let unit_box = matches!(mechanism, Mechanism::DpMix(_));
-    if unit_box {
-        space.to_unit_box()?;
-        if opts.normalize == NormalizeMode::Data {
-            norm_report.warnings.push("dpmix maps numeric columns onto [0, 1] with their observed (unprotected) minimum and maximum instead of z-scores".into());
-        }
-    }
-    // Room for the padding row of the standard adjacency's pools (appended below).
-    let mut features = space.encode_with_room(table, usize::from(standard))?;
-    // DP-CDA on a non-negative encoding (ranges public or DP, one-hot): rows scaled to norm c
-    // when a DP mean norm lets the scale be restored, clipped otherwise; either way the
-    // replace-one sensitivity is √2·c/l (proof note in preprocess::rownorm).
-    // Public: the encoding (ranges fixed before the data are read, inputs clamped into them,
-    // one-hot segments) is non-negative by construction outside `data` mode; negative entries
-    // are set to 0 row by row anyway (a per-record map), so the √2·c bound never rests on the
-    // data.
-    let nonneg = is_cda && opts.normalize != NormalizeMode::Data;
-    if nonneg {
-        features.iter_mut().for_each(|x| *x = x.max(0.0));
-    }
-    let scaling = RowScaling::choose(unit_box, nonneg, &released);
-    let rescale = scaling.rescale(opts.clip);
-    let (rows_clipped, entries_clamped) = scaling.apply(&mut features, space.dim, opts.clip)?;
-    // Rows in the box [0, c/M]^d (one-hot segments aside) differ by at most c·D/M ≤ √2·c.
-    let acc_clip = match scaling {
-        RowScaling::PublicNorm { max_norm } => {
-            box_accounting_clip(opts.clip, max_norm, box_diameter(&space))
-        }
-        _ => accounting_clip(opts.clip, nonneg),
-    };
-    let d = space.dim;
-    let mut rows_padded = 0;
-    let mut padding_row = None;
-    if standard {
-        // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
-        features.resize(features.len() + d, 0.0);
-        let zero_row =
-            u32::try_from(n).map_err(|_| Error::Data("the table has too many rows".into()))?;
-        let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);
-        cls.members = pools;
-        rows_padded = padded;
-        padding_row = Some(zero_row);
-    }
+    indicator_marginals(table, &decisions, &mut norm.released);
+    let mut rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
     let resolved_auto;
     let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
-        let l = auto_l(
-            &cls,
-            &per_class_counts,
-            d,
-            opts,
-            acc_clip,
-            norm.delta_rdp,
-            &norm.curve,
-        )?;
-        if standard && l == *cls.sizes.iter().min().unwrap_or(&0) {
-            // l = the smallest pool: every pool is cut to that size (a random subset of the
-            // pool, whose size is the public minimum of the DP floors), so every class has
-            // sampling rate 1 (preprocess::auto).
-            equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
-            // The warning counts the padding rows that are still in a pool after the cut.
-            if let Some(z) = padding_row {
-                rows_padded = cls.members.iter().flatten().filter(|&&m| m == z).count();
-            }
-        }
+        let l = auto_l(opts, &mut cls, &per_class_counts, &mut rows, &norm, rng)?;
         resolved_auto = SynthOptions {
             mix: l,
             ..opts.clone()
@@ -1609,11 +1664,24 @@ fn synthesize_dyn(
     } else {
         (opts, "given".to_string())
     };
+    let EncodedRows {
+        features,
+        scaling,
+        nonneg,
+        rows_clipped,
+        entries_clamped,
+        acc_clip,
+        rows_padded,
+        ..
+    } = rows;
+    let rescale = scaling.rescale(opts.clip);
+    let d = norm.space.dim;
 
     // ---- accounting plan (calibration) -------------------------------------------------
     let delta_rdp = norm.delta_rdp;
     // ε terms of the thresholded releases (categorical levels, labels): ln(1/(1 − δ_thr)).
-    let eps_terms = norm_report
+    let eps_terms = norm
+        .report
         .dp_histogram
         .as_ref()
         .map_or(0.0, |h| h.epsilon_categories)
@@ -1648,7 +1716,7 @@ fn synthesize_dyn(
         scaling,
         nonneg,
         acc_clip,
-        &released.marginals,
+        &norm.released.marginals,
         denoise,
         mix_choice,
     );
@@ -1716,12 +1784,12 @@ fn synthesize_dyn(
             mechanism,
             opts,
             plan: &plan,
-            space: &space,
+            space: &norm.space,
             missing_codec: &missing_codec,
             cls: &cls,
             per_class_counts: &per_class_counts,
             rescale,
-            marginals: &released.marginals,
+            marginals: &norm.released.marginals,
             denoise,
             label_index: original_label_index,
             n,
@@ -1745,7 +1813,7 @@ fn synthesize_dyn(
             delta_rdp,
             norm_dp: norm.dp,
             norm_curve: &norm.curve,
-            norm_report,
+            norm_report: norm.report,
             decisions,
             types_curve: &types_curve,
             count_report,
