@@ -249,23 +249,38 @@ pub fn synthesize<'t>(
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    row: impl FnMut(&[String]) -> Result<()>,
+    progress: impl FnMut(f64) -> Result<()>,
+) -> Result<Receipt> {
+    cda(
+        table.into(),
+        schema,
+        opts,
+        rng,
+        (header, row, progress),
+        false,
+    )
+}
+
+/// DP-CDA through the one pipeline, with or without the shrinkage toward the class means.
+fn cda(
+    table: Cow<'_, Table>,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    rng: &mut ReleaseRng,
+    (header, mut row, mut progress): (
+        impl FnOnce(&[String]) -> Result<()>,
+        impl FnMut(&[String]) -> Result<()>,
+        impl FnMut(f64) -> Result<()>,
+    ),
+    denoise: bool,
 ) -> Result<Receipt> {
     let sinks = Sinks {
         header: &mut once(header),
         row: &mut row,
         progress: &mut progress,
     };
-    synthesize_dyn(
-        table.into(),
-        schema,
-        opts,
-        &Mechanism::Cda,
-        rng,
-        sinks,
-        false,
-    )
+    synthesize_dyn(table, schema, opts, &Mechanism::Cda, rng, sinks, denoise)
 }
 
 /// A header sink that may be called only once (the pipeline calls it once; a second call
@@ -1096,21 +1111,15 @@ pub fn synthesize_denoised<'t>(
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    row: impl FnMut(&[String]) -> Result<()>,
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    let sinks = Sinks {
-        header: &mut once(header),
-        row: &mut row,
-        progress: &mut progress,
-    };
-    synthesize_dyn(
+    cda(
         table.into(),
         schema,
         opts,
-        &Mechanism::Cda,
         rng,
-        sinks,
+        (header, row, progress),
         true,
     )
 }
