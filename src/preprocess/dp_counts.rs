@@ -245,21 +245,35 @@ pub struct ClassCountReport {
     pub labels_too_small: Vec<String>,
 }
 
+/// How the class counts are released and turned into pools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CountRelease {
+    /// l: a class whose pool would be smaller is not synthesized.
+    pub mix: usize,
+    /// A public lower bound on every class size (replaces the DP floors).
+    pub public_floor: Option<usize>,
+    /// Noise multiplier z_c of the counts.
+    pub z: f64,
+    /// δ spent on the label threshold (labels read from the data; unused with schema labels).
+    pub delta_thr: f64,
+}
+
 /// Noisy counts, label set and pool sizes (steps 1–3 of the module docs).
 ///
-/// `levels`/`codes`: the table's label column; `schema_labels`: public labels; `mix`: l;
-/// `public_floor`: a public lower bound on every class size (replaces the DP floors).
-#[allow(clippy::too_many_arguments)]
+/// `levels`/`codes`: the table's label column; `schema_labels`: public labels.
 pub fn dp_classes<R: Rng + ?Sized>(
     levels: &[String],
     codes: &[u32],
     schema_labels: Option<&[String]>,
-    mix: usize,
-    public_floor: Option<usize>,
-    z: f64,
-    delta_thr: f64,
+    params: &CountRelease,
     rng: &mut R,
 ) -> Result<(DpClasses, ClassCountReport)> {
+    let &CountRelease {
+        mix,
+        public_floor,
+        z,
+        delta_thr,
+    } = params;
     if let Some(f) = public_floor {
         if f < mix.max(1) {
             return Err(Error::param(
@@ -590,10 +604,12 @@ mod tests {
                 &lv,
                 &codes,
                 Some(&s),
-                2,
-                None,
-                z,
-                0.0,
+                &CountRelease {
+                    mix: 2,
+                    public_floor: None,
+                    z,
+                    delta_thr: 0.0,
+                },
                 &mut ReleaseRng::seeded(seed),
             )
             .unwrap();
@@ -685,10 +701,12 @@ mod tests {
                 &lv,
                 &codes,
                 None,
-                4,
-                None,
-                2.0,
-                1e-6,
+                &CountRelease {
+                    mix: 4,
+                    public_floor: None,
+                    z: 2.0,
+                    delta_thr: 1e-6,
+                },
                 &mut ReleaseRng::seeded(seed),
             )
             .unwrap();
@@ -713,10 +731,12 @@ mod tests {
             &lv,
             &codes,
             Some(&s),
-            2,
-            Some(3),
-            1.0,
-            0.0,
+            &CountRelease {
+                mix: 2,
+                public_floor: Some(3),
+                z: 1.0,
+                delta_thr: 0.0,
+            },
             &mut ReleaseRng::seeded(3),
         )
         .unwrap();
@@ -728,10 +748,12 @@ mod tests {
             &lv,
             &codes,
             Some(&s),
-            4,
-            Some(3),
-            1.0,
-            0.0,
+            &CountRelease {
+                mix: 4,
+                public_floor: Some(3),
+                z: 1.0,
+                delta_thr: 0.0,
+            },
             &mut ReleaseRng::seeded(3),
         )
         .unwrap_err()

@@ -35,6 +35,7 @@ use crate::preprocess::auto::{
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
 use crate::preprocess::dp_counts::{
     build_pools, calibrate_standard, dp_classes, split_samples, standard_curve, ClassCountReport,
+    CountRelease,
 };
 use crate::preprocess::missing::{encode_missing, MissingReport};
 use crate::preprocess::normalize::{
@@ -1247,16 +1248,13 @@ fn release_classes(
     delta_lab: f64,
     rng: &mut ReleaseRng,
 ) -> Result<ClassCountReport> {
-    let (dpc, rep) = dp_classes(
-        &cls.labels,
-        &cls.codes,
-        label_schema,
-        opts.mix,
-        opts.pool_floor,
+    let params = CountRelease {
+        mix: opts.mix,
+        public_floor: opts.pool_floor,
         z,
-        delta_lab,
-        rng,
-    )?;
+        delta_thr: delta_lab,
+    };
+    let (dpc, rep) = dp_classes(&cls.labels, &cls.codes, label_schema, &params, rng)?;
     cls.members = dpc
         .level
         .iter()
