@@ -208,36 +208,61 @@ fn reclip(row: &mut [f32], clip: f64) {
     }
 }
 
-/// The noise step: for each index in `rows`, `sink(index, release(x_index))` with the exact
+/// Which rows a baseline releases, each clipped to L2 norm ≤ `clip` with noise N(0, σ²) per
+/// coordinate (local perturbation and random projection).
+#[derive(Debug, Clone, Copy)]
+pub struct RowRelease<'a> {
+    /// Indices of the released input rows, in output order.
+    pub rows: &'a [usize],
+    /// c.
+    pub clip: f64,
+    /// σ.
+    pub sigma: f64,
+}
+
+/// The noise step: for each index in `r.rows`, `sink(index, release(x_index))` with the exact
 /// release g·(round(x/g) + Z) of [`row_noise`] (module docs). `features` is row-major n × d,
-/// clipped to norm ≤ `clip` (re-checked here).
-#[allow(clippy::too_many_arguments)]
+/// clipped to norm ≤ `r.clip` (re-checked here).
 pub fn perturb<R: Rng + ?Sized>(
     features: &[f32],
     d: usize,
-    rows: &[usize],
-    clip: f64,
-    sigma: f64,
+    r: &RowRelease<'_>,
     rng: &mut R,
-    mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    sink: impl FnMut(usize, &[f32]) -> Result<()>,
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     if d == 0 || features.len() % d != 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label".into(),
         ));
     }
-    let n = features.len() / d;
-    let g = row_noise(sigma, clip, d)?;
+    let g = row_noise(r.sigma, r.clip, d)?;
+    let release = |x: &[f32], out: &mut [f32]| {
+        out.copy_from_slice(x);
+        reclip(out, r.clip);
+        g.add_noise_f32(out, rng)
+    };
+    each_row(features, d, r.rows, release, sink, progress)
+}
+
+/// The baselines' loop: for each index i in `rows` (in order), `release(x_i, out)` then
+/// `sink(i, out)`, with the finished fraction to `progress` now and then.
+pub(crate) fn each_row(
+    features: &[f32],
+    d: usize,
+    rows: &[usize],
+    mut release: impl FnMut(&[f32], &mut [f32]) -> Result<()>,
+    mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
+    mut progress: impl FnMut(f64) -> Result<()>,
+) -> Result<()> {
+    let n = features.len() / d.max(1);
     let mut out = vec![0f32; d];
     let step = (rows.len() / 100).max(1);
     for (t, &i) in rows.iter().enumerate() {
         if i >= n {
             return Err(Error::Data("internal: row index out of range".into()));
         }
-        out.copy_from_slice(&features[i * d..(i + 1) * d]);
-        reclip(&mut out, clip);
-        g.add_noise_f32(&mut out, rng)?;
+        release(&features[i * d..(i + 1) * d], &mut out)?;
         sink(i, &out)?;
         if (t + 1) % step == 0 {
             progress((t + 1) as f64 / rows.len() as f64)?;
@@ -353,9 +378,11 @@ mod tests {
         perturb(
             &features,
             d,
-            &rows,
-            1.0,
-            sigma,
+            &RowRelease {
+                rows: &rows,
+                clip: 1.0,
+                sigma,
+            },
             &mut ReleaseRng::seeded(8),
             |i, out| {
                 for j in 0..d {
@@ -394,9 +421,11 @@ mod tests {
             perturb(
                 &features,
                 d,
-                &rows,
-                clip,
-                sigma,
+                &RowRelease {
+                    rows: &rows,
+                    clip,
+                    sigma,
+                },
                 &mut ReleaseRng::seeded(5),
                 |_, out| {
                     for &v in out {
@@ -449,9 +478,11 @@ mod tests {
         perturb(
             &features,
             d,
-            &[0],
-            0.5,
-            1e-6,
+            &RowRelease {
+                rows: &[0],
+                clip: 0.5,
+                sigma: 1e-6,
+            },
             &mut ReleaseRng::seeded(2),
             |_, out| {
                 let norm = out

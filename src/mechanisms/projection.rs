@@ -43,7 +43,7 @@
 //! and the noise module). The released ỹ_i lies on the grid; x̂_i = P·ỹ_i, computed in
 //! floating point, is post-processing of it.
 
-use super::local::row_noise;
+use super::local::{each_row, row_noise, RowRelease};
 use super::noise::GridGaussian;
 use crate::error::{Error, Result};
 use rand::Rng;
@@ -157,17 +157,14 @@ pub fn release_projected<R: Rng + ?Sized>(
     noise.add_noise(y, rng)
 }
 
-/// The noise step: for each index i in `rows`, `sink(i, P (clip_c(Pᵀ x_i) + N(0, σ² I_k)))`.
-#[allow(clippy::too_many_arguments)]
+/// The noise step: for each index i in `r.rows`, `sink(i, P (clip_c(Pᵀ x_i) + N(0, σ² I_k)))`.
 pub fn generate<R: Rng + ?Sized>(
     features: &[f32],
     proj: &Projection,
-    rows: &[usize],
-    clip: f64,
-    sigma: f64,
+    r: &RowRelease<'_>,
     rng: &mut R,
-    mut sink: impl FnMut(usize, &[f32]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    sink: impl FnMut(usize, &[f32]) -> Result<()>,
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
     let d = proj.d;
     if d == 0 || features.len() % d != 0 {
@@ -175,25 +172,15 @@ pub fn generate<R: Rng + ?Sized>(
             "internal: projection dimension does not match the features".into(),
         ));
     }
-    crate::preprocess::clip::check_clip(clip)?;
-    let n = features.len() / d;
-    let g = row_noise(sigma, clip, proj.k)?;
+    crate::preprocess::clip::check_clip(r.clip)?;
+    let g = row_noise(r.sigma, r.clip, proj.k)?;
     let mut y = vec![0f64; proj.k];
-    let mut out = vec![0f32; d];
-    let step = (rows.len() / 100).max(1);
-    for (t, &i) in rows.iter().enumerate() {
-        if i >= n {
-            return Err(Error::Data("internal: row index out of range".into()));
-        }
-        release_projected(proj, &features[i * d..(i + 1) * d], clip, &g, &mut y, rng)?;
-        proj.lift(&y, &mut out);
-        sink(i, &out)?;
-        if (t + 1) % step == 0 {
-            progress((t + 1) as f64 / rows.len() as f64)?;
-        }
-    }
-    progress(1.0)?;
-    Ok(())
+    let release = |x: &[f32], out: &mut [f32]| {
+        release_projected(proj, x, r.clip, &g, &mut y, rng)?;
+        proj.lift(&y, out);
+        Ok(())
+    };
+    each_row(features, d, r.rows, release, sink, progress)
 }
 
 #[cfg(test)]
@@ -254,9 +241,11 @@ mod tests {
         generate(
             &clipped,
             &proj,
-            &rows,
-            1.0,
-            sigma,
+            &RowRelease {
+                rows: &rows,
+                clip: 1.0,
+                sigma,
+            },
             &mut rng,
             |i, out| {
                 proj.project(out, &mut y_out);
@@ -289,9 +278,11 @@ mod tests {
         generate(
             &features,
             &proj,
-            &[0],
-            0.5,
-            1e-9,
+            &RowRelease {
+                rows: &[0],
+                clip: 0.5,
+                sigma: 1e-9,
+            },
             &mut ReleaseRng::seeded(4),
             |_, out| {
                 proj.project(out, &mut y);

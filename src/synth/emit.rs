@@ -5,7 +5,7 @@ use super::{soft_label_column, Classes, Mechanism, Plan, SynthOptions};
 use crate::error::Result;
 use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
-use crate::mechanisms::local;
+use crate::mechanisms::local::{self, RowRelease};
 use crate::mechanisms::projection::{self, Projection};
 use crate::preprocess::encode::write_number;
 use crate::preprocess::missing::MissingCodec;
@@ -278,9 +278,11 @@ fn emit_baseline(
             projection::generate(
                 features,
                 &proj,
-                &chosen,
-                opts.clip,
-                plan.sigma_x,
+                &RowRelease {
+                    rows: &chosen,
+                    clip: opts.clip,
+                    sigma: plan.sigma_x,
+                },
                 rng,
                 &mut sink,
                 &mut progress,
@@ -289,9 +291,11 @@ fn emit_baseline(
         _ => local::perturb(
             features,
             g.d,
-            &chosen,
-            opts.clip,
-            plan.sigma_x,
+            &RowRelease {
+                rows: &chosen,
+                clip: opts.clip,
+                sigma: plan.sigma_x,
+            },
             rng,
             &mut sink,
             &mut progress,
