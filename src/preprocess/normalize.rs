@@ -452,11 +452,18 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         .filter(|_| m_cat > 0)
         .map(|(b, _, _)| upper_quantile_conservative(b.delta_categories / m_cat as f64));
 
+    let rules = ColumnRules {
+        mode,
+        noise: dp_hist.as_ref().map(|(_, _, g)| g),
+        marginals_on,
+        t_num,
+        t_int,
+        t_cat,
+        n_rows: table.n_rows,
+    };
+    let mut notes = FitNotes::default();
     let mut codecs = Vec::with_capacity(table.n_cols());
     let mut reports = Vec::new();
-    let mut warnings = Vec::new();
-    // Columns whose DP range came out as one value (said once, after the loop).
-    let mut constant: Vec<String> = Vec::new();
     let mut released = Released {
         marginals: Vec::with_capacity(table.n_cols()),
         mean_norm: None,
@@ -479,222 +486,33 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         let spec = schema.and_then(|s| s.columns.get(name));
         match col {
             Column::Numeric { values, integer } => {
-                let (s_int, s_min, s_max) = match spec {
-                    Some(ColumnSpec::Numeric { integer, min, max }) => (*integer, *min, *max),
-                    _ => (None, None, None),
-                };
-                let mut marginal = None;
-                let (lo, hi, int, source) = match (mode, s_min, s_max) {
-                    (NormalizeMode::Data, _, _) => {
-                        let (mean, std, mn, mx) = moments(values);
-                        let scale = if std > 0.0 { std } else { 1.0 };
-                        codecs.push(ColumnCodec::Numeric {
-                            offset: mean,
-                            scale,
-                            lo: mn,
-                            hi: mx,
-                            integer: *integer,
-                            start: dim,
-                        });
-                        released.marginals.push(None);
-                        dim += 1;
-                        reports.push(ColumnReport {
-                            name: name.clone(),
-                            kind: "numeric",
-                            source: "data",
-                            range: Some([mn, mx]),
-                            levels_released: None,
-                        });
-                        continue;
-                    }
-                    (_, Some(mn), Some(mx)) => {
-                        if !(mn.is_finite() && mx.is_finite() && mn <= mx) {
-                            return Err(Error::param(
-                                "schema",
-                                format!("{name}: [{mn}, {mx}]"),
-                                format!("column '{name}' needs finite bounds with min ≤ max in the schema"),
-                            ));
-                        }
-                        // Public bounds; real-valued unless the schema says integer: true.
-                        if marginals_on {
-                            let (_, _, g) = dp_hist.as_ref().expect("marginals imply a budget");
-                            let bins = MarginalBins::cut_at_two_sigma(
-                                public_edges(mn, mx, s_int == Some(true)),
-                                g.sigma(),
-                            );
-                            marginal = dp_marginal(values, &bins, g, rng);
-                        }
-                        (mn, mx, s_int.unwrap_or(false), "schema")
-                    }
-                    (NormalizeMode::Public, _, _) => {
-                        return Err(Error::param(
-                            "normalize",
-                            "public",
-                            format!(
-                                "column '{name}' has no public bounds; add {{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}} to the schema, or use normalize = dp"
-                            ),
-                        ));
-                    }
-                    (NormalizeMode::Dp, _, _) => {
-                        let (_, _, g) = dp_hist.as_ref().expect("dp columns imply a budget");
-                        match dp_range(values, g, t_num, t_int, rng) {
-                            Ok(r) => {
-                                let (mut lo, mut hi) = (r.lo, r.hi);
-                                if marginals_on {
-                                    let (_, _, g) =
-                                        dp_hist.as_ref().expect("marginals imply a budget");
-                                    // An integer column (the schema's word, else the DP
-                                    // decision above): bins that hold whole integers, one
-                                    // per integer where the data are dense enough.
-                                    let refine = |integer| {
-                                        refined_bins(
-                                            &r.coarse_noisy,
-                                            r.first,
-                                            r.last,
-                                            g.sigma(),
-                                            integer,
-                                        )
-                                    };
-                                    let whole = s_int.unwrap_or(r.integral).then(|| refine(true));
-                                    let unit = matches!(whole, Some(Some(_)));
-                                    marginal = whole
-                                        .flatten()
-                                        .or_else(|| refine(false))
-                                        .and_then(|bins| dp_marginal(values, &bins, g, rng));
-                                    if let Some(m) = &marginal {
-                                        // Refinement: the range shrinks to the marginal's support
-                                        // (to whole numbers on half-integer edges; + 0.0 turns
-                                        // ⌈−½⌉ = −0 into 0).
-                                        let (a, b) = m.support();
-                                        (lo, hi) = if unit {
-                                            (a.ceil() + 0.0, b.floor() + 0.0)
-                                        } else {
-                                            (a, b)
-                                        };
-                                    }
-                                }
-                                if lo == hi {
-                                    constant.push(format!("{name} ({lo})"));
-                                }
-                                (lo, hi, s_int.unwrap_or(r.integral), "dp")
-                            }
-                            Err(integral) => {
-                                // Loud, never silent: the receipt's warnings (printed by the
-                                // CLI) and the column's source say the range is a default.
-                                // Which columns fall back is post-processing of the noisy
-                                // histogram (DP), so it releases nothing more.
-                                warnings.push(format!(
-                                    "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
-                                ));
-                                (
-                                    0.0,
-                                    1.0,
-                                    s_int.unwrap_or(integral),
-                                    "default [0, 1]: no DP range found",
-                                )
-                            }
-                        }
-                    }
-                };
-                let (offset, scale) = if hi > lo { (lo, hi - lo) } else { (lo, 1.0) };
+                let f = rules.numeric(name, values, *integer, spec, rng, &mut notes)?;
                 codecs.push(ColumnCodec::Numeric {
-                    offset,
-                    scale,
-                    lo,
-                    hi,
-                    integer: int,
+                    offset: f.offset,
+                    scale: f.scale,
+                    lo: f.lo,
+                    hi: f.hi,
+                    integer: f.integer,
                     start: dim,
                 });
                 released
                     .marginals
-                    .push(marginal.map(ColumnMarginal::Numeric));
+                    .push(f.marginal.map(ColumnMarginal::Numeric));
                 dim += 1;
                 reports.push(ColumnReport {
                     name: name.clone(),
                     kind: "numeric",
-                    source,
-                    range: Some([lo, hi]),
+                    source: f.source,
+                    range: Some([f.lo, f.hi]),
                     levels_released: None,
                 });
             }
             Column::Categorical { codes, levels } => {
-                let schema_levels = match spec {
-                    Some(ColumnSpec::Categorical {
-                        categories: Some(c),
-                    }) => Some(c.clone()),
-                    _ => None,
-                };
-                let mut counts = vec![0f64; levels.len()];
-                for &c in codes {
-                    counts[c as usize] += 1.0;
-                }
-                let (released_levels, props, source): (
-                    Vec<String>,
-                    Option<Vec<f64>>,
-                    &'static str,
-                ) = match (mode, schema_levels) {
-                    (NormalizeMode::Data, _) => (levels.clone(), None, "data"),
-                    (_, Some(c)) => {
-                        let props = if marginals_on {
-                            let (_, _, g) = dp_hist.as_ref().expect("marginals imply a budget");
-                            Some(
-                                c.iter()
-                                    .map(|l| {
-                                        let exact = levels
-                                            .iter()
-                                            .position(|x| x == l)
-                                            .map_or(0.0, |i| counts[i]);
-                                        g.add(exact, rng).max(0.0)
-                                    })
-                                    .collect(),
-                            )
-                        } else {
-                            None
-                        };
-                        (c, props, "schema")
-                    }
-                    (NormalizeMode::Public, None) => {
-                        return Err(Error::param(
-                                "normalize",
-                                "public",
-                                format!(
-                                    "column '{name}' has no public categories; add {{\"{name}\": {{\"type\": \"categorical\", \"categories\": […]}}}} to the schema, or use normalize = dp"
-                                ),
-                            ));
-                    }
-                    (NormalizeMode::Dp, None) => {
-                        let (_, _, g) = dp_hist.as_ref().expect("dp columns imply a budget");
-                        let t = t_cat.expect("categorical dp columns imply a threshold");
-                        // Held by ≤ 1 record where present: 1 + (σt + 1) (Lemma T).
-                        let tau = 1.0 + g.sigma() * t + DISCRETE_TAIL_MARGIN;
-                        let mut kept = Vec::new();
-                        let mut props = Vec::new();
-                        for (l, &c) in levels.iter().zip(&counts) {
-                            let noisy = g.add(c, rng);
-                            if noisy > tau {
-                                kept.push(l.clone());
-                                props.push(noisy);
-                            }
-                        }
-                        // The rows of the levels below the threshold, pooled: n (public)
-                        // minus the released noisy counts, itself released only when it
-                        // clears the same threshold (post-processing). The decoder writes
-                        // them as OTHER instead of folding them into the released levels,
-                        // which at a small ε left a column with one value (Adult,
-                        // native-country at ε = 1: only "United-States" clears).
-                        let residual = table.n_rows as f64 - props.iter().sum::<f64>();
-                        if !kept.is_empty() && residual > tau {
-                            props.push(residual);
-                        }
-                        if kept.is_empty() {
-                            warnings.push(format!(
-                                "column '{name}': no category was frequent enough to release under DP; it is written as '{}'. Give its categories in a schema to keep it",
-                                super::encode::SUPPRESSED
-                            ));
-                        }
-                        (kept, Some(props), "dp")
-                    }
-                };
+                let CategoricalFit {
+                    levels: released_levels,
+                    props,
+                    source,
+                } = rules.categorical(name, codes, levels, spec, rng, &mut notes)?;
                 let slot_of_code = levels
                     .iter()
                     .map(|l| released_levels.iter().position(|r| r == l))
@@ -760,6 +578,10 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
             + if marginals_on { m_cat } else { 0 },
         mean_norm: released.mean_norm,
     });
+    let FitNotes {
+        mut warnings,
+        constant,
+    } = notes;
     if !constant.is_empty() {
         // Loud, never silent: a constant output column is data a user would discard unless
         // the column really is constant. Which columns these are is post-processing of the
@@ -782,6 +604,269 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         },
         released,
     ))
+}
+
+/// What every column's fit reads: the mode, the histograms' noise and thresholds (DP mode),
+/// and the public row count.
+struct ColumnRules<'a> {
+    mode: NormalizeMode,
+    /// The histograms' noise, when they are released.
+    noise: Option<&'a CountNoise>,
+    /// Marginal histograms are released too.
+    marginals_on: bool,
+    /// The range, integrality and category thresholds, in σ.
+    t_num: f64,
+    t_int: f64,
+    t_cat: Option<f64>,
+    n_rows: usize,
+}
+
+/// What the columns' fits say besides their codecs, for the report.
+#[derive(Default)]
+struct FitNotes {
+    warnings: Vec<String>,
+    /// Columns whose DP range came out as one value (said once, after the loop).
+    constant: Vec<String>,
+}
+
+/// A categorical column's released levels, their DP proportions (when released) and where
+/// they came from.
+struct CategoricalFit {
+    levels: Vec<String>,
+    props: Option<Vec<f64>>,
+    source: &'static str,
+}
+
+/// A numeric column's place in the feature space: x ↦ (x − offset)/scale, its range, its
+/// integrality, where they came from, and its DP marginal.
+struct NumericFit {
+    offset: f64,
+    scale: f64,
+    lo: f64,
+    hi: f64,
+    integer: bool,
+    source: &'static str,
+    marginal: Option<NumericMarginal>,
+}
+
+impl ColumnRules<'_> {
+    /// A numeric column: its range from the schema, from the DP histograms (with its DP
+    /// marginal, refined to whole numbers for an integer column) or, in `data` mode, from the
+    /// data (unprotected).
+    fn numeric<R: Rng + ?Sized>(
+        &self,
+        name: &str,
+        values: &[f32],
+        integer: bool,
+        spec: Option<&ColumnSpec>,
+        rng: &mut R,
+        notes: &mut FitNotes,
+    ) -> Result<NumericFit> {
+        let (s_int, s_min, s_max) = match spec {
+            Some(ColumnSpec::Numeric { integer, min, max }) => (*integer, *min, *max),
+            _ => (None, None, None),
+        };
+        let mut marginal = None;
+        let (lo, hi, integer, source) = match (self.mode, s_min, s_max) {
+            (NormalizeMode::Data, _, _) => {
+                let (mean, std, mn, mx) = moments(values);
+                return Ok(NumericFit {
+                    offset: mean,
+                    scale: if std > 0.0 { std } else { 1.0 },
+                    lo: mn,
+                    hi: mx,
+                    integer,
+                    source: "data",
+                    marginal: None,
+                });
+            }
+            (_, Some(mn), Some(mx)) => {
+                if !(mn.is_finite() && mx.is_finite() && mn <= mx) {
+                    return Err(Error::param(
+                        "schema",
+                        format!("{name}: [{mn}, {mx}]"),
+                        format!("column '{name}' needs finite bounds with min ≤ max in the schema"),
+                    ));
+                }
+                // Public bounds; real-valued unless the schema says integer: true.
+                if self.marginals_on {
+                    let g = self.noise.expect("marginals imply a budget");
+                    let bins = MarginalBins::cut_at_two_sigma(
+                        public_edges(mn, mx, s_int == Some(true)),
+                        g.sigma(),
+                    );
+                    marginal = dp_marginal(values, &bins, g, rng);
+                }
+                (mn, mx, s_int.unwrap_or(false), "schema")
+            }
+            (NormalizeMode::Public, _, _) => {
+                return Err(Error::param(
+                    "normalize",
+                    "public",
+                    format!(
+                        "column '{name}' has no public bounds; add {{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}} to the schema, or use normalize = dp"
+                    ),
+                ));
+            }
+            (NormalizeMode::Dp, _, _) => {
+                let g = self.noise.expect("dp columns imply a budget");
+                match dp_range(values, g, self.t_num, self.t_int, rng) {
+                    Ok(r) => {
+                        let (mut lo, mut hi) = (r.lo, r.hi);
+                        if self.marginals_on {
+                            let g = self.noise.expect("marginals imply a budget");
+                            // An integer column (the schema's word, else the DP
+                            // decision above): bins that hold whole integers, one
+                            // per integer where the data are dense enough.
+                            let refine = |integer| {
+                                refined_bins(&r.coarse_noisy, r.first, r.last, g.sigma(), integer)
+                            };
+                            let whole = s_int.unwrap_or(r.integral).then(|| refine(true));
+                            let unit = matches!(whole, Some(Some(_)));
+                            marginal = whole
+                                .flatten()
+                                .or_else(|| refine(false))
+                                .and_then(|bins| dp_marginal(values, &bins, g, rng));
+                            if let Some(m) = &marginal {
+                                // Refinement: the range shrinks to the marginal's support
+                                // (to whole numbers on half-integer edges; + 0.0 turns
+                                // ⌈−½⌉ = −0 into 0).
+                                let (a, b) = m.support();
+                                (lo, hi) = if unit {
+                                    (a.ceil() + 0.0, b.floor() + 0.0)
+                                } else {
+                                    (a, b)
+                                };
+                            }
+                        }
+                        if lo == hi {
+                            notes.constant.push(format!("{name} ({lo})"));
+                        }
+                        (lo, hi, s_int.unwrap_or(r.integral), "dp")
+                    }
+                    Err(integral) => {
+                        // Loud, never silent: the receipt's warnings (printed by the
+                        // CLI) and the column's source say the range is a default.
+                        // Which columns fall back is post-processing of the noisy
+                        // histogram (DP), so it releases nothing more.
+                        notes.warnings.push(format!(
+                            "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
+                        ));
+                        (
+                            0.0,
+                            1.0,
+                            s_int.unwrap_or(integral),
+                            "default [0, 1]: no DP range found",
+                        )
+                    }
+                }
+            }
+        };
+        let (offset, scale) = if hi > lo { (lo, hi - lo) } else { (lo, 1.0) };
+        Ok(NumericFit {
+            offset,
+            scale,
+            lo,
+            hi,
+            integer,
+            source,
+            marginal,
+        })
+    }
+
+    /// A categorical column: its released levels (the schema's, the data's in `data` mode,
+    /// or those whose noisy count clears the threshold, plus OTHER for the rest when that
+    /// clears it too), their DP proportions when released, and where they came from.
+    fn categorical<R: Rng + ?Sized>(
+        &self,
+        name: &str,
+        codes: &[u32],
+        levels: &[String],
+        spec: Option<&ColumnSpec>,
+        rng: &mut R,
+        notes: &mut FitNotes,
+    ) -> Result<CategoricalFit> {
+        let schema_levels = match spec {
+            Some(ColumnSpec::Categorical {
+                categories: Some(c),
+            }) => Some(c.clone()),
+            _ => None,
+        };
+        let mut counts = vec![0f64; levels.len()];
+        for &c in codes {
+            counts[c as usize] += 1.0;
+        }
+        let (released, props, source) = match (self.mode, schema_levels) {
+            (NormalizeMode::Data, _) => (levels.to_vec(), None, "data"),
+            (_, Some(c)) => {
+                let props = if self.marginals_on {
+                    let g = self.noise.expect("marginals imply a budget");
+                    Some(
+                        c.iter()
+                            .map(|l| {
+                                let exact = levels
+                                    .iter()
+                                    .position(|x| x == l)
+                                    .map_or(0.0, |i| counts[i]);
+                                g.add(exact, rng).max(0.0)
+                            })
+                            .collect(),
+                    )
+                } else {
+                    None
+                };
+                (c, props, "schema")
+            }
+            (NormalizeMode::Public, None) => {
+                return Err(Error::param(
+                        "normalize",
+                        "public",
+                        format!(
+                            "column '{name}' has no public categories; add {{\"{name}\": {{\"type\": \"categorical\", \"categories\": […]}}}} to the schema, or use normalize = dp"
+                        ),
+                    ));
+            }
+            (NormalizeMode::Dp, None) => {
+                let g = self.noise.expect("dp columns imply a budget");
+                let t = self
+                    .t_cat
+                    .expect("categorical dp columns imply a threshold");
+                // Held by ≤ 1 record where present: 1 + (σt + 1) (Lemma T).
+                let tau = 1.0 + g.sigma() * t + DISCRETE_TAIL_MARGIN;
+                let mut kept = Vec::new();
+                let mut props = Vec::new();
+                for (l, &c) in levels.iter().zip(&counts) {
+                    let noisy = g.add(c, rng);
+                    if noisy > tau {
+                        kept.push(l.clone());
+                        props.push(noisy);
+                    }
+                }
+                // The rows of the levels below the threshold, pooled: n (public)
+                // minus the released noisy counts, itself released only when it
+                // clears the same threshold (post-processing). The decoder writes
+                // them as OTHER instead of folding them into the released levels,
+                // which at a small ε left a column with one value (Adult,
+                // native-country at ε = 1: only "United-States" clears).
+                let residual = self.n_rows as f64 - props.iter().sum::<f64>();
+                if !kept.is_empty() && residual > tau {
+                    props.push(residual);
+                }
+                if kept.is_empty() {
+                    notes.warnings.push(format!(
+                        "column '{name}': no category was frequent enough to release under DP; it is written as '{}'. Give its categories in a schema to keep it",
+                        super::encode::SUPPRESSED
+                    ));
+                }
+                (kept, Some(props), "dp")
+            }
+        };
+        Ok(CategoricalFit {
+            levels: released,
+            props,
+            source,
+        })
+    }
 }
 
 /// Bin edges for a public range: one bin per integer for integer columns spanning ≤ 64
