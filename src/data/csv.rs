@@ -745,128 +745,156 @@ impl Codes {
     }
 }
 
-fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
-    if let Some(schema) = &opts.schema {
-        schema.validate()?;
-    }
-    // ---- Pass 1: checks, types and (in the usual case) the values ----------------------
-    let mut names: Vec<String> = Vec::new();
-    let mut active: Vec<usize> = Vec::new(); // header field index of each kept column
-    let mut kinds: Vec<Kind> = Vec::new();
-    let mut label_index = None;
-    let mut infer: Vec<InferState> = Vec::new();
-    let mut stores: Vec<Store> = Vec::new();
-    let mut missing_counts: Vec<usize> = Vec::new();
-    let mut n_records = 0usize;
-    let mut n_kept = 0usize;
-    let mut dropped = 0usize;
-    let keep = opts.missing == MissingPolicy::Keep;
-    let too_many_levels = |name: &str| {
-        Error::Data(format!(
-            "{}: column '{name}' has more than 2^32 distinct values; declare it ignored in a schema",
-            src.name
-        ))
-    };
+/// Rows after which the columns reserve room for the rows the input's size suggests, so that
+/// they do not grow by doubling: in wasm32 every doubling copies the column and can leave the
+/// freed block unused, which costs time and peak memory.
+const ESTIMATE_AFTER: usize = 256;
 
-    // Rows after which the columns reserve room for the rows the input's size suggests, so
-    // that they do not grow by doubling: in wasm32 every doubling copies the column and can
-    // leave the freed block unused, which costs time and peak memory.
-    const ESTIMATE_AFTER: usize = 256;
-    let size = src.size_hint();
-    let delimiter = src.for_each_record(true, |row, byte, rec| {
-        if let (ESTIMATE_AFTER, Some(size), Some(at)) = (row, size, byte) {
-            if at > 0 && n_kept > 0 {
-                // Bytes per record so far (the header and rows 1..row), records in all with
-                // 2 % to spare (a record takes at least two bytes, which caps the estimate),
-                // times the share of the data rows kept so far.
-                let per = at as f64 / row as f64;
-                let rows = ((size as f64 / per) * 1.02).min(size as f64 / 2.0 + 1.0);
-                let want = (rows * n_kept as f64 / (row - 1) as f64) as usize;
-                for st in &mut stores {
-                    match st {
-                        Store::Numeric { values, .. } => {
-                            values.reserve_exact(want.saturating_sub(values.len()))
-                        }
-                        Store::Categorical(c) => {
-                            c.codes.reserve_exact(want.saturating_sub(c.codes.len()))
-                        }
-                        Store::Deferred => {}
+/// The error for a column with more than 2^32 distinct values.
+fn too_many_levels(src: &Source<'_>, name: &str) -> Error {
+    Error::Data(format!(
+        "{}: column '{name}' has more than 2^32 distinct values; declare it ignored in a schema",
+        src.name
+    ))
+}
+
+/// Pass 1 of [`read_table`]: the header's plan, each kept column's type inference and
+/// values, and the record counts.
+#[derive(Default)]
+struct Pass1 {
+    names: Vec<String>,
+    /// Header field index of each kept column.
+    active: Vec<usize>,
+    kinds: Vec<Kind>,
+    label_index: Option<usize>,
+    infer: Vec<InferState>,
+    stores: Vec<Store>,
+    missing_counts: Vec<usize>,
+    n_records: usize,
+    n_kept: usize,
+    dropped: usize,
+}
+
+impl Pass1 {
+    /// After [`ESTIMATE_AFTER`] rows: reserve room for the rows a `size`-byte input holds
+    /// (`at` bytes read so far).
+    fn reserve(&mut self, size: u64, at: u64, row: usize) {
+        if at > 0 && self.n_kept > 0 {
+            // Bytes per record so far (the header and rows 1..row), records in all with
+            // 2 % to spare (a record takes at least two bytes, which caps the estimate),
+            // times the share of the data rows kept so far.
+            let per = at as f64 / row as f64;
+            let rows = ((size as f64 / per) * 1.02).min(size as f64 / 2.0 + 1.0);
+            let want = (rows * self.n_kept as f64 / (row - 1) as f64) as usize;
+            for st in &mut self.stores {
+                match st {
+                    Store::Numeric { values, .. } => {
+                        values.reserve_exact(want.saturating_sub(values.len()))
                     }
+                    Store::Categorical(c) => {
+                        c.codes.reserve_exact(want.saturating_sub(c.codes.len()))
+                    }
+                    Store::Deferred => {}
                 }
             }
         }
-        if row == 0 {
-            names = rec.iter().map(|s| s.trim().to_string()).collect();
-            let plan = plan_columns(src, &names, opts)?;
-            active = plan.0;
-            kinds = plan.1;
-            label_index = plan.2;
-            infer = Vec::with_capacity(active.len());
-            infer.extend(active.iter().map(|_| InferState { numeric: true, integral: true, bad: None }));
-            stores = kinds
-                .iter()
-                .map(|k| match k {
-                    Kind::Categorical { .. } => Store::Categorical(Codes::new()),
-                    Kind::SchemaNumeric { .. } | Kind::Infer => Store::Numeric {
-                        values: Vec::new(),
-                        only_missing: true,
-                    },
-                })
-                .collect();
-            missing_counts = vec![0; active.len()];
-            return Ok(());
-        }
-        n_records = row;
-        if rec.len() != names.len() {
+    }
+
+    /// The header: the columns kept, their kinds and the label.
+    fn header(
+        &mut self,
+        src: &Source<'_>,
+        rec: &csv::StringRecord,
+        opts: &CsvOptions,
+    ) -> Result<()> {
+        self.names = rec.iter().map(|s| s.trim().to_string()).collect();
+        let plan = plan_columns(src, &self.names, opts)?;
+        self.active = plan.0;
+        self.kinds = plan.1;
+        self.label_index = plan.2;
+        self.infer = Vec::with_capacity(self.active.len());
+        self.infer.extend(self.active.iter().map(|_| InferState {
+            numeric: true,
+            integral: true,
+            bad: None,
+        }));
+        self.stores = self
+            .kinds
+            .iter()
+            .map(|k| match k {
+                Kind::Categorical { .. } => Store::Categorical(Codes::new()),
+                Kind::SchemaNumeric { .. } | Kind::Infer => Store::Numeric {
+                    values: Vec::new(),
+                    only_missing: true,
+                },
+            })
+            .collect();
+        self.missing_counts = vec![0; self.active.len()];
+        Ok(())
+    }
+
+    /// One data record: its field count, missing cells (dropped, kept or an error), and each
+    /// kept column's value.
+    fn record(
+        &mut self,
+        src: &Source<'_>,
+        opts: &CsvOptions,
+        row: usize,
+        byte: Option<u64>,
+        rec: &csv::StringRecord,
+    ) -> Result<()> {
+        let keep = opts.missing == MissingPolicy::Keep;
+        self.n_records = row;
+        if rec.len() != self.names.len() {
             return Err(src.row_err(
                 row,
                 byte,
                 format_args!(
                     "found {} fields, expected {} (the header has {} columns); check for an unquoted delimiter inside a value or a missing or extra field",
                     rec.len(),
-                    names.len(),
-                    names.len()
+                    self.names.len(),
+                    self.names.len()
                 ),
             ));
         }
         let mut first_missing = None;
-        for (k, &f) in active.iter().enumerate() {
+        for (k, &f) in self.active.iter().enumerate() {
             if is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))) {
-                missing_counts[k] += 1;
+                self.missing_counts[k] += 1;
                 first_missing.get_or_insert(k);
             }
         }
         if let (Some(k), false) = (first_missing, keep) {
             if opts.missing == MissingPolicy::Error {
-                let v = super::fastnum::trim(rec.get(active[k]).unwrap_or(""));
+                let v = super::fastnum::trim(rec.get(self.active[k]).unwrap_or(""));
                 return Err(src.cell_err(
                     row,
                     byte,
-                    &names[active[k]],
+                    &self.names[self.active[k]],
                     format_args!(
-                        "missing value '{v}'; fill it in, or let rows with missing values be dropped (the default missing-value policy)"
+                        "missing value '{v}'; fill it in, or let rows with missing values be self.dropped (the default missing-value policy)"
                     ),
                 ));
             }
-            dropped += 1;
+            self.dropped += 1;
             return Ok(());
         }
-        n_kept += 1;
-        for (k, &f) in active.iter().enumerate() {
+        self.n_kept += 1;
+        for (k, &f) in self.active.iter().enumerate() {
             let v = super::fastnum::trim(rec.get(f).unwrap_or(""));
             if keep && is_missing(v) {
-                match &mut stores[k] {
+                match &mut self.stores[k] {
                     Store::Numeric { values, .. } => values.push(f32::NAN),
-                    Store::Categorical(c) => {
-                        c.push(MISSING_LEVEL).ok_or_else(|| too_many_levels(&names[f]))?
-                    }
+                    Store::Categorical(c) => c
+                        .push(MISSING_LEVEL)
+                        .ok_or_else(|| too_many_levels(src, &self.names[f]))?,
                     Store::Deferred => {}
                 }
                 continue;
             }
             // The value this cell gives a numeric column (NaN: unusable, kept as missing).
             let mut number = f32::NAN;
-            match &kinds[k] {
+            match &self.kinds[k] {
                 Kind::Categorical { .. } => {}
                 // Unparsable cells of a numeric column are missing values.
                 Kind::SchemaNumeric { .. } | Kind::Infer
@@ -879,7 +907,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                     }
                 }
                 Kind::SchemaNumeric { integer } => {
-                    let col = &names[f];
+                    let col = &self.names[f];
                     match classify(v) {
                         Num::Finite(x) => {
                             if *integer == Some(true) && x.fract() != 0.0 {
@@ -899,7 +927,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                     }
                 }
                 Kind::Infer => {
-                    let st = &mut infer[k];
+                    let st = &mut self.infer[k];
                     if st.numeric {
                         let problem = match classify(v) {
                             Num::Finite(x) => {
@@ -914,8 +942,11 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                                 // the cells' text. Without any (only missing cells so
                                 // far), the column starts its codes here; else it is read
                                 // again in pass 2.
-                                stores[k] = match &stores[k] {
-                                    Store::Numeric { values, only_missing: true } => {
+                                self.stores[k] = match &self.stores[k] {
+                                    Store::Numeric {
+                                        values,
+                                        only_missing: true,
+                                    } => {
                                         let mut c = Codes::new();
                                         for _ in 0..values.len() {
                                             c.push(MISSING_LEVEL);
@@ -937,17 +968,53 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                     }
                 }
             }
-            match &mut stores[k] {
-                Store::Numeric { values, only_missing } => {
+            match &mut self.stores[k] {
+                Store::Numeric {
+                    values,
+                    only_missing,
+                } => {
                     values.push(number);
                     *only_missing = false;
                 }
-                Store::Categorical(c) => c.push(v).ok_or_else(|| too_many_levels(&names[f]))?,
+                Store::Categorical(c) => c
+                    .push(v)
+                    .ok_or_else(|| too_many_levels(src, &self.names[f]))?,
                 Store::Deferred => {}
             }
         }
         Ok(())
+    }
+}
+
+fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
+    if let Some(schema) = &opts.schema {
+        schema.validate()?;
+    }
+    // ---- Pass 1: checks, types and (in the usual case) the values ----------------------
+    let mut pass = Pass1::default();
+    let size = src.size_hint();
+    let delimiter = src.for_each_record(true, |row, byte, rec| {
+        if let (ESTIMATE_AFTER, Some(size), Some(at)) = (row, size, byte) {
+            pass.reserve(size, at, row);
+        }
+        if row == 0 {
+            return pass.header(src, rec, opts);
+        }
+        pass.record(src, opts, row, byte, rec)
     })?;
+    let Pass1 {
+        names,
+        active,
+        kinds,
+        label_index,
+        mut infer,
+        mut stores,
+        missing_counts,
+        n_records,
+        n_kept,
+        dropped,
+    } = pass;
+    let keep = opts.missing == MissingPolicy::Keep;
 
     if names.is_empty() {
         return Err(Error::Data(format!(
@@ -1047,7 +1114,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
                     v
                 };
                 c.push(v)
-                    .ok_or_else(|| too_many_levels(&names[active[k]]))?;
+                    .ok_or_else(|| too_many_levels(src, &names[active[k]]))?;
             }
             Ok(())
         })?;
