@@ -4,7 +4,7 @@
 use super::{soft_label_column, Classes, Mechanism, Plan, SynthOptions};
 use crate::error::Result;
 use crate::mechanisms::cda::{self, CdaConfig, Pools};
-use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput};
+use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput, LabeledRows};
 use crate::mechanisms::local::{self, RowRelease};
 use crate::mechanisms::projection::{self, Projection};
 use crate::preprocess::encode::write_number;
@@ -234,10 +234,12 @@ fn emit_dpmix(
             samples: g.t,
         };
         dpmix::generate(
-            features,
-            g.d,
-            &cls.codes,
-            k,
+            &LabeledRows {
+                features,
+                d: g.d,
+                labels: &cls.codes,
+                k,
+            },
             &cfg,
             rng,
             |r, y| emit(r, y, &mut cells),

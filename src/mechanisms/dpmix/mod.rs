@@ -97,22 +97,37 @@ pub struct DpMixConfig {
     pub samples: usize,
 }
 
-/// The global DPMix noise step.
+/// The rows DPMix mixes: `features` row-major n × `d` with every entry in [0, 1], and
+/// `labels[i] < k` row i's class.
+#[derive(Debug, Clone, Copy)]
+pub struct LabeledRows<'a> {
+    /// Row-major n × d.
+    pub features: &'a [f32],
+    /// Columns per row.
+    pub d: usize,
+    /// Each row's class.
+    pub labels: &'a [u32],
+    /// Classes.
+    pub k: usize,
+}
+
+/// The global DPMix noise step on `rows`.
 ///
-/// `features` is row-major n × d with every entry in [0, 1]; `labels[i] < k` is row i's class.
 /// For each of the T rows, `sink(features, label_vector)` gets the noisy feature mix and the
 /// noisy mean one-hot label vector (length k, not yet post-processed).
-#[allow(clippy::too_many_arguments)]
 pub fn generate<R: Rng + ?Sized>(
-    features: &[f32],
-    d: usize,
-    labels: &[u32],
-    k: usize,
+    rows: &LabeledRows<'_>,
     cfg: &DpMixConfig,
     rng: &mut R,
     mut sink: impl FnMut(&[f32], &[f64]) -> Result<()>,
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<()> {
+    let &LabeledRows {
+        features,
+        d,
+        labels,
+        k,
+    } = rows;
     if d == 0 || features.len() != labels.len() * d {
         return Err(Error::Data(
             "internal: DPMix features and labels do not match".into(),
@@ -290,10 +305,12 @@ mod tests {
         let mut zx = Vec::new();
         let mut zy = Vec::new();
         generate(
-            &features,
-            d,
-            &labels,
-            k,
+            &LabeledRows {
+                features: &features,
+                d,
+                labels: &labels,
+                k,
+            },
             &cfg,
             &mut ReleaseRng::seeded(11),
             |x, y| {
@@ -341,10 +358,12 @@ mod tests {
             samples: 200,
         };
         generate(
-            &features,
-            n,
-            &labels,
-            3,
+            &LabeledRows {
+                features: &features,
+                d: n,
+                labels: &labels,
+                k: 3,
+            },
             &cfg,
             &mut ReleaseRng::seeded(2),
             |x, y| {
@@ -368,10 +387,12 @@ mod tests {
     #[test]
     fn l_larger_than_n_is_rejected() {
         let e = generate(
-            &[0.0, 1.0],
-            1,
-            &[0, 1],
-            2,
+            &LabeledRows {
+                features: &[0.0, 1.0],
+                d: 1,
+                labels: &[0, 1],
+                k: 2,
+            },
             &DpMixConfig {
                 mix: 3,
                 sigma_x: 1.0,
