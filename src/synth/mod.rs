@@ -1840,6 +1840,21 @@ fn synthesize_dyn(
 mod tests {
     use super::*;
 
+    /// The header sink runs once; a second call is an internal error, not a second header.
+    #[test]
+    fn the_header_is_written_once() {
+        let mut got = Vec::new();
+        let mut h = once(|names: &[String]| {
+            got.extend_from_slice(names);
+            Ok(())
+        });
+        h(&["a".to_string()]).unwrap();
+        let e = h(&["b".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("header was written twice"), "{e}");
+        drop(h);
+        assert_eq!(got, ["a"]);
+    }
+
     /// The draw budget of the coupling charge: 2^47 for the data path and 2^47 for the mixing,
     /// refused with named errors beyond (far beyond any real table).
     #[test]
