@@ -307,9 +307,22 @@ enum Decoded<'a> {
     Column(DecodedColumn<'a>),
 }
 
+/// How [`FeatureSpace::decode_batch`] decodes a batch (every field public or DP).
+#[derive(Debug, Clone, Copy)]
+pub struct Decoding<'a> {
+    /// The factor restoring the rows' norm after row scaling (1 when rows were not scaled).
+    pub scale: f64,
+    /// The released marginals, one entry per input column.
+    pub marginals: &'a [Option<ColumnMarginal>],
+    /// (class of each row, noise σ): shrink the rows toward their class's mean first.
+    pub denoise: Option<(&'a [u32], f64)>,
+    /// Each row's class (numeric columns are squeezed into their range class by class).
+    pub classes: Option<&'a [u32]>,
+}
+
 impl FeatureSpace {
-    /// Decodes a batch of T synthetic rows (row-major T × d, modified in place) keeping the
-    /// released marginals (post-processing; see [`crate::preprocess::quantile`]):
+    /// Decodes a batch of T synthetic rows (row-major T × d, modified in place) as `how` says,
+    /// keeping the released marginals (post-processing; see [`crate::preprocess::quantile`]):
     ///
     /// * with `denoise` = (class of each row, noise σ), rows are first shrunk toward their
     ///   class's mean ([`crate::preprocess::quantile::shrink_to_class_means`]);
@@ -325,17 +338,19 @@ impl FeatureSpace {
     ///   ([`crate::preprocess::quantile::assign_in_proportion`]); one without takes the argmax.
     ///
     /// `label(i)` gives row i's label cell; `sink` gets each row's cells in order.
-    #[allow(clippy::too_many_arguments)]
     pub fn decode_batch(
         &self,
         rows: &mut [f32],
-        scale: f64,
-        marginals: &[Option<ColumnMarginal>],
-        denoise: Option<(&[u32], f64)>,
-        classes: Option<&[u32]>,
+        how: &Decoding<'_>,
         label: &(dyn Fn(usize) -> String + Sync),
         sink: &mut dyn FnMut(&[String]) -> Result<()>,
     ) -> Result<()> {
+        let &Decoding {
+            scale,
+            marginals,
+            denoise,
+            classes,
+        } = how;
         let d = self.dim;
         if d == 0 || rows.len() % d != 0 {
             return Err(Error::Data(
@@ -978,10 +993,12 @@ mod tests {
         let mut out = Vec::new();
         fs.decode_batch(
             &mut rows,
-            1.0,
-            &[None],
-            None,
-            None,
+            &Decoding {
+                scale: 1.0,
+                marginals: &[None],
+                denoise: None,
+                classes: None,
+            },
             &|_| String::new(),
             &mut |c| {
                 out.push(c[0].parse::<f64>().unwrap());
@@ -1068,10 +1085,12 @@ mod tests {
             let mut out: Vec<Vec<String>> = Vec::new();
             fs.decode_batch(
                 &mut rows,
-                1.0,
-                m,
-                None,
-                Some(&classes),
+                &Decoding {
+                    scale: 1.0,
+                    marginals: m,
+                    denoise: None,
+                    classes: Some(&classes),
+                },
                 &|i| format!("y{}", classes[i]),
                 &mut |c| {
                     out.push(c.to_vec());

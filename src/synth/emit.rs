@@ -7,7 +7,7 @@ use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput, LabeledRows};
 use crate::mechanisms::local::{self, RowRelease};
 use crate::mechanisms::projection::{self, Projection};
-use crate::preprocess::encode::write_number;
+use crate::preprocess::encode::{write_number, Decoding};
 use crate::preprocess::missing::MissingCodec;
 use crate::preprocess::normalize::ColumnMarginal;
 use crate::preprocess::FeatureSpace;
@@ -134,10 +134,12 @@ fn emit_cda(
     let mut out_row = restoring(g, row);
     g.space.decode_batch(
         &mut buf,
-        g.rescale.unwrap_or(1.0),
-        g.marginals,
-        (g.denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
-        Some(&labels[..]),
+        &Decoding {
+            scale: g.rescale.unwrap_or(1.0),
+            marginals: g.marginals,
+            denoise: (g.denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
+            classes: Some(&labels[..]),
+        },
         &|i| cls.labels[labels[i] as usize].clone(),
         &mut out_row,
     )
