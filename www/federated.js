@@ -9,6 +9,10 @@ const pm = fullWorker();
 // contribution (a key reused for the same run would repeat its correlated noise).
 const keys = new KeyHolder();
 const state = { secretKey: null, publicKey: null, party: null, contribution: null, updatedKey: null, result: null, source: null };
+// The latest key and data-file loads (their change handlers read the files asynchronously):
+// a contribution waits for both, so a click right after choosing a file never uses the
+// previous party's key or data.
+const loading = { key: Promise.resolve(), source: Promise.resolve() };
 
 async function keygen() {
   try {
@@ -26,6 +30,7 @@ async function keygen() {
 
 async function contribute() {
   try {
+    await Promise.all([loading.key, loading.source]);
     const secretKey = keys.current();
     const peers = await Promise.all([...$("peers-input").files].map((f) => f.text()));
     if (!peers.length) throw new Error("load the other parties' public key files");
@@ -75,9 +80,7 @@ async function aggregate() {
   }
 }
 
-$("file-input").addEventListener("change", async (e) => {
-  const f = e.target.files[0];
-  if (!f) return;
+async function loadSource(f) {
   state.source = f;
   try {
     await fillLabels(pm, f, $("label-select"));
@@ -85,10 +88,10 @@ $("file-input").addEventListener("change", async (e) => {
   } catch (err) {
     setStatus("error", friendly(err, "Could not read this file"));
   }
-});
-$("key-input").addEventListener("change", async (e) => {
-  const f = e.target.files[0];
-  if (!f) return;
+}
+
+async function loadKey(input) {
+  const f = input.files[0];
   try {
     const k = keys.load(await f.text(), "file");
     state.party = k.party;
@@ -97,8 +100,16 @@ $("key-input").addEventListener("change", async (e) => {
     setStatus("error", friendly(err, "Could not use this key"));
   } finally {
     // Read once: the page never goes back to the file (it would be the key before a contribution).
-    e.target.value = "";
+    input.value = "";
   }
+}
+
+$("file-input").addEventListener("change", (e) => {
+  const f = e.target.files[0];
+  if (f) loading.source = loadSource(f);
+});
+$("key-input").addEventListener("change", (e) => {
+  if (e.target.files[0]) loading.key = loadKey(e.target);
 });
 $("keygen-button").addEventListener("click", keygen);
 $("download-key").addEventListener("click", () => download(state.secretKey, `party-${state.party}.key.json`, "application/json"));

@@ -17,10 +17,16 @@ after(async () => {
   await app?.close();
 });
 
-async function waitState(page, testid) {
+// Waits for the status to be done or error; with `text`, for a done whose text contains it
+// (or an error): the status of the step before is often "done" too, and must not be taken for
+// this step's.
+async function waitState(page, testid, text) {
   await page.waitForFunction(
-    (id) => ["done", "error"].includes(document.querySelector(`[data-testid="${id}"]`).dataset.state),
-    testid,
+    ([id, want]) => {
+      const el = document.querySelector(`[data-testid="${id}"]`);
+      return el.dataset.state === "error" || (el.dataset.state === "done" && (!want || el.textContent.includes(want)));
+    },
+    [testid, text],
     { timeout: 120_000 },
   );
   return page.evaluate((id) => {
@@ -60,7 +66,7 @@ test("Federated page: three parties keygen → contribute → aggregate", async 
   for (const party of [1, 2, 3]) {
     await page.fill('[data-testid="fed-party-input"]', String(party));
     await page.click('[data-testid="fed-keygen-button"]');
-    assert.equal((await waitState(page, "fed-status")).state, "done");
+    assert.equal((await waitState(page, "fed-status", `Party ${party}: key pair made`)).state, "done");
     const key = await downloadBytes(page, "fed-download-key");
     const pub = await downloadBytes(page, "fed-download-pub");
     const kp = join(dir, `p${party}.key.json`);
@@ -83,7 +89,7 @@ test("Federated page: three parties keygen → contribute → aggregate", async 
     await page.fill('[data-testid="fed-mix-input"]', "2");
     await page.fill('[data-testid="fed-samples-input"]', "60");
     await page.click('[data-testid="fed-contribute-button"]');
-    const st = await waitState(page, "fed-status");
+    const st = await waitState(page, "fed-status", `Contribution of party ${i + 1} ready`);
     assert.equal(st.state, "done", st.text);
     const c = await downloadBytes(page, "fed-download-contribution");
     const cp = join(dir, `c${i + 1}.json`);
@@ -92,7 +98,7 @@ test("Federated page: three parties keygen → contribute → aggregate", async 
   }
   await page.setInputFiles('[data-testid="fed-contributions-input"]', contributions);
   await page.click('[data-testid="fed-aggregate-button"]');
-  const st = await waitState(page, "fed-status");
+  const st = await waitState(page, "fed-status", "Done:");
   assert.equal(st.state, "done", st.text);
   const rows = parseCsv((await downloadBytes(page, "fed-download-data")).bytes.toString("utf8"));
   assert.deepEqual(rows[0], iris[0].split(","));
