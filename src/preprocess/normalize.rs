@@ -587,7 +587,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         // the column really is constant. Which columns these are is post-processing of the
         // noisy histograms (DP).
         warnings.push(format!(
-            "{} numeric column(s) come out constant: under DP only one value stood out of the noise (too few rows for the normalization budget to see the others), so every output row has that value: {}. If a column takes other values, give its public bounds in a schema ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
+            "{} numeric column(s) come out constant: under DP only one value stood out of the noise (too few rows for the normalization budget to see the others), so every output row has that value: {}. If a column takes other values, give its public bounds in a schema where it has none ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
             constant.len(),
             constant.join(", ")
         ));
@@ -696,6 +696,12 @@ impl ColumnRules<'_> {
                         g.sigma(),
                     );
                     marginal = dp_marginal(values, &bins, g, rng);
+                    // Public bounds, but a marginal with one value left after the cut makes
+                    // the output column constant all the same: said as loudly as a DP range
+                    // of one value (post-processing of the noisy histogram).
+                    if let Some(v) = marginal.as_ref().and_then(|m| single_value(m, s_int)) {
+                        notes.constant.push(format!("{name} ({v})"));
+                    }
                 }
                 (mn, mx, s_int.unwrap_or(false), "schema")
             }
@@ -867,6 +873,17 @@ impl ColumnRules<'_> {
             source,
         })
     }
+}
+
+/// The one value every output row of a column decoded onto `m` takes, if there is one: the
+/// support is one point, or (an integer column) holds one integer.
+fn single_value(m: &NumericMarginal, integer: Option<bool>) -> Option<f64> {
+    let (a, b) = m.support();
+    if a == b {
+        return Some(a + 0.0);
+    }
+    // + 0.0 turns −0 into 0.
+    (integer == Some(true) && a.ceil() == b.floor()).then_some(a.ceil() + 0.0)
 }
 
 /// Bin edges for a public range: one bin per integer for integer columns spanning ≤ 64
@@ -1409,6 +1426,67 @@ mod tests {
             .find(|w| w.contains("come out constant"))
             .expect("a warning says the column is constant");
         assert!(w.contains("x (0)") && w.contains("schema"), "{w}");
+    }
+
+    /// A digits pixel with public bounds 0..16 (integer) whose DP marginal keeps only the bin
+    /// of 0 at this budget: the output column is constant although the range is public, and
+    /// the warning says so; a column whose marginal keeps several values is not named.
+    #[test]
+    fn a_schema_column_whose_marginal_is_one_value_is_said_loudly() {
+        // 3,000 rows: x is 98.4 % zeros with the rest spread thinly over 1..16 (3 rows per
+        // value, far below the 2σ cut at this budget; with seed 1 no noise lifts one above it);
+        // q is spread evenly over 0..15.
+        let x: Vec<f32> = (0..3000)
+            .map(|i| {
+                if i % 64 == 0 {
+                    1.0 + (i / 64 % 16) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let q: Vec<f32> = (0..3000).map(|i| (i % 16) as f32).collect();
+        let mut t = table(x, vec![0; 3000], vec!["p"]);
+        t.names.push("q".into());
+        t.columns.push(Column::Numeric {
+            values: q,
+            integer: true,
+        });
+        let schema = Schema::from_json(
+            r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 16, "integer": true}, "q": {"type": "numeric", "min": 0, "max": 16, "integer": true}}}"#,
+        )
+        .unwrap();
+        let want = ExtraStats {
+            marginals: true,
+            mean_norm: false,
+        };
+        let plan = plan_extras(&t, Some(&schema), want, 8.0);
+        assert_eq!(plan.numeric_marginals, 2);
+        let b = DpHistogramBudget {
+            noise_multiplier: 8.0,
+            delta_categories: 1e-6,
+        };
+        let (_, report, released) = fit_feature_space_with(
+            &t,
+            Some(&schema),
+            NormalizeMode::Dp,
+            Some(&b),
+            &plan,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        let m = |j: usize| match &released.marginals[j] {
+            Some(ColumnMarginal::Numeric(m)) => m.clone(),
+            _ => panic!("column {j} has a numeric marginal"),
+        };
+        assert_eq!(single_value(&m(0), Some(true)), Some(0.0));
+        assert_eq!(single_value(&m(3), Some(true)), None);
+        let w = report
+            .warnings
+            .iter()
+            .find(|w| w.contains("come out constant"))
+            .expect("a warning says the column is constant");
+        assert!(w.contains("x (0)") && !w.contains("q ("), "{w}");
     }
 
     #[test]
