@@ -1,9 +1,9 @@
 //! The PLD (fast) and RDP calibrations of label-free DP-CDA as plain wasm exports, for timing
 //! from Node (`run.mjs`): no bindings, numbers in, σ out (NaN on error).
 
+use privmix::accountant::calibrate::Goal;
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
-use privmix::accountant::calibrate::Goal;
 use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 
@@ -29,13 +29,22 @@ pub extern "C" fn pld_sigma(pool: u32, mix: u32, samples: u32, eps: f64, standar
 /// σx calibrated by the RDP accountant.
 #[no_mangle]
 pub extern "C" fn rdp_sigma(pool: u32, mix: u32, samples: u32, eps: f64) -> f64 {
-    calibrate_sigma_x(&CdaShape {
+    calibrate_sigma_x(
+        &CdaShape {
             pool: pool as u64,
             mix,
             clip: 1.0,
             sigma_y: None,
             samples: samples as u64,
-        }, &Goal { epsilon: eps, delta: 1e-5, orders: &default_orders(), preset: Preset::Default, extra: None })
+        },
+        &Goal {
+            epsilon: eps,
+            delta: 1e-5,
+            orders: &default_orders(),
+            preset: Preset::Default,
+            extra: None,
+        },
+    )
     .map_or(f64::NAN, |c| c.sigma_x)
 }
 

@@ -8,9 +8,9 @@
 //! (median of 3 runs, process CPU time beside it) with the ratio to the RDP calibration's time
 //! measured in the same run.
 
+use privmix::accountant::calibrate::Goal;
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
-use privmix::accountant::calibrate::Goal;
 use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 use std::time::Instant;
@@ -64,13 +64,22 @@ fn main() {
                 samples,
             };
             let (t_rdp, _, rdp) = timed(|| {
-                calibrate_sigma_x(&CdaShape {
+                calibrate_sigma_x(
+                    &CdaShape {
                         pool,
                         mix,
                         clip: 1.0,
                         sigma_y: None,
                         samples,
-                    }, &Goal { epsilon: eps, delta, orders: &orders, preset: Preset::Default, extra: None })
+                    },
+                    &Goal {
+                        epsilon: eps,
+                        delta,
+                        orders: &orders,
+                        preset: Preset::Default,
+                        extra: None,
+                    },
+                )
                 .expect("rdp calibration")
             });
             let (t_kept, c_kept, (s_kept, _)) = timed(|| {
