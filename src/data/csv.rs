@@ -872,7 +872,7 @@ impl Pass1 {
                     byte,
                     &self.names[self.active[k]],
                     format_args!(
-                        "missing value '{v}'; fill it in, or let rows with missing values be self.dropped (the default missing-value policy)"
+                        "missing value '{v}'; fill it in, or let rows with missing values be dropped (the default missing-value policy)"
                     ),
                 ));
             }
@@ -1518,6 +1518,13 @@ mod tests {
             .to_string();
         assert!(
             e.starts_with("input: row 2 (line 3), column 'b': missing value 'NA'"),
+            "{e}"
+        );
+        // The fix names the default policy in plain words.
+        assert!(
+            e.ends_with(
+                "let rows with missing values be dropped (the default missing-value policy)"
+            ),
             "{e}"
         );
         assert!(read_with("a,b\n1,x\n", &opts).is_ok());
