@@ -216,9 +216,12 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
             let reference = match &release.model.projection {
                 // Curves are drawn in the model's own coordinates.
                 Some(_) => None,
-                // No curves of a fit with a singular covariance (see `kl_unavailable`).
-                None if release.kl.is_none() => None,
-                None => Some(gmm::all_marginals(&gmm::reference_model(&data)?, points)?),
+                // The release's own reference fit (none when singular: `kl_unavailable`).
+                None => release
+                    .reference
+                    .as_ref()
+                    .map(|r| gmm::all_marginals(r, points))
+                    .transpose()?,
             };
             (Some(gmm::all_marginals(&release.model, points)?), reference)
         }

@@ -811,6 +811,11 @@ pub struct GmmRelease {
     /// Why `kl` is None.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kl_unavailable: Option<String>,
+    /// The non-private fit `kl` compares with ([`reference_model`] of the input as read; of
+    /// the projected data under `--pca`), for the data owner's own plots; None exactly when
+    /// `kl` is. Never part of the release, so never serialized.
+    #[serde(skip)]
+    pub reference: Option<GmmModel>,
     /// ε.
     pub epsilon: f64,
     /// δ.
@@ -1048,6 +1053,7 @@ mod tests {
         r.model.validate().unwrap();
         assert!(r.epsilon <= 2.0);
         assert_eq!(r.kl, None);
+        assert!(r.reference.is_none());
         let why = r.kl_unavailable.as_deref().unwrap();
         assert!(why.contains("singular") && why.contains("class '"), "{why}");
         for noise in [Noise::Optimized, Noise::IidGaussian] {
@@ -1096,6 +1102,8 @@ mod tests {
                     let kl = model_kl(&back, &reference);
                     assert!(kl.is_finite() && kl > 0.0);
                     assert_eq!(Some(kl), r.kl);
+                    // The release carries the same reference fit (the owner's plots use it).
+                    assert_eq!(r.reference.as_ref(), Some(&reference));
                     let warned = r
                         .receipt
                         .warnings

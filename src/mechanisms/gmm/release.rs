@@ -761,6 +761,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         model,
         kl,
         kl_unavailable,
+        reference,
         epsilon: eps_total,
         delta: delta_total,
         receipt,
