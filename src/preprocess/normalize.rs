@@ -720,7 +720,6 @@ impl ColumnRules<'_> {
                     Ok(r) => {
                         let (mut lo, mut hi) = (r.lo, r.hi);
                         if self.marginals_on {
-                            let g = self.noise.expect("marginals imply a budget");
                             // An integer column (the schema's word, else the DP
                             // decision above): bins that hold whole integers, one
                             // per integer where the data are dense enough.
@@ -876,7 +875,8 @@ impl ColumnRules<'_> {
 }
 
 /// The one value every output row of a column decoded onto `m` takes, if there is one: the
-/// support is one point, or (an integer column) holds one integer.
+/// support is one point, or (an integer column on half-integer edges, as [`public_edges`]
+/// makes them) holds one integer.
 fn single_value(m: &NumericMarginal, integer: Option<bool>) -> Option<f64> {
     let (a, b) = m.support();
     if a == b {

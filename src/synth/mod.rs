@@ -1586,15 +1586,15 @@ fn synthesize_dyn(
     // The coupling charge of the exact noise counts on at most 2^48 draws (pld_plan): half
     // for the data path, bounded here before any is made, half for the mixing (below).
     check_data_draws(table.n_rows, table.n_cols(), schema_levels(schema))?;
-    let auto_mix_requested = opts.mix == MIX_AUTO;
     let resolved_early = early_mix(opts, mechanism);
+    let auto_mix_requested = resolved_early.is_some();
     let opts = resolved_early.as_ref().unwrap_or(opts);
     check_options(opts, mechanism)?;
     let orders = &opts.orders;
-    let label_index = table.label_index.ok_or_else(|| {
+    // The label's column in the input's order (the generation writes rows in that order).
+    let original_label_index = table.label_index.ok_or_else(|| {
         Error::Data("no label column was chosen; give the label column (label)".into())
     })?;
-    let original_label_index = label_index;
     let standard = is_standard(opts, mechanism);
     let label_schema = schema_labels(&table, schema);
     let delta_lab = if standard && label_schema.is_none() {
