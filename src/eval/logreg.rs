@@ -457,20 +457,27 @@ enum Search {
     Failed,
 }
 
-/// Strong-Wolfe line search (Nocedal & Wright, Algorithms 3.5 and 3.6).
-///
-/// On success `x_new`, `g_new` hold the accepted point and its gradient.
-#[allow(clippy::too_many_arguments)]
-fn line_search<T: Real>(
-    obj: &mut Objective<T>,
-    x: &[f64],
+/// The line a search walks: from `x` (objective `f0`, slope `dg0` = ∇f(x)·dir < 0) along
+/// `dir`.
+struct Ray<'a> {
+    x: &'a [f64],
     f0: f64,
     dg0: f64,
-    dir: &[f64],
+    dir: &'a [f64],
+}
+
+/// Strong-Wolfe line search (Nocedal & Wright, Algorithms 3.5 and 3.6) along `ray`, trying
+/// `step0` first.
+///
+/// On success `x_new`, `g_new` hold the accepted point and its gradient.
+fn line_search<T: Real>(
+    obj: &mut Objective<T>,
+    ray: &Ray<'_>,
     step0: f64,
     x_new: &mut [f64],
     g_new: &mut [f64],
 ) -> Search {
+    let &Ray { x, f0, dg0, dir } = ray;
     let mut eval_at = |step: f64, x_new: &mut [f64], g_new: &mut [f64]| -> LinePoint {
         for ((xn, xi), di) in x_new.iter_mut().zip(x).zip(dir) {
             *xn = xi + step * di;
@@ -623,7 +630,13 @@ pub(crate) fn lbfgs<T: Real>(obj: &mut Objective<T>, p: &LogRegParams) -> (Vec<f
         } else {
             1.0
         };
-        let outcome = line_search(obj, &x, f, dg0, &dir, step0, &mut x_new, &mut g_new);
+        let ray = Ray {
+            x: &x,
+            f0: f,
+            dg0,
+            dir: &dir,
+        };
+        let outcome = line_search(obj, &ray, step0, &mut x_new, &mut g_new);
         let (f_new, wolfe) = match outcome {
             Search::Wolfe(v) => (v, true),
             Search::Armijo(v) => (v, false),
