@@ -6,7 +6,7 @@ use super::{csv_sink, csv_string, csv_write_err, preset_of, rng_for, schema_of, 
 use crate::accountant::{check_delta, check_epsilon};
 use crate::data::{read_csv_bytes, CsvOptions, Schema, Table};
 use crate::error::{Error, Result};
-use crate::federated::{FedOptions, FedReceipt, Partition};
+use crate::federated::{FedOptions, FedReceipt, Partition, Simulation};
 use crate::rng::ReleaseRng;
 use serde::Deserialize;
 
@@ -128,8 +128,7 @@ pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedRece
         &table,
         schema.as_ref(),
         &opts,
-        clients,
-        partition,
+        Simulation { clients, partition },
         &mut rng,
         |h| w.borrow_mut().write_record(h).map_err(csv_write_err),
         |row| w.borrow_mut().write_record(row).map_err(csv_write_err),

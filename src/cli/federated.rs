@@ -4,7 +4,9 @@ use super::{name_of, print_json, read_text, rng_for, same_file, Common, Normaliz
 use clap::{Args, Subcommand, ValueEnum};
 use privmix::data::{read_csv_path, CsvOptions, Schema};
 use privmix::error::{Error, Result};
-use privmix::federated::{aggregate, contribute, simulate, Contribution, FedOptions, Partition};
+use privmix::federated::{
+    aggregate, contribute, simulate, Contribution, FedOptions, Partition, Simulation,
+};
 use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
 use serde_json::json;
 use std::io::Write;
@@ -312,8 +314,10 @@ fn run_fed_simulate(a: FedSimulateArgs) -> Result<()> {
             &table,
             schema.as_ref(),
             &opts,
-            a.clients,
-            partition,
+            Simulation {
+                clients: a.clients,
+                partition,
+            },
             &mut rng,
             |names| (put.borrow_mut())(names),
             |cells| (put.borrow_mut())(cells),

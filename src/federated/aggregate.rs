@@ -10,7 +10,9 @@ use crate::accountant::RdpCurve;
 use crate::data::natural_cmp;
 use crate::error::{Error, Result};
 use crate::mechanisms::federated::pairwise::{level_coordinate, numeric_coordinate};
-use crate::mechanisms::federated::{check_known, paper_claim, sensitivity, Variant};
+use crate::mechanisms::federated::{
+    check_known, paper_claim, sensitivity, ClaimSizes, Federation, Variant,
+};
 use crate::preprocess::encode::write_number;
 use crate::receipt::{Randomness, BUILD_ID, VERSION};
 
@@ -384,12 +386,15 @@ fn multi_party_receipt(
             })
         })
         .collect::<Result<_>>()?;
-    let (views, per_party) = account_parties(
+    let federation = Federation {
         variant,
         delta_l2,
         tau_e,
-        s_total,
+        parties: s_total,
         known,
+    };
+    let (views, per_party) = account_parties(
+        &federation,
         agreed.mix,
         per_class as u64,
         agreed.preset,
@@ -401,15 +406,16 @@ fn multi_party_receipt(
         .iter()
         .map(|c| c.accounting.rows_dropped)
         .sum();
+    let sizes = ClaimSizes {
+        mix: agreed.mix,
+        classes: k,
+        total_rows: rows_used.max(1),
+        rows_written: rows as u64,
+    };
     let claim = paper_claim(
-        variant,
-        agreed.mix,
-        k,
-        rows_used.max(1),
-        delta_l2,
+        &federation,
         first.accounting.tau_g,
-        s_total,
-        rows as u64,
+        &sizes,
         agreed.delta,
         &agreed.orders,
     )?;

@@ -14,7 +14,7 @@ use crate::mechanisms::federated::pairwise::{
 };
 use crate::mechanisms::federated::zero_sum::PairStreams;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, sensitivity, Variant,
+    calibrate_tau_g_for, check_clients, check_known, sensitivity, Federation, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -252,25 +252,23 @@ pub fn contribute(
     // helps). With `--pool`, every party calibrates for the same floor and they rely on each
     // other, which is what makes CAPE's release less noisy.
     let tau_g = if opts.pool.is_some() {
-        calibrate_tau_g_for(
-            opts.variant,
-            clients,
-            opts.aggregator_seeds,
+        let federation = Federation {
+            variant: opts.variant,
             delta_l2,
             tau_e,
-            &acc,
-            opts.epsilon,
-        )?
+            parties: clients,
+            known: opts.aggregator_seeds,
+        };
+        calibrate_tau_g_for(&federation, &acc, opts.epsilon)?
     } else {
-        calibrate_tau_g_for(
-            Variant::Conventional,
-            clients,
-            0,
+        let alone = Federation {
+            variant: Variant::Conventional,
             delta_l2,
-            0.0,
-            &acc,
-            opts.epsilon,
-        )?
+            tau_e: 0.0,
+            parties: clients,
+            known: 0,
+        };
+        calibrate_tau_g_for(&alone, &acc, opts.epsilon)?
     };
 
     // Mixes plus independent noise, row-major.

@@ -41,7 +41,7 @@ pub use contribute::{contribute, pairwise_noise};
 pub use file::{
     keygen, AgreedParameters, ColumnLayout, Contribution, PartyAccounting, CONTRIBUTION_FORMAT,
 };
-pub use options::{auto_clip, FedOptions, Partition};
+pub use options::{auto_clip, FedOptions, Partition, Simulation};
 pub use receipt::{
     aggregator_trust, FedAccountant, FedData, FedParameters, FedReceipt, PartyReport, ReceiptViews,
     ResidualNoise,

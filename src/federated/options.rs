@@ -81,6 +81,15 @@ named_enum! {
     }
 }
 
+/// A simulated federation: how many parties, and how the rows are dealt to them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Simulation {
+    /// S, the parties (at least 2).
+    pub clients: usize,
+    /// How each class's rows are split among them.
+    pub partition: Partition,
+}
+
 pub(super) fn check_options(opts: &FedOptions) -> Result<()> {
     check_epsilon(opts.epsilon)?;
     check_delta(opts.delta)?;

@@ -5,7 +5,7 @@ use super::options::Partition;
 use crate::accountant::{Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::federated::{
-    self as fed, Accounting, PaperClaim, Variant, ViewReport, Views,
+    self as fed, Accounting, Federation, PaperClaim, Variant, ViewReport, Views,
 };
 use crate::receipt::{preset_parts, Guarantee, Randomness};
 use serde::{Deserialize, Serialize};
@@ -261,13 +261,11 @@ pub(super) struct PartyInput {
     pub(super) delta_rdp: f64,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Accounts every view for each party's records in `fed` (its parties all present in
+/// `parties`, S counted in `fed`); returns the views of the party whose headline ε is
+/// largest, and one report per party.
 pub(super) fn account_parties(
-    variant: Variant,
-    delta_l2: f64,
-    tau_e: f64,
-    s_total: usize,
-    known: usize,
+    fed: &Federation,
     mix: usize,
     compositions: u64,
     preset: Preset,
@@ -286,7 +284,7 @@ pub(super) fn account_parties(
             preset,
             extra: Some(&p.norm_curve),
         };
-        let v = fed::views_for(variant, delta_l2, &tau_gs, tau_e, s_total, i, known, &acc)?;
+        let v = fed::views_for(fed, &tau_gs, i, &acc)?;
         reports.push(PartyReport {
             party: p.party,
             pool: p.pool,

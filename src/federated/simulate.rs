@@ -1,7 +1,7 @@
 //! [`simulate`]: one process holds all partitions (IID or class-skewed) and plays every party
 //! and the aggregator.
 
-use super::options::{check_options, classes_of, clip_of, FedOptions, Partition};
+use super::options::{check_options, classes_of, clip_of, FedOptions, Partition, Simulation};
 use super::receipt::{
     account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
     FedReceipt, PartyInput, ReceiptViews,
@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
 use crate::mechanisms::federated::zero_sum::centered;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, Variant,
+    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, ClaimSizes,
+    Federation, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -44,19 +45,18 @@ fn partition_rows(
     out
 }
 
-/// Simulates a federation of `clients` parties on `table` (label column set), calling
+/// Simulates the federation `sim` on `table` (label column set), calling
 /// `header` once and `row` for each released row; returns the receipt.
-#[allow(clippy::too_many_arguments)]
 pub fn simulate(
     table: &Table,
     schema: Option<&Schema>,
     opts: &FedOptions,
-    clients: usize,
-    partition: Partition,
+    sim: Simulation,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
     mut row: impl FnMut(&[String]) -> Result<()>,
 ) -> Result<FedReceipt> {
+    let Simulation { clients, partition } = sim;
     check_options(opts)?;
     check_clients(clients)?;
     check_known(opts.aggregator_seeds, clients)?;
@@ -105,15 +105,14 @@ pub fn simulate(
         .expect("at least one party and class");
     let acc = norm.accounting(opts, pool, per_class);
     let tau_e = tau_e_for(opts, delta_l2, per_class, norm.delta_rdp)?;
-    let tau_g = calibrate_tau_g_for(
-        opts.variant,
-        clients,
-        opts.aggregator_seeds,
+    let federation = Federation {
+        variant: opts.variant,
         delta_l2,
         tau_e,
-        &acc,
-        opts.epsilon,
-    )?;
+        parties: clients,
+        known: opts.aggregator_seeds,
+    };
+    let tau_g = calibrate_tau_g_for(&federation, &acc, opts.epsilon)?;
 
     // ---- generate: every party's mix of (t, k), its noise, and the average -------------
     header(&norm.space.names)?;
@@ -159,11 +158,7 @@ pub fn simulate(
         })
         .collect();
     let (views, per_party) = account_parties(
-        opts.variant,
-        delta_l2,
-        tau_e,
-        clients,
-        opts.aggregator_seeds,
+        &federation,
         opts.mix,
         per_class as u64,
         opts.preset,
@@ -171,18 +166,13 @@ pub fn simulate(
         &parties,
     )?;
     let rows_written = per_class * k;
-    let claim = paper_claim(
-        opts.variant,
-        opts.mix,
-        k,
-        table.n_rows,
-        delta_l2,
-        tau_g,
-        clients,
-        rows_written as u64,
-        opts.delta,
-        &opts.orders,
-    )?;
+    let sizes = ClaimSizes {
+        mix: opts.mix,
+        classes: k,
+        total_rows: table.n_rows,
+        rows_written: rows_written as u64,
+    };
+    let claim = paper_claim(&federation, tau_g, &sizes, opts.delta, &opts.orders)?;
     let mut warnings = norm.report.warnings.clone();
     let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
     if opts.normalize == NormalizeMode::Data {
@@ -260,8 +250,10 @@ mod tests {
             &t,
             Some(&schema),
             &opts(variant, 2000),
-            5,
-            Partition::Iid,
+            Simulation {
+                clients: 5,
+                partition: Partition::Iid,
+            },
             &mut ReleaseRng::seeded(seed),
             |h| {
                 assert_eq!(h, ["x", "y"]);
@@ -369,8 +361,10 @@ mod tests {
             &t,
             Some(&schema),
             &o,
-            2,
-            Partition::Skewed,
+            Simulation {
+                clients: 2,
+                partition: Partition::Skewed,
+            },
             &mut ReleaseRng::seeded(1),
             |_| Ok(()),
             |_| Ok(()),
@@ -383,8 +377,10 @@ mod tests {
             &t,
             Some(&schema),
             &o,
-            30,
-            Partition::Iid,
+            Simulation {
+                clients: 30,
+                partition: Partition::Iid,
+            },
             &mut ReleaseRng::seeded(1),
             |_| Ok(()),
             |_| Ok(()),

@@ -40,7 +40,7 @@
 //! compose (other classes do not depend on it), and DP normalization statistics compose on top.
 //! The pool is the smallest N_{s,k} (conservative: the bound grows with p).
 //!
-//! The views, each accounted ([`views`]):
+//! The views, each accounted ([`views_for`]):
 //! * (a) `client` — one party's message alone: noise e_s + g_s, sensitivity 2c/l, rate p_s:
 //!   1/z² = Δ²/(τ_e² + τ_g²) (conventional: Δ²/τ_s²).
 //! * (b) `aggregate` — the released average: noise (1/S)Σ g_s, sensitivity (2c/l)/S, same p_s:
@@ -313,19 +313,45 @@ pub fn public_tau_e(
     Ok(cal.z * delta_l2)
 }
 
+/// What every view of a federation depends on besides the parties' own noise: the scheme,
+/// one party's message sensitivity, the pairwise noise and the seeds the aggregator holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Federation {
+    /// Conventional or CAPE.
+    pub variant: Variant,
+    /// Δ = 2c/l: how far one party's mix moves when one record is replaced ([`sensitivity`]).
+    pub delta_l2: f64,
+    /// τ_e: the std of each party's cancelling noise e_s (CAPE; ignored for conventional).
+    pub tau_e: f64,
+    /// S: the parties in the federation, present or not.
+    pub parties: usize,
+    /// t: the parties whose pairwise seeds the aggregator holds ([`check_known`]).
+    pub known: usize,
+}
+
+impl Federation {
+    /// τ_e where it is added (CAPE), else 0.
+    fn tau_e(&self) -> f64 {
+        if self.variant == Variant::Cape {
+            self.tau_e
+        } else {
+            0.0
+        }
+    }
+}
+
 /// The smallest τ_g (CAPE) or τ_s (conventional) such that the view of an aggregator holding
 /// the pairwise seeds of `known` parties (t; [`z_joint`]), in a federation of `clients` parties
 /// that all use it, meets `target`; re-accounted, never overshooting. t = 1 (the aggregator is
 /// one of the parties) is the product default; t = 0 assumes a seedless aggregator.
-pub fn calibrate_tau_g_for(
-    variant: Variant,
-    clients: usize,
-    known: usize,
-    delta_l2: f64,
-    tau_e: f64,
-    acc: &Accounting,
-    target: f64,
-) -> Result<f64> {
+pub fn calibrate_tau_g_for(fed: &Federation, acc: &Accounting, target: f64) -> Result<f64> {
+    let &Federation {
+        variant,
+        delta_l2,
+        parties: clients,
+        known,
+        ..
+    } = fed;
     check_clients(clients)?;
     check_known(known, clients)?;
     let z_star = acc.smallest_z(target)?;
@@ -337,14 +363,14 @@ pub fn calibrate_tau_g_for(
         Variant::Cape => {
             // Solve Δ²·(n x + a)/(n x (x + a)) = 1/z*² for x = τ_g²:
             // c n x² + (c n a − n) x − a = 0 with c = 1/(z*² Δ²).
-            let a = tau_e * tau_e * n / (clients as f64 - 1.0);
+            let a = fed.tau_e * fed.tau_e * n / (clients as f64 - 1.0);
             let c = 1.0 / (z_star * z_star * delta_l2 * delta_l2);
             let b = c * n * a - n;
             let x = (-b + (b * b + 4.0 * c * n * a).sqrt()) / (2.0 * c * n);
             x.sqrt()
         }
     };
-    let te = if variant == Variant::Cape { tau_e } else { 0.0 };
+    let te = fed.tau_e();
     certify_upward(tau, 1e-9, 200, |tau| {
         let taus = vec![tau; clients];
         let z = z_joint(delta_l2, &taus, te, clients, 0, known);
@@ -355,18 +381,6 @@ pub fn calibrate_tau_g_for(
             "federated calibration could not certify ε ≤ {target}; please report this"
         ))
     })
-}
-
-/// [`calibrate_tau_g_for`] against a seedless aggregator (t = 0).
-pub fn calibrate_tau_g(
-    variant: Variant,
-    clients: usize,
-    delta_l2: f64,
-    tau_e: f64,
-    acc: &Accounting,
-    target: f64,
-) -> Result<f64> {
-    calibrate_tau_g_for(variant, clients, 0, delta_l2, tau_e, acc, target)
 }
 
 /// Checks t, the number of parties whose pairwise seeds the aggregator is assumed to hold.
@@ -444,20 +458,16 @@ fn view(acc: &Accounting, what: &str, noise: &str, sensitivity: f64, z: f64) -> 
 }
 
 /// Accounts every view for the records of party `who` (index into `tau_gs`, the independent
-/// noise stds of the parties present), in a federation of `s_total` parties whose aggregator
-/// holds the pairwise seeds of `known` parties.
-#[allow(clippy::too_many_arguments)]
-pub fn views_for(
-    variant: Variant,
-    delta_l2: f64,
-    tau_gs: &[f64],
-    tau_e: f64,
-    s_total: usize,
-    who: usize,
-    known: usize,
-    acc: &Accounting,
-) -> Result<Views> {
-    let te = if variant == Variant::Cape { tau_e } else { 0.0 };
+/// noise stds of the parties present) in the federation `fed`.
+pub fn views_for(fed: &Federation, tau_gs: &[f64], who: usize, acc: &Accounting) -> Result<Views> {
+    let &Federation {
+        variant,
+        delta_l2,
+        parties: s_total,
+        known,
+        ..
+    } = fed;
+    let te = fed.tau_e();
     let present = tau_gs.len() as f64;
     let tg = tau_gs[who];
     let (client_noise, agg_noise) = match variant {
@@ -517,19 +527,6 @@ pub fn views_for(
     })
 }
 
-/// [`views_for`] with a seedless aggregator (t = 0).
-pub fn views(
-    variant: Variant,
-    delta_l2: f64,
-    tau_gs: &[f64],
-    tau_e: f64,
-    s_total: usize,
-    who: usize,
-    acc: &Accounting,
-) -> Result<Views> {
-    views_for(variant, delta_l2, tau_gs, tau_e, s_total, who, 0, acc)
-}
-
 /// The paper's Theorem 1 claim, computed as printed (labelled as the paper's claim).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PaperClaim {
@@ -547,20 +544,34 @@ pub struct PaperClaim {
     pub epsilon: f64,
 }
 
-/// Computes the paper's claim.
-#[allow(clippy::too_many_arguments)]
+/// The sizes the paper's claim is computed from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClaimSizes {
+    /// l.
+    pub mix: usize,
+    /// K.
+    pub classes: usize,
+    /// N: the rows used, all parties together.
+    pub total_rows: usize,
+    /// T: the rows written (the paper composes over all of them).
+    pub rows_written: u64,
+}
+
+/// Computes the paper's claim for a federation whose parties add independent noise `tau_g`.
 pub fn paper_claim(
-    variant: Variant,
-    mix: usize,
-    classes: usize,
-    total_rows: usize,
-    delta_l2: f64,
+    fed: &Federation,
     tau_g: f64,
-    clients: usize,
-    rows_written: u64,
+    sizes: &ClaimSizes,
     delta: f64,
     orders: &[u32],
 ) -> Result<PaperClaim> {
+    let (variant, delta_l2, clients) = (fed.variant, fed.delta_l2, fed.parties);
+    let &ClaimSizes {
+        mix,
+        classes,
+        total_rows,
+        rows_written,
+    } = sizes;
     let p = ((mix * classes) as f64 / total_rows as f64).min(1.0);
     let sigma = match variant {
         Variant::Cape => tau_g,
@@ -587,6 +598,22 @@ pub fn paper_claim(
 mod tests {
     use super::*;
     use crate::accountant::default_orders;
+
+    fn fed(
+        variant: Variant,
+        delta_l2: f64,
+        tau_e: f64,
+        parties: usize,
+        known: usize,
+    ) -> Federation {
+        Federation {
+            variant,
+            delta_l2,
+            tau_e,
+            parties,
+            known,
+        }
+    }
 
     #[test]
     fn hand_derived_noise_multipliers() {
@@ -701,7 +728,7 @@ mod tests {
             extra: None,
         };
         let d = sensitivity(4, 1.0);
-        let v = views_for(Variant::Cape, d, &[0.4; 10], 3.0, 10, 0, 0, &acc).unwrap();
+        let v = views_for(&fed(Variant::Cape, d, 3.0, 10, 0), &[0.4; 10], 0, &acc).unwrap();
         // Hand-derived z for each view, accounted directly with the accountant's pieces.
         let direct = |z: f64| {
             RdpCurve::subsampled_gaussian(4.0 / 90.0, z, &orders, Preset::Default.bound())
@@ -744,10 +771,17 @@ mod tests {
             .epsilon(1e-5, Preset::Default.conversion())
             .unwrap();
         assert!(e_alone.epsilon <= 10.0);
-        let tg = calibrate_tau_g_for(Variant::Cape, s, 0, d, te, &acc, 10.0).unwrap();
-        let ts = calibrate_tau_g_for(Variant::Conventional, s, 0, d, 0.0, &acc, 10.0).unwrap();
-        let vc = views_for(Variant::Cape, d, &vec![tg; s], te, s, 3, 0, &acc).unwrap();
-        let vv = views_for(Variant::Conventional, d, &vec![ts; s], 0.0, s, 3, 0, &acc).unwrap();
+        let tg = calibrate_tau_g_for(&fed(Variant::Cape, d, te, s, 0), &acc, 10.0).unwrap();
+        let ts =
+            calibrate_tau_g_for(&fed(Variant::Conventional, d, 0.0, s, 0), &acc, 10.0).unwrap();
+        let vc = views_for(&fed(Variant::Cape, d, te, s, 0), &vec![tg; s], 3, &acc).unwrap();
+        let vv = views_for(
+            &fed(Variant::Conventional, d, 0.0, s, 0),
+            &vec![ts; s],
+            3,
+            &acc,
+        )
+        .unwrap();
         for v in [&vc, &vv] {
             assert!(
                 v.aggregator.epsilon <= 10.0 && v.aggregator.epsilon > 9.99,
@@ -760,22 +794,29 @@ mod tests {
         // close to τ_s/√S when τ_e ≫ τ_g.
         assert!(tg < ts / 2.5, "{tg} vs {ts}");
         // Slightly less noise breaks the target.
-        let less = views_for(Variant::Cape, d, &vec![tg * 0.999; s], te, s, 0, 0, &acc).unwrap();
+        let less = views_for(
+            &fed(Variant::Cape, d, te, s, 0),
+            &vec![tg * 0.999; s],
+            0,
+            &acc,
+        )
+        .unwrap();
         assert!(less.aggregator.epsilon > 10.0);
     }
 
     #[test]
     fn paper_claim_uses_global_rate() {
         let orders = default_orders();
+        let sizes = ClaimSizes {
+            mix: 4,
+            classes: 10,
+            total_rows: 10000,
+            rows_written: 10000,
+        };
         let c = paper_claim(
-            Variant::Cape,
-            4,
-            10,
-            10000,
+            &fed(Variant::Cape, 0.5, 0.0, 10, 0),
             0.5,
-            0.5,
-            10,
-            10000,
+            &sizes,
             1e-5,
             &orders,
         )
@@ -788,19 +829,8 @@ mod tests {
             .epsilon(1e-5, Preset::Paper.conversion())
             .unwrap();
         assert!((c.epsilon - d.epsilon).abs() < 1e-12);
-        let v = paper_claim(
-            Variant::Conventional,
-            4,
-            10,
-            10000,
-            0.5,
-            2.0,
-            4,
-            10000,
-            1e-5,
-            &orders,
-        )
-        .unwrap();
+        let conventional = fed(Variant::Conventional, 0.5, 0.0, 4, 0);
+        let v = paper_claim(&conventional, 2.0, &sizes, 1e-5, &orders).unwrap();
         assert!((v.sigma - 1.0).abs() < 1e-12);
         assert!("cape".parse::<Variant>().is_ok());
         assert!("x"
@@ -934,14 +964,14 @@ mod tests {
                 }
             }
             // Today's calibration (seedless aggregator) fails against a party as aggregator…
-            let tg0 = calibrate_tau_g_for(Variant::Cape, s, 0, d, te, &acc, target).unwrap();
+            let tg0 = calibrate_tau_g_for(&fed(Variant::Cape, d, te, s, 0), &acc, target).unwrap();
             let e0 = eps(brute_party_view(s, tg0, te, d, s - 1, 0));
             assert!(e0 > target * 1.05, "S={s}: seedless calibration gives {e0}");
             // …the default calibration (t = 1) meets the target in the brute-force view.
-            let tg1 = calibrate_tau_g_for(Variant::Cape, s, 1, d, te, &acc, target).unwrap();
+            let tg1 = calibrate_tau_g_for(&fed(Variant::Cape, d, te, s, 1), &acc, target).unwrap();
             let e1 = eps(brute_party_view(s, tg1, te, d, s - 1, 0));
             assert!(e1 <= target && e1 > target - 0.01, "S={s}: {e1}");
-            let v = views_for(Variant::Cape, d, &vec![tg1; s], te, s, 0, 1, &acc).unwrap();
+            let v = views_for(&fed(Variant::Cape, d, te, s, 1), &vec![tg1; s], 0, &acc).unwrap();
             assert!((v.party_aggregator.epsilon - e1).abs() < 1e-6);
             assert!(v.party_aggregator.epsilon >= v.aggregator.epsilon);
             eprintln!("S = {s}: ε vs a party-aggregator, seedless calibration {e0:.3}, t = 1 calibration {e1:.4}; τ_g {tg0:.4} → {tg1:.4}");
