@@ -1565,6 +1565,63 @@ fn encode_rows(
     })
 }
 
+/// A public class-size floor is a parameter of the standard adjacency's DP class counts;
+/// anywhere else it is refused rather than ignored.
+fn no_pool_floor(opts: &SynthOptions) -> Result<()> {
+    match opts.pool_floor {
+        Some(floor) => Err(Error::param(
+            "pool_floor",
+            floor,
+            "a public class-size floor applies to DP-CDA under the standard adjacency; drop it",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The RDP curve of a Gaussian release with noise multiplier `z`, or the zero curve when
+/// there was none.
+fn curve_or_zero(z: Option<f64>, orders: &[u32]) -> Result<RdpCurve> {
+    match z {
+        Some(z) => RdpCurve::gaussian(z, orders),
+        None => Ok(RdpCurve::zero(orders)),
+    }
+}
+
+/// The receipt's word on l when it was not chosen by `auto_l`.
+fn given_mix_statement(opts: &SynthOptions, auto_requested: bool) -> String {
+    if auto_requested {
+        format!(
+            "fixed l = {} (auto applies to DP-CDA with a target ε)",
+            opts.mix
+        )
+    } else {
+        "given".to_string()
+    }
+}
+
+/// The ε terms of the thresholded releases (categorical levels, labels): ln(1/(1 − δ_thr)).
+fn threshold_terms(norm: &Normalized, counts: Option<&ClassCountReport>) -> f64 {
+    norm.report
+        .dp_histogram
+        .as_ref()
+        .map_or(0.0, |h| h.epsilon_categories)
+        + counts.map_or(0.0, |r| r.epsilon_threshold)
+}
+
+/// The target ε left for the mechanism once the thresholds' terms are paid; an error when
+/// they spend it all (a given σx has no target: NaN passes through).
+fn target_after_thresholds(opts: &SynthOptions, target: f64, eps_terms: f64) -> Result<f64> {
+    let target = target - eps_terms;
+    if opts.sigma_x.is_none() && (target.is_nan() || target <= 0.0) {
+        return Err(Error::param(
+            "delta",
+            opts.delta,
+            "δ is so large that the thresholds alone spend the target ε; lower δ",
+        ));
+    }
+    Ok(target)
+}
+
 /// The standard adjacency (label included) is implemented for DP-CDA; the other mechanisms
 /// keep their own, declared in the receipt.
 fn is_standard(opts: &SynthOptions, mechanism: &Mechanism) -> bool {
@@ -1612,24 +1669,15 @@ fn synthesize_dyn(
     let schema = effective_schema.as_ref();
 
     let mut cls = classes_of(table)?;
-    // ---- classes under the standard adjacency: DP label set, counts and pool sizes -----
     let (count_report, counts_z) = if standard {
         let z_c = shape_z(opts, COUNTS_SHARE);
         let rep = release_classes(&mut cls, opts, label_schema.as_deref(), z_c, delta_lab, rng)?;
         (Some(rep), Some(z_c))
-    } else if let Some(floor) = opts.pool_floor {
-        return Err(Error::param(
-            "pool_floor",
-            floor,
-            "a public class-size floor applies to DP-CDA under the standard adjacency; drop it",
-        ));
     } else {
+        no_pool_floor(opts)?;
         (None, None)
     };
-    let counts_curve = match counts_z {
-        Some(z) => RdpCurve::gaussian(z, orders)?,
-        None => RdpCurve::zero(orders),
-    };
+    let counts_curve = curve_or_zero(counts_z, orders)?;
     let k = cls.labels.len();
     let n = table.n_rows;
     let (t, per_class_counts) = rows_per_class(opts.samples, count_report.as_ref(), k, n);
@@ -1652,25 +1700,20 @@ fn synthesize_dyn(
     )?;
     indicator_marginals(table, &decisions, &mut norm.released);
     let mut rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
-    let resolved_auto;
     let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
         let l = auto_l(opts, &mut cls, &per_class_counts, &mut rows, &norm, rng)?;
-        resolved_auto = SynthOptions {
+        let resolved = SynthOptions {
             mix: l,
             ..opts.clone()
         };
-        (&resolved_auto, auto_statement(l))
-    } else if auto_mix_requested {
-        (
-            opts,
-            format!(
-                "fixed l = {} (auto applies to DP-CDA with a target ε)",
-                opts.mix
-            ),
-        )
+        (Cow::Owned(resolved), auto_statement(l))
     } else {
-        (opts, "given".to_string())
+        (
+            Cow::Borrowed(opts),
+            given_mix_statement(opts, auto_mix_requested),
+        )
     };
+    let opts = opts.as_ref();
     let EncodedRows {
         features,
         scaling,
@@ -1686,22 +1729,9 @@ fn synthesize_dyn(
 
     // ---- accounting plan (calibration) -------------------------------------------------
     let delta_rdp = norm.delta_rdp;
-    // ε terms of the thresholded releases (categorical levels, labels): ln(1/(1 − δ_thr)).
-    let eps_terms = norm
-        .report
-        .dp_histogram
-        .as_ref()
-        .map_or(0.0, |h| h.epsilon_categories)
-        + count_report.as_ref().map_or(0.0, |r| r.epsilon_threshold);
+    let eps_terms = threshold_terms(&norm, count_report.as_ref());
     let (given_sigma, target) = sigma_for_target(opts)?;
-    let target = target - eps_terms;
-    if opts.sigma_x.is_none() && (target.is_nan() || target <= 0.0) {
-        return Err(Error::param(
-            "delta",
-            opts.delta,
-            "δ is so large that the thresholds alone spend the target ε; lower δ",
-        ));
-    }
+    let target = target_after_thresholds(opts, target, eps_terms)?;
     let shape_curve = types_curve.clone().compose(&counts_curve)?;
     let extra_curve = norm.curve.clone().compose(&shape_curve)?;
     let label_free_public = vec![
