@@ -83,7 +83,8 @@ struct Prepared<'a> {
     bound_source: String,
     /// Rows scaled to ‖z‖ ≤ 1.
     z: Vec<Vec<f64>>,
-    /// Non-private fits of `z` per class, their counts and proportions.
+    /// Non-private fits of `z` per class (Algorithm 1 and the baselines; empty on the
+    /// default path, which needs none), the class counts and proportions.
     fits: Vec<ClassFit>,
     counts: Vec<usize>,
     pi: Vec<f64>,
@@ -138,15 +139,24 @@ impl<'a> Prepared<'a> {
                 r.iter().map(|x| x * f).collect()
             })
             .collect();
-        let fits = fit_classes_any(&z, &data.labels, &data.classes, d)
-            .and_then(|f| {
-                if !end_to_end {
+        // The default release reads only `z`; the class sizes were checked by the reference
+        // fit above (the same rule on the same labels).
+        let fits = if end_to_end {
+            Vec::new()
+        } else {
+            fit_classes_any(&z, &data.labels, &data.classes, d)
+                .and_then(|f| {
                     check_invertible(&f, &data.classes)?;
-                }
-                Ok(f)
-            })
-            .map_err(|e| Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}")))?;
-        let counts: Vec<usize> = fits.iter().map(|f| f.count).collect();
+                    Ok(f)
+                })
+                .map_err(|e| {
+                    Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}"))
+                })?
+        };
+        let mut counts = vec![0usize; k];
+        for &y in &data.labels {
+            counts[y] += 1;
+        }
         let pi: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
         Ok(Prepared {
             data,
