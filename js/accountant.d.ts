@@ -7,6 +7,8 @@ export type * from "./types.js";
 
 /** Loads the wasm (browsers: fetched next to this module unless `module_or_path` says otherwise). */
 export default function init(options?: { module_or_path?: InitInput | Promise<InitInput> }): Promise<unknown>;
+/** Instantiates the wasm synchronously from its bytes or a compiled module. */
+export declare function initSync(options: { module: ArrayBuffer | ArrayBufferView | object }): unknown;
 export declare function version(): string;
 export declare function rdp(params: RdpParams): RdpResult;
 export declare function account(params: AccountParams): AccountResult;

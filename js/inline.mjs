@@ -13,6 +13,7 @@ let started = null;
 export default function init() {
   return (started ??= inflateBase64Gzip(wasmGzipBase64).then((bytes) => glueInit({ module_or_path: bytes })));
 }
+export const initSync = glue.initSync;
 export const { version, rdp, account, calibrate, noisePreview, inspectCsv, synthesizeCsv, inspectImages, synthesizeImages } = a;
 export const Dataset = datasetClass(glue.Dataset, load);
 /** The wasm bytes (for a worker you build yourself). */

@@ -22,4 +22,5 @@ const v: Promise<string> = w.version();
 const ab = new AbortController();
 w.synthesizeCsv(new Blob(["a,c\n"]), { label: "c", signal: ab.signal }).catch((e: PrivmixError) => e.param);
 inline.synthesizeCsv("a,c\n1,x\n", { label: "c" });
-export { r, prev, u, g, f, q, v };
+const bytes: Promise<Uint8Array> = inline.wasmBytes();
+export { r, prev, u, g, f, q, v, bytes };

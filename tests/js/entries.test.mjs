@@ -1,0 +1,88 @@
+// Operation drift: every JS entry of the package exports exactly the values its declarations
+// (the `types` of its package.json export) declare, and the worker's client and core handle
+// exactly the methods PrivmixWorker declares. An operation added to some of the entries and
+// not the others fails here, with the entry and the names that differ.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import ts from "typescript";
+import { ROOT } from "./helpers.mjs";
+
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+/** The declaration file and the module of each export condition that runs JavaScript. */
+function entries() {
+  const out = [];
+  const walk = (subpath, node, cond) => {
+    if (typeof node === "string") return;
+    if (node.types && node.default) out.push({ name: `${subpath} (${cond})`, types: node.types, js: node.default, cjs: cond.includes("require") });
+    for (const [k, v] of Object.entries(node)) if (k !== "types" && k !== "default") walk(subpath, v, cond ? `${cond}.${k}` : k);
+    if (node.default && typeof node.default === "object") walk(subpath, node.default, cond ? `${cond}.default` : "default");
+  };
+  for (const [subpath, node] of Object.entries(pkg.exports)) walk(subpath, node, "");
+  return out;
+}
+
+/** The value (not type) exports a declaration file declares, aliases followed. */
+function declared(dts) {
+  const file = join(ROOT, dts);
+  const program = ts.createProgram([file], { strict: true, noEmit: true, lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
+  const checker = program.getTypeChecker();
+  const names = [];
+  for (const sym of checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)))) {
+    const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
+    if (target.flags & ts.SymbolFlags.Value) names.push(sym.getName());
+  }
+  return names.sort();
+}
+
+/** The methods a declared class has (constructor excluded). */
+function declaredMethods(dts, className) {
+  const file = join(ROOT, dts);
+  const program = ts.createProgram([file], { strict: true, noEmit: true, lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
+  const checker = program.getTypeChecker();
+  const sym = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file))).find((s) => s.getName() === className);
+  assert.ok(sym, `${dts} declares ${className}`);
+  return checker
+    .getPropertiesOfType(checker.getDeclaredTypeOfSymbol(sym))
+    .filter((p) => p.flags & ts.SymbolFlags.Method)
+    .map((p) => p.getName())
+    .sort();
+}
+
+test("the entries are found in package.json (the walk below covers them)", () => {
+  const names = entries().map((e) => e.name);
+  for (const want of [". (node.import)", ". (node.require)", ". (default)", "./full (default)", "./accountant ()", "./inline ()", "./worker ()"]) {
+    assert.ok(names.includes(want), `${want} in ${names.join(", ")}`);
+  }
+});
+
+for (const e of entries()) {
+  test(`${e.name}: ${e.js} exports exactly what ${e.types} declares`, async () => {
+    const mod = e.cjs ? createRequire(import.meta.url)(join(ROOT, e.js)) : await import(pathToFileURL(join(ROOT, e.js)).href);
+    // A CommonJS module's `default` is its `exports.default`; `__esModule` is not an export.
+    const have = Object.keys(mod).filter((k) => k !== "__esModule" && k !== "module.exports").sort();
+    const want = declared(e.types);
+    const missing = want.filter((n) => !have.includes(n));
+    const undeclared = have.filter((n) => !want.includes(n));
+    assert.deepEqual({ missing, undeclared }, { missing: [], undeclared: [] });
+  });
+}
+
+test("PrivmixWorker: the client has every declared method and the worker core answers each operation", async () => {
+  const methods = declaredMethods("js/worker-client.d.ts", "PrivmixWorker");
+  const { PrivmixWorker } = await import(pathToFileURL(join(ROOT, "js/worker-client.mjs")).href);
+  const proto = Object.getOwnPropertyNames(PrivmixWorker.prototype).filter((n) => n !== "constructor" && !n.startsWith("_"));
+  assert.deepEqual({ missing: methods.filter((m) => !proto.includes(m)), undeclared: proto.filter((m) => !methods.includes(m)) }, { missing: [], undeclared: [] });
+  // Every operation the client posts is a case of the core's dispatch (ready and terminate
+  // are the client's own).
+  const core = readFileSync(join(ROOT, "js/worker-core.mjs"), "utf8");
+  const client = readFileSync(join(ROOT, "js/worker-client.mjs"), "utf8");
+  const posted = [...client.matchAll(/this\._(?:call|withOptions)\("([A-Za-z]+)"/g)].map((m) => m[1]);
+  assert.ok(posted.length >= 15, `found ${posted.length} posted operations`);
+  const unanswered = posted.filter((op) => !core.includes(`case "${op}":`));
+  assert.deepEqual(unanswered, []);
+});
