@@ -123,7 +123,7 @@ pub struct CdaParameters {
     pub encoding: Option<crate::preprocess::auto::EncodingReport>,
 }
 
-/// DPMix's parameters (SPEC §1.2).
+/// DPMix's parameters.
 #[derive(Debug, Clone, Serialize)]
 pub struct DpMixParameters {
     /// "global" (mix over the whole dataset) or "class-wise" (mix within each class).
@@ -170,7 +170,7 @@ pub struct DpMixParameters {
     pub entries_clamped: usize,
 }
 
-/// Parameters of the baselines (SPEC §1.5): local perturbation and random projection.
+/// Parameters of the baselines of the DP-CDA paper's tables: local perturbation and random projection.
 #[derive(Debug, Clone, Serialize)]
 pub struct BaselineParameters {
     /// What each released row is.

@@ -27,7 +27,8 @@ fn u(v: &Value, k: &str) -> u64 {
 }
 
 /// Relative agreement required. dp_accounting evaluates Theorem 27 in float64 log space, we
-/// with stable moments; both agree with 60-digit values to ~1e-13 (SPEC §5), and both round.
+/// with stable moments; both agree with 60-digit values to ~1e-13
+/// (`tests/reference/make_dpmix.py`), and both round.
 const REL: f64 = 1e-9;
 
 #[test]

@@ -89,7 +89,8 @@ impl Preset {
     }
 }
 
-/// The default integer orders 2..=256 (SPEC §2).
+/// The default integer orders 2..=256 (integer orders up to 256 keep the RDP → (ε, δ)
+/// conversion within a fraction of a percent of its optimum over all real orders here).
 pub fn default_orders() -> Vec<u32> {
     (2..=256).collect()
 }

@@ -12,7 +12,8 @@
 //! A(α) = 1 + q²·C(α,2)·min{4(e^{ε(2)} − 1), 2e^{ε(2)}} + Σ_{j=3}^{α} q^j·C(α,j)·T_j
 //! ```
 //!
-//! * `paper` preset (the DP-CDA paper's Theorem 1, with its index typo fixed per SPEC §6):
+//! * `paper` preset (the DP-CDA paper's Theorem 1, with its index typo fixed: the paper prints
+//!   B(⌈j/2⌉) where B(2⌈j/2⌉) is meant):
 //!   T_j = 4·√(B(2⌊j/2⌋)·B(2⌈j/2⌉)), where B(2m) = E[(L − 1)^{2m}] is the 2m-th central-ish
 //!   moment of the privacy-loss ratio (see [`super::moments`]).
 //! * `default` preset (WBK Theorem 27, the strengthened bound that Google's dp_accounting

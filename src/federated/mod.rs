@@ -1,4 +1,5 @@
-//! The federated DP-CDA pipelines (SPEC §1.3), shared by the CLI and the browser build:
+//! The federated DP-CDA pipelines (conventional and CAPE; the mechanism and its proof note are
+//! in [`crate::mechanisms::federated`]), shared by the CLI and the browser build:
 //!
 //! * [`simulate`]: one process holds all partitions (IID or class-skewed) and plays every
 //!   party and the aggregator;

@@ -15,7 +15,7 @@
 //!   `channels` defaults to 1 when every file is stored as grayscale, else 3. A shape taken
 //!   from the data is declared in the receipt as not protected.
 //! * Synthesis ([`synthesize_images`]): the images become a [`Table`] of pixel columns with
-//!   the PUBLIC bounds 0..=255 (SPEC §3: the pixel range is public, so no budget is spent on
+//!   the PUBLIC bounds 0..=255 (the pixel range is fixed by the image format, so no budget is spent on
 //!   normalization), and the ordinary DP-CDA pipeline [`crate::synth::synthesize`] runs on
 //!   it, so the accounting and the receipt are the same as for a CSV. Each synthetic row is
 //!   encoded as a PNG and written into a ZIP (`<class>/<index>.png`) as it comes; the first

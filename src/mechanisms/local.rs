@@ -1,4 +1,4 @@
-//! Local perturbation, the DP-CDA paper's first baseline (SPEC §1.5; its reference \[5\]): clip
+//! Local perturbation, the DP-CDA paper's first baseline (its reference \[5\]): clip
 //! each row to L2 norm ≤ c, then add N(0, σ² I_d) to it.
 //!
 //! # Privacy proof note

@@ -1,18 +1,18 @@
 //! Privacy mechanisms, one module each, each with its proof note in the module docs.
 //!
-//! * [`cda`]: DP-CDA, class-centric mixing (SPEC §1.1) — the noise step is
+//! * [`cda`]: DP-CDA, class-centric mixing — the noise step is
 //!   [`cda::generate`], its privacy proof note is the [`cda`] module documentation, and its
 //!   accountant is [`cda::accounting`].
 //! * [`dpmix`]: DPMix, mixing over the whole dataset with a dimension-dependent accountant
-//!   (SPEC §1.2), with hard or soft labels and a class-wise variant.
-//! * [`federated`]: federated DP-CDA, conventional and CAPE (SPEC §1.3), with its proof note
+//!   (Lee et al. 2019), with hard or soft labels and a class-wise variant.
+//! * [`federated`]: federated DP-CDA, conventional and CAPE, with its proof note
 //!   and the zero-sum and pairwise-seed noise.
-//! * [`local`] and [`projection`]: the baselines of the DP-CDA tables (SPEC §1.5), local
+//! * [`local`] and [`projection`]: the baselines of the DP-CDA paper's tables, local
 //!   perturbation and random projection.
 //! * [`gaussian_steps`]: the accounting shape DPMix and the baselines share (T subsampled
 //!   Gaussian steps, calibrated without overshooting).
 //! * [`gaussian`]: the Gaussian noise sampler every mechanism uses.
-//! * [`gmm`]: DP release of class-conditional Gaussian mixture models (SPEC §1.4), with its
+//! * [`gmm`]: DP release of class-conditional Gaussian mixture models, with its
 //!   proof note, the certified SDP, Algorithm 1 and the baselines.
 
 pub mod cda;

@@ -1,4 +1,4 @@
-//! Random projection, the DP-CDA paper's second baseline (SPEC §1.5; DPPro, Xu et al. 2017, its
+//! Random projection, the DP-CDA paper's second baseline (DPPro, Xu et al. 2017, its
 //! reference \[53\]), in the form we can account exactly.
 //!
 //! A d × k matrix P with orthonormal columns is drawn from the release generator (Gaussian

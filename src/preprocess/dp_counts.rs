@@ -44,7 +44,7 @@
 //! D_α(pᵢ‖qᵢ)) the divergence is at most that of a replace-one pair. If n − 1 < m_k, the
 //! pools are x vs a zero row at the same position, a replace-one pair. Given its pool, class
 //! k's T_k mixing steps are the subsampled (without replacement, rate l/m_k) Gaussian with
-//! sensitivity 2c/l, so the replace-one RDP is T_k·ρ_WOR(α; l/m_k, z) (SPEC §2). A record
+//! sensitivity 2c/l, so the replace-one RDP is T_k·ρ_WOR(α; l/m_k, z) (Wang–Balle–Kasiviswanathan 2019, Theorem 27). A record
 //! touches at most two classes (its old and its new one), whose noises are independent, so the
 //! mixing costs at most max_{a≠b} (T_a·ρ_a + T_b·ρ_b) at each order α ([`two_class_max`]).
 //! Everything else (decoding, proportions, which classes are synthesized) is post-processing

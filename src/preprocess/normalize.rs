@@ -45,7 +45,7 @@ use crate::mechanisms::noise::DiscreteGaussian;
 use rand::Rng;
 use serde::Serialize;
 
-/// Normalization mode (SPEC §3).
+/// Normalization mode: where the ranges and scales come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NormalizeMode {

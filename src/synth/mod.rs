@@ -173,14 +173,14 @@ impl Default for SynthOptions {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(tag = "mechanism", rename_all = "lowercase")]
 pub enum Mechanism {
-    /// DP-CDA (SPEC §1.1), the default.
+    /// DP-CDA, the default.
     #[default]
     Cda,
-    /// DPMix (SPEC §1.2).
+    /// DPMix (Lee et al. 2019).
     DpMix(DpMixOptions),
-    /// Local perturbation (SPEC §1.5).
+    /// Local perturbation (a baseline of the DP-CDA paper).
     Local,
-    /// Random projection (SPEC §1.5).
+    /// Random projection (a baseline of the DP-CDA paper).
     Projection(ProjectionOptions),
 }
 

@@ -1,4 +1,4 @@
-//! DP-CDA's privacy accounting (SPEC §2): sensitivities, the RDP curve, ε, and calibration.
+//! DP-CDA's privacy accounting: sensitivities, the RDP curve, ε, and calibration.
 //!
 //! One synthetic row averages l rows drawn without replacement from a pool of n rows and adds
 //! N(0, σx² I) to the features (and, in paper mode, N(0, σy² I) to the averaged one-hot label).

@@ -1,5 +1,6 @@
-//! DP-CDA: class-centric data aggregation (SPEC §1.1; `papers/dp-cda-2026-v3.txt`,
-//! Algorithm 1).
+//! DP-CDA: class-centric data aggregation (Saha, Tonoy and Imtiaz, "DP-CDA: An Algorithm for
+//! Enhanced Privacy Preservation in Dataset Synthesis Through Randomized Mixing",
+//! arXiv:2411.16121, Algorithm 1).
 //!
 //! For each class k, each synthetic row averages l distinct rows of class k (drawn uniformly
 //! without replacement inside the draw) and adds N(0, σx² I) to the average. In label-free

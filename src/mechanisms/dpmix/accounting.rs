@@ -1,5 +1,6 @@
-//! DPMix's dimension-dependent accounting (SPEC §1.2, §2; thesis Fig. 3.1 with the errors of
-//! SPEC §6 corrected).
+//! DPMix's dimension-dependent accounting (the thesis's Fig. 3.1, corrected: its code uses 1/n
+//! where the sampling rate l/n is meant, in the α = 2 term and in G(α), and its B() reuses the
+//! order as the mix size).
 //!
 //! One synthetic row averages l rows drawn without replacement from the n-row pool and adds
 //! N(0, σx² I_dx) to the features and N(0, σy² I_dy) to the averaged one-hot label. Features lie
@@ -296,7 +297,7 @@ mod tests {
         assert!((q.sampling_rate() - 8.0 / 60000.0).abs() < 1e-18);
     }
 
-    /// SPEC §6: under the correct bound (WBK Theorem 27, the strengthened bound dp_accounting
+    /// The thesis's own example, re-accounted: under the correct bound (WBK Theorem 27, the strengthened bound dp_accounting
     /// uses) with the classic conversion over orders ≤ 100, the thesis's σ = 0.0711
     /// (T = 10⁴, l = 256, n = 6·10⁴, δ = 1/n, dx = 784, dy = 10, σx = σy) gives ε ≈ 12.5, not the
     /// claimed 15, and ε = 15 needs σ ≈ 0.0680.

@@ -1,5 +1,5 @@
-//! DPMix: random mixing with additive noise (Lee et al. 2019; SPEC §1.2;
-//! `papers/dpmix-thesis-2025.txt`, chapter 3).
+//! DPMix: random mixing with additive noise (Lee et al. 2019; the BSc thesis "Implementation
+//! and Performance Analysis of DPMix Algorithm", 2024, chapter 3).
 //!
 //! Each synthetic row t draws l distinct rows uniformly from the whole dataset (not per class),
 //! and releases
@@ -10,7 +10,7 @@
 //! classes). The noisy label vector is then post-processed: `hard` labels take its argmax;
 //! `soft` labels keep it as a probability vector (its Euclidean projection onto the probability
 //! simplex), one column per class. The work per row is O(l·(dx + dy)): indices come from
-//! Floyd's algorithm, never an n-length weight vector (the thesis code's O(n·d), SPEC §6).
+//! Floyd's algorithm, never an n-length weight vector (the thesis code builds one per row: O(n·d)).
 //! The feature mix and its noise are drawn by the mixing kernel shared with DP-CDA and the
 //! federated pipelines ([`crate::mechanisms::cda::Mixer`]), over the pool of all rows.
 //!

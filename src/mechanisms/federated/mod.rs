@@ -1,4 +1,5 @@
-//! Federated DP-CDA, conventional and CAPE (SPEC §1.3; `papers/cape-federated-dp-cda.txt`).
+//! Federated DP-CDA, conventional and CAPE (Saha et al., "Differentially Private Decentralized
+//! Dataset Synthesis Through Randomized Mixing with Correlated Noise").
 //!
 //! S parties (clients) each hold a disjoint partition. Party s makes its own DP-CDA mixes
 //! m_s(t, k) (l rows of class k drawn without replacement from its own N_{s,k} rows, averaged,
@@ -21,7 +22,8 @@
 //! ([`crate::mechanisms::cda`]). The class sizes N_{s,k} of every party, the class labels, the
 //! number of parties and the partition sizes are public under it.
 //!
-//! *Variances, derived from the definitions (the paper's algebra is inconsistent, SPEC §6).*
+//! *Variances, derived from the definitions (the paper's algebra is inconsistent: it writes
+//! τ_cape² = S·τ_pool²/S² and sets it equal to τ_pool²).*
 //! Simulation: u_s ~ N(0, τ_e² S/(S−1)) i.i.d., e_s = u_s − ū, so
 //! Var(e_s) = τ_e² S/(S−1)·(1 − 1/S) = τ_e² and Cov(e_s, e_s') = −τ_e²/(S−1). Pairwise:
 //! e_s = Σ_{s'>s} r_{ss'} − Σ_{s'<s} r_{s's} with r ~ N(0, τ_e²/(S−1)) i.i.d. has S−1 terms,

@@ -1,5 +1,6 @@
 //! Zero-sum correlated noise e_1..e_S (Σ_s e_s = 0, marginal N(0, τ_e²)), both ways of
-//! SPEC §1.3; the variance derivations are in the [parent module](super)'s proof note.
+//! making them (one process for all parties, or pairwise seeds between real parties); the
+//! variance derivations are in the [parent module](super)'s proof note.
 //!
 //! * [`centered`]: simulation — u_s ~ N(0, τ_e²·S/(S−1)), e_s = u_s − ū.
 //! * [`PairStreams`]: real parties — e_s = Σ_{s'>s} r_{ss'} − Σ_{s'<s} r_{s's}, with

@@ -1,4 +1,4 @@
-//! Baselines (SPEC §1.4, paper §V-A), in unit-ball units:
+//! Baselines (the GMM paper's §V-A), in unit-ball units:
 //! * `iid-gaussian`: i.i.d. Gaussian noise on every weight, mean coordinate and
 //!   upper-triangular covariance entry, calibrated by the Gaussian's RDP curve (capped by the
 //!   classic rule; [`super::design::max_mahalanobis_sensitivity`]) to each group's

@@ -51,7 +51,7 @@ pub(crate) fn gaussian_orders(up_to: u32) -> Vec<u32> {
 }
 
 /// The largest Mahalanobis sensitivity r such that a Gaussian mechanism with sensitivity r
-/// (in noise units) is (ε, δ)-DP, capped by the SPEC's classic rule r² = ε²/(2 ln(2/δ)).
+/// (in noise units) is (ε, δ)-DP, capped by the classic Gaussian-mechanism rule r² = ε²/(2 ln(2/δ)).
 ///
 /// The bound is the RDP curve α·r²/2 converted by the accountant's conversion (Balle et al.
 /// 2020) at the orders 2..=256 and a geometric grid above: r² = 2·max_α (ε − c_δ(α))/α, where

@@ -1,5 +1,5 @@
 //! Exact KL divergences: between two Gaussians, and between two labelled GMMs,
-//! KL(p̃ ‖ p) = Σ_k π̃_k [ln(π̃_k/π_k) + KL(N(μ̃_k, Σ̃_k) ‖ N(μ_k, Σ_k))] (SPEC §1.4).
+//! KL(p̃ ‖ p) = Σ_k π̃_k [ln(π̃_k/π_k) + KL(N(μ̃_k, Σ̃_k) ‖ N(μ_k, Σ_k))] (the GMM paper's objective).
 
 use super::linalg::{cholesky, forward_solve, logdet_chol, spd_inverse, Mat};
 use crate::math::DetFloat;

@@ -1,5 +1,6 @@
-//! DP release of class-conditional Gaussian mixture models (SPEC §1.4,
-//! `papers/dp-gmm-kl-release.txt`), and synthetic rows sampled from a released model.
+//! DP release of class-conditional Gaussian mixture models (Liu, Scaglione and Peisert,
+//! "Differentially Private Distribution Release of Gaussian Mixture Models via KL-Divergence
+//! Minimization"), and synthetic rows sampled from a released model.
 //!
 //! # Proof note
 //!
@@ -17,7 +18,7 @@
 //! **Adjacency.**
 //! * `record` (default): D′ replaces one record (features and label) of D; N is public;
 //!   ‖x‖ ≤ B. Removing x from class k moves μ_k by (x − μ_k)/(N_k − 1), so the L2
-//!   sensitivity of a class mean is s_k = 2/(N_k − 1) (unit ball); the SPEC's 2B/N_k (the
+//!   sensitivity of a class mean is s_k = 2/(N_k − 1) (unit ball); the paper's 2B/N_k (the
 //!   8B²·ln(2/δ)/(N_k²ε_k²) rule) is the same-class replacement, and the larger of the two
 //!   is used: Γ_k⁻¹ ⪰ s_k²/r(ε_k, δ/2)²·I.
 //! * `label` (the paper's): D′ flips one label. The mean constraints are the paper's
@@ -31,7 +32,7 @@
 //!
 //! **Means** (`optimized`): μ̃_k = μ_k + N(0, Γ_k⁻¹). If every sensitivity vector v satisfies
 //! vᵀΓ_k v ≤ r², this is a Gaussian mechanism whose sensitivity is r noise standard deviations;
-//! r(ε_k, δ_m) is the smaller of the SPEC's classic rule r² = ε_k²/(2 ln(2/δ_m)) and the
+//! r(ε_k, δ_m) is the smaller of the classic rule r² = ε_k²/(2 ln(2/δ_m)) and the
 //! largest r whose RDP curve α·r²/2, converted by the accountant, is within (ε_k, δ_m)
 //! ([`design::max_mahalanobis_sensitivity`]): the RDP curve is what the exact (discrete)
 //! noise is proven to have, which also keeps the rule valid for ε_k > 1. (Before, the second
@@ -48,7 +49,7 @@
 //! support {S : S ≻ Σ_k} depends on the data: a neighbour that adds a point moves the support
 //! by up to a rank-one 4/(N_k + 1)·u uᵀ, and the released Σ̃_k falls outside the neighbour's
 //! support with probability up to 1 − exp(−ε_W,k·N_k/(N_k + 1)) ≈ 1 − e^{−ε_W,k}. The
-//! Wishart mechanism of SPEC §1.4 (Jiang et al. 2016, the paper's Lemma 2) is therefore not
+//! paper's Wishart mechanism (Jiang et al. 2016, its Lemma 2) is therefore not
 //! (ε, 0)-DP, nor (ε, δ)-DP for a small δ; the receipt declares the covariances NOT protected
 //! by a worst-case guarantee. The baselines' Gaussian/Laplace covariance noise has no such gap.
 //!
@@ -190,7 +191,7 @@ pub struct GmmOptions {
     /// and declared unprotected); None: no projection.
     pub pca: Option<usize>,
     /// Covariance noise of `optimized` (default: Gaussian, which has a valid guarantee; the
-    /// SPEC's Wishart is available and declared unprotected, see [`CovarianceNoise`]).
+    /// paper's Wishart is available and declared unprotected, see [`CovarianceNoise`]).
     pub covariance_noise: CovarianceNoise,
 }
 
@@ -199,11 +200,11 @@ named_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     #[serde(rename_all = "kebab-case")]
     pub enum CovarianceNoise: "covariance-noise" {
-        /// Σ_k + Wishart_d(I/γ_k, d + 1) (SPEC §1.4; the receipt declares its support gap).
-        Wishart = "wishart" ("SPEC default"),
+        /// Σ_k + Wishart_d(I/γ_k, d + 1) (the paper's; the receipt declares its support gap).
+        Wishart = "wishart" ("the paper's; not a DP guarantee"),
         /// Σ_k + symmetric Gaussian noise, eigenvalues clipped at σ_k (a valid (ε, δ)
         /// guarantee).
-        Gaussian = "gaussian",
+        Gaussian = "gaussian" ("default"),
     }
 }
 

@@ -449,7 +449,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         },
     ];
     let cov_warning = format!(
-        "covariances NOT protected by a worst-case guarantee: Wishart noise with d + 1 = {wishart_dof} degrees of freedom (SPEC §1.4, Jiang et al. 2016) has a data-dependent support {{S ≻ Σ_k}}; \
+        "covariances NOT protected by a worst-case guarantee: Wishart noise with d + 1 = {wishart_dof} degrees of freedom (the GMM paper's, after Jiang et al. 2016) has a data-dependent support {{S ≻ Σ_k}}; \
          the released Σ̃_k lies outside a neighbouring dataset's support with probability up to ≈ 1 − exp(−ε_W,k) (here up to {:.3}), so the ε_W,k accounted for them is not an (ε, δ)-DP bound",
         1.0 - (-des.eps_cov.iter().cloned().fold(0.0, f64::max)).dexp()
     );
