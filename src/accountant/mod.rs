@@ -89,8 +89,7 @@ impl Preset {
     }
 }
 
-/// The default integer orders 2..=256 (integer orders up to 256 keep the RDP → (ε, δ)
-/// conversion within a fraction of a percent of its optimum over all real orders here).
+/// The default integer orders 2..=256.
 pub fn default_orders() -> Vec<u32> {
     (2..=256).collect()
 }
