@@ -1,41 +1,14 @@
 //! The CLI contract, end to end: JSON shapes, synthesis on messy input, seeds, and one test
 //! per bad input (non-zero exit, a message naming the value, and no output left behind).
 
+mod common;
+use common::{json, run, s, shared};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_privmix"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("privmix runs")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "failed: {}\n{}",
-        s,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "expected one JSON object on stdout, got: {s}"
-    );
-    serde_json::from_str(lines[0]).expect("valid JSON")
-}
-
-fn shared(rel: &str) -> PathBuf {
-    let p = std::env::var("PRIVMIX_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join(rel);
-    assert!(p.exists(), "test data {} is required", p.display());
-    p
 }
 
 /// A messy CSV: BOM, `;` delimiter, CRLF, quoted fields, missing values, a categorical column.
@@ -55,10 +28,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn synth_args<'a>(

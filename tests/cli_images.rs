@@ -3,32 +3,11 @@
 //! file (or parameter) and the fix, leaving no output behind. Inputs are built here: PNGs
 //! encoded with the `png` crate from pixel values set in the test, ZIPs with the `zip` crate.
 
+mod common;
+use common::{json, run, s};
+
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privmix"))
-        .args(args)
-        .output()
-        .expect("privmix runs")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "failed: {s}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one JSON object, got: {s}");
-    serde_json::from_str(lines[0]).expect("valid JSON")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn gray_png(w: u32, h: u32, f: impl Fn(u32, u32) -> u8) -> Vec<u8> {
     let data: Vec<u8> = (0..h)

@@ -2,46 +2,11 @@
 //! no schema, plus the rejections (tampered, mismatched, duplicated, reused key) and the report
 //! of a missing party.
 
+mod common;
+use common::{fails, json as ok, run, s, shared};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privmix"))
-        .args(args)
-        .output()
-        .expect("privmix runs")
-}
-
-fn ok(out: &Output) -> serde_json::Value {
-    let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "failed: {s}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(s.trim()).expect("one JSON object")
-}
-
-fn fails(out: &Output, needles: &[&str]) {
-    assert!(!out.status.success(), "should fail");
-    let e = String::from_utf8_lossy(&out.stderr);
-    for n in needles {
-        assert!(e.contains(n), "stderr lacks '{n}': {e}");
-    }
-}
-
-fn shared(rel: &str) -> PathBuf {
-    let p = std::env::var("PRIVMIX_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join(rel);
-    assert!(p.exists(), "test data {} is required", p.display());
-    p
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use std::process::Output;
 
 /// Splits iris into three party files (rows dealt round-robin) and returns the header.
 fn split_iris(dir: &Path) -> (String, Vec<PathBuf>) {

@@ -3,33 +3,12 @@
 //! test per bad input (non-zero exit, a message naming the problem, no output left behind).
 #![allow(clippy::needless_range_loop)]
 
+mod common;
+use common::{json, run, s};
+
 use privmix::mechanisms::gmm::synthetic_paper_data;
 use privmix::rng::ReleaseRng;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privmix"))
-        .args(args)
-        .output()
-        .expect("privmix runs")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "failed: {s}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one JSON object, got: {s}");
-    serde_json::from_str(lines[0]).expect("valid JSON")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// §V-A-style data (K = 5, d = 3, N = 1000) written at full precision.
 /// `gmm --input <csv> --label class --epsilon 1 --delta 1e-5 --bound <bound> <rest> --json`:
@@ -296,18 +275,6 @@ fn sample_subcommand_and_seeds() {
     let receipt: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&r1).unwrap()).unwrap();
     assert_eq!(receipt["parameters"]["bound"], 40.0);
-}
-
-/// Runs a failing command and checks the exit code, that the message names `needle`, and
-/// that none of `outputs` exists afterwards.
-fn fails(args: &[&str], needle: &str, outputs: &[&Path]) {
-    let out = run(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "should fail: {args:?}");
-    assert!(err.contains(needle), "message lacks {needle:?}: {err}");
-    for p in outputs {
-        assert!(!p.exists(), "{} left behind", p.display());
-    }
 }
 
 #[test]
@@ -656,5 +623,16 @@ fn model_file_holds_released_grid_multiples() {
                 );
             }
         }
+    }
+}
+
+/// Runs `args`, which must fail with `needle` in the message and leave none of `outputs`.
+fn fails(args: &[&str], needle: &str, outputs: &[&Path]) {
+    let out = run(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "should fail: {args:?}");
+    assert!(err.contains(needle), "message lacks {needle:?}: {err}");
+    for p in outputs {
+        assert!(!p.exists(), "{} left behind", p.display());
     }
 }

@@ -3,32 +3,12 @@
 //! promise and the input's header and units; the DPMix accountant agrees with Google's
 //! dp_accounting through the CLI; bad inputs fail cleanly, naming the value.
 
+mod common;
+use common::{json, run, s};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_privmix"))
-        .args(args)
-        .output()
-        .expect("privmix runs")
-}
-
-fn json(out: &Output) -> Value {
-    let s = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "failed: {s}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "expected one JSON object, got: {s}");
-    serde_json::from_str(lines[0]).expect("valid JSON")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use std::process::Output;
 
 /// 72 data rows, 10 of them with a missing value (all 72 kept: missing values are encoded). A messy CSV: BOM, tab delimiter, CR-only line endings, quoted fields with the delimiter
 /// and quotes inside, missing values ('', NA, ?), an integer column with negatives, a float
