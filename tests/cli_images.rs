@@ -291,6 +291,15 @@ fn bad_image_inputs_fail_cleanly_naming_the_problem() {
     loose.push(("loose.png".into(), gray_png(6, 6, |_, _| 1)));
     let p = put("loose.zip", &loose);
     fails_cleanly(d, &p, &[], "'loose.png' is not inside a class folder");
+    // classes too small for DP class counts at ε = 1 (standard adjacency): the advice an
+    // image set can follow comes first (images take no schema, so that route is a CSV's)
+    let p = put("tiny.zip", &digits(6));
+    fails_cleanly(
+        d,
+        &p,
+        &[],
+        "choose the keep-label adjacency, which makes the labels and class sizes public (stated in the receipt), or, for a CSV, give the labels in a schema",
+    );
     // bad shape options
     let p = put("ok.zip", &digits(6));
     fails_cleanly(d, &p, &["--channels", "2"], "invalid --channels = 2");

@@ -359,7 +359,7 @@ pub fn dp_classes<R: Rng + ?Sized>(
             ),
         };
         return Err(Error::Data(format!(
-            "no class is large enough to synthesize under DP at this budget: the class labels and sizes are private (standard adjacency) and their noisy counts have standard deviation {sigma:.1}, so {need}{}. Raise ε, lower the mix order (mix), give the labels in a schema (the label column's categories) with a public class-size floor (pool_floor), or choose the keep-label adjacency, which makes the labels and class sizes public (stated in the receipt)",
+            "no class is large enough to synthesize under DP at this budget: the class labels and sizes are private (standard adjacency) and their noisy counts have standard deviation {sigma:.1}, so {need}{}. Raise ε, lower the mix order (mix), choose the keep-label adjacency, which makes the labels and class sizes public (stated in the receipt), or, for a CSV, give the labels in a schema (the label column's categories) with a public class-size floor (pool_floor)",
             if too_small.is_empty() { String::new() } else { format!(" (released but too small: {})", too_small.join(", ")) }
         )));
     }

@@ -194,7 +194,7 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
             // about the threshold is not in the output at all. Says nothing about which or
             // how many classes were left out (that would be the private part).
             warnings.push(format!(
-                "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}}) or raise ε",
+                "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, raise ε, choose the keep-label adjacency (labels and class sizes public, stated in the receipt), or, for a CSV, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}})",
                 r.labels.len(),
                 r.labels.join(", "),
                 label = label_name,
