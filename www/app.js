@@ -43,8 +43,13 @@ function setSchema(schema) {
   state.schema = schema;
   const publicOpt = $("normalize-select").querySelector('option[value="public"]');
   publicOpt.disabled = !schema;
-  publicOpt.textContent = schema ? `public: ranges from ${schema.source}` : "public: ranges from a schema (load one below)";
-  $("normalize-select").value = schema ? "public" : "dp";
+  publicOpt.textContent = schema
+    ? `public: ranges from ${schema.source} only, no budget (values may leave the ranges)`
+    : "public: ranges from a schema (load one below)";
+  // dp stays the default with a schema too (as in the CLI and the npm API): the schema's
+  // bounds are used as given, and each column's distribution is released under DP, which
+  // keeps the synthetic values inside the ranges.
+  if (!schema && $("normalize-select").value === "public") $("normalize-select").value = "dp";
   scheduleReadout();
 }
 
@@ -329,7 +334,10 @@ async function updateReadout() {
       (o.adjacency === "standard"
         ? " Approximate: under the standard adjacency the class sizes used are private noisy floors, a little below the counts shown."
         : "");
-    $("mix-suggestion").textContent = `Suggested: l = ${r.suggestedMix} (uses only class sizes, T and the budget).`;
+    $("mix-suggestion").textContent =
+      o.mix === "auto"
+        ? `auto: l = ${r.mix} here; the run chooses it again from the private class sizes (the receipt states it).`
+        : `Suggested: l = ${r.suggestedMix} (uses only class sizes, T and the budget; “auto” chooses it).`;
     drawCurve(r);
   } catch (e) {
     if (seq !== readoutSeq) return;

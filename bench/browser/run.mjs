@@ -36,9 +36,10 @@ const mb = (readFileSync(input).length / 1e6).toFixed(1);
 
 const settings = { epsilon: "10", delta: "1e-5", mix: "4" };
 
-// Native CLI: same file, same settings (public pixel bounds, as the app uses for pixel tables).
+// Native CLI: same file, same settings (public pixel bounds in a schema with the default dp
+// normalization, as the app uses for pixel tables).
 const t0 = performance.now();
-execFileSync(cli(), ["synth", "--input", input, "--label", label, "--schema", join(dir, "schema.json"), "--normalize", "public",
+execFileSync(cli(), ["synth", "--input", input, "--label", label, "--schema", join(dir, "schema.json"),
   "--epsilon", settings.epsilon, "--delta", settings.delta, "--mix", settings.mix,
   "--output", join(dir, "native.csv"), "--receipt", join(dir, "native.json")], { stdio: "pipe" });
 const native = (performance.now() - t0) / 1000;

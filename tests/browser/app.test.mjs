@@ -175,8 +175,15 @@ test("the demo datasets run without any request", async () => {
   const { page, networkRequestsAfterLoad, errors } = await app.page();
   await page.click('button[data-demo="iris"]');
   await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  // The page's default mix order is the automatic one (as in the CLI and the npm API): the
+  // readout says what it picks and the receipt states the choice.
+  assert.equal(await page.inputValue('[data-testid="mix-input"]'), "auto");
+  await page.waitForFunction(() => /^auto: l = \d+/.test(document.getElementById("mix-suggestion").textContent));
   await page.click('[data-testid="synthesize-button"]');
   assert.equal((await waitForRun(page)).state, "done");
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  assert.match(receipt.parameters.encoding.mix_choice, /^auto: l = \d+/);
+  assert.ok(receipt.parameters.mix > 4, `auto chose l = ${receipt.parameters.mix} for Iris`);
   await page.click('button[data-demo="digits-images"]');
   await page.waitForFunction(() => /Classes/.test(document.getElementById("class-info").textContent));
   await page.fill('[data-testid="samples-input"]', "100");
@@ -253,7 +260,9 @@ test("pixel-like columns: the page asks about the public 0–255 range and ticks
   const { page, errors } = await app.page();
   const cols = Array.from({ length: 16 }, (_, j) => `p${j}`);
   const lines = [[...cols, "label"].join(",")];
-  for (let i = 0; i < 200; i++) lines.push([...cols.map((_, j) => (i * 11 + j * 17) % 256), i % 2].join(","));
+  // 1,000 rows: enough for the DP marginals at ε = 5 (with 200 there are none, and integer
+  // columns without a marginal are decoded linearly, past their bounds).
+  for (let i = 0; i < 1000; i++) lines.push([...cols.map((_, j) => (i * 11 + j * 17) % 256), i % 2].join(","));
   const file = join(dir, "pixels.csv");
   writeFileSync(file, lines.join("\n") + "\n");
   await page.setInputFiles('[data-testid="file-input"]', file);
@@ -262,11 +271,17 @@ test("pixel-like columns: the page asks about the public 0–255 range and ticks
   assert.equal(await page.isChecked("#pixels-public"), false, "not answered for the user");
   assert.equal(await page.inputValue("#normalize-select"), "dp");
   await page.check("#pixels-public");
-  assert.equal(await page.inputValue("#normalize-select"), "public");
+  // The bounds become public; normalization stays dp (the default), so each column's
+  // distribution is released under DP and the synthetic pixels stay inside 0–255 (public
+  // normalization, which the page chose before, decoded them linearly, past the bounds).
+  assert.equal(await page.inputValue("#normalize-select"), "dp");
   await page.click('[data-testid="synthesize-button"]');
   assert.equal((await waitForRun(page)).state, "done");
   const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
-  assert.match(JSON.stringify(receipt.normalization), /public/);
+  assert.ok(receipt.normalization.columns.filter((c) => c.kind === "numeric").every((c) => c.source === "schema"), JSON.stringify(receipt.normalization.columns));
+  const rows = (await downloadBytes(page, "download-data")).bytes.toString("utf8").trim().split("\n").slice(1);
+  const values = rows.flatMap((r) => r.split(",").slice(0, 16).map(Number));
+  assert.ok(values.length === rows.length * 16 && values.every((v) => v >= 0 && v <= 255), `pixels outside 0–255: ${values.filter((v) => !(v >= 0 && v <= 255)).slice(0, 5)}`);
   assert.deepEqual(errors, []);
   await page.context().close();
 });
