@@ -7,7 +7,21 @@ import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from ".
 const pm = fullWorker();
 const state = { source: null, name: "data", result: null, hists: null };
 
-async function load(name, source) {
+/** A public bound on a row's L2 norm from a schema's public ranges (no data read). */
+function boundFromSchema(schema, label) {
+  let s = 0;
+  for (const [name, c] of Object.entries(schema?.columns ?? {})) {
+    if (name === label || c.type !== "numeric") continue;
+    if (!Number.isFinite(c.min) || !Number.isFinite(c.max)) return undefined;
+    s += Math.max(Math.abs(c.min), Math.abs(c.max)) ** 2;
+  }
+  return s > 0 ? Math.ceil(Math.sqrt(s)) : undefined;
+}
+
+// `bound`: a public B that comes with the data (the demo's, from its schema's ranges); a file
+// of the user's own clears the field, since a B chosen for other data would be wrong for it.
+async function load(name, source, bound = undefined) {
+  $("bound-input").value = bound ?? "";
   state.source = source;
   state.name = name;
   state.result = null;
@@ -16,7 +30,9 @@ async function load(name, source) {
   setStatus("idle", "Reading the header…");
   try {
     const s = await fillLabels(pm, source, $("label-select"));
-    $("data-info").textContent = `${name}: ${s.columns.length} columns.`;
+    $("data-info").textContent =
+      `${name}: ${s.columns.length} columns.` +
+      (bound !== undefined ? ` B = ${bound}: the largest row norm the demo's public ranges allow (no data read).` : "");
     $("release-button").disabled = false;
     setStatus("idle", "Ready. Set ε and press Release.");
   } catch (e) {
@@ -36,6 +52,11 @@ async function release() {
       covarianceNoise: $("covariance-select").value,
       marginalPoints: 120,
     };
+    if (o.adjacency !== "label" && $("bound-input").value.trim() === "") {
+      throw new Error(
+        "record adjacency needs a public bound B on each row's L2 norm: enter one chosen without looking at the data (e.g. from your columns' known ranges: √(Σ max|x_j|²)), or choose label adjacency",
+      );
+    }
     const bound = num("bound-input", "B", { optional: o.adjacency === "label" });
     if (bound !== undefined) o.bound = bound;
     const t = num("samples-input", "T", { integer: true, optional: true });
@@ -141,7 +162,7 @@ $("file-input").addEventListener("change", (e) => {
   const f = e.target.files[0];
   if (f) load(f.name.replace(/\.(csv|tsv|txt|gz)$/gi, ""), f);
 });
-$("demo-iris").addEventListener("click", () => load("iris", demos.iris.text));
+$("demo-iris").addEventListener("click", () => load("iris", demos.iris.text, boundFromSchema(demos.iris.schema, "species")));
 $("release-button").addEventListener("click", release);
 $("download-model").addEventListener("click", () =>
   download(JSON.stringify(state.result.model, null, 2) + "\n", `${state.name}-gmm-model.json`, "application/json"));

@@ -59,6 +59,30 @@ test("GMM page: release on a CSV, plot, and the three downloads", async () => {
   await page.context().close();
 });
 
+test("GMM page: the Iris demo releases at the page's defaults (its B comes from the demo's public ranges; a file of one's own clears it)", async () => {
+  const { page, errors } = await app.page("gmm.html");
+  await page.click("#demo-iris");
+  await page.waitForFunction(() => !document.querySelector('[data-testid="gmm-release-button"]').disabled);
+  // √(8² + 4.5² + 7² + 2.5²) = 11.8: the schema's bounds, not the data's.
+  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "12");
+  await page.click('[data-testid="gmm-release-button"]');
+  const st = await waitState(page, "gmm-status");
+  assert.equal(st.state, "done", st.text);
+  const receipt = JSON.parse((await downloadBytes(page, "gmm-download-receipt")).bytes.toString("utf8"));
+  assert.ok(receipt.epsilon <= 5 && receipt.epsilon > 4.9, String(receipt.epsilon));
+  // Someone else's data: the demo's B does not carry over, and an empty B under record
+  // adjacency says what to enter instead of "not a number".
+  await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="gmm-bound-input"]').value === "");
+  await page.waitForFunction(() => !document.querySelector('[data-testid="gmm-release-button"]').disabled);
+  await page.click('[data-testid="gmm-release-button"]');
+  const empty = await waitState(page, "gmm-status");
+  assert.equal(empty.state, "error");
+  assert.match(empty.text, /public bound B .* without looking at the data/);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test("Federated page: three parties keygen → contribute → aggregate", async () => {
   const { page, networkRequestsAfterLoad, errors } = await app.page("federated.html");
   const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8").trim().split(/\r?\n/);
