@@ -208,6 +208,10 @@ export interface GmmOptions extends CallOptions {
   /** Public bound B on every row's L2 norm (required with `adjacency: "record"`): choose it
    * without looking at the data. */
   bound?: number; pca?: number;
+  /** A public centre, one value per feature, chosen without looking at the data (e.g. the
+   * middle of each column's known range): the release is of x − center, so `bound` bounds
+   * ‖x − center‖; the means are moved back. */
+  center?: number[];
   /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
   covarianceNoise?: "gaussian" | "wishart";
   lambda?: number;

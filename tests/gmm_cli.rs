@@ -636,3 +636,43 @@ fn fails(args: &[&str], needle: &str, outputs: &[&Path]) {
         assert!(!p.exists(), "{} left behind", p.display());
     }
 }
+
+/// `--center` takes one comma-separated value per feature (negatives included): the receipt
+/// names it as public information, and the model's means lie near the data's class means (in
+/// the input's units, not shifted); a centre of the wrong length fails naming it, leaving
+/// no file behind.
+#[test]
+fn a_public_center_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = paper_csv(dir.path(), 6);
+    let (m, r) = (dir.path().join("m.json"), dir.path().join("r.json"));
+    let mut args = gmm_args(&csv, "40", &["--center", "-1.5,0,2.25", "--seed", "1"]);
+    args.extend_from_slice(&["--model-out", s(&m), "--receipt", s(&r)]);
+    json(&run(&args));
+    let receipt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+    let public = receipt["guarantee"]["public_information"].to_string();
+    assert!(public.contains("center c = [-1.5, 0.0, 2.25]"), "{public}");
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    let (rows, labels) = read_back(&csv);
+    let class0 = model["classes"][0].as_str().unwrap().to_string();
+    let mine: Vec<&[f64; 3]> = rows
+        .iter()
+        .zip(&labels)
+        .filter(|(_, l)| **l == class0)
+        .map(|(x, _)| x)
+        .collect();
+    for j in 0..3 {
+        let data_mean = mine.iter().map(|x| x[j]).sum::<f64>() / mine.len() as f64;
+        let released = model["means"][0][j].as_f64().unwrap();
+        assert!(
+            (released - data_mean).abs() < 3.0,
+            "feature {j}: released {released}, data {data_mean}"
+        );
+    }
+    let (m2, r2) = (dir.path().join("m2.json"), dir.path().join("r2.json"));
+    let mut bad = gmm_args(&csv, "40", &["--center", "1,2"]);
+    bad.extend_from_slice(&["--model-out", s(&m2), "--receipt", s(&r2)]);
+    fails(&bad, "center", &[&m2, &r2]);
+}

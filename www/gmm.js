@@ -5,23 +5,30 @@ import { demos } from "./vendor/demo-data.js";
 import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from "./common.js";
 
 const pm = fullWorker();
-const state = { source: null, name: "data", result: null, hists: null };
+const state = { source: null, name: "data", result: null, hists: null, center: undefined };
 
-/** A public bound on a row's L2 norm from a schema's public ranges (no data read). */
-function boundFromSchema(schema, label) {
+/**
+ * A public frame from a schema's public ranges (no data read): the centre of each feature's
+ * range, and B = the largest distance from that centre the ranges allow (rounded up to 0.1).
+ */
+function frameFromSchema(schema, features) {
+  const center = [];
   let s = 0;
-  for (const [name, c] of Object.entries(schema?.columns ?? {})) {
-    if (name === label || c.type !== "numeric") continue;
-    if (!Number.isFinite(c.min) || !Number.isFinite(c.max)) return undefined;
-    s += Math.max(Math.abs(c.min), Math.abs(c.max)) ** 2;
+  for (const name of features) {
+    const c = schema?.columns?.[name];
+    if (c?.type !== "numeric" || !Number.isFinite(c.min) || !Number.isFinite(c.max)) return undefined;
+    center.push((c.min + c.max) / 2);
+    s += ((c.max - c.min) / 2) ** 2;
   }
-  return s > 0 ? Math.ceil(Math.sqrt(s)) : undefined;
+  return center.length ? { center, bound: Math.ceil(Math.sqrt(s) * 10) / 10 } : undefined;
 }
 
-// `bound`: a public B that comes with the data (the demo's, from its schema's ranges); a file
-// of the user's own clears the field, since a B chosen for other data would be wrong for it.
-async function load(name, source, bound = undefined) {
-  $("bound-input").value = bound ?? "";
+// `schema`: public ranges that come with the data (the demo's). They give a public centre and
+// B (no data read); a file of the user's own clears both, since a frame chosen for other
+// data would be wrong for it.
+async function load(name, source, schema = undefined) {
+  $("bound-input").value = "";
+  state.center = undefined;
   state.source = source;
   state.name = name;
   state.result = null;
@@ -30,9 +37,17 @@ async function load(name, source, bound = undefined) {
   setStatus("idle", "Reading the header…");
   try {
     const s = await fillLabels(pm, source, $("label-select"));
+    const features = s.columns.map((c) => c.name).filter((c) => c !== $("label-select").value);
+    const frame = schema && frameFromSchema(schema, features);
+    if (frame) {
+      state.center = frame.center;
+      $("bound-input").value = String(frame.bound);
+    }
     $("data-info").textContent =
       `${name}: ${s.columns.length} columns.` +
-      (bound !== undefined ? ` B = ${bound}: the largest row norm the demo's public ranges allow (no data read).` : "");
+      (frame
+        ? ` From the demo's public ranges (no data read): rows are centred on the middle of each range (${frame.center.join(", ")}), and B = ${frame.bound} bounds their distance from it.`
+        : "");
     $("release-button").disabled = false;
     setStatus("idle", "Ready. Set ε and press Release.");
   } catch (e) {
@@ -59,6 +74,7 @@ async function release() {
     }
     const bound = num("bound-input", "B", { optional: o.adjacency === "label" });
     if (bound !== undefined) o.bound = bound;
+    if (state.center) o.center = state.center;
     const t = num("samples-input", "T", { integer: true, optional: true });
     o.samples = t ?? undefined;
   } catch (e) {
@@ -162,7 +178,7 @@ $("file-input").addEventListener("change", (e) => {
   const f = e.target.files[0];
   if (f) load(f.name.replace(/\.(csv|tsv|txt|gz)$/gi, ""), f);
 });
-$("demo-iris").addEventListener("click", () => load("iris", demos.iris.text, boundFromSchema(demos.iris.schema, "species")));
+$("demo-iris").addEventListener("click", () => load("iris", demos.iris.text, demos.iris.schema));
 $("release-button").addEventListener("click", release);
 $("download-model").addEventListener("click", () =>
   download(JSON.stringify(state.result.model, null, 2) + "\n", `${state.name}-gmm-model.json`, "application/json"));

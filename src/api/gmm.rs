@@ -32,6 +32,10 @@ pub struct GmmRequest {
     /// Project to K principal components first.
     #[serde(default)]
     pub pca: Option<usize>,
+    /// A public centre, one value per feature: the release is of x − center (B bounds
+    /// ‖x − center‖) and the means are moved back (see `GmmOptions::center`).
+    #[serde(default)]
+    pub center: Option<Vec<f64>>,
     /// `gaussian` (default) or `wishart`.
     #[serde(default)]
     pub covariance_noise: Option<String>,
@@ -166,6 +170,7 @@ impl TryFrom<&GmmRequest> for GmmParams {
             bound: r.bound,
             lambda: r.lambda.unwrap_or(d.lambda),
             pca: r.pca,
+            center: r.center.clone(),
             covariance_noise: match &r.covariance_noise {
                 Some(s) => s.parse()?,
                 None => d.covariance_noise,

@@ -73,6 +73,11 @@ pub(crate) struct GmmArgs {
     /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
     #[arg(long)]
     pca: Option<usize>,
+    /// A public centre c, one value per feature (comma-separated), chosen without looking at
+    /// the data (e.g. the middle of each column's known range): the release is of x − c, so
+    /// --bound bounds ‖x − c‖; the means are moved back by c.
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    center: Option<Vec<f64>>,
     /// Covariance noise of `optimized`: gaussian (default; a valid (ε, δ) guarantee) or
     /// wishart (the paper's; its support depends on the data, so its receipt
     /// declares the covariances NOT protected by a worst-case guarantee, see the README).
@@ -174,6 +179,7 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         adjacency: Some(super::name_of(&a.adjacency)),
         bound: a.bound,
         pca: a.pca,
+        center: a.center.clone(),
         covariance_noise: Some(super::name_of(&a.covariance_noise)),
         lambda: a.lambda,
         samples: a.samples.map(|t| t as u64),

@@ -59,17 +59,19 @@ test("GMM page: release on a CSV, plot, and the three downloads", async () => {
   await page.context().close();
 });
 
-test("GMM page: the Iris demo releases at the page's defaults (its B comes from the demo's public ranges; a file of one's own clears it)", async () => {
+test("GMM page: the Iris demo releases at the page's defaults (its centre and B come from the demo's public ranges; a file of one's own clears them)", async () => {
   const { page, errors } = await app.page("gmm.html");
   await page.click("#demo-iris");
   await page.waitForFunction(() => !document.querySelector('[data-testid="gmm-release-button"]').disabled);
-  // √(8² + 4.5² + 7² + 2.5²) = 11.8: the schema's bounds, not the data's.
-  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "12");
+  // From the schema's ranges, not the data: rows centred on the ranges' middles (6, 3.25, 4,
+  // 1.25) and B = √(2² + 1.25² + 3² + 1.25²) = 4.02, rounded up to 4.1.
+  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "4.1");
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);
   const receipt = JSON.parse((await downloadBytes(page, "gmm-download-receipt")).bytes.toString("utf8"));
   assert.ok(receipt.epsilon <= 5 && receipt.epsilon > 4.9, String(receipt.epsilon));
+  assert.ok(receipt.guarantee.public_information.some((s) => s.includes("center c = [6.0, 3.25, 4.0, 1.25]")), JSON.stringify(receipt.guarantee));
   // Someone else's data: the demo's B does not carry over, and an empty B under record
   // adjacency says what to enter instead of "not a number".
   await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));

@@ -28,6 +28,9 @@ pub fn release_gmm_data(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     check_options(opts)?;
+    if let Some(c) = &opts.center {
+        return release_centered(data, opts, c, rng);
+    }
     if let Some(k) = opts.pca {
         return release_projected(data, opts, k, rng);
     }
@@ -38,6 +41,61 @@ pub fn release_gmm_data(
         Noise::IidGaussian | Noise::IidLaplace | Noise::ColoredGaussian => noise_baseline(&p, rng)?,
     };
     finish(p, noised, rng)
+}
+
+/// `center`: the release of the rows x − c for a public c, with the means (and the owner's
+/// reference fit) moved back by c. Privacy: x ↦ x − c is a fixed bijection of every row, so
+/// neighbouring datasets stay neighbours and the release of the shifted rows has the same
+/// (ε, δ); adding c to the released means is post-processing. Only B changes meaning: it
+/// bounds ‖x − c‖, which a c near the middle of the public ranges makes much smaller than ‖x‖.
+fn release_centered(
+    data: &GmmData,
+    opts: &GmmOptions,
+    c: &[f64],
+    rng: &mut ReleaseRng,
+) -> Result<GmmRelease> {
+    let d = data.dim();
+    if c.len() != d || c.iter().any(|v| !v.is_finite()) {
+        return Err(Error::param(
+            "center",
+            format!("{} values", c.len()),
+            format!("give one finite value per feature column ({d}: {}), chosen without looking at the data, e.g. the middle of each column's public range", data.features.join(", ")),
+        ));
+    }
+    if opts.pca.is_some() {
+        return Err(Error::param(
+            "center",
+            "(given)",
+            "a public center and pca do not combine (the projection centres the data itself); drop one",
+        ));
+    }
+    let shifted = GmmData {
+        rows: data
+            .rows
+            .iter()
+            .map(|r| r.iter().zip(c).map(|(x, m)| x - m).collect())
+            .collect(),
+        ..data.clone()
+    };
+    let inner = GmmOptions {
+        center: None,
+        ..opts.clone()
+    };
+    let mut r = release_gmm_data(&shifted, &inner, rng)?;
+    let back = |m: &mut GmmModel| {
+        for mean in &mut m.means {
+            mean.iter_mut().zip(c).for_each(|(v, ci)| *v += ci);
+        }
+    };
+    back(&mut r.model);
+    if let Some(reference) = r.reference.as_mut() {
+        back(reference);
+    }
+    r.model.validate()?;
+    r.receipt.guarantee.public_information.push(format!(
+        "the center c = {c:?} given with the request: the release is of the rows x − c (the bound B applies to ‖x − c‖), and c was added back to the released means"
+    ));
+    Ok(r)
 }
 
 /// `--pca k`: the release of the data projected on its top k principal components (the
