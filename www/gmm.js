@@ -5,7 +5,7 @@ import { demos } from "./vendor/demo-data.js";
 import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from "./common.js";
 
 const pm = fullWorker();
-const state = { source: null, name: "data", result: null, hists: null, center: undefined };
+const state = { source: null, name: "data", result: null, hists: null };
 
 /**
  * A public frame from a schema's public ranges (no data read): the centre of each feature's
@@ -28,7 +28,7 @@ function frameFromSchema(schema, features) {
 // data would be wrong for it.
 async function load(name, source, schema = undefined) {
   $("bound-input").value = "";
-  state.center = undefined;
+  $("center-input").value = "";
   state.source = source;
   state.name = name;
   state.result = null;
@@ -40,7 +40,7 @@ async function load(name, source, schema = undefined) {
     const features = s.columns.map((c) => c.name).filter((c) => c !== $("label-select").value);
     const frame = schema && frameFromSchema(schema, features);
     if (frame) {
-      state.center = frame.center;
+      $("center-input").value = frame.center.join(", ");
       $("bound-input").value = String(frame.bound);
     }
     $("data-info").textContent =
@@ -74,7 +74,11 @@ async function release() {
     }
     const bound = num("bound-input", "B", { optional: o.adjacency === "label" });
     if (bound !== undefined) o.bound = bound;
-    if (state.center) o.center = state.center;
+    const center = $("center-input").value.trim();
+    if (center) {
+      o.center = center.split(/[\s,;]+/).filter(Boolean).map(Number);
+      if (!o.center.every(Number.isFinite)) throw new Error(`centre “${center}” is not a list of numbers; enter e.g. 6, 3.25, 4, 1.25`);
+    }
     const t = num("samples-input", "T", { integer: true, optional: true });
     o.samples = t ?? undefined;
   } catch (e) {

@@ -66,6 +66,7 @@ test("GMM page: the Iris demo releases at the page's defaults (its centre and B 
   // From the schema's ranges, not the data: rows centred on the ranges' middles (6, 3.25, 4,
   // 1.25) and B = √(2² + 1.25² + 3² + 1.25²) = 4.02, rounded up to 4.1.
   assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "4.1");
+  assert.equal(await page.inputValue('[data-testid="gmm-center-input"]'), "6, 3.25, 4, 1.25");
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);
@@ -76,6 +77,7 @@ test("GMM page: the Iris demo releases at the page's defaults (its centre and B 
   // adjacency says what to enter instead of "not a number".
   await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));
   await page.waitForFunction(() => document.querySelector('[data-testid="gmm-bound-input"]').value === "");
+  assert.equal(await page.inputValue('[data-testid="gmm-center-input"]'), "");
   await page.waitForFunction(() => !document.querySelector('[data-testid="gmm-release-button"]').disabled);
   await page.click('[data-testid="gmm-release-button"]');
   const empty = await waitState(page, "gmm-status");
