@@ -8,7 +8,7 @@
 //! request and the whole readout's native time (best of 3), which `bench/browser/readout.mjs`
 //! replays through the app's worker in Chromium.
 use privmix::accountant::calibrate::Goal;
-use privmix::accountant::{default_orders, Preset};
+use privmix::accountant::default_orders;
 use privmix::api::accountant::{preview, PreviewRequest};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use privmix::preprocess::auto::{auto_mix, CANDIDATES, FULL_POOL_BELOW};
@@ -64,21 +64,7 @@ fn main() {
             let target = eps * 0.9;
             let mut l = 0;
             let now = best_ms(3, || {
-                l = auto_mix(
-                    pool,
-                    per,
-                    d,
-                    1.0,
-                    acc,
-                    &Goal {
-                        epsilon: target,
-                        delta: 1e-5,
-                        orders: &orders,
-                        preset: Preset::Default,
-                        extra: None,
-                    },
-                )
-                .unwrap();
+                l = auto_mix(pool, per, d, 1.0, acc, &Goal::new(target, 1e-5, &orders)).unwrap();
             });
             let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
             let mut l_prev = 0;
@@ -98,13 +84,7 @@ fn main() {
                             sigma_y: None,
                             samples: per,
                         },
-                        &Goal {
-                            epsilon: target,
-                            delta: 1e-5,
-                            orders: &orders,
-                            preset: Preset::Default,
-                            extra: None,
-                        },
+                        &Goal::new(target, 1e-5, &orders),
                     )
                     .unwrap();
                     let score = 1.0 / f64::from(c) + d as f64 * s.sigma_x * s.sigma_x;

@@ -29,6 +29,17 @@ pub struct Goal<'a> {
 }
 
 impl<'a> Goal<'a> {
+    /// ε at δ on `orders` under the default preset, with nothing else spent in the run.
+    pub fn new(epsilon: f64, delta: f64, orders: &'a [u32]) -> Self {
+        Goal {
+            epsilon,
+            delta,
+            orders,
+            preset: Preset::Default,
+            extra: None,
+        }
+    }
+
     /// The same goal with other orders and `extra` (a coarser grid for rankings).
     pub fn on(self, orders: &'a [u32], extra: Option<&'a RdpCurve>) -> Self {
         Goal {

@@ -256,13 +256,7 @@ mod tests {
             .calibrate(
                 "sigma-x",
                 "sigma-y",
-                &Goal {
-                    epsilon: 1.0,
-                    delta: 1e-5,
-                    orders: &default_orders(),
-                    preset: Preset::Default,
-                    extra: None,
-                },
+                &Goal::new(1.0, 1e-5, &default_orders()),
             )
             .unwrap_err()
             .to_string();

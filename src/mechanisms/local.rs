@@ -321,19 +321,7 @@ mod tests {
     fn calibration_round_trips() {
         let o = default_orders();
         for (n, t) in [(1000u64, 1000u64), (1000, 100)] {
-            let c = calibrate_local(
-                n,
-                t,
-                1.0,
-                &Goal {
-                    epsilon: 2.0,
-                    delta: 1e-5,
-                    orders: &o,
-                    preset: Preset::Default,
-                    extra: None,
-                },
-            )
-            .unwrap();
+            let c = calibrate_local(n, t, 1.0, &Goal::new(2.0, 1e-5, &o)).unwrap();
             let p = LocalPrivacy {
                 rows: n,
                 samples: t,

@@ -380,13 +380,7 @@ mod tests {
                     sigma_y: None,
                     samples: rdp.samples,
                 },
-                &Goal {
-                    epsilon: target,
-                    delta,
-                    orders: &default_orders(),
-                    preset: Preset::Default,
-                    extra: None,
-                },
+                &Goal::new(target, delta, &default_orders()),
             )
             .unwrap();
             let sx = p.calibrate(c.sigma_x, target, delta).unwrap();
@@ -539,13 +533,7 @@ mod tests {
                 1000,
                 1000,
                 1.0,
-                &Goal {
-                    epsilon: target,
-                    delta,
-                    orders: &default_orders(),
-                    preset: Preset::Default,
-                    extra: None,
-                },
+                &Goal::new(target, delta, &default_orders()),
             )
             .unwrap()
             .sigma;

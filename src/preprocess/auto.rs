@@ -328,21 +328,7 @@ mod tests {
         let (pool, t, d, delta, eps) = (2000u64, 2000u64, 20u64, 1e-5, 2.0);
         let acc = ACC;
         let auto = |pool: u64, t: u64| {
-            auto_mix(
-                pool,
-                t,
-                d,
-                1.0,
-                acc,
-                &Goal {
-                    epsilon: eps,
-                    delta,
-                    orders: &orders,
-                    preset: Preset::Default,
-                    extra: None,
-                },
-            )
-            .unwrap()
+            auto_mix(pool, t, d, 1.0, acc, &Goal::new(eps, delta, &orders)).unwrap()
         };
         let l = auto(pool, t);
         // From STRUCTURE_POOL_FROM rows: (A + N)·N/A, written out here.
@@ -359,21 +345,7 @@ mod tests {
         }
         // An Adult-sized table at ε = 1 (pool 7,828, T = 24,732, d = 50): the spread around
         // the class mean alone is smallest at l = 64; weighing the structure takes l ≤ 16.
-        let adult = auto_mix(
-            7828,
-            24732,
-            50,
-            1.0,
-            acc,
-            &Goal {
-                epsilon: 1.0,
-                delta,
-                orders: &orders,
-                preset: Preset::Default,
-                extra: None,
-            },
-        )
-        .unwrap();
+        let adult = auto_mix(7828, 24732, 50, 1.0, acc, &Goal::new(1.0, delta, &orders)).unwrap();
         let spread = |l: u32| {
             let s = full_sigma_x(7828, l, 24732, delta, 1.0, None);
             1.0 / f64::from(l) + 50.0 * s * s
@@ -394,23 +366,8 @@ mod tests {
             let s = full_sigma_x(pool, l, 40, delta, 5.0, None);
             1.0 / f64::from(l) + 4.0 * s * s
         };
-        let iris_like = |pool: u64| {
-            auto_mix(
-                pool,
-                40,
-                4,
-                1.0,
-                acc,
-                &Goal {
-                    epsilon: 5.0,
-                    delta,
-                    orders: &orders,
-                    preset: Preset::Default,
-                    extra: None,
-                },
-            )
-            .unwrap()
-        };
+        let iris_like =
+            |pool: u64| auto_mix(pool, 40, 4, 1.0, acc, &Goal::new(5.0, delta, &orders)).unwrap();
         let l30 = iris_like(30);
         let best = [1u32, 2, 3, 4, 6, 8, 12, 30]
             .into_iter()

@@ -834,13 +834,7 @@ mod tests {
             4,
             1.0,
             0.0,
-            &Goal {
-                epsilon: target,
-                delta: 1e-5,
-                orders: &o,
-                preset: Preset::Default,
-                extra: None,
-            },
+            &Goal::new(target, 1e-5, &o),
         )
         .unwrap();
         let z = s / 0.5;

@@ -2,9 +2,9 @@
 //! from Node (`run.mjs`): no bindings, numbers in, σ out (NaN on error).
 
 use privmix::accountant::calibrate::Goal;
+use privmix::accountant::default_orders;
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
-use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 
 /// σx calibrated by the PLD accountant (`standard` ≠ 0: standard adjacency).
@@ -37,13 +37,7 @@ pub extern "C" fn rdp_sigma(pool: u32, mix: u32, samples: u32, eps: f64) -> f64 
             sigma_y: None,
             samples: samples as u64,
         },
-        &Goal {
-            epsilon: eps,
-            delta: 1e-5,
-            orders: &default_orders(),
-            preset: Preset::Default,
-            extra: None,
-        },
+        &Goal::new(eps, 1e-5, &default_orders()),
     )
     .map_or(f64::NAN, |c| c.sigma_x)
 }

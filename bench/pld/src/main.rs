@@ -9,9 +9,9 @@
 //! measured in the same run.
 
 use privmix::accountant::calibrate::Goal;
+use privmix::accountant::default_orders;
 use privmix::accountant::pld::mechanisms::{calibrate_cda, Adjacency};
 use privmix::accountant::pld::PldOptions;
-use privmix::accountant::{default_orders, Preset};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaPrivacy, CdaShape};
 use std::time::Instant;
 
@@ -72,13 +72,7 @@ fn main() {
                         sigma_y: None,
                         samples,
                     },
-                    &Goal {
-                        epsilon: eps,
-                        delta,
-                        orders: &orders,
-                        preset: Preset::Default,
-                        extra: None,
-                    },
+                    &Goal::new(eps, delta, &orders),
                 )
                 .expect("rdp calibration")
             });
