@@ -149,6 +149,15 @@ impl RdpCurve {
         }
     }
 
+    /// [`RdpCurve::gaussian`] for a release that may not have happened: the zero curve when
+    /// `z` is None.
+    pub fn gaussian_or_zero(z: Option<f64>, orders: &[u32]) -> Result<Self> {
+        match z {
+            Some(z) => Self::gaussian(z, orders),
+            None => Ok(Self::zero(orders)),
+        }
+    }
+
     /// The Gaussian mechanism with noise multiplier `z` (std / L2 sensitivity): α/(2z²).
     pub fn gaussian(z: f64, orders: &[u32]) -> Result<Self> {
         subsampled_gaussian::validate_orders(orders)?;

@@ -372,10 +372,10 @@ fn multi_party_receipt(
     let parties: Vec<PartyInput> = contributions
         .iter()
         .map(|c| {
-            let curve = match c.accounting.normalization_noise_multiplier {
-                Some(z) => RdpCurve::gaussian(z, &agreed.orders),
-                None => Ok(RdpCurve::zero(&agreed.orders)),
-            }?;
+            let curve = RdpCurve::gaussian_or_zero(
+                c.accounting.normalization_noise_multiplier,
+                &agreed.orders,
+            )?;
             Ok(PartyInput {
                 party: c.party,
                 pool: c.accounting.pool,

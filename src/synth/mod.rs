@@ -1474,10 +1474,7 @@ fn decide_types(
         }
         ColumnTypes::Data => decide_from_data(table, schema),
     };
-    let curve = match decisions.noise_multiplier {
-        Some(z) => RdpCurve::gaussian(z, &opts.orders)?,
-        None => RdpCurve::zero(&opts.orders),
-    };
+    let curve = RdpCurve::gaussian_or_zero(decisions.noise_multiplier, &opts.orders)?;
     Ok((decided, decisions, curve))
 }
 
@@ -1578,15 +1575,6 @@ fn no_pool_floor(opts: &SynthOptions) -> Result<()> {
     }
 }
 
-/// The RDP curve of a Gaussian release with noise multiplier `z`, or the zero curve when
-/// there was none.
-fn curve_or_zero(z: Option<f64>, orders: &[u32]) -> Result<RdpCurve> {
-    match z {
-        Some(z) => RdpCurve::gaussian(z, orders),
-        None => Ok(RdpCurve::zero(orders)),
-    }
-}
-
 /// The receipt's word on l when it was not chosen by `auto_l`.
 fn given_mix_statement(opts: &SynthOptions, auto_requested: bool) -> String {
     if auto_requested {
@@ -1677,7 +1665,7 @@ fn synthesize_dyn(
         no_pool_floor(opts)?;
         (None, None)
     };
-    let counts_curve = curve_or_zero(counts_z, orders)?;
+    let counts_curve = RdpCurve::gaussian_or_zero(counts_z, orders)?;
     let k = cls.labels.len();
     let n = table.n_rows;
     let (t, per_class_counts) = rows_per_class(opts.samples, count_report.as_ref(), k, n);
