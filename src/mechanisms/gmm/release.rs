@@ -211,10 +211,7 @@ impl<'a> Prepared<'a> {
                     Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}"))
                 })?
         };
-        let mut counts = vec![0usize; k];
-        for &y in &data.labels {
-            counts[y] += 1;
-        }
+        let counts: Vec<usize> = reference_fits.iter().map(|f| f.count).collect();
         let pi: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
         Ok(Prepared {
             data,
