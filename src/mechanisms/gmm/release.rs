@@ -69,14 +69,11 @@ fn release_centered(
             "a public center and pca do not combine (the projection centres the data itself); drop one",
         ));
     }
-    let shifted = GmmData {
-        rows: data
-            .rows
-            .iter()
-            .map(|r| r.iter().zip(c).map(|(x, m)| x - m).collect())
-            .collect(),
-        ..data.clone()
-    };
+    // One copy of the rows, shifted in place.
+    let mut shifted = data.clone();
+    for row in &mut shifted.rows {
+        row.iter_mut().zip(c).for_each(|(x, m)| *x -= m);
+    }
     let inner = GmmOptions {
         center: None,
         ..opts.clone()
