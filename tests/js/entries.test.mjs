@@ -19,32 +19,37 @@ function entries() {
   const walk = (subpath, node, cond) => {
     if (typeof node === "string") return;
     if (node.types && node.default) out.push({ name: `${subpath} (${cond})`, types: node.types, js: node.default, cjs: cond.includes("require") });
-    for (const [k, v] of Object.entries(node)) if (k !== "types" && k !== "default") walk(subpath, v, cond ? `${cond}.${k}` : k);
-    if (node.default && typeof node.default === "object") walk(subpath, node.default, cond ? `${cond}.default` : "default");
+    for (const [k, v] of Object.entries(node)) if (k !== "types") walk(subpath, v, cond ? `${cond}.${k}` : k);
   };
   for (const [subpath, node] of Object.entries(pkg.exports)) walk(subpath, node, "");
   return out;
 }
 
+const compiled = new Map();
+/** The type checker and the exported symbols of a declaration file (each file compiled once). */
+function exportsOf(dts) {
+  if (!compiled.has(dts)) {
+    const file = join(ROOT, dts);
+    const program = ts.createProgram([file], { strict: true, noEmit: true, lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
+    const checker = program.getTypeChecker();
+    compiled.set(dts, { checker, symbols: checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file))) });
+  }
+  return compiled.get(dts);
+}
+
 /** The value (not type) exports a declaration file declares, aliases followed. */
 function declared(dts) {
-  const file = join(ROOT, dts);
-  const program = ts.createProgram([file], { strict: true, noEmit: true, lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
-  const checker = program.getTypeChecker();
-  const names = [];
-  for (const sym of checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)))) {
-    const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
-    if (target.flags & ts.SymbolFlags.Value) names.push(sym.getName());
-  }
-  return names.sort();
+  const { checker, symbols } = exportsOf(dts);
+  return symbols
+    .filter((sym) => (sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym).flags & ts.SymbolFlags.Value)
+    .map((sym) => sym.getName())
+    .sort();
 }
 
 /** The methods a declared class has (constructor excluded). */
 function declaredMethods(dts, className) {
-  const file = join(ROOT, dts);
-  const program = ts.createProgram([file], { strict: true, noEmit: true, lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
-  const checker = program.getTypeChecker();
-  const sym = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file))).find((s) => s.getName() === className);
+  const { checker, symbols } = exportsOf(dts);
+  const sym = symbols.find((s) => s.getName() === className);
   assert.ok(sym, `${dts} declares ${className}`);
   return checker
     .getPropertiesOfType(checker.getDeclaredTypeOfSymbol(sym))
