@@ -333,7 +333,7 @@ pub struct Federation {
 
 impl Federation {
     /// τ_e where it is added (CAPE), else 0.
-    fn tau_e(&self) -> f64 {
+    fn added_tau_e(&self) -> f64 {
         if self.variant == Variant::Cape {
             self.tau_e
         } else {
@@ -372,7 +372,7 @@ pub fn calibrate_tau_g_for(fed: &Federation, acc: &Accounting, target: f64) -> R
             x.sqrt()
         }
     };
-    let te = fed.tau_e();
+    let te = fed.added_tau_e();
     certify_upward(tau, 1e-9, 200, |tau| {
         let taus = vec![tau; clients];
         let z = z_joint(delta_l2, &taus, te, clients, 0, known);
@@ -469,7 +469,7 @@ pub fn views_for(fed: &Federation, tau_gs: &[f64], who: usize, acc: &Accounting)
         known,
         ..
     } = fed;
-    let te = fed.tau_e();
+    let te = fed.added_tau_e();
     let present = tau_gs.len() as f64;
     let tg = tau_gs[who];
     let (client_noise, agg_noise) = match variant {
