@@ -3,7 +3,7 @@
 
 use super::{check_seed, rng_for, rng_for_seed, DEFAULT_DELTA};
 use crate::accountant::{check_delta, check_epsilon};
-use crate::data::{read_csv_bytes, CsvOptions, Table};
+use crate::data::{read_csv_bytes, CsvOptions, CsvOut, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::gmm::{self, GmmOptions};
 use crate::rng::ReleaseRng;
@@ -95,8 +95,8 @@ pub fn gmm_samples_csv(
     rng: &mut ReleaseRng,
 ) -> Result<Vec<u8>> {
     let (classes, rows) = gmm::sample(model, samples, rng)?;
-    let err = |e: csv::Error| Error::Data(format!("cannot write the samples: {e}"));
-    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: std::io::Error| Error::Data(format!("cannot write the samples: {e}"));
+    let mut w = CsvOut::new(Vec::new());
     let mut header = model.output_features();
     let d = header.len();
     header.push(if model.label.is_empty() {
@@ -112,8 +112,7 @@ pub fn gmm_samples_csv(
         cells.push(model.classes[*c].clone());
         w.write_record(&cells).map_err(err)?;
     }
-    w.into_inner()
-        .map_err(|e| Error::Data(format!("cannot write the samples: {e}")))
+    Ok(w.into_bytes())
 }
 
 /// The GMM input of a table read from `csv`, with the cells' exact f64 values (the table

@@ -119,23 +119,17 @@ pub fn rng_for_seed(seed: Option<u64>) -> Result<ReleaseRng> {
 }
 
 /// A CSV writer into memory, shared by the operations that return CSV bytes.
-pub(crate) fn csv_sink() -> std::cell::RefCell<csv::Writer<Vec<u8>>> {
-    std::cell::RefCell::new(csv::Writer::from_writer(Vec::new()))
-}
-
-/// The bytes of a [`csv_sink`].
-pub(crate) fn csv_bytes(w: std::cell::RefCell<csv::Writer<Vec<u8>>>) -> Result<Vec<u8>> {
-    w.into_inner()
-        .into_inner()
-        .map_err(|e| Error::Data(format!("cannot write the output: {e}")))
+pub(crate) fn csv_sink() -> std::cell::RefCell<crate::data::CsvOut<Vec<u8>>> {
+    std::cell::RefCell::new(crate::data::CsvOut::new(Vec::new()))
 }
 
 /// The text of a [`csv_sink`].
-pub(crate) fn csv_string(w: std::cell::RefCell<csv::Writer<Vec<u8>>>) -> Result<String> {
-    String::from_utf8(csv_bytes(w)?).map_err(|_| Error::Internal("the output is not UTF-8".into()))
+pub(crate) fn csv_string(w: std::cell::RefCell<crate::data::CsvOut<Vec<u8>>>) -> Result<String> {
+    String::from_utf8(w.into_inner().into_bytes())
+        .map_err(|_| Error::Internal("the output is not UTF-8".into()))
 }
 
 /// The error of a CSV write.
-pub(crate) fn csv_write_err(e: csv::Error) -> Error {
+pub(crate) fn csv_write_err(e: std::io::Error) -> Error {
     Error::Data(format!("cannot write the output: {e}"))
 }

@@ -8,7 +8,7 @@ use super::{
     check_seed, csv_write_err, orders_of, preset_of, schema_of, DEFAULT_CLIP, DEFAULT_DELTA,
 };
 use crate::accountant::{check_delta, check_epsilon, AccountantKind};
-use crate::data::{read_csv_bytes, Column, CsvOptions, MissingPolicy, Schema, Table};
+use crate::data::{read_csv_bytes, Column, CsvOptions, CsvOut, MissingPolicy, Schema, Table};
 use crate::error::{Error, Result};
 use crate::eval::Model;
 use crate::preprocess::NormalizeMode;
@@ -387,13 +387,13 @@ pub fn synthesize_table_csv<'t>(
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Vec<u8>, Receipt)> {
     let table: Cow<'t, Table> = table.into();
-    let out = std::cell::RefCell::new(csv::Writer::from_writer(Vec::with_capacity(
+    let out = std::cell::RefCell::new(CsvOut::with_capacity(
         table
             .n_rows
             .saturating_mul(table.n_cols())
             .saturating_mul(4)
             .min(1 << 30),
-    )));
+    ));
     let receipt = synthesize_table(
         table,
         p,
@@ -402,7 +402,7 @@ pub fn synthesize_table_csv<'t>(
         |cells| out.borrow_mut().write_record(cells).map_err(csv_write_err),
         progress,
     )?;
-    Ok((super::csv_bytes(out)?, receipt))
+    Ok((out.into_inner().into_bytes(), receipt))
 }
 
 /// Reads `csv` and synthesizes from it: `synthesizeCsv`.

@@ -2,7 +2,7 @@
 
 use super::{name_of, print_json, read_text, rng_for, same_file, Common, NormalizeArg, Staged};
 use clap::{Args, Subcommand, ValueEnum};
-use privmix::data::{read_csv_path, CsvOptions, Schema};
+use privmix::data::{read_csv_path, CsvOptions, CsvOut, Schema};
 use privmix::error::{Error, Result};
 use privmix::federated::{
     aggregate, contribute, simulate, Contribution, FedOptions, Partition, Simulation,
@@ -233,7 +233,7 @@ fn write_csv_and_receipt(
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(output)?;
     let out_name = output.display().to_string();
-    let mut writer = csv::Writer::from_writer(std::io::BufWriter::with_capacity(1 << 20, out_file));
+    let mut writer = CsvOut::new(out_file);
     let receipt = {
         let mut put = |cells: &[String]| {
             writer
@@ -242,12 +242,9 @@ fn write_csv_and_receipt(
         };
         fill(&mut put)?
     };
-    let mut inner = writer
+    writer
         .into_inner()
-        .map_err(|e| Error::Data(format!("{out_name}: cannot write: {e}")))?;
-    inner.flush().map_err(|e| Error::io(out_name.clone(), e))?;
-    inner
-        .get_ref()
+        .map_err(|e| Error::Data(format!("{out_name}: cannot write: {e}")))?
         .sync_all()
         .map_err(|e| Error::io(out_name.clone(), e))?;
     let (_, mut rf) = staged.file(receipt_path)?;

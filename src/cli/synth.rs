@@ -7,7 +7,7 @@ use super::{
 };
 use clap::{Args, ValueEnum};
 use privmix::api::{self, MixChoice, SynthParams, SynthRequest};
-use privmix::data::read_csv_path;
+use privmix::data::{read_csv_path, CsvOut};
 use privmix::error::{Error, Result};
 use privmix::rng::ReleaseRng;
 use serde_json::json;
@@ -350,10 +350,8 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();
-    let writer = std::cell::RefCell::new(csv::Writer::from_writer(
-        std::io::BufWriter::with_capacity(1 << 20, out_file),
-    ));
-    let csv_err = |e: csv::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
+    let writer = std::cell::RefCell::new(CsvOut::new(out_file));
+    let csv_err = |e: std::io::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
     // By value: the pipeline reuses the table's memory rather than copying it.
     let receipt = api::synthesize_table(
         table,
@@ -363,13 +361,10 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
         |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
         |_| Ok(()),
     )?;
-    let mut inner = writer
+    writer
         .into_inner()
         .into_inner()
-        .map_err(|e| Error::Data(format!("{out_name}: cannot write: {e}")))?;
-    inner.flush().map_err(|e| Error::io(out_name.clone(), e))?;
-    inner
-        .get_ref()
+        .map_err(csv_err)?
         .sync_all()
         .map_err(|e| Error::io(out_name.clone(), e))?;
     let (_, mut rf) = staged.file(&a.receipt)?;

@@ -1,4 +1,5 @@
-//! Tabular input: CSV reading (plain or gzip), type inference and schema overrides.
+//! Tabular data: CSV reading (plain or gzip), type inference and schema overrides, and CSV
+//! writing ([`CsvOut`]).
 //!
 //! The entry points are [`read_csv_path`] (native, streams the file: once, unless a column
 //! turns out categorical late) and [`read_csv_bytes`] (in-memory, used by the browser build).
@@ -10,11 +11,13 @@ use std::cmp::Ordering;
 pub mod fastnum;
 
 mod csv;
+mod csv_out;
 pub mod decide;
 mod schema;
 
 pub(crate) use self::csv::is_missing;
 pub use self::csv::{read_csv_bytes, read_csv_path};
+pub use self::csv_out::CsvOut;
 pub use self::schema::{ColumnSpec, Schema};
 
 /// A table handed to the pipeline: borrowed (the caller keeps it, e.g. to synthesize again)

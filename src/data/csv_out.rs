@@ -1,0 +1,237 @@
+//! CSV output: records of text cells written with the `csv` crate's default dialect, byte for
+//! byte (comma, `"` quoting only where needed, quotes doubled, `\n` after each record), by a
+//! loop that only looks for the four bytes that force quoting and copies everything else.
+//!
+//! The synthetic tables are almost all numbers, which never need quotes; `csv::Writer` runs
+//! each of their bytes through its per-field state machine: about 1.1 s of a 60k × 784
+//! synthesis in wasm (Node's profile), 0.25 s with this writer. The rules, as `csv::Writer`
+//! applies them by default (`QuoteStyle::Necessary`, terminator `\n`):
+//! * a cell holding `,`, `"`, `\r` or `\n` is written inside `"…"` with each `"` doubled;
+//!   every other cell is written as it is;
+//! * a record that would otherwise be empty (no cells, or one empty cell) is written as `""`,
+//!   so that it still reads back as one record;
+//! * every record has as many cells as the first one (otherwise an error, and nothing of the
+//!   record is written).
+//!
+//! `tests` checks the output against `csv::Writer` on random records built from those bytes.
+
+use std::io::{self, Write};
+
+/// Bytes gathered before they are handed to the inner writer.
+const FLUSH_AT: usize = 1 << 18;
+
+/// Whether a byte forces the cell holding it into quotes.
+#[inline(always)]
+fn special(b: u8) -> bool {
+    SPECIAL[b as usize]
+}
+
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b',' as usize] = true;
+    t[b'"' as usize] = true;
+    t[b'\r' as usize] = true;
+    t[b'\n' as usize] = true;
+    t
+};
+
+/// A CSV record writer over `W` (see the module note).
+#[derive(Debug)]
+pub struct CsvOut<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    cells_per_record: Option<usize>,
+}
+
+impl<W: Write> CsvOut<W> {
+    /// A writer into `inner`.
+    pub fn new(inner: W) -> Self {
+        CsvOut {
+            inner,
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            cells_per_record: None,
+        }
+    }
+
+    /// Writes one record.
+    pub fn write_record<S: AsRef<str>>(&mut self, cells: &[S]) -> io::Result<()> {
+        match self.cells_per_record {
+            None => self.cells_per_record = Some(cells.len()),
+            Some(n) if n != cells.len() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "found a record with {} cells, but the first record has {n}",
+                        cells.len()
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        // Room for the worst case (every byte a doubled quote, every cell quoted, a comma
+        // each, `""` and the newline), then one pass per cell that copies and looks for the
+        // bytes that force quotes; a cell that has one is written again, quoted.
+        let room = cells
+            .iter()
+            .map(|c| 2 * c.as_ref().len() + 3)
+            .sum::<usize>()
+            + 3;
+        let base = self.buf.len();
+        self.buf.resize(base + room, 0);
+        let out = &mut self.buf[base..];
+        let mut w = 0;
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                out[w] = b',';
+                w += 1;
+            }
+            let bytes = cell.as_ref().as_bytes();
+            let at = w;
+            let mut quote = false;
+            for &b in bytes {
+                out[w] = b;
+                w += 1;
+                quote |= special(b);
+            }
+            if quote {
+                w = at;
+                out[w] = b'"';
+                w += 1;
+                for &b in bytes {
+                    if b == b'"' {
+                        out[w] = b'"';
+                        w += 1;
+                    }
+                    out[w] = b;
+                    w += 1;
+                }
+                out[w] = b'"';
+                w += 1;
+            }
+        }
+        if w == 0 {
+            out[..2].copy_from_slice(b"\"\"");
+            w = 2;
+        }
+        out[w] = b'\n';
+        self.buf.truncate(base + w + 1);
+        if self.buf.len() >= FLUSH_AT {
+            self.inner.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Hands everything written so far to the inner writer and returns it (not flushed).
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.inner.write_all(&self.buf)?;
+        Ok(self.inner)
+    }
+}
+
+impl CsvOut<Vec<u8>> {
+    /// A writer into memory, with room for about `bytes` bytes.
+    pub fn with_capacity(bytes: usize) -> Self {
+        CsvOut::new(Vec::with_capacity(bytes))
+    }
+
+    /// The bytes written.
+    pub fn into_bytes(self) -> Vec<u8> {
+        // Writing into a Vec cannot fail.
+        let CsvOut { mut inner, buf, .. } = self;
+        inner.extend_from_slice(&buf);
+        inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn ours(records: &[Vec<String>]) -> io::Result<Vec<u8>> {
+        let mut w = CsvOut::new(Vec::new());
+        for r in records {
+            w.write_record(r)?;
+        }
+        w.into_inner()
+    }
+
+    fn theirs(records: &[Vec<String>]) -> Result<Vec<u8>, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in records {
+            w.write_record(r).map_err(|e| e.to_string())?;
+        }
+        w.into_inner().map_err(|e| e.to_string())
+    }
+
+    /// Byte-identical to `csv::Writer` on 20,000 random tables whose cells are drawn from the
+    /// bytes that matter (the four special ones, a space, a multi-byte character, digits,
+    /// letters), empty cells and records of 0 to 4 cells included; large tables cross the
+    /// flush threshold.
+    #[test]
+    fn matches_the_csv_crate_byte_for_byte() {
+        let alphabet = [",", "\"", "\r", "\n", " ", "é", "1", ".", "a", "-"];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for case in 0..20_000 {
+            let cells = rng.gen_range(0..5);
+            let rows = if case % 1000 == 0 {
+                20_000
+            } else {
+                rng.gen_range(1..6)
+            };
+            let records: Vec<Vec<String>> = (0..rows)
+                .map(|_| {
+                    (0..cells)
+                        .map(|_| {
+                            let len = rng.gen_range(0..5);
+                            (0..len)
+                                .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+                                .collect()
+                        })
+                        .collect()
+                })
+                .collect();
+            assert_eq!(
+                ours(&records).unwrap(),
+                theirs(&records).unwrap(),
+                "{records:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_records_that_need_care() {
+        let s = |r: &[&[&str]]| -> Vec<Vec<String>> {
+            r.iter()
+                .map(|c| c.iter().map(|x| x.to_string()).collect())
+                .collect()
+        };
+        for records in [
+            s(&[&[""]]),
+            s(&[&[]]),
+            s(&[&["", ""]]),
+            s(&[&["a\"b", "x,y"]]),
+            s(&[&["\r"], &["\n"]]),
+        ] {
+            assert_eq!(ours(&records).unwrap(), theirs(&records).unwrap());
+        }
+        assert_eq!(ours(&s(&[&[""]])).unwrap(), b"\"\"\n");
+        assert_eq!(
+            ours(&s(&[&["a\"b", "x,y"]])).unwrap(),
+            b"\"a\"\"b\",\"x,y\"\n"
+        );
+    }
+
+    /// A record of another length is refused by both, and leaves nothing of itself behind.
+    #[test]
+    fn unequal_records_are_an_error() {
+        let records = vec![vec!["a".to_string(), "b".into()], vec!["c".into()]];
+        assert!(theirs(&records).is_err());
+        let mut w = CsvOut::new(Vec::new());
+        w.write_record(&records[0]).unwrap();
+        let e = w.write_record(&records[1]).unwrap_err();
+        assert!(e.to_string().contains("1 cells"), "{e}");
+        assert_eq!(w.into_bytes(), b"a,b\n");
+    }
+}
