@@ -285,7 +285,10 @@ pub struct Composed {
     pub fft_len: usize,
 }
 
-/// Composes `count` copies of each step (all on the same grid step h) by one FFT power.
+/// Composes `count` copies of each step (all on the same grid step h) by one FFT power:
+/// the window the composition is kept on ([`window`]), each step's transform
+/// ([`spectra`]), their pointwise power product with its error ([`power_product`]), and the
+/// inverse transform.
 pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<Composed> {
     let steps: Vec<(&StepPmf, u64)> = steps.iter().copied().filter(|s| s.1 > 0).collect();
     if steps.is_empty() {
@@ -310,14 +313,60 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
         .map(|&(s, t)| s.inf * t as f64)
         .sum::<f64>()
         .min(1.0);
-    // Support and moments.
-    let (mut smin, mut smax, mut mean, mut var) = (0i64, 0i64, 0.0, 0.0);
-    for &(s, t) in &steps {
+    let Window {
+        idx_lo,
+        len,
+        tail_mass,
+    } = window(&steps, h, tail, max_len)?;
+    let plan = fft_plan(len);
+    let specs = spectra(&steps, &plan, len);
+    let Product {
+        mut re,
+        mut im,
+        err_sq,
+        l1,
+    } = power_product(&specs, len);
+    plan.inverse(&mut re, &mut im);
+    // Parseval: the inverse transform maps an error vector e to one of ℓ2 norm ‖e‖₂/√L, so
+    // its ℓ1 norm is at most ‖e‖₂.
+    let fp_error = (err_sq.sqrt() + fft::entry_error_bound(len, l1)) * (1.0 + 1e-6);
+    let lenu = len as i64;
+    let mut pmf = vec![0.0; len];
+    for (b, &v) in re.iter().enumerate() {
+        let a = idx_lo + (b as i64 - idx_lo).rem_euclid(lenu);
+        let pos = (a - idx_lo) as usize;
+        pmf[pos] = v.max(0.0);
+    }
+    let charge = ((inf_mass + tail_mass + fp_error) * (1.0 + 1e-9)).min(1.0);
+    Ok(Composed {
+        h,
+        offset: idx_lo,
+        pmf,
+        charge,
+        fp_error,
+        inf_mass,
+        tail_mass,
+        fft_len: len,
+    })
+}
+
+/// Where the composition is kept: grid indices `idx_lo..idx_lo + len` (len a power of two).
+struct Window {
+    idx_lo: i64,
+    len: usize,
+    /// The mass left outside, both sides together.
+    tail_mass: f64,
+}
+
+/// The composition's window: its support cut by Chernoff bounds (at a few λ scaled by the
+/// composition's standard deviation) to where each side's mass outside is at most `tail`.
+fn window(steps: &[(&StepPmf, u64)], h: f64, tail: f64, max_len: usize) -> Result<Window> {
+    // Support and variance.
+    let (mut smin, mut smax, mut var) = (0i64, 0i64, 0.0);
+    for &(s, t) in steps {
         smin = smin.saturating_add(s.offset.saturating_mul(t as i64));
         smax = smax.saturating_add((s.offset + s.pmf.len() as i64 - 1).saturating_mul(t as i64));
-        let (m, v) = s.moments();
-        mean += m * t as f64;
-        var += v * t as f64;
+        var += s.moments().1 * t as f64;
     }
     let sd = var.sqrt().max(h);
     // Chernoff window.
@@ -328,7 +377,7 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
     let lam_m = lam_p.map(|l| -l);
     let mut kps = [0.0; CHERNOFF_POINTS];
     let mut kms = [0.0; CHERNOFF_POINTS];
-    for &(s, t) in &steps {
+    for &(s, t) in steps {
         let (p, m) = (s.log_mgfs(&lam_p), s.log_mgfs(&lam_m));
         for j in 0..CHERNOFF_POINTS {
             kps[j] += t as f64 * p[j];
@@ -344,7 +393,6 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
             s_lo = s_lo.max((lt - km) / lam);
         }
     }
-    let _ = mean;
     let idx_lo = ((s_lo / h).floor() as i64).max(smin);
     let idx_hi = ((s_hi / h).ceil() as i64).min(smax).max(idx_lo);
     let need = (idx_hi - idx_lo + 1) as usize;
@@ -364,18 +412,27 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
     } else {
         0.0
     };
-    let plan = fft_plan(len);
+    Ok(Window {
+        idx_lo,
+        len,
+        tail_mass,
+    })
+}
+
+/// One step's Fourier transform with its error bound and count.
+struct Spec {
+    re: Vec<f64>,
+    im: Vec<f64>,
+    ef: f64,
+    t: f64,
+    /// ρ below this: ρ^T · (others ≤ (1 + 2ef)^{ΣT}) < e^{−745}.
+    thr: f64,
+}
+
+/// Each step's masses folded modulo `len` and transformed, two steps per transform, with a
+/// bound `ef` on every entry's error.
+fn spectra(steps: &[(&StepPmf, u64)], plan: &fft::Fft, len: usize) -> Vec<Spec> {
     let lenu = len as i64;
-    // Fourier transforms of each step.
-    struct Spec {
-        re: Vec<f64>,
-        im: Vec<f64>,
-        ef: f64,
-        t: f64,
-        /// ρ below this: ρ^T · (others ≤ (1 + 2ef)^{ΣT}) < e^{−745}.
-        thr: f64,
-    }
-    let total_t: f64 = steps.iter().map(|s| s.1 as f64).sum();
     // Fold a step's masses modulo L into `out`; returns (ℓ1 bound, folding error).
     let fold = |s: &StepPmf, out: &mut [f64]| {
         let mut l1 = 0.0;
@@ -444,7 +501,20 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
     for sp in &mut specs {
         sp.thr = ((-745.0 - slack) / sp.t).dexp();
     }
-    let _ = total_t;
+    specs
+}
+
+/// The transform of the composition, Π_j F_j^{T_j}, with the sum of its entries' squared
+/// error bounds and its ℓ1 norm.
+struct Product {
+    re: Vec<f64>,
+    im: Vec<f64>,
+    err_sq: f64,
+    l1: f64,
+}
+
+/// Π_j F_j^{T_j} entry by entry, in polar form, with each entry's error bound.
+fn power_product(specs: &[Spec], len: usize) -> Product {
     let mut gre = vec![0.0; len];
     let mut gim = vec![0.0; len];
     let mut fourier_err_sq = 0.0;
@@ -465,7 +535,7 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
         // log of Π ρ^T and of Π |F̂|^T.
         let mut log_rho = 0.0;
         let mut skip = false;
-        for sp in &specs {
+        for sp in specs {
             let r2 = sp.re[k] * sp.re[k] + sp.im[k] * sp.im[k];
             let rho = r2.sqrt() + sp.ef;
             let l = sp.t * rho.dln();
@@ -484,7 +554,7 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
         let mut arg = 0.0;
         let mut err_sum = 0.0; // Σ T_j ef_j / ρ_j
         let mut rel = 8.0 * U;
-        for sp in &specs {
+        for sp in specs {
             let r = (sp.re[k] * sp.re[k] + sp.im[k] * sp.im[k]).sqrt();
             let rho = r + sp.ef;
             err_sum += sp.t * sp.ef / rho;
@@ -514,27 +584,12 @@ pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<C
         gre[len - k] = gre[k];
         gim[len - k] = -gim[k];
     }
-    plan.inverse(&mut gre, &mut gim);
-    // Parseval: the inverse transform maps an error vector e to one of ℓ2 norm ‖e‖₂/√L, so
-    // its ℓ1 norm is at most ‖e‖₂.
-    let fp_error = (fourier_err_sq.sqrt() + fft::entry_error_bound(len, g_l1)) * (1.0 + 1e-6);
-    let mut pmf = vec![0.0; len];
-    for (b, &v) in gre.iter().enumerate() {
-        let a = idx_lo + (b as i64 - idx_lo).rem_euclid(lenu);
-        let pos = (a - idx_lo) as usize;
-        pmf[pos] = v.max(0.0);
+    Product {
+        re: gre,
+        im: gim,
+        err_sq: fourier_err_sq,
+        l1: g_l1,
     }
-    let charge = ((inf_mass + tail_mass + fp_error) * (1.0 + 1e-9)).min(1.0);
-    Ok(Composed {
-        h,
-        offset: idx_lo,
-        pmf,
-        charge,
-        fp_error,
-        inf_mass,
-        tail_mass,
-        fft_len: len,
-    })
 }
 
 impl Composed {
