@@ -1616,17 +1616,48 @@ fn is_standard(opts: &SynthOptions, mechanism: &Mechanism) -> bool {
     opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda)
 }
 
-/// The one pipeline behind [`synthesize`], [`synthesize_with`] and [`synthesize_denoised`]
-/// (the CLI, the wasm API, images).
-fn synthesize_dyn(
+/// What the data path hands the release: the records typed, their missing cells encoded,
+/// the classes (and their DP counts), the DP normalization and the encoded rows, with the
+/// options as resolved (an automatic l chosen).
+struct Prepared {
+    /// The options with an automatic l resolved.
+    opts: SynthOptions,
+    /// How l was chosen, in words (the receipt).
+    mix_choice: String,
+    /// The label's column in the input's order (the generation writes rows in that order).
+    original_label_index: usize,
+    standard: bool,
+    decisions: DecisionReport,
+    /// The RDP of the column-type decision (zero when the types are public).
+    types_curve: RdpCurve,
+    /// The table with its missing cells encoded.
+    encoded: Table,
+    missing_codec: crate::preprocess::missing::MissingCodec,
+    missing_report: MissingReport,
+    cls: Classes,
+    /// The DP class counts (standard adjacency) and their noise multiplier.
+    count_report: Option<ClassCountReport>,
+    counts_z: Option<f64>,
+    counts_curve: RdpCurve,
+    /// Classes, input rows, rows requested and the rows each class gets.
+    k: usize,
+    n: usize,
+    t: usize,
+    per_class_counts: Vec<usize>,
+    norm: Normalized,
+    rows: EncodedRows,
+}
+
+/// The data path of [`synthesize_dyn`]: checks, column types, missing values, classes,
+/// normalization, encoding and the automatic l. Every data-dependent step in it is either
+/// public (schema) or a DP release composed into a curve it returns.
+fn prepare(
     table: Cow<'_, Table>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
     rng: &mut ReleaseRng,
-    out: Sinks<'_>,
-    denoise: bool,
-) -> Result<Receipt> {
+) -> Result<Prepared> {
     // ---- checks ------------------------------------------------------------------------
     // The coupling charge of the exact noise counts on at most 2^48 draws (pld_plan): half
     // for the data path, bounded here before any is made, half for the mixing (below).
@@ -1636,7 +1667,6 @@ fn synthesize_dyn(
     let opts = resolved_early.as_ref().unwrap_or(opts);
     check_options(opts, mechanism)?;
     let orders = &opts.orders;
-    // The label's column in the input's order (the generation writes rows in that order).
     let original_label_index = table.label_index.ok_or_else(|| {
         Error::Data("no label column was chosen; give the label column (label)".into())
     })?;
@@ -1694,41 +1724,54 @@ fn synthesize_dyn(
             mix: l,
             ..opts.clone()
         };
-        (Cow::Owned(resolved), auto_statement(l))
+        (resolved, auto_statement(l))
     } else {
-        (
-            Cow::Borrowed(opts),
-            given_mix_statement(opts, auto_mix_requested),
-        )
+        (opts.clone(), given_mix_statement(opts, auto_mix_requested))
     };
-    let opts = opts.as_ref();
-    let EncodedRows {
-        features,
-        scaling,
-        nonneg,
-        rows_clipped,
-        entries_clamped,
-        acc_clip,
-        rows_padded,
-        ..
-    } = rows;
-    let rescale = scaling.rescale(opts.clip);
-    let d = norm.space.dim;
+    Ok(Prepared {
+        opts,
+        mix_choice,
+        original_label_index,
+        standard,
+        decisions,
+        types_curve,
+        encoded,
+        missing_codec,
+        missing_report,
+        cls,
+        count_report,
+        counts_z,
+        counts_curve,
+        k,
+        n,
+        t,
+        per_class_counts,
+        norm,
+        rows,
+    })
+}
 
-    // ---- accounting plan (calibration) -------------------------------------------------
+/// The accounting of a prepared release: the plan of `mechanism` (σ calibrated to the
+/// target, or the ε of a given σ, by PLD or RDP) and the guarantee of everything released.
+fn account(
+    p: &Prepared,
+    mechanism: &Mechanism,
+    denoise: bool,
+) -> Result<(Plan, receipt::Guaranteed)> {
+    let (opts, norm, cls) = (&p.opts, &p.norm, &p.cls);
+    let (n, k, d, t) = (p.n, p.k, norm.space.dim, p.t);
+    let rows = &p.rows;
     let delta_rdp = norm.delta_rdp;
-    let eps_terms = threshold_terms(&norm, count_report.as_ref());
+    let eps_terms = threshold_terms(norm, p.count_report.as_ref());
     let (given_sigma, target) = sigma_for_target(opts)?;
     let target = target_after_thresholds(opts, target, eps_terms)?;
-    let shape_curve = types_curve.clone().compose(&counts_curve)?;
+    let shape_curve = p.types_curve.clone().compose(&p.counts_curve)?;
     let extra_curve = norm.curve.clone().compose(&shape_curve)?;
     let label_free_public = vec![
         "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
         "the number of input rows and the column names and types".to_string(),
     ];
-    let pool_min = *cls.sizes.iter().min().unwrap_or(&0);
-    let per_class = t.checked_div(k).unwrap_or(0);
-    let rows_total: usize = per_class_counts.iter().sum();
+    let rows_total: usize = p.per_class_counts.iter().sum();
     check_mix_draws(
         rows_total,
         match mechanism {
@@ -1738,41 +1781,38 @@ fn synthesize_dyn(
     )?;
     let encoding = encoding_report(
         opts,
-        scaling,
-        nonneg,
-        acc_clip,
+        rows.scaling,
+        rows.nonneg,
+        rows.acc_clip,
         &norm.released.marginals,
         denoise,
-        mix_choice,
+        p.mix_choice.clone(),
     );
-    // The PLD accountant (DP-CDA, local, projection under the default preset): the Gaussian
-    // releases composed into `extra_curve`, by noise multiplier (mechanisms::pld_plan).
-    let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;
     // DP-CDA's paper mode: the label noise's term (√2/l)²/σy² of 1/z².
     let label_term = opts
         .sigma_y
         .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy));
-    let extra_zs: Vec<f64> = [decisions.noise_multiplier, counts_z, norm.z]
+    let extra_zs: Vec<f64> = [p.decisions.noise_multiplier, p.counts_z, norm.z]
         .into_iter()
         .flatten()
         .collect();
     let inputs = PlanInputs {
-        table,
+        table: &p.encoded,
         opts,
         mechanism,
-        cls: &cls,
+        cls,
         n,
         k,
         d,
         t,
-        per_class,
-        per_class_counts: &per_class_counts,
+        per_class: t.checked_div(k).unwrap_or(0),
+        per_class_counts: &p.per_class_counts,
         rows_total,
-        pool_min,
-        acc_clip,
-        rows_clipped,
-        entries_clamped,
-        rows_padded,
+        pool_min: *cls.sizes.iter().min().unwrap_or(&0),
+        acc_clip: rows.acc_clip,
+        rows_clipped: rows.rows_clipped,
+        entries_clamped: rows.entries_clamped,
+        rows_padded: rows.rows_padded,
         encoding: &encoding,
         label_free_public: &label_free_public,
         given_sigma,
@@ -1782,48 +1822,68 @@ fn synthesize_dyn(
         extra_curve: &extra_curve,
         extra_zs: &extra_zs,
         label_term,
-        use_pld,
+        // The PLD accountant (DP-CDA, local, projection under the default preset): the
+        // Gaussian releases composed into `extra_curve`, by noise multiplier
+        // (mechanisms::pld_plan).
+        use_pld: opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default,
     };
     let plan = match mechanism {
-        Mechanism::Cda if standard => plan_cda_standard(&inputs)?,
+        Mechanism::Cda if p.standard => plan_cda_standard(&inputs)?,
         Mechanism::Cda => plan_cda_keep_label(&inputs)?,
         Mechanism::DpMix(o) => plan_dpmix(&inputs, o)?,
         Mechanism::Local | Mechanism::Projection(_) => plan_baseline(&inputs)?,
     };
-
-    // ---- the guarantee -----------------------------------------------------------------
     let guaranteed = receipt::guarantee(&plan, &extra_curve, opts, delta_rdp, eps_terms)?;
+    Ok((plan, guaranteed))
+}
+
+/// The one pipeline behind [`synthesize`], [`synthesize_with`] and [`synthesize_denoised`]
+/// (the CLI, the wasm API, images): the data path ([`prepare`]), the accounting
+/// ([`account`]), then generation, decoding and the receipt.
+fn synthesize_dyn(
+    table: Cow<'_, Table>,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+    out: Sinks<'_>,
+    denoise: bool,
+) -> Result<Receipt> {
+    let p = prepare(table, schema, opts, mechanism, rng)?;
+    let (plan, guaranteed) = account(&p, mechanism, denoise)?;
+    let opts = &p.opts;
+    let (n, k, d, t) = (p.n, p.k, p.norm.space.dim, p.t);
 
     // ---- generate, decode, emit --------------------------------------------------------
     // What the receipt needs from the encoded table; the table itself is not needed any more
     // (the features and the pools hold what the generation reads), so its memory is given
     // back before the synthetic rows are made.
     let (rows_used, rows_dropped, label_name) = (
-        table.n_rows,
-        table.rows_dropped,
-        table.names[cls.index].clone(),
+        p.encoded.n_rows,
+        p.encoded.rows_dropped,
+        p.encoded.names[p.cls.index].clone(),
     );
-    drop(encoded);
+    drop(p.encoded);
     emit::generate_and_emit(
         &emit::Generation {
             mechanism,
             opts,
             plan: &plan,
-            space: &norm.space,
-            missing_codec: &missing_codec,
-            cls: &cls,
-            per_class_counts: &per_class_counts,
-            rescale,
-            marginals: &norm.released.marginals,
+            space: &p.norm.space,
+            missing_codec: &p.missing_codec,
+            cls: &p.cls,
+            per_class_counts: &p.per_class_counts,
+            rescale: p.rows.scaling.rescale(opts.clip),
+            marginals: &p.norm.released.marginals,
             denoise,
-            label_index: original_label_index,
+            label_index: p.original_label_index,
             n,
             k,
             d,
             t,
-            per_class,
+            per_class: t.checked_div(k).unwrap_or(0),
         },
-        features,
+        p.rows.features,
         rng,
         out,
     )?;
@@ -1832,23 +1892,23 @@ fn synthesize_dyn(
         receipt::ReceiptParts {
             opts,
             mechanism,
-            standard,
+            standard: p.standard,
             plan,
             guaranteed,
-            delta_rdp,
-            norm_dp: norm.dp,
-            norm_curve: &norm.curve,
-            norm_report: norm.report,
-            decisions,
-            types_curve: &types_curve,
-            count_report,
-            counts_curve: &counts_curve,
-            missing_report,
-            cls,
+            delta_rdp: p.norm.delta_rdp,
+            norm_dp: p.norm.dp,
+            norm_curve: &p.norm.curve,
+            norm_report: p.norm.report,
+            decisions: p.decisions,
+            types_curve: &p.types_curve,
+            count_report: p.count_report,
+            counts_curve: &p.counts_curve,
+            missing_report: p.missing_report,
+            cls: p.cls,
             rows_used,
             rows_dropped,
             label_name,
-            columns: missing_codec.names().to_vec(),
+            columns: p.missing_codec.names().to_vec(),
         },
         rng,
     ))
