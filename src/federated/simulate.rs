@@ -17,7 +17,7 @@ use crate::mechanisms::federated::{
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
-use crate::preprocess::NormalizeMode;
+use crate::preprocess::{FeatureSpace, NormalizeMode};
 use crate::receipt::{Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use rand::seq::SliceRandom;
@@ -43,6 +43,76 @@ fn partition_rows(
         }
     }
     out
+}
+
+/// A party that holds fewer than l rows of a class cannot mix it: a named error.
+fn check_parts(parts: &[Vec<Vec<u32>>], class_labels: &[String], mix: usize) -> Result<()> {
+    for (s, p) in parts.iter().enumerate() {
+        for (c, rows) in p.iter().enumerate() {
+            if rows.len() < mix {
+                return Err(Error::param(
+                    "clients",
+                    parts.len(),
+                    format!(
+                        "party {} gets only {} rows of class '{}', fewer than l = {mix}; use fewer parties, a smaller mix order, or the iid partition",
+                        s + 1,
+                        rows.len(),
+                        class_labels[c],
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The simulated rounds: `per_class` rounds over the classes, each party mixing from its own
+/// rows of the class.
+struct Rounds<'a> {
+    parts: &'a [Vec<Vec<u32>>],
+    class_labels: &'a [String],
+    per_class: usize,
+    /// CAPE adds zero-sum noise of scale `tau_e` across the parties' messages.
+    cape: bool,
+    tau_e: f64,
+}
+
+/// Every round: each party's message (its mix and noise; plus its share of the zero-sum
+/// noise under CAPE), their average decoded and handed to `row`.
+fn generate(
+    r: &Rounds<'_>,
+    mixer: &Mixer<'_>,
+    space: &FeatureSpace,
+    rng: &mut ReleaseRng,
+    row: &mut impl FnMut(&[String]) -> Result<()>,
+) -> Result<()> {
+    let (clients, d) = (r.parts.len(), space.dim);
+    let mut msgs = vec![0f64; clients * d];
+    let mut e = vec![0f64; clients];
+    let mut avg = vec![0f32; d];
+    let mut cells = Vec::with_capacity(space.names.len());
+    for _t in 0..r.per_class {
+        for (c, label) in r.class_labels.iter().enumerate() {
+            for (s, part) in r.parts.iter().enumerate() {
+                mixer.draw(&part[c], &mut msgs[s * d..(s + 1) * d], rng);
+            }
+            if r.cape {
+                for j in 0..d {
+                    centered(rng, r.tau_e, &mut e)?;
+                    for (s, es) in e.iter().enumerate() {
+                        msgs[s * d + j] += es;
+                    }
+                }
+            }
+            for (j, a) in avg.iter_mut().enumerate() {
+                let sum: f64 = (0..clients).map(|s| msgs[s * d + j]).sum();
+                *a = (sum / clients as f64) as f32;
+            }
+            space.decode_row(&avg, label, &mut cells);
+            row(&cells)?;
+        }
+    }
+    Ok(())
 }
 
 /// Simulates the federation `sim` on `table` (label column set), calling
@@ -74,23 +144,7 @@ pub fn simulate(
     }
     let per_class = t / k;
     let parts = partition_rows(&classes, clients, partition, rng);
-    for (s, p) in parts.iter().enumerate() {
-        for (c, rows) in p.iter().enumerate() {
-            if rows.len() < opts.mix {
-                return Err(Error::param(
-                    "clients",
-                    clients,
-                    format!(
-                        "party {} gets only {} rows of class '{}', fewer than l = {}; use fewer parties, a smaller mix order, or the iid partition",
-                        s + 1,
-                        rows.len(),
-                        class_labels[c],
-                        opts.mix
-                    ),
-                ));
-            }
-        }
-    }
+    check_parts(&parts, &class_labels, opts.mix)?;
     let clip = clip_of(table, opts);
     let norm = normalize(table, schema, opts, rng)?;
     let d = norm.space.dim;
@@ -114,34 +168,16 @@ pub fn simulate(
     };
     let tau_g = calibrate_tau_g_for(&federation, &acc, opts.epsilon)?;
 
-    // ---- generate: every party's mix of (t, k), its noise, and the average -------------
     header(&norm.space.names)?;
     let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
-    let mut msgs = vec![0f64; clients * d];
-    let mut e = vec![0f64; clients];
-    let mut avg = vec![0f32; d];
-    let mut cells = Vec::with_capacity(norm.space.names.len());
-    for _t in 0..per_class {
-        for (c, label) in class_labels.iter().enumerate() {
-            for (s, part) in parts.iter().enumerate() {
-                mixer.draw(&part[c], &mut msgs[s * d..(s + 1) * d], rng);
-            }
-            if opts.variant == Variant::Cape {
-                for j in 0..d {
-                    centered(rng, tau_e, &mut e)?;
-                    for (s, es) in e.iter().enumerate() {
-                        msgs[s * d + j] += es;
-                    }
-                }
-            }
-            for (j, a) in avg.iter_mut().enumerate() {
-                let sum: f64 = (0..clients).map(|s| msgs[s * d + j]).sum();
-                *a = (sum / clients as f64) as f32;
-            }
-            norm.space.decode_row(&avg, label, &mut cells);
-            row(&cells)?;
-        }
-    }
+    let rounds = Rounds {
+        parts: &parts,
+        class_labels: &class_labels,
+        per_class,
+        cape: opts.variant == Variant::Cape,
+        tau_e,
+    };
+    generate(&rounds, &mixer, &norm.space, rng, &mut row)?;
     drop(features);
 
     // ---- receipt -----------------------------------------------------------------------
