@@ -14,7 +14,7 @@ use crate::mechanisms::federated::pairwise::{
 };
 use crate::mechanisms::federated::zero_sum::PairStreams;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, sensitivity, Federation, Variant,
+    calibrate_tau_g_for, check_clients, check_known, sensitivity, Accounting, Federation, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -138,6 +138,45 @@ fn layout_of(space: &FeatureSpace) -> Vec<ColumnLayout> {
         .collect()
 }
 
+/// The pool floor this party calibrates for: the agreed one (at most its smallest class, at
+/// least l), else its own smallest class.
+fn pool_floor(opts: &FedOptions, own_min: usize) -> Result<usize> {
+    match opts.pool {
+        Some(p) if p > own_min => Err(Error::param(
+            "pool",
+            p,
+            format!("this party's smallest class has only {own_min} rows; the agreed floor must be at most every party's smallest class"),
+        )),
+        Some(p) if p < opts.mix => Err(Error::param(
+            "pool",
+            p,
+            format!("the pool floor must be at least l = {}", opts.mix),
+        )),
+        Some(p) => Ok(p),
+        None => Ok(own_min),
+    }
+}
+
+/// This party's independent noise τ_g.
+///
+/// Without an agreed pool floor a party cannot know how much independent noise the others
+/// add (theirs depends on their own class sizes), so it relies on none: its g_s alone meets
+/// ε in the aggregator's joint view (Σ ⪰ τ_{g,s}² u_s u_sᵀ, so the others' noise only
+/// helps). With `--pool`, every party calibrates for the same floor and they rely on each
+/// other (`federation`), which is what makes CAPE's release less noisy.
+fn party_tau_g(opts: &FedOptions, federation: Federation, acc: &Accounting<'_>) -> Result<f64> {
+    if opts.pool.is_some() {
+        return calibrate_tau_g_for(&federation, acc, opts.epsilon);
+    }
+    let alone = Federation {
+        variant: Variant::Conventional,
+        tau_e: 0.0,
+        known: 0,
+        ..federation
+    };
+    calibrate_tau_g_for(&alone, acc, opts.epsilon)
+}
+
 /// Makes this party's contribution from its own `table` (label column set). The caller must
 /// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
 /// refused for a context it already contributed to.
@@ -180,21 +219,7 @@ pub fn contribute(
             format!("T must be at least the number of classes K = {k}"),
         ));
     }
-    let own_min = *sizes.iter().min().expect("a class");
-    let pool = match opts.pool {
-        Some(p) if p > own_min => {
-            return Err(Error::param(
-                "pool",
-                p,
-                format!("this party's smallest class has only {own_min} rows; the agreed floor must be at most every party's smallest class"),
-            ))
-        }
-        Some(p) if p < opts.mix => {
-            return Err(Error::param("pool", p, format!("the pool floor must be at least l = {}", opts.mix)))
-        }
-        Some(p) => p,
-        None => own_min,
-    };
+    let pool = pool_floor(opts, *sizes.iter().min().expect("a class"))?;
     let clip = clip_of(table, opts);
     let agreed = AgreedParameters {
         protocol: CONTRIBUTION_FORMAT.into(),
@@ -246,30 +271,14 @@ pub fn contribute(
         per_class,
         opts.delta * (1.0 - DELTA_CATEGORY_SHARE),
     )?;
-    // Without an agreed pool floor a party cannot know how much independent noise the others
-    // add (theirs depends on their own class sizes), so it relies on none: its g_s alone meets
-    // ε in the aggregator's joint view (Σ ⪰ τ_{g,s}² u_s u_sᵀ, so the others' noise only
-    // helps). With `--pool`, every party calibrates for the same floor and they rely on each
-    // other, which is what makes CAPE's release less noisy.
-    let tau_g = if opts.pool.is_some() {
-        let federation = Federation {
-            variant: opts.variant,
-            delta_l2,
-            tau_e,
-            parties: clients,
-            known: opts.aggregator_seeds,
-        };
-        calibrate_tau_g_for(&federation, &acc, opts.epsilon)?
-    } else {
-        let alone = Federation {
-            variant: Variant::Conventional,
-            delta_l2,
-            tau_e: 0.0,
-            parties: clients,
-            known: 0,
-        };
-        calibrate_tau_g_for(&alone, &acc, opts.epsilon)?
+    let federation = Federation {
+        variant: opts.variant,
+        delta_l2,
+        tau_e,
+        parties: clients,
+        known: opts.aggregator_seeds,
     };
+    let tau_g = party_tau_g(opts, federation, &acc)?;
 
     // Mixes plus independent noise, row-major.
     let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
