@@ -241,8 +241,18 @@ pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
         s = s.min((m - lo) / (m - qlo));
     }
     let s = if s.is_finite() { s.max(0.0) } else { 0.0 };
+    // A value the map sends to an end arrives there up to rounding (0 as 2.8e-17): it is
+    // written as the end.
+    let tol = (w + lo.abs().max(hi.abs())) * 1e-12;
     for x in v.iter_mut() {
-        *x = (m + s * (*x - m)).clamp(lo, hi);
+        let y = (m + s * (*x - m)).clamp(lo, hi);
+        *x = if y - lo <= tol {
+            lo
+        } else if hi - y <= tol {
+            hi
+        } else {
+            y
+        };
     }
 }
 
@@ -873,6 +883,31 @@ mod tests {
         let m0 = (0..200).filter(|&i| c[i] == 0).map(|i| p[i]).sum::<f64>() / 100.0;
         let in0 = (0..200).filter(|&i| c[i] == 0).map(|i| v0[i]).sum::<f64>() / 100.0;
         assert!((m0 - in0).abs() > 0.3, "{m0} vs {in0}");
+    }
+
+    /// A value the squeeze sends to an end of the range is written as that end, not as the
+    /// end plus a rounding error (Iris at ε = 5, seed 24, wrote a petal width of
+    /// 0.000000000000000027755576 for 0): over 3,000 random columns on ranges whose ends are
+    /// round numbers, no value lies within 1e-9 of an end without being the end.
+    #[test]
+    fn squeeze_into_lands_exactly_on_the_ends() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(24);
+        for case in 0..3000 {
+            let lo = f64::from(rng.gen_range(-3i32..3)) * 0.5;
+            let hi = lo + f64::from(rng.gen_range(1i32..20)) * 0.1;
+            let t = rng.gen_range(20..200);
+            let v0: Vec<f64> = (0..t)
+                .map(|_| lo + (hi - lo) * rng.gen_range(-0.6..1.6))
+                .collect();
+            let mut v = v0.clone();
+            squeeze_into(&mut v, lo, hi);
+            for &x in &v {
+                let near_lo = x > lo && x - lo < 1e-9;
+                let near_hi = x < hi && hi - x < 1e-9;
+                assert!(!near_lo && !near_hi, "case {case}: {x:e} on [{lo}, {hi}]");
+            }
+        }
     }
 
     #[test]
