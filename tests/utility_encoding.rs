@@ -170,3 +170,38 @@ fn small_tables_without_ranges_get_a_larger_normalization_share() {
         .iter()
         .any(|w| w.as_str().unwrap().contains("raised from")));
 }
+
+/// A real-valued column that is exactly 0 in half its rows (no schema: DP range and
+/// marginal) keeps exact zeros in the output. Before, the power-of-two grid's bin around 0,
+/// (−2^−20, 2^−20), was decoded linearly like any other bin, so those rows came out as
+/// 0.000000043941768, −0.00000014655157, … (negative in a non-negative column) and not one
+/// was 0.
+#[test]
+fn exact_zeros_stay_zero() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut csv = String::from("x,y,label\n");
+    for _ in 0..3000 {
+        let l: u8 = rng.gen_range(0..2);
+        let x = if rng.gen_bool(0.5) {
+            0.0
+        } else {
+            (rng.gen_range(0.5..10.0f64) * 100.0).round() / 100.0
+        };
+        let y = f64::from(l) + rng.gen_range(-1.0..1.0f64);
+        csv.push_str(&format!("{x},{y:.3},{l}\n"));
+    }
+    let (rows, _) = run(
+        &csv,
+        serde_json::json!({"label": "label", "epsilon": 5.0, "delta": 1e-5, "seed": 1.0}),
+    );
+    let xs: Vec<f64> = rows[1..].iter().map(|r| r[0].parse().unwrap()).collect();
+    let zeros = xs.iter().filter(|&&x| x == 0.0).count();
+    let tiny = xs.iter().filter(|&&x| x != 0.0 && x.abs() < 1e-3).count();
+    assert!(
+        zeros as f64 >= 0.4 * xs.len() as f64,
+        "{zeros} exact zeros of {}",
+        xs.len()
+    );
+    assert_eq!(tiny, 0, "{tiny} values within 1e-3 of 0 but not 0");
+}

@@ -732,6 +732,11 @@ impl ColumnRules<'_> {
                                 .flatten()
                                 .or_else(|| refine(false))
                                 .and_then(|bins| dp_marginal(values, &bins, g, rng));
+                            if !unit {
+                                if let Some(m) = marginal.as_mut() {
+                                    zero_bin_to_point(m);
+                                }
+                            }
                             if let Some(m) = &marginal {
                                 // Refinement: the range shrinks to the marginal's support
                                 // (to whole numbers on half-integer edges; + 0.0 turns
@@ -902,6 +907,19 @@ fn public_edges(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
         return e;
     }
     (0..=32).map(|i| lo + (hi - lo) * i as f64 / 32.0).collect()
+}
+
+/// The grid's bin around 0, (−2^MIN_EXP, 2^MIN_EXP), holds the values that are 0 up to the
+/// grid's resolution (in practice: exact zeros); its mass is decoded as exactly 0 instead of
+/// spread linearly over the bin (which wrote 0 as 0.000000043941768 or −0.00000014655157).
+/// The bin's edges become 0 (a point bin of width 0; the neighbours widen by 2^MIN_EXP):
+/// post-processing of the released marginal, after the counts were made on the grid.
+fn zero_bin_to_point(m: &mut NumericMarginal) {
+    let (a, b) = bin_edges(HALF);
+    if let Some(i) = m.edges.windows(2).position(|w| w[0] == a && w[1] == b) {
+        m.edges[i] = 0.0;
+        m.edges[i + 1] = 0.0;
+    }
 }
 
 /// A marginal's bins: increasing edges, and per bin the count cut of

@@ -28,7 +28,8 @@ use rand::Rng;
 /// A released marginal of one numeric column: bin edges and bin probabilities.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct NumericMarginal {
-    /// Bin edges, increasing, `probs.len() + 1` of them.
+    /// Bin edges, non-decreasing (two equal edges: a point bin, decoded as that value),
+    /// `probs.len() + 1` of them.
     pub edges: Vec<f64>,
     /// Bin probabilities (sum 1).
     pub probs: Vec<f64>,
