@@ -286,9 +286,8 @@ pub struct Composed {
 }
 
 /// Composes `count` copies of each step (all on the same grid step h) by one FFT power:
-/// the window the composition is kept on ([`window`]), each step's transform
-/// ([`spectra`]), their pointwise power product with its error ([`power_product`]), and the
-/// inverse transform.
+/// the window the composition is kept on (a Chernoff bound), each step's transform, their
+/// pointwise power product with its error bound, and the inverse transform.
 pub fn compose(steps: &[(&StepPmf, u64)], tail: f64, max_len: usize) -> Result<Composed> {
     let steps: Vec<(&StepPmf, u64)> = steps.iter().copied().filter(|s| s.1 > 0).collect();
     if steps.is_empty() {
