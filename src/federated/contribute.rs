@@ -271,14 +271,7 @@ pub fn contribute(
         per_class,
         opts.delta * (1.0 - DELTA_CATEGORY_SHARE),
     )?;
-    let federation = Federation {
-        variant: opts.variant,
-        delta_l2,
-        tau_e,
-        parties: clients,
-        known: opts.aggregator_seeds,
-    };
-    let tau_g = party_tau_g(opts, federation, &acc)?;
+    let tau_g = party_tau_g(opts, opts.federation(delta_l2, tau_e, clients), &acc)?;
 
     // Mixes plus independent noise, row-major.
     let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);

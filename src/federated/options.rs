@@ -7,7 +7,7 @@ use crate::data::{Column, Table};
 use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::check_mix;
-use crate::mechanisms::federated::Variant;
+use crate::mechanisms::federated::{Federation, Variant};
 use crate::preprocess::clip::check_clip;
 use crate::preprocess::NormalizeMode;
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,20 @@ pub struct FedOptions {
     /// (default): the aggregator is one of the parties; 0: a seedless aggregator (an
     /// assumption the product cannot enforce, stated in the receipt); up to S − 1.
     pub aggregator_seeds: usize,
+}
+
+impl FedOptions {
+    /// The federation these options describe for `parties` parties whose messages have
+    /// sensitivity `delta_l2`, with pairwise noise `tau_e`.
+    pub fn federation(&self, delta_l2: f64, tau_e: f64, parties: usize) -> Federation {
+        Federation {
+            variant: self.variant,
+            delta_l2,
+            tau_e,
+            parties,
+            known: self.aggregator_seeds,
+        }
+    }
 }
 
 impl Default for FedOptions {

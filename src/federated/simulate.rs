@@ -12,8 +12,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
 use crate::mechanisms::federated::zero_sum::centered;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, ClaimSizes,
-    Federation, Variant,
+    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, ClaimSizes, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -159,13 +158,7 @@ pub fn simulate(
         .expect("at least one party and class");
     let acc = norm.accounting(opts, pool, per_class);
     let tau_e = tau_e_for(opts, delta_l2, per_class, norm.delta_rdp)?;
-    let federation = Federation {
-        variant: opts.variant,
-        delta_l2,
-        tau_e,
-        parties: clients,
-        known: opts.aggregator_seeds,
-    };
+    let federation = opts.federation(delta_l2, tau_e, clients);
     let tau_g = calibrate_tau_g_for(&federation, &acc, opts.epsilon)?;
 
     header(&norm.space.names)?;
