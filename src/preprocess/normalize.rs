@@ -462,83 +462,17 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         n_rows: table.n_rows,
     };
     let mut notes = FitNotes::default();
-    let mut codecs = Vec::with_capacity(table.n_cols());
-    let mut reports = Vec::new();
+    let Fitted {
+        codecs,
+        marginals,
+        reports,
+        dim,
+    } = rules.fit_columns(table, schema, rng, &mut notes)?;
     let mut released = Released {
-        marginals: Vec::with_capacity(table.n_cols()),
+        marginals,
         mean_norm: None,
         max_norm: 0.0,
     };
-    let mut dim = 0usize;
-    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
-        if Some(j) == table.label_index {
-            codecs.push(ColumnCodec::Label);
-            released.marginals.push(None);
-            reports.push(ColumnReport {
-                name: name.clone(),
-                kind: "label",
-                source: "public (class labels)",
-                range: None,
-                levels_released: None,
-            });
-            continue;
-        }
-        let spec = schema.and_then(|s| s.columns.get(name));
-        match col {
-            Column::Numeric { values, integer } => {
-                let f = rules.numeric(name, values, *integer, spec, rng, &mut notes)?;
-                codecs.push(ColumnCodec::Numeric {
-                    offset: f.offset,
-                    scale: f.scale,
-                    lo: f.lo,
-                    hi: f.hi,
-                    integer: f.integer,
-                    start: dim,
-                });
-                released
-                    .marginals
-                    .push(f.marginal.map(ColumnMarginal::Numeric));
-                dim += 1;
-                reports.push(ColumnReport {
-                    name: name.clone(),
-                    kind: "numeric",
-                    source: f.source,
-                    range: Some([f.lo, f.hi]),
-                    levels_released: None,
-                });
-            }
-            Column::Categorical { codes, levels } => {
-                let CategoricalFit {
-                    levels: released_levels,
-                    props,
-                    source,
-                } = rules.categorical(name, codes, levels, spec, rng, &mut notes)?;
-                let slot_of_code = levels
-                    .iter()
-                    .map(|l| released_levels.iter().position(|r| r == l))
-                    .collect();
-                let width = released_levels.len();
-                reports.push(ColumnReport {
-                    name: name.clone(),
-                    kind: "categorical",
-                    source,
-                    range: None,
-                    levels_released: Some(width),
-                });
-                released.marginals.push(
-                    props
-                        .filter(|p| width > 0 && p.iter().sum::<f64>() > 0.0)
-                        .map(ColumnMarginal::Categorical),
-                );
-                codecs.push(ColumnCodec::Categorical {
-                    levels: released_levels,
-                    slot_of_code,
-                    start: dim,
-                });
-                dim += width;
-            }
-        }
-    }
     let space = FeatureSpace {
         names: table.names.clone(),
         codecs,
@@ -578,20 +512,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
             + if marginals_on { m_cat } else { 0 },
         mean_norm: released.mean_norm,
     });
-    let FitNotes {
-        mut warnings,
-        constant,
-    } = notes;
-    if !constant.is_empty() {
-        // Loud, never silent: a constant output column is data a user would discard unless
-        // the column really is constant. Which columns these are is post-processing of the
-        // noisy histograms (DP).
-        warnings.push(format!(
-            "{} numeric column(s) come out constant: under DP only one value stood out of the noise (too few rows for the normalization budget to see the others), so every output row has that value: {}. If a column takes other values, give its public bounds in a schema where it has none ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
-            constant.len(),
-            constant.join(", ")
-        ));
-    }
+    let warnings = notes.into_warnings();
     Ok((
         space,
         NormalizationReport {
@@ -604,6 +525,104 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         },
         released,
     ))
+}
+
+/// The columns fitted: each one's codec, released marginal and report, and the encoded
+/// dimension.
+struct Fitted {
+    codecs: Vec<ColumnCodec>,
+    marginals: Vec<Option<ColumnMarginal>>,
+    reports: Vec<ColumnReport>,
+    dim: usize,
+}
+
+impl ColumnRules<'_> {
+    /// Fits every column of `table` in order (the label is public and passed through).
+    fn fit_columns<R: Rng + ?Sized>(
+        &self,
+        table: &Table,
+        schema: Option<&Schema>,
+        rng: &mut R,
+        notes: &mut FitNotes,
+    ) -> Result<Fitted> {
+        let mut codecs = Vec::with_capacity(table.n_cols());
+        let mut reports = Vec::new();
+        let mut marginals = Vec::with_capacity(table.n_cols());
+        let mut dim = 0usize;
+        for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
+            if Some(j) == table.label_index {
+                codecs.push(ColumnCodec::Label);
+                marginals.push(None);
+                reports.push(ColumnReport {
+                    name: name.clone(),
+                    kind: "label",
+                    source: "public (class labels)",
+                    range: None,
+                    levels_released: None,
+                });
+                continue;
+            }
+            let spec = schema.and_then(|s| s.columns.get(name));
+            match col {
+                Column::Numeric { values, integer } => {
+                    let f = self.numeric(name, values, *integer, spec, rng, notes)?;
+                    codecs.push(ColumnCodec::Numeric {
+                        offset: f.offset,
+                        scale: f.scale,
+                        lo: f.lo,
+                        hi: f.hi,
+                        integer: f.integer,
+                        start: dim,
+                    });
+                    marginals.push(f.marginal.map(ColumnMarginal::Numeric));
+                    dim += 1;
+                    reports.push(ColumnReport {
+                        name: name.clone(),
+                        kind: "numeric",
+                        source: f.source,
+                        range: Some([f.lo, f.hi]),
+                        levels_released: None,
+                    });
+                }
+                Column::Categorical { codes, levels } => {
+                    let CategoricalFit {
+                        levels: released_levels,
+                        props,
+                        source,
+                    } = self.categorical(name, codes, levels, spec, rng, notes)?;
+                    let slot_of_code = levels
+                        .iter()
+                        .map(|l| released_levels.iter().position(|r| r == l))
+                        .collect();
+                    let width = released_levels.len();
+                    reports.push(ColumnReport {
+                        name: name.clone(),
+                        kind: "categorical",
+                        source,
+                        range: None,
+                        levels_released: Some(width),
+                    });
+                    marginals.push(
+                        props
+                            .filter(|p| width > 0 && p.iter().sum::<f64>() > 0.0)
+                            .map(ColumnMarginal::Categorical),
+                    );
+                    codecs.push(ColumnCodec::Categorical {
+                        levels: released_levels,
+                        slot_of_code,
+                        start: dim,
+                    });
+                    dim += width;
+                }
+            }
+        }
+        Ok(Fitted {
+            codecs,
+            marginals,
+            reports,
+            dim,
+        })
+    }
 }
 
 /// What every column's fit reads: the mode, the histograms' noise and thresholds (DP mode),
@@ -627,6 +646,26 @@ struct FitNotes {
     warnings: Vec<String>,
     /// Columns whose DP range came out as one value (said once, after the loop).
     constant: Vec<String>,
+}
+
+impl FitNotes {
+    /// The warnings, with one for the columns that come out constant. Loud, never silent: a
+    /// constant output column is data a user would discard unless the column really is
+    /// constant. Which columns these are is post-processing of the noisy histograms (DP).
+    fn into_warnings(self) -> Vec<String> {
+        let FitNotes {
+            mut warnings,
+            constant,
+        } = self;
+        if !constant.is_empty() {
+            warnings.push(format!(
+                "{} numeric column(s) come out constant: under DP only one value stood out of the noise (too few rows for the normalization budget to see the others), so every output row has that value: {}. If a column takes other values, give its public bounds in a schema where it has none ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
+                constant.len(),
+                constant.join(", ")
+            ));
+        }
+        warnings
+    }
 }
 
 /// A categorical column's released levels, their DP proportions (when released) and where
