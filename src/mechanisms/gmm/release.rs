@@ -355,37 +355,18 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     })
 }
 
-/// The paper's Algorithm 1 (label adjacency, or Wishart covariances): the budget split and
-/// the noise shapes designed from the non-private fit (declared unprotected), designed
-/// colored means, Wishart or Gaussian covariances, randomized weights.
-fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
-    let Prepared {
-        data,
-        opts,
-        n,
-        k,
-        d,
-        ref z,
-        ref fits,
-        ref counts,
-        ref pi,
-        ..
-    } = *p;
-    let wishart_dof = d + 1;
-    let mut noise_grids = Vec::new();
+/// Algorithm 1's per-class design inputs: each class's mean constraint (from the SDP under
+/// the label adjacency, with its certificate), the KL cost of a unit of mean noise, the
+/// covariance's eigenvalues and its noise cost.
+fn design_inputs(
+    p: &Prepared<'_>,
+    delta_c: f64,
+) -> Result<(Vec<ClassDesignInput>, Vec<Mat>, Vec<SdpCertificate>)> {
+    let (data, opts, z) = (p.data, p.opts, &p.z);
+    let mut inputs = Vec::with_capacity(p.k);
+    let mut x1 = Vec::with_capacity(p.k);
     let mut sdp_certs = Vec::new();
-    let mut warnings = Vec::new();
-    let gaussian_cov = opts.covariance_noise == CovarianceNoise::Gaussian;
-    // per class: the mean gets δ/2 (δ/4 with Gaussian covariances, which get the other δ/4)
-    let delta_m = if gaussian_cov {
-        opts.delta / 4.0
-    } else {
-        opts.delta / 2.0
-    };
-    let delta_c = opts.delta / 4.0;
-    let mut inputs = Vec::with_capacity(k);
-    let mut x1 = Vec::with_capacity(k);
-    for (c, f) in fits.iter().enumerate() {
+    for (c, f) in p.fits.iter().enumerate() {
         let prec = linalg::spd_inverse(&f.cov).ok_or_else(|| {
             Error::Data(format!("class '{}': singular covariance", data.classes[c]))
         })?;
@@ -414,6 +395,81 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         });
         x1.push(x.0);
     }
+    Ok((inputs, x1, sdp_certs))
+}
+
+/// What Algorithm 1 protects and how: the weights, the means, the covariances.
+fn designed_protected(
+    opts: &GmmOptions,
+    des: &design::Design,
+    delta_m: f64,
+    delta_c: f64,
+    wishart_dof: usize,
+) -> Vec<ProtectedItem> {
+    let gaussian_cov = opts.covariance_noise == CovarianceNoise::Gaussian;
+    let mean_how = match opts.adjacency {
+        Adjacency::Record => "exact discrete Gaussian on a grid covering N(0, Γ_k⁻¹) with Γ_k⁻¹ = s_k²/r(ε_k, δ_mean)²·I, s_k = 2B/(N_k − 1) (worst case, ‖x‖ ≤ B; rounding margin included)",
+        Adjacency::Label => "Gaussian N(0, Γ_k⁻¹) designed by the SDP (23) over the label-flip sensitivities (local sensitivity): the whitened mean L_k⁻¹μ_k (Γ_k⁻¹ = L_k L_kᵀ) is released with exact discrete Gaussian noise of multiplier ≥ 1/r_k, then multiplied by L_k",
+    };
+    vec![
+        ProtectedItem {
+            what: "weights π̃".into(),
+            how: "randomized mapping on the compositions of N: exact discrete Laplace noise (scale ≥ 2/ε_weights) on the class counts projected onto S, smoothed with λ·Uniform(S)".into(),
+            epsilon: des.eps0,
+            delta: 0.0,
+        },
+        ProtectedItem {
+            what: "means μ̃_k (ε per class; a neighbour changes two classes)".into(),
+            how: mean_how.into(),
+            epsilon: des.eps_mean.iter().cloned().fold(0.0, f64::max),
+            delta: delta_m,
+        },
+        if gaussian_cov {
+            ProtectedItem {
+                what: "covariances Σ̃_k (ε per class; eigenvalues clipped at σ_k)".into(),
+                how: "exact discrete Gaussian noise on a grid on the upper triangle of the unit-ball covariance (noise multiplier ≥ σ_k/f_k), σ_k = max(f_k/r(ε_cov,k, δ/4), 2f_k/r(2ε_cov,k, δ/2)), f_k = 1/(N_k − 2) + 4/N_k (worst-case Frobenius sensitivity of adding or removing a point; 2f_k for a replacement inside the class)".into(),
+                epsilon: des.eps_cov.iter().cloned().fold(0.0, f64::max),
+                delta: delta_c,
+            }
+        } else {
+            ProtectedItem {
+                what: "covariances Σ̃_k (ε per class, accounted but NOT a valid guarantee: see warnings)".into(),
+                how: format!("Wishart_d(I/γ_k, {wishart_dof}) noise on the unit-ball covariance, ε_W,k = 2γ_k/N_k on the common support"),
+                epsilon: des.eps_cov.iter().cloned().fold(0.0, f64::max),
+                delta: 0.0,
+            }
+        },
+    ]
+}
+
+/// The paper's Algorithm 1 (label adjacency, or Wishart covariances): the budget split and
+/// the noise shapes designed from the non-private fit (declared unprotected), designed
+/// colored means, Wishart or Gaussian covariances, randomized weights.
+fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
+    let Prepared {
+        data,
+        opts,
+        n,
+        k,
+        d,
+        ref z,
+        ref fits,
+        ref counts,
+        ref pi,
+        ..
+    } = *p;
+    let wishart_dof = d + 1;
+    let mut noise_grids = Vec::new();
+    let mut warnings = Vec::new();
+    let gaussian_cov = opts.covariance_noise == CovarianceNoise::Gaussian;
+    // per class: the mean gets δ/2 (δ/4 with Gaussian covariances, which get the other δ/4)
+    let delta_m = if gaussian_cov {
+        opts.delta / 4.0
+    } else {
+        opts.delta / 2.0
+    };
+    let delta_c = opts.delta / 4.0;
+    let (inputs, x1, sdp_certs) = design_inputs(p, delta_c)?;
     let des = design::optimize(
         &inputs,
         pi,
@@ -467,39 +523,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         .fold(0.0, f64::max);
     let eps_total = des.eps0 + 2.0 * per_class_max;
     let delta_total = 2.0 * delta_m + if gaussian_cov { 2.0 * delta_c } else { 0.0 };
-    let mean_how = match opts.adjacency {
-        Adjacency::Record => "exact discrete Gaussian on a grid covering N(0, Γ_k⁻¹) with Γ_k⁻¹ = s_k²/r(ε_k, δ_mean)²·I, s_k = 2B/(N_k − 1) (worst case, ‖x‖ ≤ B; rounding margin included)",
-        Adjacency::Label => "Gaussian N(0, Γ_k⁻¹) designed by the SDP (23) over the label-flip sensitivities (local sensitivity): the whitened mean L_k⁻¹μ_k (Γ_k⁻¹ = L_k L_kᵀ) is released with exact discrete Gaussian noise of multiplier ≥ 1/r_k, then multiplied by L_k",
-    };
-    let protected = vec![
-        ProtectedItem {
-            what: "weights π̃".into(),
-            how: "randomized mapping on the compositions of N: exact discrete Laplace noise (scale ≥ 2/ε_weights) on the class counts projected onto S, smoothed with λ·Uniform(S)".into(),
-            epsilon: des.eps0,
-            delta: 0.0,
-        },
-        ProtectedItem {
-            what: "means μ̃_k (ε per class; a neighbour changes two classes)".into(),
-            how: mean_how.into(),
-            epsilon: des.eps_mean.iter().cloned().fold(0.0, f64::max),
-            delta: delta_m,
-        },
-        if gaussian_cov {
-            ProtectedItem {
-                what: "covariances Σ̃_k (ε per class; eigenvalues clipped at σ_k)".into(),
-                how: "exact discrete Gaussian noise on a grid on the upper triangle of the unit-ball covariance (noise multiplier ≥ σ_k/f_k), σ_k = max(f_k/r(ε_cov,k, δ/4), 2f_k/r(2ε_cov,k, δ/2)), f_k = 1/(N_k − 2) + 4/N_k (worst-case Frobenius sensitivity of adding or removing a point; 2f_k for a replacement inside the class)".into(),
-                epsilon: des.eps_cov.iter().cloned().fold(0.0, f64::max),
-                delta: delta_c,
-            }
-        } else {
-            ProtectedItem {
-                what: "covariances Σ̃_k (ε per class, accounted but NOT a valid guarantee: see warnings)".into(),
-                how: format!("Wishart_d(I/γ_k, {wishart_dof}) noise on the unit-ball covariance, ε_W,k = 2γ_k/N_k on the common support"),
-                epsilon: des.eps_cov.iter().cloned().fold(0.0, f64::max),
-                delta: 0.0,
-            }
-        },
-    ];
+    let protected = designed_protected(opts, &des, delta_m, delta_c, wishart_dof);
     let cov_warning = format!(
         "covariances NOT protected by a worst-case guarantee: Wishart noise with d + 1 = {wishart_dof} degrees of freedom (the GMM paper's, after Jiang et al. 2016) has a data-dependent support {{S ≻ Σ_k}}; \
          the released Σ̃_k lies outside a neighbouring dataset's support with probability up to ≈ 1 − exp(−ε_W,k) (here up to {:.3}), so the ε_W,k accounted for them is not an (ε, δ)-DP bound",
