@@ -769,6 +769,7 @@ struct Pass1 {
     label_index: Option<usize>,
     infer: Vec<InferState>,
     stores: Vec<Store>,
+    /// Missing cells per kept column (counted where records with one are dropped).
     missing_counts: Vec<usize>,
     n_records: usize,
     n_kept: usize,
@@ -857,14 +858,19 @@ impl Pass1 {
                 ),
             ));
         }
+        // Dropping or refusing records with a missing value looks at every cell first (and
+        // counts the missing ones per column for the all-dropped error); keeping them (the
+        // pipeline's policy) needs no such pass: the cells are read once, below.
         let mut first_missing = None;
-        for (k, &f) in self.active.iter().enumerate() {
-            if is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))) {
-                self.missing_counts[k] += 1;
-                first_missing.get_or_insert(k);
+        if !keep {
+            for (k, &f) in self.active.iter().enumerate() {
+                if is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))) {
+                    self.missing_counts[k] += 1;
+                    first_missing.get_or_insert(k);
+                }
             }
         }
-        if let (Some(k), false) = (first_missing, keep) {
+        if let Some(k) = first_missing {
             if opts.missing == MissingPolicy::Error {
                 let v = super::fastnum::trim(rec.get(self.active[k]).unwrap_or(""));
                 return Err(src.cell_err(
