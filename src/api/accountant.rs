@@ -800,47 +800,81 @@ pub struct PreviewResponse {
     pub curve: Vec<(f64, f64)>,
 }
 
+/// The public numbers a preview calibrates for, checked: the mixing step's share of ε, the
+/// smallest class (pool), the rows per class, the clip norm and the norm the accountant is
+/// given.
+struct PreviewShape {
+    preset: Preset,
+    pool: u64,
+    per_class: u64,
+    clip: f64,
+    /// ε left for the mixing after the normalization's share.
+    eps: f64,
+    acc_clip: f64,
+}
+
+impl PreviewShape {
+    fn of(r: &PreviewRequest) -> Result<Self> {
+        check_epsilon(r.epsilon)?;
+        check_delta(r.delta)?;
+        let preset = preset_of(&r.preset)?;
+        if r.class_sizes.is_empty() {
+            return Err(Error::Data("no classes: choose a label column".into()));
+        }
+        let pool = *r.class_sizes.iter().min().expect("non-empty");
+        let k = r.class_sizes.len() as u64;
+        let t = r.samples.unwrap_or_else(|| r.class_sizes.iter().sum());
+        if t < k {
+            return Err(Error::param(
+                "samples",
+                t,
+                format!("T must be at least the number of classes K = {k}"),
+            ));
+        }
+        let per_class = t / k;
+        let clip = r.clip.unwrap_or(1.0);
+        let share = r
+            .normalize_share
+            .unwrap_or(super::synth::DEFAULT_NORMALIZE_SHARE);
+        if !(0.0..1.0).contains(&share) {
+            return Err(Error::param(
+                "normalize_share",
+                share,
+                "use a share in [0, 1)",
+            ));
+        }
+        let eps = r.epsilon * (1.0 - share);
+        // The norm the accountant is given, as the synthesis encodes the rows: wide tables and
+        // images are scaled to norm c with non-negative entries (c/√2); short numeric tables sit
+        // in the box [0, c/M]^d (c/2; categorical columns would widen it, up to c/√2).
+        let acc_clip = if use_common_norm(r.features as usize) {
+            accounting_clip(clip, true)
+        } else {
+            0.5 * clip
+        };
+        Ok(PreviewShape {
+            preset,
+            pool,
+            per_class,
+            clip,
+            eps,
+            acc_clip,
+        })
+    }
+}
+
 /// Calibrates the noise for the page's live readout. The synthesis itself re-calibrates with
 /// the normalization step composed in, so its σx can be a little larger than this preview.
 pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
-    check_epsilon(r.epsilon)?;
-    check_delta(r.delta)?;
-    let preset = preset_of(&r.preset)?;
+    let PreviewShape {
+        preset,
+        pool,
+        per_class,
+        clip,
+        eps,
+        acc_clip,
+    } = PreviewShape::of(r)?;
     let orders = default_orders();
-    if r.class_sizes.is_empty() {
-        return Err(Error::Data("no classes: choose a label column".into()));
-    }
-    let pool = *r.class_sizes.iter().min().expect("non-empty");
-    let k = r.class_sizes.len() as u64;
-    let t = r.samples.unwrap_or_else(|| r.class_sizes.iter().sum());
-    if t < k {
-        return Err(Error::param(
-            "samples",
-            t,
-            format!("T must be at least the number of classes K = {k}"),
-        ));
-    }
-    let per_class = t / k;
-    let clip = r.clip.unwrap_or(1.0);
-    let share = r
-        .normalize_share
-        .unwrap_or(super::synth::DEFAULT_NORMALIZE_SHARE);
-    if !(0.0..1.0).contains(&share) {
-        return Err(Error::param(
-            "normalize_share",
-            share,
-            "use a share in [0, 1)",
-        ));
-    }
-    let eps = r.epsilon * (1.0 - share);
-    // The norm the accountant is given, as the synthesis encodes the rows: wide tables and
-    // images are scaled to norm c with non-negative entries (c/√2); short numeric tables sit
-    // in the box [0, c/M]^d (c/2; categorical columns would widen it, up to c/√2).
-    let acc_clip = if use_common_norm(r.features as usize) {
-        accounting_clip(clip, true)
-    } else {
-        0.5 * clip
-    };
     // The synthesis's own automatic l (preprocess::auto), from the same public numbers.
     let goal = Goal {
         epsilon: eps,
