@@ -771,11 +771,6 @@ impl ColumnRules<'_> {
                                 .flatten()
                                 .or_else(|| refine(false))
                                 .and_then(|bins| dp_marginal(values, &bins, g, rng));
-                            if !unit {
-                                if let Some(m) = marginal.as_mut() {
-                                    zero_bin_to_point(m);
-                                }
-                            }
                             if let Some(m) = &marginal {
                                 // Refinement: the range shrinks to the marginal's support
                                 // (to whole numbers on half-integer edges; + 0.0 turns
@@ -952,7 +947,8 @@ fn public_edges(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
 /// grid's resolution (in practice: exact zeros); its mass is decoded as exactly 0 instead of
 /// spread linearly over the bin (which wrote 0 as 0.000000043941768 or −0.00000014655157).
 /// The bin's edges become 0 (a point bin of width 0; the neighbours widen by 2^MIN_EXP):
-/// post-processing of the released marginal, after the counts were made on the grid.
+/// post-processing of the released marginal, after the counts were made on the grid. Bins
+/// without that exact pair of edges (one per integer, a public range's) are left as they are.
 fn zero_bin_to_point(m: &mut NumericMarginal) {
     let (a, b) = bin_edges(HALF);
     if let Some(i) = m.edges.windows(2).position(|w| w[0] == a && w[1] == b) {
@@ -1051,7 +1047,8 @@ fn refined_bins(
     (bins.edges.len() >= 2).then_some(bins)
 }
 
-/// A DP marginal on `bins` (values outside are counted in the end bins).
+/// A DP marginal on `bins` (values outside are counted in the end bins), its grid bin around
+/// 0 (if it has one) decoded as 0 ([`zero_bin_to_point`]).
 fn dp_marginal<R: Rng + ?Sized>(
     values: &[f32],
     bins: &MarginalBins,
@@ -1072,7 +1069,9 @@ fn dp_marginal<R: Rng + ?Sized>(
             .min(nb - 1);
         counts[b] += 1.0;
     }
-    NumericMarginal::dp(&counts, edges.clone(), g, &bins.cuts, rng)
+    let mut m = NumericMarginal::dp(&counts, edges.clone(), g, &bins.cuts, rng)?;
+    zero_bin_to_point(&mut m);
+    Some(m)
 }
 
 /// The grid exponent k of the mean-norm sum: the counts' rule
