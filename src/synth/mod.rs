@@ -1648,6 +1648,18 @@ struct Prepared {
     rows: EncodedRows,
 }
 
+impl Prepared {
+    /// (input rows, classes, encoded dimension, rows requested).
+    fn sizes(&self) -> (usize, usize, usize, usize) {
+        (self.n, self.k, self.norm.space.dim, self.t)
+    }
+
+    /// T / K: the rows each class gets with equal shares.
+    fn per_class(&self) -> usize {
+        self.t.checked_div(self.k).unwrap_or(0)
+    }
+}
+
 /// The data path of [`synthesize_dyn`]: checks, column types, missing values, classes,
 /// normalization, encoding and the automatic l. Every data-dependent step in it is either
 /// public (schema) or a DP release composed into a curve it returns.
@@ -1759,7 +1771,7 @@ fn account(
     denoise: bool,
 ) -> Result<(Plan, receipt::Guaranteed)> {
     let (opts, norm, cls) = (&p.opts, &p.norm, &p.cls);
-    let (n, k, d, t) = (p.n, p.k, norm.space.dim, p.t);
+    let (n, k, d, t) = p.sizes();
     let rows = &p.rows;
     let delta_rdp = norm.delta_rdp;
     let eps_terms = threshold_terms(norm, p.count_report.as_ref());
@@ -1805,7 +1817,7 @@ fn account(
         k,
         d,
         t,
-        per_class: t.checked_div(k).unwrap_or(0),
+        per_class: p.per_class(),
         per_class_counts: &p.per_class_counts,
         rows_total,
         pool_min: *cls.sizes.iter().min().unwrap_or(&0),
@@ -1852,7 +1864,8 @@ fn synthesize_dyn(
     let p = prepare(table, schema, opts, mechanism, rng)?;
     let (plan, guaranteed) = account(&p, mechanism, denoise)?;
     let opts = &p.opts;
-    let (n, k, d, t) = (p.n, p.k, p.norm.space.dim, p.t);
+    let (n, k, d, t) = p.sizes();
+    let per_class = p.per_class();
 
     // ---- generate, decode, emit --------------------------------------------------------
     // What the receipt needs from the encoded table; the table itself is not needed any more
@@ -1881,7 +1894,7 @@ fn synthesize_dyn(
             k,
             d,
             t,
-            per_class: t.checked_div(k).unwrap_or(0),
+            per_class,
         },
         p.rows.features,
         rng,
