@@ -594,7 +594,7 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
         let mut score = 0.0f64;
         generate(
             &Pools {
-                features: data,
+                features: crate::mechanisms::cda::Rows::Dense(data),
                 d: 1,
                 classes: &classes,
             },

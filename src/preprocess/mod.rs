@@ -10,6 +10,7 @@
 
 pub mod auto;
 pub mod clip;
+pub mod compact;
 pub mod dp_counts;
 pub mod encode;
 pub mod missing;

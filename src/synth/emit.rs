@@ -1,7 +1,7 @@
 //! Generation, decoding and output: each mechanism's synthetic rows, made from the encoded
 //! features with the calibrated noise, decoded into the input's columns (indicator columns
 //! removed, missing cells written back) and handed to the caller's sinks.
-use super::{soft_label_column, Classes, Mechanism, Plan, SynthOptions};
+use super::{soft_label_column, Classes, Encoded, Mechanism, Plan, SynthOptions};
 use crate::error::Result;
 use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput, LabeledRows};
@@ -75,7 +75,7 @@ fn restoring<'a>(
 /// freed as soon as they are not read any more) and writes the header and every row.
 pub(super) fn generate_and_emit(
     g: &Generation<'_>,
-    features: Vec<f32>,
+    features: Encoded,
     rng: &mut ReleaseRng,
     out: Sinks<'_>,
 ) -> Result<()> {
@@ -83,9 +83,11 @@ pub(super) fn generate_and_emit(
         Mechanism::Cda => emit_cda(g, features, rng, out),
         Mechanism::DpMix(o) => {
             let soft = o.labels == LabelOutput::Soft;
-            emit_dpmix(g, o.class_wise, soft, &features, rng, out)
+            emit_dpmix(g, o.class_wise, soft, features.dense()?, rng, out)
         }
-        Mechanism::Local | Mechanism::Projection(_) => emit_baseline(g, &features, rng, out),
+        Mechanism::Local | Mechanism::Projection(_) => {
+            emit_baseline(g, features.dense()?, rng, out)
+        }
     }
 }
 
@@ -93,7 +95,7 @@ pub(super) fn generate_and_emit(
 /// needs every row's rank).
 fn emit_cda(
     g: &Generation<'_>,
-    features: Vec<f32>,
+    features: Encoded,
     rng: &mut ReleaseRng,
     out: Sinks<'_>,
 ) -> Result<()> {
@@ -116,7 +118,7 @@ fn emit_cda(
     let mut labels: Vec<u32> = Vec::with_capacity(rows_total);
     cda::generate(
         &Pools {
-            features: &features,
+            features: features.rows(),
             d: g.d,
             classes: &cls.members,
         },
@@ -211,7 +213,7 @@ fn emit_dpmix(
         let mut onehot = vec![0f64; k];
         cda::generate(
             &Pools {
-                features,
+                features: cda::Rows::Dense(features),
                 d: g.d,
                 classes: &cls.members,
             },

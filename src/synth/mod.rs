@@ -33,6 +33,7 @@ use crate::preprocess::auto::{
     auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
 };
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
+use crate::preprocess::compact::CompactRows;
 use crate::preprocess::dp_counts::{
     build_pools, calibrate_standard, dp_classes, split_samples, standard_curve, ClassCountReport,
     CountRelease,
@@ -1166,11 +1167,18 @@ impl RowScaling {
 
     /// Scales the rows of `features` (width `dim`) to clip `c`: (rows clipped, entries
     /// clamped).
-    fn apply(self, features: &mut [f32], dim: usize, clip: f64) -> Result<(usize, usize)> {
+    fn apply(self, features: &mut Encoded, dim: usize, clip: f64) -> Result<(usize, usize)> {
         Ok(match self {
-            RowScaling::UnitBox => (0, clamp_unit_box(features)),
+            RowScaling::UnitBox => match features {
+                Encoded::Dense(f) => (0, clamp_unit_box(f)),
+                Encoded::Compact(_) => {
+                    return Err(Error::Data(
+                        "internal: the unit box is applied to dense rows only".into(),
+                    ))
+                }
+            },
             RowScaling::CommonNorm { .. } => {
-                scale_rows_to_norm(features, dim, clip)?;
+                features.scale_rows_to_norm(dim, clip)?;
                 (0, 0)
             }
             RowScaling::PublicNorm { max_norm } => {
@@ -1179,10 +1187,10 @@ impl RowScaling {
                 // Entries clamped into [0, 1] first (a per-record map, a no-op on this
                 // encoding), so the box bound of preprocess::rownorm never rests on the data.
                 let s = (clip / max_norm) as f32;
-                features.iter_mut().for_each(|x| *x = x.min(1.0) * s);
-                (clip_rows(features, dim, clip)?, 0)
+                features.map_values(|x| x.min(1.0) * s);
+                (features.clip_rows(dim, clip)?, 0)
             }
-            RowScaling::Clipped => (clip_rows(features, dim, clip)?, 0),
+            RowScaling::Clipped => (features.clip_rows(dim, clip)?, 0),
         })
     }
 
@@ -1480,8 +1488,67 @@ fn decide_types(
 
 /// The encoded rows in the mechanism's bounded set, and what the accounting and the receipt
 /// need to know about how they got there.
+/// The encoded rows: dense, or compact ([`CompactRows`]: the same values without the
+/// one-hot zeros) for DP-CDA on a table with categorical columns.
+enum Encoded {
+    Dense(Vec<f32>),
+    Compact(CompactRows),
+}
+
+impl Encoded {
+    /// Applies `f` (which maps 0 to 0) to every entry.
+    fn map_values(&mut self, f: impl Fn(f32) -> f32) {
+        match self {
+            Encoded::Dense(v) => v.iter_mut().for_each(|x| *x = f(*x)),
+            Encoded::Compact(c) => c.map_values(f),
+        }
+    }
+
+    /// [`clip_rows`] on rows of width `dim`.
+    fn clip_rows(&mut self, dim: usize, clip: f64) -> Result<usize> {
+        match self {
+            Encoded::Dense(v) => clip_rows(v, dim, clip),
+            Encoded::Compact(c) => c.clip_rows(clip),
+        }
+    }
+
+    /// [`scale_rows_to_norm`] on rows of width `dim`.
+    fn scale_rows_to_norm(&mut self, dim: usize, clip: f64) -> Result<usize> {
+        match self {
+            Encoded::Dense(v) => scale_rows_to_norm(v, dim, clip),
+            Encoded::Compact(c) => c.scale_rows_to_norm(clip),
+        }
+    }
+
+    /// Appends a zero row of width `dim`.
+    fn push_zero_row(&mut self, dim: usize) {
+        match self {
+            Encoded::Dense(v) => v.resize(v.len() + dim, 0.0),
+            Encoded::Compact(c) => c.push_zero_row(),
+        }
+    }
+
+    /// The rows as the mixer reads them.
+    fn rows(&self) -> cda::Rows<'_> {
+        match self {
+            Encoded::Dense(v) => cda::Rows::Dense(v),
+            Encoded::Compact(c) => cda::Rows::Compact(c),
+        }
+    }
+
+    /// The dense matrix (the mechanisms other than DP-CDA are given dense rows).
+    fn dense(&self) -> Result<&[f32]> {
+        match self {
+            Encoded::Dense(v) => Ok(v),
+            Encoded::Compact(_) => Err(Error::Data(
+                "internal: this mechanism reads dense rows".into(),
+            )),
+        }
+    }
+}
+
 struct EncodedRows {
-    features: Vec<f32>,
+    features: Encoded,
     scaling: RowScaling,
     /// Every entry ≥ 0 (the √2·c bound; preprocess::rownorm).
     nonneg: bool,
@@ -1515,8 +1582,17 @@ fn encode_rows(
             norm.report.warnings.push("dpmix maps numeric columns onto [0, 1] with their observed (unprotected) minimum and maximum instead of z-scores".into());
         }
     }
-    // Room for the padding row of the standard adjacency's pools (appended below).
-    let mut features = norm.space.encode_with_room(table, usize::from(standard))?;
+    // Room for the padding row of the standard adjacency's pools (appended below). DP-CDA
+    // reads compact rows where the table has categorical columns (the same values).
+    let spare = usize::from(standard);
+    let compact = match is_cda {
+        true => CompactRows::encode(&norm.space, table, spare)?,
+        false => None,
+    };
+    let mut features = match compact {
+        Some(c) => Encoded::Compact(c),
+        None => Encoded::Dense(norm.space.encode_with_room(table, spare)?),
+    };
     // DP-CDA on a non-negative encoding (ranges public or DP, one-hot): rows scaled to norm c
     // when a DP mean norm lets the scale be restored, clipped otherwise; either way the
     // replace-one sensitivity is √2·c/l (proof note in preprocess::rownorm).
@@ -1526,7 +1602,7 @@ fn encode_rows(
     // data.
     let nonneg = is_cda && opts.normalize != NormalizeMode::Data;
     if nonneg {
-        features.iter_mut().for_each(|x| *x = x.max(0.0));
+        features.map_values(|x| x.max(0.0));
     }
     let space = &norm.space;
     let scaling = RowScaling::choose(unit_box, nonneg, &norm.released);
@@ -1542,7 +1618,7 @@ fn encode_rows(
     let mut padding_row = None;
     if standard {
         // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
-        features.resize(features.len() + space.dim, 0.0);
+        features.push_zero_row(space.dim);
         let zero_row = u32::try_from(table.n_rows)
             .map_err(|_| Error::Data("the table has too many rows".into()))?;
         let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);

@@ -72,7 +72,7 @@ fn main() {
         let t = Instant::now();
         generate(
             &Pools {
-                features: &f,
+                features: privmix::mechanisms::cda::Rows::Dense(&f),
                 d,
                 classes: &classes,
             },

@@ -67,6 +67,7 @@ use crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS;
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian::Gaussian;
 use crate::mechanisms::noise::{pow2_floor, up, Bits, DiscreteGaussian};
+use crate::preprocess::compact::{CompactRows, Slot};
 use rand::Rng;
 
 /// The number type a mix is accumulated in (see the module docs).
@@ -212,11 +213,40 @@ pub struct Mixer<'a> {
     noise: Gaussian,
 }
 
+/// The rows a mixer reads: a dense row-major matrix, or the same matrix without its zeros
+/// ([`CompactRows`]; the same values, so the same mixes).
+#[derive(Debug, Clone, Copy)]
+pub enum Rows<'a> {
+    /// Row-major n × d.
+    Dense(&'a [f32]),
+    /// Compact rows of width d.
+    Compact(&'a CompactRows),
+}
+
+impl Rows<'_> {
+    /// Rows held, for rows of width `d` (> 0).
+    pub fn n_rows(&self, d: usize) -> usize {
+        match self {
+            Rows::Dense(f) => f.len() / d,
+            Rows::Compact(c) => c.n_rows(),
+        }
+    }
+
+    /// Whether the rows are whole rows of width `d` (> 0).
+    pub fn fits(&self, d: usize) -> bool {
+        d > 0
+            && match self {
+                Rows::Dense(f) => f.len() % d == 0,
+                Rows::Compact(c) => c.dim() == d,
+            }
+    }
+}
+
 /// Draws noisy mixes of l distinct rows with exact noise (module docs, "Exact noise"): the
 /// kernel of the DP-CDA and DPMix releases.
 #[derive(Debug, Clone)]
 pub struct ExactMixer<'a> {
-    features: &'a [f32],
+    rows: Rows<'a>,
     d: usize,
     mix: usize,
     sigma: f64,
@@ -297,6 +327,11 @@ impl<'a> ExactMixer<'a> {
     /// discrete Gaussian noise of scale ≥ `sigma` on every coordinate of the mean. Draw with
     /// [`ExactMixer::draw`].
     pub fn new(features: &'a [f32], d: usize, mix: usize, sigma: f64, clip: f64) -> Result<Self> {
+        Self::over(Rows::Dense(features), d, mix, sigma, clip)
+    }
+
+    /// [`ExactMixer::new`] over `rows` (dense or compact: the same rows give the same mixes).
+    pub fn over(rows: Rows<'a>, d: usize, mix: usize, sigma: f64, clip: f64) -> Result<Self> {
         let (h, noise) = exact_sum_noise("sigma-x", clip, sigma, mix)?;
         let inv_h = 1.0 / h;
         // B = ⌊c/h⌋ (c/h is exact); rows whose integer norm exceeds it are shrunk.
@@ -310,7 +345,27 @@ impl<'a> ExactMixer<'a> {
         let mut shrunk = Vec::new();
         if d > 0 {
             let mut u = vec![0i64; d];
-            for (r, row) in features.chunks_exact(d).enumerate() {
+            let mut dense = vec![
+                0f32;
+                if matches!(rows, Rows::Compact(_)) {
+                    d
+                } else {
+                    0
+                }
+            ];
+            for r in 0..rows.n_rows(d) {
+                let row = match rows {
+                    Rows::Dense(f) => &f[r * d..(r + 1) * d],
+                    Rows::Compact(c) => {
+                        // Σ u² over the row's entries (its zeros add nothing); the units
+                        // themselves only where the row is shrunk.
+                        if compact_square_norm(c, r, inv_h) <= b * b {
+                            continue;
+                        }
+                        c.dense_row(r, &mut dense);
+                        &dense[..]
+                    }
+                };
                 let sq = units_and_square_norm(&mut u, row, inv_h);
                 if sq > b * b {
                     let n = isqrt_ceil(sq);
@@ -327,7 +382,7 @@ impl<'a> ExactMixer<'a> {
             }
         }
         Ok(ExactMixer {
-            features,
+            rows,
             d,
             mix,
             sigma,
@@ -424,15 +479,51 @@ impl ExactMixer<'_> {
     fn accumulate(&self, rows: &[usize], sum: &mut [i64]) {
         let d = self.d;
         let inv = self.inv_grid;
-        let row = |r: usize| &self.features[r * d..(r + 1) * d];
+        let features = match self.rows {
+            Rows::Dense(f) => f,
+            Rows::Compact(c) => {
+                if !self.shrunk.is_empty() {
+                    for &r in rows {
+                        match self.shrunk_units(r) {
+                            Some(u) => sum.iter_mut().zip(u).for_each(|(s, &u)| *s += u),
+                            None => c.for_each_entry(r, |j, x| sum[j] += unit(x, inv)),
+                        }
+                    }
+                    return;
+                }
+                // Four rows at a time, slot by slot, as the dense rows are summed: the rows
+                // are random reads from memory, and four independent reads overlap.
+                let slots = c.slots();
+                let hot_at = slots.len();
+                let mut quads = rows.chunks_exact(8);
+                for q in &mut quads {
+                    let rs: [&[f32]; 8] = std::array::from_fn(|i| c.row(q[i]));
+                    let hot = rs.map(|r| unit(r[hot_at], inv));
+                    for (k, slot) in slots.iter().enumerate() {
+                        match *slot {
+                            Slot::Numeric { pos } => {
+                                sum[pos] += rs.iter().map(|r| unit(r[k], inv)).sum::<i64>();
+                            }
+                            Slot::OneHot { start, .. } => {
+                                for (r, h) in rs.iter().zip(hot) {
+                                    if r[k] >= 0.0 {
+                                        sum[start + r[k] as usize] += h;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                for &r in quads.remainder() {
+                    c.for_each_entry(r, |j, x| sum[j] += unit(x, inv));
+                }
+                return;
+            }
+        };
+        let row = |r: usize| &features[r * d..(r + 1) * d];
         if !self.shrunk.is_empty() {
             for &r in rows {
-                match self
-                    .shrunk
-                    .binary_search_by_key(&(r as u32), |(k, _)| *k)
-                    .ok()
-                    .map(|j| &self.shrunk[j].1)
-                {
+                match self.shrunk_units(r) {
                     Some(u) => sum.iter_mut().zip(u).for_each(|(s, &u)| *s += u),
                     None => sum
                         .iter_mut()
@@ -455,6 +546,43 @@ impl ExactMixer<'_> {
                 .for_each(|(s, &x)| *s += unit(x, inv));
         }
     }
+}
+
+impl ExactMixer<'_> {
+    /// Row `r`'s shrunk units, if the mixer shrank it.
+    #[inline]
+    fn shrunk_units(&self, r: usize) -> Option<&[i64]> {
+        if self.shrunk.is_empty() {
+            return None;
+        }
+        self.shrunk
+            .binary_search_by_key(&(r as u32), |(k, _)| *k)
+            .ok()
+            .map(|j| &self.shrunk[j].1[..])
+    }
+}
+
+/// Σ u² of compact row `r`'s units, saturating at u128::MAX: what
+/// [`units_and_square_norm`] returns for the dense row (its zeros add nothing, and an exact
+/// integer sum does not depend on the order).
+fn compact_square_norm(c: &CompactRows, r: usize, inv_h: f64) -> u128 {
+    // In u64 while every term fits (u128 products are a software routine on wasm32).
+    let mut narrow = Some(0u64);
+    c.for_each_entry(r, |_, x| {
+        if let Some(s) = narrow {
+            let m = unit(x, inv_h).unsigned_abs();
+            narrow = m.checked_mul(m).and_then(|p| s.checked_add(p));
+        }
+    });
+    if let Some(s) = narrow {
+        return u128::from(s);
+    }
+    let mut sq: u128 = 0;
+    c.for_each_entry(r, |_, x| {
+        let a = u128::from(unit(x, inv_h).unsigned_abs());
+        sq = sq.saturating_add(a * a);
+    });
+    sq
 }
 
 /// ⌈√x⌉ for x ≥ 1, exactly.
@@ -583,6 +711,53 @@ mod tests {
             copy.gen::<u64>(),
             "generator positions differ"
         );
+    }
+
+    /// Compact rows give the mixes of the dense matrix they stand for, bit for bit, with the
+    /// generator left at the same place: rows inside the ball and rows the mixer shrinks
+    /// (clip 0.5: most rows of the test table are longer), l = 1, 3 and 40.
+    #[test]
+    fn compact_rows_mix_as_the_dense_rows() {
+        use crate::preprocess::compact::{tests::table_and_space, CompactRows};
+        for (seed, clip) in [(1u64, 0.5), (2, 1e3), (3, 2.0)] {
+            let (table, space) = table_and_space(seed, 120);
+            let d = space.dim;
+            let dense = space.encode(&table).unwrap();
+            let compact = CompactRows::encode(&space, &table, 0).unwrap().unwrap();
+            let a = ExactMixer::over(Rows::Dense(&dense), d, 3, 0.05, clip).unwrap();
+            let b = ExactMixer::over(Rows::Compact(&compact), d, 3, 0.05, clip).unwrap();
+            assert_eq!(a.rows_shrunk(), b.rows_shrunk());
+            if clip < 1.0 {
+                assert!(a.rows_shrunk() > 60, "{}", a.rows_shrunk());
+            } else if clip > 100.0 {
+                assert_eq!(a.rows_shrunk(), 0);
+            }
+            for l in [1usize, 3, 40] {
+                let a = ExactMixer {
+                    mix: l,
+                    ..a.clone()
+                };
+                let b = ExactMixer {
+                    mix: l,
+                    ..b.clone()
+                };
+                let pool: Vec<u32> = (0..120).collect();
+                let mut ra = ChaCha20Rng::seed_from_u64(seed + 10);
+                let mut rb = ra.clone();
+                let (mut oa, mut ob) = (vec![0f64; d], vec![0f64; d]);
+                let (mut sa, mut sb) = (vec![0i64; d], vec![0i64; d]);
+                for _ in 0..50 {
+                    let (mut va, mut vb) = (Vec::new(), Vec::new());
+                    a.draw(&pool, &mut oa, &mut sa, &mut ra, |r| va.push(r));
+                    b.draw(&pool, &mut ob, &mut sb, &mut rb, |r| vb.push(r));
+                    assert_eq!(va, vb);
+                    assert_eq!(sa, sb);
+                    let bits = |o: &[f64]| o.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&oa), bits(&ob));
+                }
+                assert_eq!(ra.gen::<u64>(), rb.gen::<u64>());
+            }
+        }
     }
 
     /// With l = the pool size every draw is the pool mean plus noise: over 20,000 draws the

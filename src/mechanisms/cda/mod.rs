@@ -50,7 +50,7 @@ pub mod accounting;
 pub mod mixer;
 
 pub(crate) use mixer::exact_sum_noise;
-pub use mixer::{exact_grid, unit_box_radius, ExactMixer, MixCell, Mixer};
+pub use mixer::{exact_grid, unit_box_radius, ExactMixer, MixCell, Mixer, Rows};
 
 use super::gaussian::Gaussian;
 use crate::error::{Error, Result};
@@ -111,12 +111,12 @@ fn wave_blocks(parallel: bool) -> usize {
     4
 }
 
-/// The rows DP-CDA mixes: `features` row-major n × `d`, already normalized and clipped to norm
-/// ≤ c, and `classes[k]` the row indices of class k (its pool).
+/// The rows DP-CDA mixes: `features` n rows of width `d` (dense or compact), already
+/// normalized and clipped to norm ≤ c, and `classes[k]` the row indices of class k (its pool).
 #[derive(Debug, Clone, Copy)]
 pub struct Pools<'a> {
-    /// Row-major n × d.
-    pub features: &'a [f32],
+    /// n rows of width d.
+    pub features: Rows<'a>,
     /// Columns per row.
     pub d: usize,
     /// Each class's row indices.
@@ -230,7 +230,7 @@ fn drive<R: Rng + ?Sized>(
             "internal: per-class counts do not match the classes".into(),
         ));
     }
-    if d == 0 || features.len() % d != 0 {
+    if !features.fits(d) {
         return Err(Error::Data(
             "there are no feature columns besides the label".into(),
         ));
@@ -256,7 +256,7 @@ fn drive<R: Rng + ?Sized>(
     }
     let streams = crate::rng::Streams::from_rng(rng);
     let gen = Blocks {
-        mixer: ExactMixer::new(features, d, cfg.mix, cfg.sigma_x, cfg.clip)?,
+        mixer: ExactMixer::over(features, d, cfg.mix, cfg.sigma_x, cfg.clip)?,
         classes,
         gy,
         schedule: &schedule,
@@ -450,7 +450,7 @@ mod tests {
         let mut rng = ReleaseRng::seeded(1);
         generate(
             &Pools {
-                features: &f,
+                features: Rows::Dense(&f),
                 d: 2,
                 classes: &classes,
             },
@@ -486,7 +486,7 @@ mod tests {
         let mut sq = 0.0f64;
         generate(
             &Pools {
-                features: &f,
+                features: Rows::Dense(&f),
                 d: 1,
                 classes: &classes,
             },
@@ -520,7 +520,7 @@ mod tests {
         let mut wrong = 0;
         generate(
             &Pools {
-                features: &f,
+                features: Rows::Dense(&f),
                 d: 2,
                 classes: &classes,
             },
@@ -543,7 +543,7 @@ mod tests {
         let mut labels = [0usize; 2];
         generate(
             &Pools {
-                features: &f,
+                features: Rows::Dense(&f),
                 d: 2,
                 classes: &classes,
             },
@@ -586,7 +586,7 @@ mod tests {
         let mut go = || {
             generate_with(
                 &Pools {
-                    features: f,
+                    features: Rows::Dense(f),
                     d,
                     classes,
                 },
@@ -670,7 +670,7 @@ mod tests {
             let mut go = || {
                 generate_text(
                     &Pools {
-                        features: &f,
+                        features: Rows::Dense(&f),
                         d: 2,
                         classes: &classes,
                     },
@@ -792,7 +792,7 @@ mod tests {
             let mut out = Vec::new();
             generate(
                 &Pools {
-                    features: &f,
+                    features: Rows::Dense(&f),
                     d: 2,
                     classes: &classes,
                 },
