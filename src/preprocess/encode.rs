@@ -432,12 +432,13 @@ impl FeatureSpace {
     ) -> Vec<DecodedColumn<'_>> {
         let d = self.dim;
         // Bytes a column's decoding holds at its peak (its values, their sort keys and
-        // order, the result; a categorical column's scores and its candidates).
+        // order, the result; a categorical column's candidates, 4 bytes each, and with
+        // pooled rare levels a copy of its scores, read in place otherwise).
         let cost = |codec: &ColumnCodec| match codec {
             ColumnCodec::Label => 0,
             ColumnCodec::Numeric { .. } => t.saturating_mul(28),
             ColumnCodec::Categorical { levels, .. } => {
-                t.saturating_mul(levels.len() + 1).saturating_mul(12)
+                t.saturating_mul(levels.len() + 4).saturating_mul(8)
             }
         };
         // On wasm32 the columns are decoded one at a time anyway: groups of one hold least.
@@ -496,7 +497,9 @@ impl FeatureSpace {
         denoised: bool,
         classes: Option<&[u32]>,
     ) -> Decoded<'a> {
-        use crate::preprocess::quantile::{assign_in_proportion, quantile_map};
+        use crate::preprocess::quantile::{
+            assign_in_proportion, assign_scores, quantile_map, Scores,
+        };
         const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
         match codec {
             ColumnCodec::Label => Decoded::Column(DecodedColumn::Label),
@@ -567,26 +570,22 @@ impl FeatureSpace {
                         codes: Vec::new(),
                     });
                 }
-                let mut seg = Vec::with_capacity(t * w);
-                for i in 0..t {
-                    seg.extend_from_slice(&rows[i * d + start..i * d + start + w]);
-                }
+                // The segment read in place (a copy would hold t·w more values).
+                let seg = Scores::segment(&rows[..t * d], d, *start, w);
                 let a = match m {
-                    Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
-                        assign_in_proportion(&seg, w, p)
-                    }
+                    Some(ColumnMarginal::Categorical(p)) if p.len() == w => assign_scores(seg, p),
                     // The pooled rare levels get the rows that stand out least for
                     // every released level (score: minus the row's largest).
                     Some(ColumnMarginal::Categorical(p)) if p.len() == w + 1 => {
                         let mut ext = Vec::with_capacity(t * (w + 1));
-                        for row in seg.chunks_exact(w) {
+                        for i in 0..t {
+                            let row = seg.row(i);
                             ext.extend_from_slice(row);
                             ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
                         }
-                        drop(seg);
                         assign_in_proportion(&ext, w + 1, p)
                     }
-                    _ => seg.chunks_exact(w).map(argmax).collect(),
+                    _ => (0..t).map(|i| argmax(seg.row(i))).collect(),
                 };
                 // Level indices are below the number of released levels (+ 1), far
                 // below u32::MAX.

@@ -248,24 +248,88 @@ pub fn quotas(probs: &[f64], t: usize) -> Vec<usize> {
     q
 }
 
+/// Each row's scores for `levels` levels: `levels` consecutive values of a row-major matrix
+/// whose rows are `stride` values apart, from `offset` in each row (a one-hot segment of the
+/// synthetic rows, read in place).
+#[derive(Debug, Clone, Copy)]
+pub struct Scores<'a> {
+    data: &'a [f32],
+    levels: usize,
+    stride: usize,
+    offset: usize,
+}
+
+impl<'a> Scores<'a> {
+    /// Row-major scores, `levels` a row.
+    pub fn contiguous(data: &'a [f32], levels: usize) -> Self {
+        Scores::segment(data, levels, 0, levels)
+    }
+
+    /// The `levels` values from `offset` of every row of width `stride` (offset + levels ≤
+    /// stride).
+    pub fn segment(data: &'a [f32], stride: usize, offset: usize, levels: usize) -> Self {
+        debug_assert!(offset + levels <= stride);
+        Scores {
+            data,
+            levels,
+            stride,
+            offset,
+        }
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.data.len().checked_div(self.stride).unwrap_or(0)
+    }
+
+    /// Levels a row.
+    pub fn levels(&self) -> usize {
+        self.levels
+    }
+
+    /// Row i's scores.
+    #[inline]
+    pub fn row(&self, i: usize) -> &'a [f32] {
+        let at = i * self.stride + self.offset;
+        &self.data[at..at + self.levels]
+    }
+
+    /// Row i's score for level j.
+    #[inline]
+    fn at(&self, i: usize, j: usize) -> f32 {
+        self.data[i * self.stride + self.offset + j]
+    }
+
+    /// Every row's scores, in order.
+    fn iter(&self) -> impl Iterator<Item = &'a [f32]> + '_ {
+        (0..self.rows()).map(|i| self.row(i))
+    }
+}
+
 /// Assigns one of `levels` levels to each of the `scores.len() / levels` rows (row-major
 /// scores: the noisy one-hot segment of each row), with exactly the [`quotas`] of `probs`, by
 /// greedy matching on per-level standardized scores (see the module note).
 pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec<usize> {
+    assign_scores(Scores::contiguous(scores, levels), probs)
+}
+
+/// [`assign_in_proportion`] on scores read in place ([`Scores`]).
+pub fn assign_scores(scores: Scores<'_>, probs: &[f64]) -> Vec<usize> {
+    let levels = scores.levels();
     if levels == 0 {
         return Vec::new();
     }
-    let t = scores.len() / levels;
+    let t = scores.rows();
     let mut quota = quotas(probs, t);
-    let z = standardizer(scores, levels);
+    let z = standardizer(scores);
     // Greedy: the candidates (row i, level j) by decreasing standardized score, ties in
     // (i, j) order; each takes its row if the row is free and the level has quota left.
     let mut out = vec![usize::MAX; t];
     if t <= u32::MAX as usize {
-        greedy_merged(scores, levels, &z, &mut quota, &mut out);
+        greedy_merged(scores, &z, &mut quota, &mut out);
     } else {
         // More rows than a u32 indexes.
-        greedy_sorted(scores, levels, &z, &mut quota, &mut out);
+        greedy_sorted(scores, &z, &mut quota, &mut out);
     }
     // Quotas sum to t and every row is a candidate for every level with quota, so every row
     // is assigned; this is a guard for the degenerate all-zero-quota case only.
@@ -279,11 +343,11 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
 
 /// Each level's scores standardized over the rows (NaN → 0), so levels are compared by how
 /// much a row stands out for them, not by their overall frequency: `z(v, j)`.
-fn standardizer(scores: &[f32], levels: usize) -> impl Fn(f32, usize) -> f32 {
-    let t = scores.len() / levels;
+fn standardizer(scores: Scores<'_>) -> impl Fn(f32, usize) -> f32 {
+    let (t, levels) = (scores.rows(), scores.levels());
     let mut mean = vec![0f64; levels];
     let mut sq = vec![0f64; levels];
-    for row in scores.chunks_exact(levels) {
+    for row in scores.iter() {
         for (j, &v) in row.iter().enumerate() {
             mean[j] += f64::from(v);
             sq[j] += f64::from(v) * f64::from(v);
@@ -315,15 +379,14 @@ fn standardizer(scores: &[f32], levels: usize) -> impl Fn(f32, usize) -> f32 {
 /// triples for every level with quota, stably sorted by decreasing score (12 bytes a
 /// candidate). Used beyond 2^32 rows, and as the reference [`greedy_merged`] is tested against.
 fn greedy_sorted(
-    scores: &[f32],
-    levels: usize,
+    scores: Scores<'_>,
     z: &impl Fn(f32, usize) -> f32,
     quota: &mut [usize],
     out: &mut [usize],
 ) {
     let t = out.len();
-    let mut cand: Vec<(f32, usize, usize)> = Vec::with_capacity(t * levels);
-    for (i, row) in scores.chunks_exact(levels).enumerate() {
+    let mut cand: Vec<(f32, usize, usize)> = Vec::with_capacity(t * scores.levels());
+    for (i, row) in scores.iter().enumerate() {
         for (j, &v) in row.iter().enumerate() {
             if quota[j] > 0 {
                 cand.push((z(v, j), i, j));
@@ -351,8 +414,7 @@ fn greedy_sorted(
 /// is spent leaves the merge and rows already assigned are stepped over: their candidates
 /// would all be refused, so the accepted ones and their order are unchanged.
 fn greedy_merged(
-    scores: &[f32],
-    levels: usize,
+    scores: Scores<'_>,
     z: &impl Fn(f32, usize) -> f32,
     quota: &mut [usize],
     out: &mut [usize],
@@ -363,15 +425,16 @@ fn greedy_merged(
     if t == 0 {
         return;
     }
+    let levels = scores.levels();
     let live: Vec<usize> = (0..levels).filter(|&j| quota[j] > 0).collect();
     let mut keys: Vec<u64> = Vec::with_capacity(t);
     let orders: Vec<Vec<u32>> = live
         .iter()
         .map(|&j| {
             keys.clear();
-            keys.extend((0..t).map(|i| {
-                (u64::from(descending_key(z(scores[i * levels + j], j))) << 32) | i as u64
-            }));
+            keys.extend(
+                (0..t).map(|i| (u64::from(descending_key(z(scores.at(i, j), j))) << 32) | i as u64),
+            );
             keys.sort_unstable();
             keys.iter().map(|&k| k as u32).collect()
         })
@@ -381,11 +444,7 @@ fn greedy_merged(
     let entry = |slot: usize, at: usize| {
         let (j, i) = (live[slot], orders[slot][at] as usize);
         let pos = (i * levels + j) as u64;
-        Reverse((
-            (descending_key(z(scores[i * levels + j], j)), pos),
-            slot,
-            at,
-        ))
+        Reverse(((descending_key(z(scores.at(i, j), j)), pos), slot, at))
     };
     let mut heap: BinaryHeap<_> = (0..live.len()).map(|slot| entry(slot, 0)).collect();
     let mut done = 0;
@@ -677,9 +736,10 @@ mod tests {
             let mut quota = quotas(probs, t);
             // The standardization is shared; the order and the greedy are what is compared,
             // against the definition (the path kept beyond 2^32 rows).
-            let z = standardizer(scores, levels);
+            let scores = Scores::contiguous(scores, levels);
+            let z = standardizer(scores);
             let mut out = vec![usize::MAX; t];
-            greedy_sorted(scores, levels, &z, &mut quota, &mut out);
+            greedy_sorted(scores, &z, &mut quota, &mut out);
             out.iter()
                 .map(|&o| if o == usize::MAX { 0 } else { o })
                 .collect()
