@@ -45,8 +45,8 @@ pub use images::{
     image_request, inspect_images, load_images, synthesize_images, ImageInput, ImagesResult,
 };
 pub use synth::{
-    class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, MixChoice, SynthParams,
-    SynthRequest,
+    class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, synthesize_table_pieces,
+    MixChoice, SynthParams, SynthRequest,
 };
 
 use crate::accountant::subsampled_gaussian::validate_orders;

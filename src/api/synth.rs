@@ -8,7 +8,9 @@ use super::{
     check_seed, csv_write_err, orders_of, preset_of, schema_of, DEFAULT_CLIP, DEFAULT_DELTA,
 };
 use crate::accountant::{check_delta, check_epsilon, AccountantKind};
-use crate::data::{read_csv_bytes, Column, CsvOptions, CsvOut, MissingPolicy, Schema, Table};
+use crate::data::{
+    read_csv_bytes, Column, CsvOptions, CsvOut, MissingPolicy, Pieces, Schema, Table,
+};
 use crate::error::{Error, Result};
 use crate::eval::Model;
 use crate::preprocess::NormalizeMode;
@@ -386,14 +388,21 @@ pub fn synthesize_table_csv<'t>(
     rng: &mut ReleaseRng,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Vec<u8>, Receipt)> {
-    let table: Cow<'t, Table> = table.into();
-    let out = std::cell::RefCell::new(CsvOut::with_capacity(
-        table
-            .n_rows
-            .saturating_mul(table.n_cols())
-            .saturating_mul(4)
-            .min(1 << 30),
-    ));
+    let (pieces, receipt) = synthesize_table_pieces(table, p, rng, progress)?;
+    Ok((pieces.concat(), receipt))
+}
+
+/// [`synthesize_table_csv`], the bytes held as [`Pieces`]: the output grows without
+/// reallocating (a 1,000,000 × 20 table's 115 MB of CSV would otherwise be copied as it
+/// grows, its old and new buffers held together), and the caller can copy it out piece by
+/// piece.
+pub fn synthesize_table_pieces<'t>(
+    table: impl Into<Cow<'t, Table>>,
+    p: &SynthParams,
+    rng: &mut ReleaseRng,
+    progress: impl FnMut(f64) -> Result<()>,
+) -> Result<(Pieces, Receipt)> {
+    let out = std::cell::RefCell::new(CsvOut::new(Pieces::default()));
     let receipt = synthesize_table(
         table,
         p,
@@ -402,7 +411,7 @@ pub fn synthesize_table_csv<'t>(
         |cells| out.borrow_mut().write_record(cells).map_err(csv_write_err),
         progress,
     )?;
-    Ok((out.into_inner().into_bytes(), receipt))
+    Ok((out.into_inner().into_pieces(), receipt))
 }
 
 /// Reads `csv` and synthesizes from it: `synthesizeCsv`.

@@ -127,10 +127,22 @@ impl Dataset {
         let p = params(options, "synthesize options", Some(&self.label))?;
         let mut rng = api::rng_for_seed(p.seed).map_err(js_err)?;
         let (report, thrown) = progress(on_progress);
-        let (csv, receipt) =
-            thrown.result(api::synthesize_table_csv(&self.table, &p, &mut rng, report))?;
-        let arr = js_sys::Uint8Array::from(csv.as_slice());
-        drop(csv);
+        let (csv, receipt) = thrown.result(api::synthesize_table_pieces(
+            &self.table,
+            &p,
+            &mut rng,
+            report,
+        ))?;
+        let len = u32::try_from(csv.len())
+            .map_err(|_| internal("internal: the output is larger than 4 GiB"))?;
+        let arr = js_sys::Uint8Array::new_with_length(len);
+        let mut at = 0u32;
+        for piece in csv.into_pieces() {
+            // Pieces are at most a few hundred KiB; their sum fits u32 (checked above).
+            let end = at + piece.len() as u32;
+            arr.subarray(at, end).copy_from(&piece);
+            at = end;
+        }
         object(&[("csv", arr.into()), ("receipt", to_js(&receipt)?)])
     }
 
