@@ -5,9 +5,21 @@
 //! only for tests and reproducibility; such a run is marked "seeded, not for release" in its
 //! receipt.
 
+pub mod chacha;
+
 use crate::error::{Error, Result};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+
+/// A block's generator from [`Streams`]: ChaCha20 under the streams' key with the block's
+/// stream (nonce). The same keystream everywhere; on wasm32 computed by [`chacha::StreamRng`]
+/// (128-bit SIMD where the build enables it), natively by `rand_chacha` (AVX2 where the CPU
+/// has it).
+#[cfg(target_arch = "wasm32")]
+pub type StreamGen = chacha::StreamRng;
+/// A block's generator from [`Streams`] (see the wasm32 definition).
+#[cfg(not(target_arch = "wasm32"))]
+pub type StreamGen = ChaCha20Rng;
 
 /// The generator every mechanism draws from.
 pub struct ReleaseRng {
@@ -90,10 +102,17 @@ impl Streams {
     }
 
     /// The generator of block `i`.
-    pub fn stream(&self, i: u64) -> ChaCha20Rng {
-        let mut r = ChaCha20Rng::from_seed(self.key);
-        r.set_stream(i);
-        r
+    pub fn stream(&self, i: u64) -> StreamGen {
+        #[cfg(target_arch = "wasm32")]
+        {
+            StreamGen::new(&self.key, i)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let mut r = ChaCha20Rng::from_seed(self.key);
+            r.set_stream(i);
+            r
+        }
     }
 }
 
