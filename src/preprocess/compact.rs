@@ -116,19 +116,10 @@ impl CompactRows {
                 continue;
             };
             match (codec, column) {
-                (
-                    ColumnCodec::Numeric {
-                        offset,
-                        scale,
-                        lo,
-                        hi,
-                        ..
-                    },
-                    Column::Numeric { values, .. },
-                ) => {
+                (ColumnCodec::Numeric { .. }, Column::Numeric { values, .. }) => {
+                    let f = codec.numeric_feature();
                     for (row, &v) in data.chunks_exact_mut(w).zip(values) {
-                        let x = f64::from(v).clamp(*lo, *hi);
-                        row[k] = ((x - offset) / scale) as f32;
+                        row[k] = f(v);
                     }
                 }
                 (

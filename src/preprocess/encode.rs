@@ -51,6 +51,24 @@ pub enum ColumnCodec {
     },
 }
 
+impl ColumnCodec {
+    /// A numeric codec's feature of a value: clamped into [lo, hi], then (x − offset)/scale,
+    /// rounded to f32 (0 for the other codecs, which have no such map). Every encoder of
+    /// the rows uses it, so they store the same values.
+    pub fn numeric_feature(&self) -> impl Fn(f32) -> f32 + '_ {
+        move |v: f32| match self {
+            ColumnCodec::Numeric {
+                offset,
+                scale,
+                lo,
+                hi,
+                ..
+            } => ((f64::from(v).clamp(*lo, *hi) - offset) / scale) as f32,
+            _ => 0.0,
+        }
+    }
+}
+
 /// The feature space of a table: one codec per input column, in the input's order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FeatureSpace {
@@ -106,20 +124,10 @@ impl FeatureSpace {
             let rows = block.len() / d;
             for (codec, column) in self.codecs.iter().zip(&table.columns) {
                 match (codec, column) {
-                    (
-                        ColumnCodec::Numeric {
-                            offset,
-                            scale,
-                            lo,
-                            hi,
-                            start,
-                            ..
-                        },
-                        Column::Numeric { values, .. },
-                    ) => {
+                    (ColumnCodec::Numeric { start, .. }, Column::Numeric { values, .. }) => {
+                        let f = codec.numeric_feature();
                         for (i, &v) in values.iter().skip(first).take(rows).enumerate() {
-                            let x = f64::from(v).clamp(*lo, *hi);
-                            block[i * d + start] = ((x - offset) / scale) as f32;
+                            block[i * d + start] = f(v);
                         }
                     }
                     (
