@@ -1486,8 +1486,6 @@ fn decide_types(
     Ok((decided, decisions, curve))
 }
 
-/// The encoded rows in the mechanism's bounded set, and what the accounting and the receipt
-/// need to know about how they got there.
 /// The encoded rows: dense, or compact ([`CompactRows`]: the same values without the
 /// one-hot zeros) for DP-CDA on a table with categorical columns.
 enum Encoded {
@@ -1547,6 +1545,8 @@ impl Encoded {
     }
 }
 
+/// The encoded rows in the mechanism's bounded set, and what the accounting and the receipt
+/// need to know about how they got there.
 struct EncodedRows {
     features: Encoded,
     scaling: RowScaling,
