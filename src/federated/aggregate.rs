@@ -351,6 +351,60 @@ fn write_rows(
     Ok(())
 }
 
+/// Each contribution's accounting inputs (its pool, τ_g, class counts and normalization
+/// curve) for [`account_parties`].
+fn party_inputs(contributions: &[Contribution], orders: &[u32]) -> Result<Vec<PartyInput>> {
+    contributions
+        .iter()
+        .map(|c| {
+            let curve =
+                RdpCurve::gaussian_or_zero(c.accounting.normalization_noise_multiplier, orders)?;
+            Ok(PartyInput {
+                party: c.party,
+                pool: c.accounting.pool,
+                tau_g: c.accounting.tau_g,
+                class_counts: c.accounting.class_counts.clone(),
+                norm_curve: curve,
+                delta_rdp: c.accounting.delta_rdp,
+            })
+        })
+        .collect()
+}
+
+/// A multi-party receipt's warnings: missing parties, a missed target, CAPE without an agreed
+/// pool, noise that did not cancel, a seeded contribution.
+fn multi_party_warnings(
+    agreed: &AgreedParameters,
+    epsilon: f64,
+    missing: &[u32],
+    residual: bool,
+    seeded: bool,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "parties {:?} did not contribute: their correlated noise does not cancel, so the result is noisier (see residual_noise); privacy does not suffer (the views are accounted over the parties present)",
+            missing
+        ));
+    }
+    if epsilon > agreed.epsilon {
+        warnings.push(format!(
+            "the target ε = {} is NOT met (ε = {epsilon:.4}); a contribution was not made by this version's calibration",
+            agreed.epsilon
+        ));
+    }
+    if agreed.variant == Variant::Cape && agreed.pool.is_none() {
+        warnings.push("no agreed pool size: each party's independent noise alone protects its records (it cannot rely on the others' noise without knowing their class sizes), so the release is as noisy as the conventional scheme's; agree on a pool size (pool; at most every party's smallest class) to get CAPE's gain".into());
+    }
+    if residual && missing.is_empty() {
+        warnings.push("some correlated noise did not cancel (residual_noise): it is data-independent, so privacy does not suffer, but the output is noisier there; give every party the same schema with bounds to make it exact".into());
+    }
+    if seeded {
+        warnings.push("seeded, not for release: a contribution used a fixed seed".into());
+    }
+    warnings
+}
+
 /// The receipt of a multi-party release: the views accounted over the parties present.
 fn multi_party_receipt(
     contributions: &[Contribution],
@@ -369,23 +423,7 @@ fn multi_party_receipt(
     let tau_e = first.accounting.tau_e;
     let delta_l2 = sensitivity(agreed.mix, agreed.clip);
     let per_class = rows / k;
-    let parties: Vec<PartyInput> = contributions
-        .iter()
-        .map(|c| {
-            let curve = RdpCurve::gaussian_or_zero(
-                c.accounting.normalization_noise_multiplier,
-                &agreed.orders,
-            )?;
-            Ok(PartyInput {
-                party: c.party,
-                pool: c.accounting.pool,
-                tau_g: c.accounting.tau_g,
-                class_counts: c.accounting.class_counts.clone(),
-                norm_curve: curve,
-                delta_rdp: c.accounting.delta_rdp,
-            })
-        })
-        .collect::<Result<_>>()?;
+    let parties = party_inputs(contributions, &agreed.orders)?;
     let federation = Federation {
         variant,
         delta_l2,
@@ -420,29 +458,8 @@ fn multi_party_receipt(
         &agreed.orders,
     )?;
     let epsilon = headline(&views);
-    let mut warnings = Vec::new();
-    if !missing.is_empty() {
-        warnings.push(format!(
-            "parties {:?} did not contribute: their correlated noise does not cancel, so the result is noisier (see residual_noise); privacy does not suffer (the views are accounted over the parties present)",
-            missing
-        ));
-    }
-    if epsilon > agreed.epsilon {
-        warnings.push(format!(
-            "the target ε = {} is NOT met (ε = {epsilon:.4}); a contribution was not made by this version's calibration",
-            agreed.epsilon
-        ));
-    }
-    if variant == Variant::Cape && agreed.pool.is_none() {
-        warnings.push("no agreed pool size: each party's independent noise alone protects its records (it cannot rely on the others' noise without knowing their class sizes), so the release is as noisy as the conventional scheme's; agree on a pool size (pool; at most every party's smallest class) to get CAPE's gain".into());
-    }
-    if !residual.is_empty() && missing.is_empty() {
-        warnings.push("some correlated noise did not cancel (residual_noise): it is data-independent, so privacy does not suffer, but the output is noisier there; give every party the same schema with bounds to make it exact".into());
-    }
     let seeded = contributions.iter().any(|c| c.seeded);
-    if seeded {
-        warnings.push("seeded, not for release: a contribution used a fixed seed".into());
-    }
+    let warnings = multi_party_warnings(agreed, epsilon, &missing, !residual.is_empty(), seeded);
     let normalization = serde_json::Value::Array(
         contributions
             .iter()
