@@ -189,23 +189,7 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
         ));
     }
     if let Some(r) = &count_report {
-        if let Some(thr) = r.threshold {
-            // The label set itself was released under DP: a class with fewer records than
-            // about the threshold is not in the output at all. Says nothing about which or
-            // how many classes were left out (that would be the private part).
-            warnings.push(format!(
-                "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, raise ε, choose the keep-label adjacency (labels and class sizes public, stated in the receipt), or, for a CSV, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}})",
-                r.labels.len(),
-                r.labels.join(", "),
-                label = label_name,
-            ));
-        }
-        if !r.labels_too_small.is_empty() {
-            warnings.push(format!(
-                "classes released but too small to synthesize at this budget (DP floor below l): {}",
-                r.labels_too_small.join(", ")
-            ));
-        }
+        warnings.extend(class_count_warnings(r, &label_name));
     }
     if rng.seed().is_some() {
         warnings.push("seeded, not for release: this run used a fixed seed".into());
@@ -236,20 +220,14 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
             pld: pld_eps.as_ref().zip(plan.pld.as_ref()).map(|(e, p)| {
                 let (sampling_rate, compositions) = p.rate_and_steps();
                 PldReport {
-                epsilon: e.epsilon,
-                grid_step: e.grid_step,
-                fft_len: e.fft_len,
-                delta_charge: e.charge,
-                sampling_rate,
-                compositions,
-                scope: if matches!(mechanism, Mechanism::Cda) {
-                    "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
-                } else if matches!(mechanism, Mechanism::DpMix(_)) {
-                    "DPMix's T mixes, each one Gaussian step (features and labels scaled together: 1/z² = dx/(l²σx²) + dy/(l²σy²)) on l rows drawn without replacement from the pool (replace-one), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)"
-                } else {
-                    "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)"
-                },
-            }
+                    epsilon: e.epsilon,
+                    grid_step: e.grid_step,
+                    fft_len: e.fft_len,
+                    delta_charge: e.charge,
+                    sampling_rate,
+                    compositions,
+                    scope: pld_scope(mechanism),
+                }
             }),
         },
         normalization: norm_report,
@@ -268,6 +246,39 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
         warnings,
         version: VERSION,
         build_id: BUILD_ID,
+    }
+}
+
+/// The class-count release's warnings: the label set released under DP (a class below the
+/// threshold is left out; nothing says which), and classes too small to synthesize.
+fn class_count_warnings(r: &ClassCountReport, label_name: &str) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(thr) = r.threshold {
+        // The label set itself was released under DP: a class with fewer records than
+        // about the threshold is not in the output at all. Says nothing about which or
+        // how many classes were left out (that would be the private part).
+        warnings.push(format!(
+            "the class labels were released under DP: only classes whose noisy count cleared {thr:.1} records are in the output ({} class(es): {}); a smaller class is left out entirely. To keep every class, raise ε, choose the keep-label adjacency (labels and class sizes public, stated in the receipt), or, for a CSV, list the labels in a schema ({{\"{label}\": {{\"type\": \"categorical\", \"categories\": [...]}}}})",
+            r.labels.len(),
+            r.labels.join(", "),
+            label = label_name,
+        ));
+    }
+    if !r.labels_too_small.is_empty() {
+        warnings.push(format!(
+            "classes released but too small to synthesize at this budget (DP floor below l): {}",
+            r.labels_too_small.join(", ")
+        ));
+    }
+    warnings
+}
+
+/// What the PLD figure covers, per mechanism.
+fn pld_scope(mechanism: &Mechanism) -> &'static str {
+    match mechanism {
+        Mechanism::Cda => "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)",
+        Mechanism::DpMix(_) => "DPMix's T mixes, each one Gaussian step (features and labels scaled together: 1/z² = dx/(l²σx²) + dy/(l²σy²)) on l rows drawn without replacement from the pool (replace-one), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)",
+        Mechanism::Local | Mechanism::Projection(_) => "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)",
     }
 }
 
