@@ -130,11 +130,6 @@ impl<W: Write> CsvOut<W> {
 }
 
 impl CsvOut<Vec<u8>> {
-    /// A writer into memory, with room for about `bytes` bytes.
-    pub fn with_capacity(bytes: usize) -> Self {
-        CsvOut::new(Vec::with_capacity(bytes))
-    }
-
     /// The bytes written.
     pub fn into_bytes(self) -> Vec<u8> {
         // Writing into a Vec cannot fail.

@@ -13,7 +13,7 @@
 //! itself is used (AVX2 where the CPU has it).
 
 use rand_chacha::rand_core::block::{BlockRng, BlockRngCore};
-use rand_chacha::rand_core::{self, CryptoRng, RngCore, SeedableRng};
+use rand_chacha::rand_core::{self, CryptoRng, RngCore};
 
 /// The 64 words of four consecutive blocks (`rand_core` needs `Default` for the buffer).
 #[derive(Clone)]
@@ -81,14 +81,6 @@ impl StreamRng {
     /// `set_stream(stream)`).
     pub fn new(key: &[u8; 32], stream: u64) -> Self {
         StreamRng(BlockRng::new(StreamCore::new(key, stream)))
-    }
-}
-
-impl SeedableRng for StreamRng {
-    type Seed = [u8; 32];
-
-    fn from_seed(seed: [u8; 32]) -> Self {
-        StreamRng::new(&seed, 0)
     }
 }
 
@@ -296,7 +288,7 @@ fn blocks4_with<L: Lanes>(key: &[u32; 8], counter: u64, stream: u64, out: &mut [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::Rng;
+    use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha20Rng;
 
     /// Word for word `ChaCha20Rng` with the same key and stream, over many buffers, through

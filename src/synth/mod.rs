@@ -1585,9 +1585,10 @@ fn encode_rows(
     // Room for the padding row of the standard adjacency's pools (appended below). DP-CDA
     // reads compact rows where the table has categorical columns (the same values).
     let spare = usize::from(standard);
-    let compact = match is_cda {
-        true => CompactRows::encode(&norm.space, table, spare)?,
-        false => None,
+    let compact = if is_cda {
+        CompactRows::encode(&norm.space, table, spare)?
+    } else {
+        None
     };
     let mut features = match compact {
         Some(c) => Encoded::Compact(c),

@@ -345,14 +345,8 @@ impl<'a> ExactMixer<'a> {
         let mut shrunk = Vec::new();
         if d > 0 {
             let mut u = vec![0i64; d];
-            let mut dense = vec![
-                0f32;
-                if matches!(rows, Rows::Compact(_)) {
-                    d
-                } else {
-                    0
-                }
-            ];
+            // A compact row expanded, where it must be shrunk.
+            let mut dense = Vec::new();
             for r in 0..rows.n_rows(d) {
                 let row = match rows {
                     Rows::Dense(f) => &f[r * d..(r + 1) * d],
@@ -362,6 +356,7 @@ impl<'a> ExactMixer<'a> {
                         if compact_square_norm(c, r, inv_h) <= b * b {
                             continue;
                         }
+                        dense.resize(d, 0.0);
                         c.dense_row(r, &mut dense);
                         &dense[..]
                     }
