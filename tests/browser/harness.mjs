@@ -120,8 +120,30 @@ export async function waitForRun(page, timeout = 120_000) {
   });
 }
 
+/**
+ * Clicks a download button and returns the file. If no download starts within
+ * 20 s the click is tried once more, and that is reported on stderr with the
+ * button's and the status line's state: a CI run once saw one of eleven
+ * downloads in a page never start (not reproduced in 31 local runs, under
+ * load too). A second miss fails; the stderr line says what the page showed.
+ */
 export async function downloadBytes(page, testid) {
-  const [dl] = await Promise.all([page.waitForEvent("download"), page.click(`[data-testid="${testid}"]`)]);
+  const sel = `[data-testid="${testid}"]`;
+  const attempt = () =>
+    Promise.all([page.waitForEvent("download", { timeout: 20_000 }), page.click(sel)]).then(([dl]) => dl);
+  let dl;
+  try {
+    dl = await attempt();
+  } catch (e) {
+    if (e?.name !== "TimeoutError") throw e;
+    const seen = await page.evaluate((s) => {
+      const b = document.querySelector(s);
+      const st = document.querySelector('[data-testid$="status"]');
+      return { disabled: b?.disabled, status: st?.textContent };
+    }, sel);
+    process.stderr.write(`downloadBytes: no download 20 s after clicking ${testid} (${JSON.stringify(seen)}); clicking again\n`);
+    dl = await attempt();
+  }
   const path = await dl.path();
   const { readFileSync } = await import("node:fs");
   return { name: dl.suggestedFilename(), bytes: readFileSync(path) };
