@@ -861,27 +861,7 @@ impl Pass1 {
         // Dropping or refusing records with a missing value looks at every cell first (and
         // counts the missing ones per column for the all-dropped error); keeping them (the
         // pipeline's policy) needs no such pass: the cells are read once, below.
-        let mut first_missing = None;
-        if !keep {
-            for (k, &f) in self.active.iter().enumerate() {
-                if is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))) {
-                    self.missing_counts[k] += 1;
-                    first_missing.get_or_insert(k);
-                }
-            }
-        }
-        if let Some(k) = first_missing {
-            if opts.missing == MissingPolicy::Error {
-                let v = super::fastnum::trim(rec.get(self.active[k]).unwrap_or(""));
-                return Err(src.cell_err(
-                    row,
-                    byte,
-                    &self.names[self.active[k]],
-                    format_args!(
-                        "missing value '{v}'; fill it in, or let rows with missing values be dropped (the default missing-value policy)"
-                    ),
-                ));
-            }
+        if !keep && self.drops_record(src, opts, row, byte, rec)? {
             self.dropped += 1;
             return Ok(());
         }
@@ -899,81 +879,23 @@ impl Pass1 {
                 continue;
             }
             // The value this cell gives a numeric column (NaN: unusable, kept as missing).
-            let mut number = f32::NAN;
-            match &self.kinds[k] {
-                Kind::Categorical { .. } => {}
-                // Unparsable cells of a numeric column are missing values.
-                Kind::SchemaNumeric { .. } | Kind::Infer
-                    if keep && !matches!(classify(v), Num::Finite(_) | Num::NotNumber) => {}
-                // No error can depend on one record's value: a non-integral value in an
-                // "integer" column is kept (outputs are rounded) and text becomes missing.
-                Kind::SchemaNumeric { .. } if keep => {
-                    if let Num::Finite(x) = classify(v) {
-                        number = x as f32;
-                    }
-                }
+            let number = match &self.kinds[k] {
+                Kind::Categorical { .. } => f32::NAN,
+                // Unparsable cells of a numeric column are missing values. No error can
+                // depend on one record's value: a non-integral value in an "integer"
+                // column is kept (outputs are rounded) and text becomes missing.
+                Kind::SchemaNumeric { .. } if keep => match classify(v) {
+                    Num::Finite(x) => x as f32,
+                    _ => f32::NAN,
+                },
                 Kind::SchemaNumeric { integer } => {
-                    let col = &self.names[f];
-                    match classify(v) {
-                        Num::Finite(x) => {
-                            if *integer == Some(true) && x.fract() != 0.0 {
-                                return Err(src.cell_err(row, byte, col, format_args!(
-                                    "value '{v}' is not an integer, but the schema declares this column \"integer\": true; fix the value or set \"integer\": false"
-                                )));
-                            }
-                            number = x as f32;
-                        }
-                        Num::NonFinite => return Err(src.cell_err(row, byte, col, msg_non_finite(v))),
-                        Num::OutOfRange => return Err(src.cell_err(row, byte, col, msg_out_of_range(v))),
-                        Num::NotNumber => {
-                            return Err(src.cell_err(row, byte, col, format_args!(
-                                "value '{v}' is not a number, but the schema declares this column numeric; fix the value, leave the cell empty to mark it missing, or declare the column categorical"
-                            )))
-                        }
-                    }
+                    schema_number(src, row, byte, &self.names[f], *integer, v)?
                 }
-                Kind::Infer => {
-                    let st = &mut self.infer[k];
-                    if st.numeric {
-                        let problem = match classify(v) {
-                            Num::Finite(x) => {
-                                st.integral &= x.fract() == 0.0;
-                                number = x as f32;
-                                None
-                            }
-                            Num::NotNumber => {
-                                st.numeric = false;
-                                st.bad = None;
-                                // The guess was wrong: the numbers stored so far are not
-                                // the cells' text. Without any (only missing cells so
-                                // far), the column starts its codes here; else it is read
-                                // again in pass 2.
-                                self.stores[k] = match &self.stores[k] {
-                                    Store::Numeric {
-                                        values,
-                                        only_missing: true,
-                                    } => {
-                                        let mut c = Codes::new();
-                                        for _ in 0..values.len() {
-                                            c.push(MISSING_LEVEL);
-                                        }
-                                        Store::Categorical(c)
-                                    }
-                                    _ => Store::Deferred,
-                                };
-                                None
-                            }
-                            Num::NonFinite => Some(msg_non_finite(v)),
-                            Num::OutOfRange => Some(msg_out_of_range(v)),
-                        };
-                        if let Some(message) = problem {
-                            if st.bad.is_none() {
-                                st.bad = Some(Bad { row, byte, message });
-                            }
-                        }
-                    }
+                Kind::Infer if keep && !matches!(classify(v), Num::Finite(_) | Num::NotNumber) => {
+                    f32::NAN
                 }
-            }
+                Kind::Infer => infer_cell(&mut self.infer[k], &mut self.stores[k], v, row, byte),
+            };
             match &mut self.stores[k] {
                 Store::Numeric {
                     values,
@@ -989,6 +911,115 @@ impl Pass1 {
             }
         }
         Ok(())
+    }
+
+    /// Whether a record with a missing cell is dropped (the missing-value policy `Drop`;
+    /// `Error` refuses it). Counts the missing cells per column for the all-dropped error.
+    fn drops_record(
+        &mut self,
+        src: &Source<'_>,
+        opts: &CsvOptions,
+        row: usize,
+        byte: Option<u64>,
+        rec: &csv::StringRecord,
+    ) -> Result<bool> {
+        let mut first_missing = None;
+        for (k, &f) in self.active.iter().enumerate() {
+            if is_missing(super::fastnum::trim(rec.get(f).unwrap_or(""))) {
+                self.missing_counts[k] += 1;
+                first_missing.get_or_insert(k);
+            }
+        }
+        let Some(k) = first_missing else {
+            return Ok(false);
+        };
+        if opts.missing == MissingPolicy::Error {
+            let v = super::fastnum::trim(rec.get(self.active[k]).unwrap_or(""));
+            return Err(src.cell_err(
+                row,
+                byte,
+                &self.names[self.active[k]],
+                format_args!(
+                    "missing value '{v}'; fill it in, or let rows with missing values be dropped (the default missing-value policy)"
+                ),
+            ));
+        }
+        Ok(true)
+    }
+}
+
+/// A cell of a column whose type is being inferred: its number (NaN when it is not
+/// one). Text turns the column categorical (its numbers so far are not the cells' text:
+/// without any, only missing cells so far, the column starts its codes here; else it
+/// is read again in pass 2). The first non-finite or out-of-range value is remembered
+/// for the error a numeric column gets.
+fn infer_cell(
+    st: &mut InferState,
+    store: &mut Store,
+    v: &str,
+    row: usize,
+    byte: Option<u64>,
+) -> f32 {
+    if !st.numeric {
+        return f32::NAN;
+    }
+    let message = match classify(v) {
+        Num::Finite(x) => {
+            st.integral &= x.fract() == 0.0;
+            return x as f32;
+        }
+        Num::NotNumber => {
+            st.numeric = false;
+            st.bad = None;
+            *store = match store {
+                Store::Numeric {
+                    values,
+                    only_missing: true,
+                } => {
+                    let mut c = Codes::new();
+                    for _ in 0..values.len() {
+                        c.push(MISSING_LEVEL);
+                    }
+                    Store::Categorical(c)
+                }
+                _ => Store::Deferred,
+            };
+            return f32::NAN;
+        }
+        Num::NonFinite => msg_non_finite(v),
+        Num::OutOfRange => msg_out_of_range(v),
+    };
+    if st.bad.is_none() {
+        st.bad = Some(Bad { row, byte, message });
+    }
+    f32::NAN
+}
+
+/// A cell of a column the schema declares numeric, read strictly (the missing-value policy
+/// is not `Keep`): a number, an integer where the schema says so, or an error naming the
+/// cell and the fix.
+fn schema_number(
+    src: &Source<'_>,
+    row: usize,
+    byte: Option<u64>,
+    col: &str,
+    integer: Option<bool>,
+    v: &str,
+) -> Result<f32> {
+    match classify(v) {
+        Num::Finite(x) => {
+            if integer == Some(true) && x.fract() != 0.0 {
+                return Err(src.cell_err(row, byte, col, format_args!(
+                    "value '{v}' is not an integer, but the schema declares this column \"integer\": true; fix the value or set \"integer\": false"
+                )));
+            }
+            Ok(x as f32)
+        }
+        Num::NonFinite => Err(src.cell_err(row, byte, col, msg_non_finite(v))),
+        Num::OutOfRange => Err(src.cell_err(row, byte, col, msg_out_of_range(v))),
+        Num::NotNumber => Err(src.cell_err(row, byte, col, format_args!(
+            "value '{v}' is not a number, but the schema declares this column numeric; fix the value, leave the cell empty to mark it missing, or declare the column categorical"
+        ))),
     }
 }
 
