@@ -1044,7 +1044,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         active,
         kinds,
         label_index,
-        mut infer,
+        infer,
         mut stores,
         missing_counts,
         n_records,
@@ -1052,7 +1052,43 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         dropped,
     } = pass;
     let keep = opts.missing == MissingPolicy::Keep;
+    check_rows_kept(
+        src,
+        &names,
+        &active,
+        &missing_counts,
+        n_records,
+        n_kept,
+        dropped,
+    )?;
+    let finals = final_kinds(src, &names, &active, kinds, infer)?;
+    // ---- Pass 2, only for columns typed categorical after numbers were stored -----------
+    read_deferred(src, keep, &names, &active, &mut stores, n_records, n_kept)?;
+    let mut columns = Vec::with_capacity(stores.len());
+    for (store, fin) in stores.into_iter().zip(finals) {
+        columns.push(finish_column(store, fin)?);
+    }
+    Ok(Table {
+        names: active.iter().map(|&f| names[f].clone()).collect(),
+        columns,
+        n_rows: n_kept,
+        rows_dropped: dropped,
+        label_index,
+        delimiter,
+    })
+}
 
+/// The errors for a file with no header, no data rows, or every data row dropped for a
+/// missing value (naming the columns with the most missing cells).
+fn check_rows_kept(
+    src: &Source<'_>,
+    names: &[String],
+    active: &[usize],
+    missing_counts: &[usize],
+    n_records: usize,
+    n_kept: usize,
+    dropped: usize,
+) -> Result<()> {
     if names.is_empty() {
         return Err(Error::Data(format!(
             "{}: the file is empty; expected a header row and at least one data row",
@@ -1068,7 +1104,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
     if n_kept == 0 {
         let mut worst: Vec<(usize, &str)> = missing_counts
             .iter()
-            .zip(&active)
+            .zip(active)
             .filter(|(&c, _)| c > 0)
             .map(|(&c, &f)| (c, names[f].as_str()))
             .collect();
@@ -1084,7 +1120,18 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
             listed.join(", ")
         )));
     }
+    Ok(())
+}
 
+/// Each kept column's final type: the schema's, or the one inferred in pass 1 (an error for
+/// an inferred numeric column with a non-finite or out-of-range value).
+fn final_kinds(
+    src: &Source<'_>,
+    names: &[String],
+    active: &[usize],
+    kinds: Vec<Kind>,
+    mut infer: Vec<InferState>,
+) -> Result<Vec<Final>> {
     let mut finals = Vec::with_capacity(kinds.len());
     for (k, kind) in kinds.into_iter().enumerate() {
         finals.push(match kind {
@@ -1106,9 +1153,20 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
             }
         });
     }
-    drop(infer);
+    Ok(finals)
+}
 
-    // ---- Pass 2, only for columns typed categorical after numbers were stored -----------
+/// Pass 2: reads again the columns that turned out categorical after numbers were stored
+/// for them, refusing an input that changed between the passes.
+fn read_deferred(
+    src: &Source<'_>,
+    keep: bool,
+    names: &[String],
+    active: &[usize],
+    stores: &mut [Store],
+    n_records: usize,
+    n_kept: usize,
+) -> Result<()> {
     let deferred: Vec<usize> = (0..stores.len())
         .filter(|&k| matches!(stores[k], Store::Deferred))
         .collect();
@@ -1125,7 +1183,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         src.for_each_record(false, |row, _byte, rec| {
             if row == 0 {
                 let same =
-                    rec.len() == names.len() && rec.iter().zip(&names).all(|(a, b)| a.trim() == b);
+                    rec.len() == names.len() && rec.iter().zip(names).all(|(a, b)| a.trim() == b);
                 return if same { Ok(()) } else { Err(changed()) };
             }
             records2 = row;
@@ -1162,19 +1220,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
             stores[k] = Store::Categorical(c);
         }
     }
-
-    let mut columns = Vec::with_capacity(stores.len());
-    for (store, fin) in stores.into_iter().zip(finals) {
-        columns.push(finish_column(store, fin)?);
-    }
-    Ok(Table {
-        names: active.iter().map(|&f| names[f].clone()).collect(),
-        columns,
-        n_rows: n_kept,
-        rows_dropped: dropped,
-        label_index,
-        delimiter,
-    })
+    Ok(())
 }
 
 /// Decides, from the header, which columns are kept and how each is typed.
