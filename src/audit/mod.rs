@@ -378,11 +378,9 @@ fn sigma_of(receipt: &crate::receipt::Receipt) -> Option<f64> {
     (s.is_finite() && s > 0.0).then_some(s)
 }
 
-/// Runs the audit. `progress` gets the finished fraction.
-pub fn run_audit(
-    opts: &AuditOptions,
-    mut progress: impl FnMut(f64) -> Result<()>,
-) -> Result<AuditReport> {
+/// The audit's own parameters: enough runs, an error rate in (0, 1), 1 to 1000 features and
+/// a positive planted-noise factor.
+fn check_options(opts: &AuditOptions) -> Result<()> {
     if opts.runs < 20 {
         return Err(Error::param(
             "runs",
@@ -413,6 +411,12 @@ pub fn run_audit(
             ));
         }
     }
+    Ok(())
+}
+
+/// The synthesis request every run makes (the configuration under audit with the audit's
+/// public label, schema, pool floor and T filled in) and the mix size l its datasets use.
+fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize) {
     let mut req = opts.request.clone();
     req.label = Some("y".into());
     let mix = match &req.mix {
@@ -453,6 +457,16 @@ pub fn run_audit(
         // signature test; a public T keeps it sharp.
         req.samples = Some(2 * opts.rows_per_class.unwrap_or(mix + 1) as u64);
     }
+    (req, mix)
+}
+
+/// Runs the audit. `progress` gets the finished fraction.
+pub fn run_audit(
+    opts: &AuditOptions,
+    mut progress: impl FnMut(f64) -> Result<()>,
+) -> Result<AuditReport> {
+    check_options(opts)?;
+    let (mut req, mix) = audit_request(opts);
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);
 
