@@ -760,48 +760,11 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         .validate()
         .map_err(|e| Error::Data(format!("internal: released {e}")))?;
     let kl = reference.as_ref().map(|r| model_kl(&model, r));
-    let mut public_information = vec![
-        "the number of rows N".to_string(),
-        "the set of class labels and feature names".to_string(),
-    ];
-    if opts.adjacency == Adjacency::Label {
-        public_information
-            .push("all feature values (only labels are private under label adjacency)".into());
-    }
-    // The kl returned beside the release is computed from the non-private model: it is not
-    // part of the release (callers put it under `private`), so it is a limitation, not an
-    // unprotected released number.
-    let mut unprotected: Vec<String> = Vec::new();
-    if !end_to_end {
-        unprotected.push(
-"the noise design (budget split, Γ_k, γ_k) and the noise scales are computed from the non-private fit (class counts, covariances; under label adjacency the points), as in the paper; the guarantee holds for the design held fixed".to_string()
-        );
-    }
-    if opts.noise == Noise::Optimized && opts.covariance_noise == CovarianceNoise::Wishart {
-        unprotected.insert(
-            0,
-            "covariances Σ̃_k: Wishart support gap (see warnings)".into(),
-        );
-    }
-    if data.rows_dropped > 0 {
-        unprotected.push("rows_dropped (count of rows with missing values)".into());
-    }
     let receipt = GmmReceipt {
         epsilon: eps_total,
         delta: delta_total,
         mechanism: "gmm",
-        guarantee: Guarantee {
-            adjacency: match opts.adjacency {
-                Adjacency::Record => format!("record: replace one record (features and label), ‖x‖₂ ≤ B = {bound}"),
-                Adjacency::Label => "label: flip one record's label (the paper's Definition 1); features public".into(),
-            },
-            public_information,
-            unprotected,
-            limitations: vec![
-                exactness_limitation(opts),
-                "the kl returned beside the release (under `private`) is computed from the non-private model, for the data owner only; it is not part of the release".into(),
-            ],
-        },
+        guarantee: guarantee(opts, bound, end_to_end, data.rows_dropped),
         protected,
         budget,
         parameters: GmmParameters {
@@ -852,6 +815,49 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         delta: delta_total,
         receipt,
     })
+}
+
+/// What the GMM release's guarantee covers: the adjacency (with B), what is public, what is
+/// not protected, and its limitations.
+fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usize) -> Guarantee {
+    let mut public_information = vec![
+        "the number of rows N".to_string(),
+        "the set of class labels and feature names".to_string(),
+    ];
+    if opts.adjacency == Adjacency::Label {
+        public_information
+            .push("all feature values (only labels are private under label adjacency)".into());
+    }
+    // The kl returned beside the release is computed from the non-private model: it is not
+    // part of the release (callers put it under `private`), so it is a limitation, not an
+    // unprotected released number.
+    let mut unprotected: Vec<String> = Vec::new();
+    if !end_to_end {
+        unprotected.push(
+"the noise design (budget split, Γ_k, γ_k) and the noise scales are computed from the non-private fit (class counts, covariances; under label adjacency the points), as in the paper; the guarantee holds for the design held fixed".to_string()
+        );
+    }
+    if opts.noise == Noise::Optimized && opts.covariance_noise == CovarianceNoise::Wishart {
+        unprotected.insert(
+            0,
+            "covariances Σ̃_k: Wishart support gap (see warnings)".into(),
+        );
+    }
+    if rows_dropped > 0 {
+        unprotected.push("rows_dropped (count of rows with missing values)".into());
+    }
+    Guarantee {
+        adjacency: match opts.adjacency {
+            Adjacency::Record => format!("record: replace one record (features and label), ‖x‖₂ ≤ B = {bound}"),
+            Adjacency::Label => "label: flip one record's label (the paper's Definition 1); features public".into(),
+        },
+        public_information,
+        unprotected,
+        limitations: vec![
+            exactness_limitation(opts),
+            "the kl returned beside the release (under `private`) is computed from the non-private model, for the data owner only; it is not part of the release".into(),
+        ],
+    }
 }
 
 fn check_options(o: &GmmOptions) -> Result<()> {
