@@ -6,7 +6,7 @@ use super::receipt::{
     account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
     FedReceipt, PartyInput, ReceiptViews,
 };
-use super::space::{normalize, tau_e_for};
+use super::space::{normalize, tau_e_for, Norm};
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
@@ -17,7 +17,7 @@ use crate::mechanisms::federated::{
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
 use crate::preprocess::{FeatureSpace, NormalizeMode};
-use crate::receipt::{Randomness, BUILD_ID, VERSION};
+use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use rand::seq::SliceRandom;
 
@@ -114,6 +114,53 @@ fn generate(
     Ok(())
 }
 
+/// T, the rows asked for (all of the table's by default): at least one per class.
+fn samples(opts: &FedOptions, n_rows: usize, k: usize) -> Result<usize> {
+    let t = opts.samples.unwrap_or(n_rows);
+    if t < k {
+        return Err(Error::param(
+            "samples",
+            t,
+            format!("T must be at least the number of classes K = {k}; ask for {k} rows or more"),
+        ));
+    }
+    Ok(t)
+}
+
+/// Each simulated party's accounting inputs: every party is calibrated for the smallest
+/// class over all of them (`pool`).
+fn party_inputs(parts: &[Vec<Vec<u32>>], pool: usize, tau_g: f64, norm: &Norm) -> Vec<PartyInput> {
+    parts
+        .iter()
+        .enumerate()
+        .map(|(s, p)| PartyInput {
+            party: s as u32 + 1,
+            pool,
+            tau_g,
+            class_counts: p.iter().map(Vec::len).collect(),
+            norm_curve: norm.curve.clone(),
+            delta_rdp: norm.delta_rdp,
+        })
+        .collect()
+}
+
+/// The simulation receipt's warnings and guarantee.
+fn notes(opts: &FedOptions, norm: &Norm, seeded: bool) -> (Vec<String>, Guarantee) {
+    let mut warnings = norm.report.warnings.clone();
+    let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
+    if opts.normalize == NormalizeMode::Data {
+        warnings.push(norm.report.statement.clone());
+        guarantee.unprotected.push(
+            "normalization statistics (means, standard deviations, ranges, categories): normalize = data".into(),
+        );
+    }
+    warnings.push("simulation: the normalization statistics are estimated once over the union of the partitions (as a trusted simulator can); a real federation estimates them per party (`federated contribute`)".into());
+    if seeded {
+        warnings.push("seeded, not for release: this run used a fixed seed".into());
+    }
+    (warnings, guarantee)
+}
+
 /// Simulates the federation `sim` on `table` (label column set), calling
 /// `header` once and `row` for each released row; returns the receipt.
 pub fn simulate(
@@ -133,14 +180,7 @@ pub fn simulate(
     let k = class_labels.len();
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
     cda::check_pools(&sizes, &class_labels, opts.mix)?;
-    let t = opts.samples.unwrap_or(table.n_rows);
-    if t < k {
-        return Err(Error::param(
-            "samples",
-            t,
-            format!("T must be at least the number of classes K = {k}; ask for {k} rows or more"),
-        ));
-    }
+    let t = samples(opts, table.n_rows, k)?;
     let per_class = t / k;
     let parts = partition_rows(&classes, clients, partition, rng);
     check_parts(&parts, &class_labels, opts.mix)?;
@@ -174,18 +214,7 @@ pub fn simulate(
     drop(features);
 
     // ---- receipt -----------------------------------------------------------------------
-    let parties: Vec<PartyInput> = parts
-        .iter()
-        .enumerate()
-        .map(|(s, p)| PartyInput {
-            party: s as u32 + 1,
-            pool,
-            tau_g,
-            class_counts: p.iter().map(Vec::len).collect(),
-            norm_curve: norm.curve.clone(),
-            delta_rdp: norm.delta_rdp,
-        })
-        .collect();
+    let parties = party_inputs(&parts, pool, tau_g, &norm);
     let (views, per_party) = account_parties(
         &federation,
         opts.mix,
@@ -202,18 +231,7 @@ pub fn simulate(
         rows_written: rows_written as u64,
     };
     let claim = paper_claim(&federation, tau_g, &sizes, opts.delta, &opts.orders)?;
-    let mut warnings = norm.report.warnings.clone();
-    let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
-    if opts.normalize == NormalizeMode::Data {
-        warnings.push(norm.report.statement.clone());
-        guarantee.unprotected.push(
-            "normalization statistics (means, standard deviations, ranges, categories): normalize = data".into(),
-        );
-    }
-    warnings.push("simulation: the normalization statistics are estimated once over the union of the partitions (as a trusted simulator can); a real federation estimates them per party (`federated contribute`)".into());
-    if rng.seed().is_some() {
-        warnings.push("seeded, not for release: this run used a fixed seed".into());
-    }
+    let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some());
     let epsilon = headline(&views);
     Ok(FedReceipt {
         epsilon,
