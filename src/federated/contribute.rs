@@ -177,51 +177,17 @@ fn party_tau_g(opts: &FedOptions, federation: Federation, acc: &Accounting<'_>) 
     calibrate_tau_g_for(&alone, acc, opts.epsilon)
 }
 
-/// Makes this party's contribution from its own `table` (label column set). The caller must
-/// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
-/// refused for a context it already contributed to.
-pub fn contribute(
+/// The parameters every party must agree on (their digest is the run's context).
+fn agreed_parameters(
+    opts: &FedOptions,
     table: &Table,
     schema: Option<&Schema>,
-    key: &SecretKeyFile,
-    peers: &[PublicKeyFile],
-    opts: &FedOptions,
-    rng: &mut ReleaseRng,
-) -> Result<Contribution> {
-    check_options(opts)?;
-    if opts.normalize == NormalizeMode::Data {
-        return Err(Error::param(
-            "normalize",
-            "data",
-            "a party's exact statistics would be revealed to the aggregator; use dp (default) or public with a schema",
-        ));
-    }
-    let t = opts.samples.ok_or_else(|| {
-        Error::param(
-            "samples",
-            "(none)",
-            "every party must use the same T; give the sample count T",
-        )
-    })?;
-    let (peers, parties) = party_list(key, peers)?;
-    let peers = &peers[..];
-    check_clients(parties.len())?;
-    let clients = parties.len();
-    check_known(opts.aggregator_seeds, clients)?;
-    let (class_labels, classes) = classes_of(table)?;
-    let k = class_labels.len();
-    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
-    cda::check_pools(&sizes, &class_labels, opts.mix)?;
-    if t < k {
-        return Err(Error::param(
-            "samples",
-            t,
-            format!("T must be at least the number of classes K = {k}"),
-        ));
-    }
-    let pool = pool_floor(opts, *sizes.iter().min().expect("a class"))?;
-    let clip = clip_of(table, opts);
-    let agreed = AgreedParameters {
+    class_labels: &[String],
+    clip: f64,
+    t: usize,
+    parties: Vec<PartyKey>,
+) -> AgreedParameters {
+    AgreedParameters {
         protocol: CONTRIBUTION_FORMAT.into(),
         variant: opts.variant,
         epsilon: opts.epsilon,
@@ -241,10 +207,63 @@ pub fn contribute(
         aggregator_seeds: Some(opts.aggregator_seeds),
         columns: table.names.clone(),
         label: table.names[table.label_index.expect("checked")].clone(),
-        classes: class_labels.clone(),
+        classes: class_labels.to_vec(),
         schema: schema.cloned(),
         parties,
-    };
+    }
+}
+
+/// A party's options: the common checks, no exact (data) normalization, and the agreed T,
+/// which is returned.
+fn check_party_options(opts: &FedOptions) -> Result<usize> {
+    check_options(opts)?;
+    if opts.normalize == NormalizeMode::Data {
+        return Err(Error::param(
+            "normalize",
+            "data",
+            "a party's exact statistics would be revealed to the aggregator; use dp (default) or public with a schema",
+        ));
+    }
+    opts.samples.ok_or_else(|| {
+        Error::param(
+            "samples",
+            "(none)",
+            "every party must use the same T; give the sample count T",
+        )
+    })
+}
+
+/// Makes this party's contribution from its own `table` (label column set). The caller must
+/// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
+/// refused for a context it already contributed to.
+pub fn contribute(
+    table: &Table,
+    schema: Option<&Schema>,
+    key: &SecretKeyFile,
+    peers: &[PublicKeyFile],
+    opts: &FedOptions,
+    rng: &mut ReleaseRng,
+) -> Result<Contribution> {
+    let t = check_party_options(opts)?;
+    let (peers, parties) = party_list(key, peers)?;
+    let peers = &peers[..];
+    check_clients(parties.len())?;
+    let clients = parties.len();
+    check_known(opts.aggregator_seeds, clients)?;
+    let (class_labels, classes) = classes_of(table)?;
+    let k = class_labels.len();
+    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
+    cda::check_pools(&sizes, &class_labels, opts.mix)?;
+    if t < k {
+        return Err(Error::param(
+            "samples",
+            t,
+            format!("T must be at least the number of classes K = {k}"),
+        ));
+    }
+    let pool = pool_floor(opts, *sizes.iter().min().expect("a class"))?;
+    let clip = clip_of(table, opts);
+    let agreed = agreed_parameters(opts, table, schema, &class_labels, clip, t, parties);
     let context = agreed.digest();
     if key.used_contexts.contains(&context) {
         return Err(Error::param(
