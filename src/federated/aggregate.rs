@@ -152,6 +152,28 @@ enum Out {
     },
 }
 
+/// The spread of the correlated noise Σ_s w_s e_s that a column's weights w over the parties
+/// leave uncancelled (the missing parties' weights are 0); none under the conventional variant.
+struct Residual {
+    variant: Variant,
+    parties: usize,
+    /// Var of one party's e_s entry times S / (S − 1) (the zero-sum construction).
+    a_cov: f64,
+}
+
+impl Residual {
+    fn std(&self, w_present: &[f64]) -> f64 {
+        if self.variant == Variant::Conventional {
+            return 0.0;
+        }
+        let mut w = w_present.to_vec();
+        w.resize(self.parties, 0.0);
+        let mean = w.iter().sum::<f64>() / self.parties as f64;
+        let ss: f64 = w.iter().map(|x| (x - mean).powi(2)).sum();
+        (self.a_cov * ss).sqrt()
+    }
+}
+
 /// The output columns and the noise each leaves uncancelled.
 fn output_layout(
     contributions: &[Contribution],
@@ -161,64 +183,31 @@ fn output_layout(
     let agreed = &first.agreed;
     let s_total = agreed.parties.len();
     let np = contributions.len() as f64;
-    let variant = agreed.variant;
     let tau_e = first.accounting.tau_e;
-    let index_of = |c: &Contribution, key: &str| c.coordinates.iter().position(|x| x == key);
+    let res = Residual {
+        variant: agreed.variant,
+        parties: s_total,
+        a_cov: if s_total > 1 {
+            tau_e * tau_e * s_total as f64 / (s_total as f64 - 1.0)
+        } else {
+            0.0
+        },
+    };
     let mut outs = Vec::new();
     let mut residual = Vec::new();
-    let a_cov = if s_total > 1 {
-        tau_e * tau_e * s_total as f64 / (s_total as f64 - 1.0)
-    } else {
-        0.0
-    };
-    // Residual variance of Σ_s w_s e_s with w over all S parties (missing: 0).
-    let resid_std = |w_present: &[f64]| -> f64 {
-        if variant == Variant::Conventional {
-            return 0.0;
-        }
-        let mut w = w_present.to_vec();
-        w.resize(s_total, 0.0);
-        let mean = w.iter().sum::<f64>() / s_total as f64;
-        let ss: f64 = w.iter().map(|x| (x - mean).powi(2)).sum();
-        (a_cov * ss).sqrt()
-    };
+    let missing_cause = "missing parties' correlated noise does not cancel";
     for (j, name) in agreed.columns.iter().enumerate() {
         let kinds: Vec<&ColumnLayout> = contributions.iter().map(|c| &c.layout[j]).collect();
-        match kinds[0] {
-            ColumnLayout::Label => outs.push(Out::Label),
-            ColumnLayout::Numeric { .. } => {
-                let key = numeric_coordinate(name);
-                let mut lo = f64::INFINITY;
-                let mut hi = f64::NEG_INFINITY;
-                let mut integer = true;
-                let mut parts = Vec::new();
-                for (c, l) in contributions.iter().zip(&kinds) {
-                    match l {
-                        ColumnLayout::Numeric {
-                            offset,
-                            scale,
-                            lo: a,
-                            hi: b,
-                            integer: i,
-                        } => {
-                            lo = lo.min(*a);
-                            hi = hi.max(*b);
-                            integer &= *i;
-                            let idx = index_of(c, &key).ok_or_else(|| {
-                                Error::Data(format!("party {}: coordinate '{key}' is missing (damaged contribution)", c.party))
-                            })?;
-                            parts.push((idx, *offset, *scale));
-                        }
-                        _ => {
-                            return Err(Error::Data(format!(
-                                "party {} treats column '{name}' as categorical and party {} as numeric; give every party the same schema",
-                                c.party, first.party
-                            )))
-                        }
-                    }
-                }
+        let out = match kinds[0] {
+            ColumnLayout::Label => Out::Label,
+            ColumnLayout::Numeric { .. } => numeric_out(contributions, &kinds, name)?,
+            ColumnLayout::Categorical { .. } => categorical_out(contributions, &kinds, name)?,
+        };
+        match &out {
+            Out::Label => {}
+            Out::Numeric { parts, .. } => {
                 let w: Vec<f64> = parts.iter().map(|p| p.2 / np).collect();
-                let r = resid_std(&w);
+                let r = res.std(&w);
                 if r > 1e-9 * w.iter().fold(0.0f64, |m, x| m.max(*x)) {
                     residual.push(ResidualNoise {
                         column: name.clone(),
@@ -226,53 +215,19 @@ fn output_layout(
                         cause: if missing.is_empty() {
                             "the parties' DP-estimated ranges differ, so their scaled correlated noise does not cancel exactly (give every party a schema with bounds to make it exact)".into()
                         } else {
-                            "missing parties' correlated noise does not cancel".into()
+                            missing_cause.into()
                         },
                     });
                 }
-                outs.push(Out::Numeric {
-                    lo,
-                    hi,
-                    integer,
-                    parts,
-                });
             }
-            ColumnLayout::Categorical { .. } => {
-                let mut levels: Vec<String> = Vec::new();
-                for (c, l) in contributions.iter().zip(&kinds) {
-                    match l {
-                        ColumnLayout::Categorical { levels: ls } => {
-                            for x in ls {
-                                if !levels.contains(x) {
-                                    levels.push(x.clone());
-                                }
-                            }
-                        }
-                        _ => {
-                            return Err(Error::Data(format!(
-                                "party {} treats column '{name}' as numeric and party {} as categorical; give every party the same schema",
-                                c.party, first.party
-                            )))
-                        }
-                    }
-                }
-                levels.sort_by(|a, b| natural_cmp(a, b));
-                let parts: Vec<Vec<Option<usize>>> = contributions
-                    .iter()
-                    .map(|c| {
-                        levels
-                            .iter()
-                            .map(|l| index_of(c, &level_coordinate(name, l)))
-                            .collect()
-                    })
-                    .collect();
+            Out::Categorical { levels, parts } => {
                 let mut worst = 0.0f64;
                 for li in 0..levels.len() {
                     let w: Vec<f64> = parts
                         .iter()
                         .map(|p| if p[li].is_some() { 1.0 / np } else { 0.0 })
                         .collect();
-                    worst = worst.max(resid_std(&w));
+                    worst = worst.max(res.std(&w));
                 }
                 if worst > 1e-12 {
                     residual.push(ResidualNoise {
@@ -281,16 +236,100 @@ fn output_layout(
                         cause: if missing.is_empty() {
                             "the parties released different category levels under DP, so the correlated noise of a level some party lacks does not cancel".into()
                         } else {
-                            "missing parties' correlated noise does not cancel".into()
+                            missing_cause.into()
                         },
                     });
                 }
-                outs.push(Out::Categorical { levels, parts });
+            }
+        }
+        outs.push(out);
+    }
+    Ok((outs, residual))
+}
+
+fn coordinate_index(c: &Contribution, key: &str) -> Option<usize> {
+    c.coordinates.iter().position(|x| x == key)
+}
+
+/// A numeric output column: the union of the parties' ranges, integer if every party's is,
+/// and each party's coordinate with its offset and scale.
+fn numeric_out(contributions: &[Contribution], kinds: &[&ColumnLayout], name: &str) -> Result<Out> {
+    let first = &contributions[0];
+    let key = numeric_coordinate(name);
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    let mut integer = true;
+    let mut parts = Vec::new();
+    for (c, l) in contributions.iter().zip(kinds) {
+        match l {
+            ColumnLayout::Numeric {
+                offset,
+                scale,
+                lo: a,
+                hi: b,
+                integer: i,
+            } => {
+                lo = lo.min(*a);
+                hi = hi.max(*b);
+                integer &= *i;
+                let idx = coordinate_index(c, &key).ok_or_else(|| {
+                    Error::Data(format!("party {}: coordinate '{key}' is missing (damaged contribution)", c.party))
+                })?;
+                parts.push((idx, *offset, *scale));
+            }
+            _ => {
+                return Err(Error::Data(format!(
+                    "party {} treats column '{name}' as categorical and party {} as numeric; give every party the same schema",
+                    c.party, first.party
+                )))
             }
         }
     }
+    Ok(Out::Numeric {
+        lo,
+        hi,
+        integer,
+        parts,
+    })
+}
 
-    Ok((outs, residual))
+/// A categorical output column: the union of the parties' released levels (in natural
+/// order) and, per party, the coordinate of each level it released.
+fn categorical_out(
+    contributions: &[Contribution],
+    kinds: &[&ColumnLayout],
+    name: &str,
+) -> Result<Out> {
+    let first = &contributions[0];
+    let mut levels: Vec<String> = Vec::new();
+    for (c, l) in contributions.iter().zip(kinds) {
+        match l {
+            ColumnLayout::Categorical { levels: ls } => {
+                for x in ls {
+                    if !levels.contains(x) {
+                        levels.push(x.clone());
+                    }
+                }
+            }
+            _ => {
+                return Err(Error::Data(format!(
+                    "party {} treats column '{name}' as numeric and party {} as categorical; give every party the same schema",
+                    c.party, first.party
+                )))
+            }
+        }
+    }
+    levels.sort_by(|a, b| natural_cmp(a, b));
+    let parts: Vec<Vec<Option<usize>>> = contributions
+        .iter()
+        .map(|c| {
+            levels
+                .iter()
+                .map(|l| coordinate_index(c, &level_coordinate(name, l)))
+                .collect()
+        })
+        .collect();
+    Ok(Out::Categorical { levels, parts })
 }
 
 /// Averages the parties' rows in original units and decodes them, row by row.
@@ -541,6 +580,23 @@ mod tests {
     use base64::engine::general_purpose::STANDARD as B64;
     use base64::Engine;
 
+    #[test]
+    fn residual_std_is_zero_when_every_party_is_present_and_tau_over_2_with_one_of_3_missing() {
+        let tau = 0.8;
+        let res = Residual {
+            variant: Variant::Cape,
+            parties: 3,
+            a_cov: tau * tau * 3.0 / 2.0,
+        };
+        assert!(res.std(&[1.0 / 3.0; 3]).abs() < 1e-15);
+        // w = (1/2, 1/2, 0): Σ (w − 1/3)² = 1/6, so the std is √(τ²·3/2·1/6) = τ/2.
+        assert!((res.std(&[0.5, 0.5]) - tau / 2.0).abs() < 1e-15);
+        let conventional = Residual {
+            variant: Variant::Conventional,
+            ..res
+        };
+        assert_eq!(conventional.std(&[0.5, 0.5]), 0.0);
+    }
     #[test]
     fn multi_party_aggregate_cancels_and_accounts() {
         let (t, schema) = constant_table(1000);
