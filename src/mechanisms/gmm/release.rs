@@ -561,6 +561,44 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     })
 }
 
+/// What the baselines protect and how: weights, means and covariances at ε/3 and δ/3 each.
+fn baseline_protected(opts: &GmmOptions, e3: f64, d3: f64) -> Vec<ProtectedItem> {
+    let laplace = opts.noise == Noise::IidLaplace;
+    let kind = if laplace {
+        "exact discrete Laplace on a grid"
+    } else {
+        "exact discrete Gaussian on a grid (σ from the Gaussian's RDP curve, which the discrete noise is proven to have)"
+    };
+    let mean_how = if opts.noise == Noise::ColoredGaussian {
+        match opts.adjacency {
+            Adjacency::Record => "isotropic Gaussian (the MSE-optimal colored noise under a norm bound), sampled as an exact discrete Gaussian on a grid, per class ε/6, δ/6".to_string(),
+            Adjacency::Label => "MSE-optimal colored Gaussian (SDP with C = I) over the label-flip sensitivities (local sensitivity), per class ε/6, δ/6: the whitened mean gets exact discrete Gaussian noise, then is colored (post-processing)".to_string(),
+        }
+    } else {
+        format!("i.i.d. {kind} on every coordinate, worst-case sensitivity")
+    };
+    vec![
+        ProtectedItem {
+            what: "weights π̃ (projected onto the simplex with π_k ≥ 1/N)".into(),
+            how: format!("i.i.d. {kind}, worst-case sensitivity"),
+            epsilon: e3,
+            delta: d3,
+        },
+        ProtectedItem {
+            what: "means μ̃_k".into(),
+            how: mean_how,
+            epsilon: e3,
+            delta: d3,
+        },
+        ProtectedItem {
+            what: "covariances Σ̃_k (upper triangle; eigenvalues clipped at the noise standard deviation)".into(),
+            how: format!("i.i.d. {kind}, worst-case sensitivity"),
+            epsilon: e3,
+            delta: d3,
+        },
+    ]
+}
+
 /// The baselines: i.i.d. Gaussian or Laplace noise on weights, means and covariances (equal
 /// thirds of ε), or the MSE-optimal colored Gaussian on the means.
 fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
@@ -646,39 +684,7 @@ fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     noise_grids.push(NoiseGrid::of("covariances, upper triangle", &nc));
     let eps_total = 3.0 * e3;
     let delta_total = 3.0 * d3;
-    let kind = if laplace {
-        "exact discrete Laplace on a grid"
-    } else {
-        "exact discrete Gaussian on a grid (σ from the Gaussian's RDP curve, which the discrete noise is proven to have)"
-    };
-    let mean_how = if opts.noise == Noise::ColoredGaussian {
-        match opts.adjacency {
-            Adjacency::Record => "isotropic Gaussian (the MSE-optimal colored noise under a norm bound), sampled as an exact discrete Gaussian on a grid, per class ε/6, δ/6".to_string(),
-            Adjacency::Label => "MSE-optimal colored Gaussian (SDP with C = I) over the label-flip sensitivities (local sensitivity), per class ε/6, δ/6: the whitened mean gets exact discrete Gaussian noise, then is colored (post-processing)".to_string(),
-        }
-    } else {
-        format!("i.i.d. {kind} on every coordinate, worst-case sensitivity")
-    };
-    let protected = vec![
-        ProtectedItem {
-            what: "weights π̃ (projected onto the simplex with π_k ≥ 1/N)".into(),
-            how: format!("i.i.d. {kind}, worst-case sensitivity"),
-            epsilon: e3,
-            delta: d3,
-        },
-        ProtectedItem {
-            what: "means μ̃_k".into(),
-            how: mean_how,
-            epsilon: e3,
-            delta: d3,
-        },
-        ProtectedItem {
-            what: "covariances Σ̃_k (upper triangle; eigenvalues clipped at the noise standard deviation)".into(),
-            how: format!("i.i.d. {kind}, worst-case sensitivity"),
-            epsilon: e3,
-            delta: d3,
-        },
-    ];
+    let protected = baseline_protected(opts, e3, d3);
     let budget = GmmBudget {
         epsilon_weights: e3,
         epsilon_means: vec![e3; k],
