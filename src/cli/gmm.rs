@@ -159,6 +159,102 @@ fn write_samples(
     Ok(samples)
 }
 
+/// The outputs: --samples and --output together, none of them the input, all different.
+fn check_outputs(
+    input: &Path,
+    model_out: &PathBuf,
+    receipt: &PathBuf,
+    samples: Option<usize>,
+    output: Option<&PathBuf>,
+) -> Result<()> {
+    match (samples, output) {
+        (Some(_), None) => {
+            return Err(Error::param(
+                "output",
+                "(none)",
+                "--samples needs --output FILE.csv for the sampled rows",
+            ))
+        }
+        (None, Some(o)) => {
+            return Err(Error::param(
+                "samples",
+                "(none)",
+                format!("--output {} needs --samples T", o.display()),
+            ))
+        }
+        _ => {}
+    }
+    let mut outs = vec![model_out, receipt];
+    if let Some(o) = output {
+        outs.push(o);
+    }
+    for (i, o) in outs.iter().enumerate() {
+        if same_file(input, o) {
+            return Err(Error::param(
+                "output",
+                o.display(),
+                "the outputs must not overwrite the input",
+            ));
+        }
+        if outs[..i].contains(o) {
+            return Err(Error::param(
+                "output",
+                o.display(),
+                "--model-out, --receipt and --output must be different files",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What the release reports: the JSON line (--json) or the lines on stderr.
+fn report(
+    release: &gmm::GmmRelease,
+    opts: &gmm::GmmOptions,
+    rows: usize,
+    model_out: &Path,
+    receipt: &Path,
+    output: Option<&PathBuf>,
+    json: bool,
+) {
+    if json {
+        print_json(&json!({
+            "epsilon": release.epsilon, "delta": release.delta,
+            "noise": opts.noise.name(),
+            "adjacency": match opts.adjacency { Adjacency::Record => "record", Adjacency::Label => "label" },
+            "classes": release.model.classes.len(), "features": release.model.means[0].len(),
+            "rows": rows, "model": model_out, "receipt": receipt, "output": output,
+            "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
+            // Computed from the data without protection: for the data owner's eyes only.
+            "private": match &release.kl_unavailable {
+                None => json!({ "kl": release.kl }),
+                Some(why) => json!({ "kl": null, "kl_unavailable": why }),
+            },
+        }));
+    } else {
+        eprintln!(
+            "privmix: released a {}-class GMM with (ε = {:.4}, δ = {}) to {}; receipt in {}",
+            release.model.classes.len(),
+            release.epsilon,
+            release.delta,
+            model_out.display(),
+            receipt.display()
+        );
+        match (release.kl, &release.kl_unavailable) {
+            (Some(kl), _) => eprintln!(
+                "privmix: private (computed from the data without protection, not for release): KL to the non-private fit = {kl:.6}"
+            ),
+            (None, why) => eprintln!(
+                "privmix: private: no KL to the non-private fit ({}); the release does not depend on it",
+                why.as_deref().unwrap_or("not computed")
+            ),
+        }
+        for w in &release.receipt.warnings {
+            eprintln!("privmix: warning: {w}");
+        }
+    }
+}
+
 pub(crate) fn run(a: GmmArgs) -> Result<()> {
     if let Some(GmmSub::Sample(s)) = a.sub {
         return run_gmm_sample(s);
@@ -187,43 +283,7 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         seed: None,
     })?;
     let opts = &params.options;
-    match (a.samples, &a.output) {
-        (Some(_), None) => {
-            return Err(Error::param(
-                "output",
-                "(none)",
-                "--samples needs --output FILE.csv for the sampled rows",
-            ))
-        }
-        (None, Some(o)) => {
-            return Err(Error::param(
-                "samples",
-                "(none)",
-                format!("--output {} needs --samples T", o.display()),
-            ))
-        }
-        _ => {}
-    }
-    let mut outs = vec![&model_out, &receipt];
-    if let Some(o) = &a.output {
-        outs.push(o);
-    }
-    for (i, o) in outs.iter().enumerate() {
-        if same_file(&input, o) {
-            return Err(Error::param(
-                "output",
-                o.display(),
-                "the outputs must not overwrite the input",
-            ));
-        }
-        if outs[..i].contains(o) {
-            return Err(Error::param(
-                "output",
-                o.display(),
-                "--model-out, --receipt and --output must be different files",
-            ));
-        }
-    }
+    check_outputs(&input, &model_out, &receipt, a.samples, a.output.as_ref())?;
     let csv_opts = CsvOptions {
         label: Some(label.clone()),
         ..CsvOptions::default()
@@ -257,42 +317,15 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         .and_then(|_| rf.sync_all())
         .map_err(|e| Error::io(receipt.display().to_string(), e))?;
     staged.commit()?;
-    if a.json {
-        print_json(&json!({
-            "epsilon": release.epsilon, "delta": release.delta,
-            "noise": opts.noise.name(),
-            "adjacency": match opts.adjacency { Adjacency::Record => "record", Adjacency::Label => "label" },
-            "classes": release.model.classes.len(), "features": release.model.means[0].len(),
-            "rows": rows, "model": model_out, "receipt": receipt, "output": a.output,
-            "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
-            // Computed from the data without protection: for the data owner's eyes only.
-            "private": match &release.kl_unavailable {
-                None => json!({ "kl": release.kl }),
-                Some(why) => json!({ "kl": null, "kl_unavailable": why }),
-            },
-        }));
-    } else {
-        eprintln!(
-            "privmix: released a {}-class GMM with (ε = {:.4}, δ = {}) to {}; receipt in {}",
-            release.model.classes.len(),
-            release.epsilon,
-            release.delta,
-            model_out.display(),
-            receipt.display()
-        );
-        match (release.kl, &release.kl_unavailable) {
-            (Some(kl), _) => eprintln!(
-                "privmix: private (computed from the data without protection, not for release): KL to the non-private fit = {kl:.6}"
-            ),
-            (None, why) => eprintln!(
-                "privmix: private: no KL to the non-private fit ({}); the release does not depend on it",
-                why.as_deref().unwrap_or("not computed")
-            ),
-        }
-        for w in &release.receipt.warnings {
-            eprintln!("privmix: warning: {w}");
-        }
-    }
+    report(
+        &release,
+        opts,
+        rows,
+        &model_out,
+        &receipt,
+        a.output.as_ref(),
+        a.json,
+    );
     Ok(())
 }
 
