@@ -45,6 +45,57 @@ pub struct SdpSolution {
     pub iterations: usize,
 }
 
+/// M(w) = Σ_i w_i u_i u_iᵀ over the active constraints.
+fn weighted_gram(us: &[Vec<f64>], w: &[f64], active: &[bool], d: usize) -> Mat {
+    let mut mm = Mat::zeros(d);
+    for (i, u) in us.iter().enumerate() {
+        if !active[i] {
+            continue;
+        }
+        for a in 0..d {
+            let wa = w[i] * u[a];
+            for b in 0..=a {
+                mm.a[a * d + b] += wa * u[b];
+            }
+        }
+    }
+    for a in 0..d {
+        for b in 0..a {
+            mm.a[b * d + a] = mm.a[a * d + b];
+        }
+    }
+    mm
+}
+
+/// Makes the primal X recovered from the dual feasible (max_i v_iᵀ X⁻¹ v_i ≤ 1) by scaling
+/// it up by the largest constraint value (times 1 + 1e−12) at most 20 times; returns X, the
+/// total inflation and the final max_i v_iᵀ X⁻¹ v_i.
+fn certify(mut x: Mat, vs: &[Vec<f64>]) -> Result<(Mat, f64, f64)> {
+    let mut inflation = 1.0;
+    let mut maxq = f64::INFINITY;
+    for _ in 0..20 {
+        let Some(l) = cholesky(&x) else {
+            return Err(Error::Data(
+                "SDP: the recovered X is not positive definite".into(),
+            ));
+        };
+        maxq = vs
+            .iter()
+            .map(|v| forward_solve(&l, v).iter().map(|z| z * z).sum::<f64>())
+            .fold(0.0, f64::max);
+        if maxq <= 1.0 {
+            break;
+        }
+        let f = maxq * (1.0 + 1e-12);
+        x = x.scale(f);
+        inflation *= f;
+    }
+    if !(maxq <= 1.0) {
+        return Err(Error::Data("SDP: could not certify feasibility".into()));
+    }
+    Ok((x, inflation, maxq))
+}
+
 /// Solves min tr(C X) s.t. X ⪰ v vᵀ for all v in `vs`, to relative gap ≤ `tol`.
 /// Errors when the v's do not span R^d (then the optimum is singular), or when C is not
 /// positive definite, or when `max_iter` iterations do not reach the tolerance.
@@ -72,23 +123,7 @@ pub fn solve_min_trace(c: &Mat, vs: &[Vec<f64>], tol: f64, max_iter: usize) -> R
     let (mut big_t, mut m_half, mut m_mhalf);
     loop {
         // M(w), its square root and inverse square root
-        let mut mm = Mat::zeros(d);
-        for (i, u) in us.iter().enumerate() {
-            if !active[i] {
-                continue;
-            }
-            for a in 0..d {
-                let wa = w[i] * u[a];
-                for b in 0..=a {
-                    mm.a[a * d + b] += wa * u[b];
-                }
-            }
-        }
-        for a in 0..d {
-            for b in 0..a {
-                mm.a[b * d + a] = mm.a[a * d + b];
-            }
-        }
+        let mm = weighted_gram(&us, &w, &active, d);
         let (lam, _) = sym_eigen(&mm);
         let lmax = lam.iter().cloned().fold(0.0, f64::max);
         let lmin = lam.iter().cloned().fold(f64::MAX, f64::min);
@@ -149,33 +184,10 @@ pub fn solve_min_trace(c: &Mat, vs: &[Vec<f64>], tol: f64, max_iter: usize) -> R
         }
         it += 1;
     }
-    let _ = m_half.clone();
     // primal from dual
     let y = m_half.scale(big_t);
-    let mut x = c_mhalf.mul(&y).mul(&c_mhalf).symmetrize();
     let dual = big_t * big_t;
-    let mut inflation = 1.0;
-    let mut maxq = f64::INFINITY;
-    for _ in 0..20 {
-        let Some(l) = cholesky(&x) else {
-            return Err(Error::Data(
-                "SDP: the recovered X is not positive definite".into(),
-            ));
-        };
-        maxq = vs
-            .iter()
-            .map(|v| forward_solve(&l, v).iter().map(|z| z * z).sum::<f64>())
-            .fold(0.0, f64::max);
-        if maxq <= 1.0 {
-            break;
-        }
-        let f = maxq * (1.0 + 1e-12);
-        x = x.scale(f);
-        inflation *= f;
-    }
-    if !(maxq <= 1.0) {
-        return Err(Error::Data("SDP: could not certify feasibility".into()));
-    }
+    let (x, inflation, maxq) = certify(c_mhalf.mul(&y).mul(&c_mhalf).symmetrize(), vs)?;
     let primal: f64 = (0..d)
         .map(|i| (0..d).map(|j| c.get(i, j) * x.get(j, i)).sum::<f64>())
         .sum();
