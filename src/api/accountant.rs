@@ -426,19 +426,26 @@ fn mode(sigma_y: Option<f64>) -> &'static str {
     }
 }
 
+/// What [`account`] computes for one mechanism: ε at the chosen and the other preset, the PLD
+/// figure where one exists, and the mechanism's own numbers.
+struct Accounted {
+    chosen: crate::accountant::EpsDelta,
+    other: crate::accountant::EpsDelta,
+    /// `Some` when the PLD accountant was asked for and covers the mechanism.
+    pld: Option<f64>,
+    mechanism: &'static str,
+    noise_multiplier: f64,
+    sampling_rate: f64,
+    detail: AccountDetail,
+}
+
 /// ε of a mechanism with the given noise.
 pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
     let p = MechanismParams::try_from(r)?;
     let sigma_x = p
         .sigma_x
         .ok_or_else(|| Error::param("sigma_x", "(none)", "give the feature noise σx"))?;
-    let (preset, other, delta, orders) = (p.preset, p.preset.other(), p.delta, &p.orders);
-    let other_preset = |e: crate::accountant::EpsDelta| OtherPreset {
-        preset: other.name(),
-        epsilon: e.epsilon,
-        order: e.order,
-    };
-    match p.mechanism {
+    let a = match p.mechanism {
         AccountedMechanism::Cda {
             pool,
             mix,
@@ -454,80 +461,27 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
                 sigma_y,
                 samples,
             };
-            let e = m.epsilon(delta, orders, preset, None)?;
-            let o = m.epsilon(delta, orders, other, None)?;
             let pld = match p.accountant {
                 AccountantKind::Pld => Some(
                     pld::mechanisms::cda(&m, pld::mechanisms::Adjacency::LabelKept)?
-                        .epsilon(delta, &pld::PldOptions::default())?
+                        .epsilon(p.delta, &pld::PldOptions::default())?
                         .epsilon,
                 ),
                 AccountantKind::Rdp => None,
             };
-            Ok(AccountResponse {
-                epsilon: pld.map_or(e.epsilon, |x| x.min(e.epsilon)),
-                accountant: p.accountant.name(),
-                epsilon_rdp: e.epsilon,
-                epsilon_pld: pld,
-                order: e.order,
-                delta,
-                preset: preset.name(),
+            Accounted {
+                chosen: m.epsilon(p.delta, &p.orders, p.preset, None)?,
+                other: m.epsilon(p.delta, &p.orders, p.preset.other(), None)?,
+                pld,
                 mechanism: "cda",
                 noise_multiplier: m.noise_multiplier()?,
                 sampling_rate: m.sampling_rate(),
-                epsilon_other_preset: other_preset(o),
                 detail: AccountDetail::Cda {
                     mode: mode(sigma_y),
                 },
-            })
+            }
         }
-        AccountedMechanism::DpMix(shape) => {
-            let DpMixShape {
-                pool,
-                mix,
-                dim_x,
-                dim_y,
-                samples,
-                ..
-            } = shape;
-            let sigma_y = match (dim_y, shape.sigma_y) {
-                (0, s) => s.unwrap_or(f64::NAN),
-                (_, Some(s)) => s,
-                (_, None) => {
-                    return Err(Error::param(
-                        "sigma_y",
-                        "(none)",
-                        "the dpmix mechanism needs the label noise σy (or dy = 0 for the class-wise variant)",
-                    ))
-                }
-            };
-            let m = shape.with_sigmas(sigma_x, sigma_y);
-            let e = m.epsilon(delta, orders, preset, None)?;
-            let o = m.epsilon(delta, orders, other, None)?;
-            Ok(AccountResponse {
-                epsilon: e.epsilon,
-                accountant: "rdp",
-                epsilon_rdp: e.epsilon,
-                epsilon_pld: None,
-                order: e.order,
-                delta,
-                preset: preset.name(),
-                mechanism: "dpmix",
-                noise_multiplier: m.noise_multiplier()?,
-                sampling_rate: m.sampling_rate(),
-                epsilon_other_preset: other_preset(o),
-                detail: AccountDetail::DpMix {
-                    sigma_x,
-                    sigma_y: (dim_y > 0).then_some(sigma_y),
-                    dim_x,
-                    dim_y,
-                    delta_squared: m.delta_squared()?,
-                    samples,
-                    pool,
-                    mix,
-                },
-            })
-        }
+        AccountedMechanism::DpMix(shape) => account_dpmix(&p, shape, sigma_x)?,
         AccountedMechanism::Local {
             name,
             rows,
@@ -540,24 +494,90 @@ pub fn account(r: &MechanismRequest) -> Result<AccountResponse> {
                 clip,
                 sigma: sigma_x,
             };
-            let e = m.epsilon(delta, orders, preset, None)?;
-            let o = m.epsilon(delta, orders, other, None)?;
-            Ok(AccountResponse {
-                epsilon: e.epsilon,
-                accountant: "rdp",
-                epsilon_rdp: e.epsilon,
-                epsilon_pld: None,
-                order: e.order,
-                delta,
-                preset: preset.name(),
+            Accounted {
+                chosen: m.epsilon(p.delta, &p.orders, p.preset, None)?,
+                other: m.epsilon(p.delta, &p.orders, p.preset.other(), None)?,
+                pld: None,
                 mechanism: name,
                 noise_multiplier: m.noise_multiplier()?,
                 sampling_rate: m.sampling_rate(),
-                epsilon_other_preset: other_preset(o),
                 detail: AccountDetail::Local { sigma_x, clip },
-            })
+            }
         }
-    }
+    };
+    let Accounted {
+        chosen: e,
+        other: o,
+        pld,
+        mechanism,
+        noise_multiplier,
+        sampling_rate,
+        detail,
+    } = a;
+    Ok(AccountResponse {
+        // The smaller of two valid upper bounds.
+        epsilon: pld.map_or(e.epsilon, |x| x.min(e.epsilon)),
+        accountant: if pld.is_some() {
+            AccountantKind::Pld.name()
+        } else {
+            AccountantKind::Rdp.name()
+        },
+        epsilon_rdp: e.epsilon,
+        epsilon_pld: pld,
+        order: e.order,
+        delta: p.delta,
+        preset: p.preset.name(),
+        mechanism,
+        noise_multiplier,
+        sampling_rate,
+        epsilon_other_preset: OtherPreset {
+            preset: p.preset.other().name(),
+            epsilon: o.epsilon,
+            order: o.order,
+        },
+        detail,
+    })
+}
+
+/// [`account`] for DPMix: σy is required unless the label dimension is 0 (the class-wise
+/// variant).
+fn account_dpmix(p: &MechanismParams, shape: DpMixShape, sigma_x: f64) -> Result<Accounted> {
+    let DpMixShape {
+        pool,
+        mix,
+        dim_x,
+        dim_y,
+        samples,
+        ..
+    } = shape;
+    let sigma_y = match (dim_y, shape.sigma_y) {
+        (0, s) => s.unwrap_or(f64::NAN),
+        (_, Some(s)) => s,
+        (_, None) => return Err(Error::param(
+            "sigma_y",
+            "(none)",
+            "the dpmix mechanism needs the label noise σy (or dy = 0 for the class-wise variant)",
+        )),
+    };
+    let m = shape.with_sigmas(sigma_x, sigma_y);
+    Ok(Accounted {
+        chosen: m.epsilon(p.delta, &p.orders, p.preset, None)?,
+        other: m.epsilon(p.delta, &p.orders, p.preset.other(), None)?,
+        pld: None,
+        mechanism: "dpmix",
+        noise_multiplier: m.noise_multiplier()?,
+        sampling_rate: m.sampling_rate(),
+        detail: AccountDetail::DpMix {
+            sigma_x,
+            sigma_y: (dim_y > 0).then_some(sigma_y),
+            dim_x,
+            dim_y,
+            delta_squared: m.delta_squared()?,
+            samples,
+            pool,
+            mix,
+        },
+    })
 }
 
 /// The result of [`calibrate`].
@@ -989,7 +1009,11 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         mix,
         suggested_mix: suggested,
         sigma_x,
-        accountant: if pld.is_some() { "pld" } else { "rdp" },
+        accountant: if pld.is_some() {
+            AccountantKind::Pld.name()
+        } else {
+            AccountantKind::Rdp.name()
+        },
         noise_multiplier: sigma_x / dx,
         epsilon_mixing,
         samples_per_class: per_class,
