@@ -883,6 +883,50 @@ impl PreviewShape {
     }
 }
 
+/// The preview's l (the default, a fixed one, or the suggested one for `auto`), whether the
+/// adjacency is the standard one, and the accountant asked for (PLD by default).
+fn preview_choices(r: &PreviewRequest, suggested: u32) -> Result<(u32, bool, AccountantKind)> {
+    let mix = match r.mix.as_ref().map(MixChoice::checked).transpose()? {
+        None => super::synth::DEFAULT_MIX,
+        Some(MixChoice::Fixed(l)) => l,
+        Some(_) => suggested,
+    };
+    let standard = match &r.adjacency {
+        None => true,
+        Some(a) => a.parse::<crate::synth::Adjacency>()? == crate::synth::Adjacency::Standard,
+    };
+    let accountant = match &r.accountant {
+        None => AccountantKind::Pld,
+        Some(a) => a.parse()?,
+    };
+    Ok((mix, standard, accountant))
+}
+
+/// The synthesis's PLD for the preview's shape: its exact noise and coupling charge, no
+/// thresholds (the preview has none), no data-path curves.
+fn preview_pld(
+    mix: u32,
+    pool: u64,
+    per_class: u64,
+    standard: bool,
+    clip: f64,
+    dx: f64,
+) -> SynthPld {
+    SynthPld::new(
+        f64::from(mix) / pool as f64,
+        per_class,
+        if standard {
+            pld::mechanisms::Adjacency::Standard
+        } else {
+            pld::mechanisms::Adjacency::LabelKept
+        },
+        &[],
+        dx,
+        0.0,
+    )
+    .with_exact_noise(clip, mix as usize, 0.0)
+}
+
 /// Calibrates the noise for the page's live readout. The synthesis itself re-calibrates with
 /// the normalization step composed in, so its σx can be a little larger than this preview.
 pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
@@ -904,19 +948,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         extra: None,
     };
     let suggested = auto_mix(pool, per_class, r.features, clip, acc_clip, &goal)? as u32;
-    let mix = match r.mix.as_ref().map(MixChoice::checked).transpose()? {
-        None => super::synth::DEFAULT_MIX,
-        Some(MixChoice::Fixed(l)) => l,
-        Some(_) => suggested,
-    };
-    let standard = match &r.adjacency {
-        None => true,
-        Some(a) => a.parse::<crate::synth::Adjacency>()? == crate::synth::Adjacency::Standard,
-    };
-    let accountant = match &r.accountant {
-        None => AccountantKind::Pld,
-        Some(a) => a.parse()?,
-    };
+    let (mix, standard, accountant) = preview_choices(r, suggested)?;
     let use_pld = accountant == AccountantKind::Pld && preset == Preset::Default;
     let sizes: Vec<usize> = r.class_sizes.iter().map(|&s| s as usize).collect();
     let comps = vec![per_class; sizes.len()];
@@ -960,22 +992,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     } else {
         calibrate_sigma_x(&shape, &goal)?.sigma_x
     };
-    let pld = use_pld.then(|| {
-        SynthPld::new(
-            f64::from(mix) / pool as f64,
-            per_class,
-            if standard {
-                pld::mechanisms::Adjacency::Standard
-            } else {
-                pld::mechanisms::Adjacency::LabelKept
-            },
-            &[],
-            dx,
-            0.0,
-        )
-        // The synthesis's exact noise and its coupling charge (the preview has no thresholds).
-        .with_exact_noise(clip, mix as usize, 0.0)
-    });
+    let pld = use_pld.then(|| preview_pld(mix, pool, per_class, standard, clip, dx));
     // The curve's ε at σx: the smaller of the two bounds; the PLD side on a grid 4× coarser
     // than calibration's (still an upper bound; a chart needs no more).
     let coarse = pld::PldOptions {
