@@ -161,22 +161,7 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
     if count_report.is_some() {
         components.push(component("dp class counts", counts_curve));
     }
-    let mut unprotected = Vec::new();
-    if rows_dropped > 0 {
-        unprotected.push(format!(
-            "rows_dropped ({}): the table was read with rows with missing values dropped; the count is computed from the raw data",
-            rows_dropped
-        ));
-    }
-    if !decisions.protected {
-        unprotected.push(
-            "column types and missing indicators: inferred from the data (column types 'data')"
-                .into(),
-        );
-    }
-    if opts.normalize == NormalizeMode::Data {
-        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): normalize = data".into());
-    }
+    let unprotected = unprotected(rows_dropped, decisions.protected, opts.normalize);
     let mut warnings = norm_report.warnings.clone();
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm_report.statement.clone());
@@ -247,6 +232,32 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
         version: VERSION,
         build_id: BUILD_ID,
     }
+}
+
+/// What the synthesis releases without protection: the dropped-row count, column types
+/// inferred from the data, exact normalization statistics.
+fn unprotected(
+    rows_dropped: usize,
+    types_protected: bool,
+    normalize: NormalizeMode,
+) -> Vec<String> {
+    let mut unprotected = Vec::new();
+    if rows_dropped > 0 {
+        unprotected.push(format!(
+            "rows_dropped ({}): the table was read with rows with missing values dropped; the count is computed from the raw data",
+            rows_dropped
+        ));
+    }
+    if !types_protected {
+        unprotected.push(
+            "column types and missing indicators: inferred from the data (column types 'data')"
+                .into(),
+        );
+    }
+    if normalize == NormalizeMode::Data {
+        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): normalize = data".into());
+    }
+    unprotected
 }
 
 /// The class-count release's warnings: the label set released under DP (a class below the
