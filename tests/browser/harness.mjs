@@ -131,6 +131,9 @@ export async function downloadBytes(page, testid) {
   const sel = `[data-testid="${testid}"]`;
   const attempt = () =>
     Promise.all([page.waitForEvent("download", { timeout: 20_000 }), page.click(sel)]).then(([dl]) => dl);
+  const pageErrors = [];
+  const onError = (e) => pageErrors.push(String(e));
+  page.on("pageerror", onError);
   let dl;
   try {
     dl = await attempt();
@@ -141,8 +144,11 @@ export async function downloadBytes(page, testid) {
       const st = document.querySelector('[data-testid$="status"]');
       return { disabled: b?.disabled, status: st?.textContent };
     }, sel);
+    seen.pageErrors = pageErrors;
     process.stderr.write(`downloadBytes: no download 20 s after clicking ${testid} (${JSON.stringify(seen)}); clicking again\n`);
     dl = await attempt();
+  } finally {
+    page.off("pageerror", onError);
   }
   const path = await dl.path();
   const { readFileSync } = await import("node:fs");
