@@ -861,7 +861,9 @@ impl Pass1 {
         // Dropping or refusing records with a missing value looks at every cell first (and
         // counts the missing ones per column for the all-dropped error); keeping them (the
         // pipeline's policy) needs no such pass: the cells are read once, below.
-        if !keep && self.drops_record(src, opts, row, byte, rec)? {
+        if !keep
+            && self.drops_record(src, rec, (row, byte), opts.missing == MissingPolicy::Error)?
+        {
             self.dropped += 1;
             return Ok(());
         }
@@ -913,15 +915,15 @@ impl Pass1 {
         Ok(())
     }
 
-    /// Whether a record with a missing cell is dropped (the missing-value policy `Drop`;
-    /// `Error` refuses it). Counts the missing cells per column for the all-dropped error.
+    /// Whether the record at (row, byte) has a missing cell, so that it is dropped; with
+    /// `refuse` (the missing-value policy `Error`) that is an error naming the cell. Counts
+    /// the missing cells per column for the all-dropped error.
     fn drops_record(
         &mut self,
         src: &Source<'_>,
-        opts: &CsvOptions,
-        row: usize,
-        byte: Option<u64>,
         rec: &csv::StringRecord,
+        (row, byte): (usize, Option<u64>),
+        refuse: bool,
     ) -> Result<bool> {
         let mut first_missing = None;
         for (k, &f) in self.active.iter().enumerate() {
@@ -933,7 +935,7 @@ impl Pass1 {
         let Some(k) = first_missing else {
             return Ok(false);
         };
-        if opts.missing == MissingPolicy::Error {
+        if refuse {
             let v = super::fastnum::trim(rec.get(self.active[k]).unwrap_or(""));
             return Err(src.cell_err(
                 row,
