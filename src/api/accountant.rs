@@ -844,13 +844,7 @@ impl PreviewShape {
         let pool = *r.class_sizes.iter().min().expect("non-empty");
         let k = r.class_sizes.len() as u64;
         let t = r.samples.unwrap_or_else(|| r.class_sizes.iter().sum());
-        if t < k {
-            return Err(Error::param(
-                "samples",
-                t,
-                format!("T must be at least the number of classes K = {k}"),
-            ));
-        }
+        crate::mechanisms::cda::check_samples(t, k)?;
         let per_class = t / k;
         let clip = r.clip.unwrap_or(1.0);
         let share = r

@@ -254,13 +254,7 @@ pub fn contribute(
     let k = class_labels.len();
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
     cda::check_pools(&sizes, &class_labels, opts.mix)?;
-    if t < k {
-        return Err(Error::param(
-            "samples",
-            t,
-            format!("T must be at least the number of classes K = {k}"),
-        ));
-    }
+    cda::check_samples(t as u64, k as u64)?;
     let pool = pool_floor(opts, *sizes.iter().min().expect("a class"))?;
     let clip = clip_of(table, opts);
     let agreed = agreed_parameters(opts, table, schema, &class_labels, clip, t, parties);

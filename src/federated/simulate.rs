@@ -117,13 +117,7 @@ fn generate(
 /// T, the rows asked for (all of the table's by default): at least one per class.
 fn samples(opts: &FedOptions, n_rows: usize, k: usize) -> Result<usize> {
     let t = opts.samples.unwrap_or(n_rows);
-    if t < k {
-        return Err(Error::param(
-            "samples",
-            t,
-            format!("T must be at least the number of classes K = {k}; ask for {k} rows or more"),
-        ));
-    }
+    cda::check_samples(t as u64, k as u64)?;
     Ok(t)
 }
 

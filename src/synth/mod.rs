@@ -1394,13 +1394,7 @@ fn check_structure(
             if !standard {
                 cda::check_pools(&cls.sizes, &cls.labels, opts.mix)?;
             }
-            if t < k {
-                return Err(Error::param(
-                    "samples",
-                    t,
-                    format!("T must be at least the number of classes K = {k} so that every class gets a row; ask for {k} rows or more"),
-                ));
-            }
+            cda::check_samples(t as u64, k as u64)?;
         }
         Mechanism::DpMix(_) => {
             dpmix::accounting::check_structure(n as u64, opts.mix as u32, 1, t as u64)?;

@@ -72,6 +72,19 @@ pub struct CdaConfig {
     pub clip: f64,
 }
 
+/// T rows are split evenly over the K classes, so T must be at least K: the `samples`
+/// error otherwise.
+pub fn check_samples(t: u64, k: u64) -> Result<()> {
+    if t < k {
+        return Err(Error::param(
+            "samples",
+            t,
+            format!("T must be at least the number of classes K = {k} so that every class gets a row; ask for {k} rows or more"),
+        ));
+    }
+    Ok(())
+}
+
 /// Validates the class pools against the config: every class needs at least l rows.
 pub fn check_pools(class_sizes: &[usize], class_names: &[String], mix: usize) -> Result<()> {
     accounting::check_mix(mix as u64)?;
@@ -423,6 +436,15 @@ fn argmax(xs: &[f64]) -> usize {
 mod tests {
     use super::*;
     use crate::rng::ReleaseRng;
+
+    #[test]
+    fn check_samples_refuses_fewer_rows_than_classes() {
+        assert!(check_samples(3, 3).is_ok());
+        assert!(check_samples(60_000, 10).is_ok());
+        let e = check_samples(2, 3).unwrap_err();
+        assert_eq!(e.param_id().map(|p| p.as_str()), Some("samples"));
+        assert!(e.to_string().contains("K = 3"), "{e}");
+    }
 
     fn toy() -> (Vec<f32>, Vec<Vec<u32>>) {
         // Class 0 rows near (1, 0), class 1 rows near (0, 1).
