@@ -17,6 +17,14 @@ pub fn check_clip(c: f64) -> Result<()> {
     }
 }
 
+/// The factor that takes a row of L2 norm `norm` to norm `c`, computed in f64 and shaved by
+/// four f32 epsilons so that the row, scaled in f64 and stored as f32, stays within `c`
+/// after rounding. Every row map that scales to a norm (clipping, scaling to norm c, on
+/// dense or compact rows) uses it, so they store the same values.
+pub(crate) fn shaved_scale(c: f64, norm: f64) -> f64 {
+    c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON))
+}
+
 /// Clips each of the `features.len() / d` rows to L2 norm ≤ `c`, in place. Returns how many
 /// rows were scaled down.
 pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
@@ -34,9 +42,7 @@ pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
                 .sum::<f64>()
                 .sqrt();
             if norm > c {
-                // Scale in f64 and shave one f32 ulp so the stored f32 row is ≤ c after
-                // rounding.
-                let s = c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
+                let s = shaved_scale(c, norm);
                 for x in row.iter_mut() {
                     *x = (f64::from(*x) * s) as f32;
                 }

@@ -13,7 +13,7 @@
 
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
-use crate::preprocess::clip::check_clip;
+use crate::preprocess::clip::{check_clip, shaved_scale};
 use crate::preprocess::encode::{ColumnCodec, FeatureSpace};
 
 /// One feature group of a compact row, in feature order.
@@ -229,7 +229,7 @@ impl CompactRows {
     /// [`crate::preprocess::clip::clip_rows`] on these rows.
     pub fn clip_rows(&mut self, c: f64) -> Result<usize> {
         check_clip(c)?;
-        Ok(self.scale_rows(|norm| (norm > c).then(|| shaved(c / norm))))
+        Ok(self.scale_rows(|norm| (norm > c).then(|| shaved_scale(c, norm))))
     }
 
     /// [`crate::preprocess::rownorm::scale_rows_to_norm`] on these rows.
@@ -238,7 +238,7 @@ impl CompactRows {
         let mut zeros = 0;
         self.scale_rows(|norm| {
             if norm > 0.0 && norm.is_finite() {
-                Some(shaved(c / norm))
+                Some(shaved_scale(c, norm))
             } else {
                 zeros += 1;
                 Some(0.0)
@@ -270,11 +270,6 @@ impl CompactRows {
         }
         scaled
     }
-}
-
-/// A row's scale, shaved by 4 f32 epsilons so the stored f32 row stays within the norm.
-fn shaved(s: f64) -> f64 {
-    s * (1.0 - 4.0 * f64::from(f32::EPSILON))
 }
 
 #[inline]

@@ -98,8 +98,7 @@ pub fn scale_rows_to_norm(features: &mut [f32], d: usize, c: f64) -> Result<usiz
     for row in features.chunks_exact_mut(d) {
         let norm = row_norm(row);
         if norm > 0.0 && norm.is_finite() {
-            // Shave a few f32 ulps so the stored f32 row is ≤ c after rounding.
-            let s = c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
+            let s = super::clip::shaved_scale(c, norm);
             for x in row.iter_mut() {
                 *x = (f64::from(*x) * s) as f32;
             }
