@@ -201,7 +201,7 @@ fn reclip(row: &mut [f32], clip: f64) {
         .sum::<f64>()
         .sqrt();
     if norm > clip {
-        let s = clip / norm * (1.0 - 4.0 * f64::from(f32::EPSILON));
+        let s = crate::preprocess::clip::shaved_scale(clip, norm);
         for x in row.iter_mut() {
             *x = (f64::from(*x) * s) as f32;
         }
