@@ -22,7 +22,7 @@
 //!    ≥ 1 − δ_thr, independent of the other counts' noise) the release is the Gaussian
 //!    mechanism on the common labels, so the thresholded release is
 //!    (ε_G + ln(1/(1 − δ_thr)), δ_G + δ_thr)-DP; the receipt adds both terms.
-//! 3. **Pool floors.** m_k = ⌊ñ_k − 2σ_c⌋ (or a public floor given by the user); a released
+//! 3. **Pool floors.** m_k = ⌊ñ_k − σ_c⌋ (or a public floor given by the user); a released
 //!    class with m_k < l is not synthesized (a post-processing decision, warned about).
 //! 4. **Fixed-size pools.** Class k's pool has exactly m_k rows: a uniformly random m_k-subset
 //!    of its n_k records when n_k ≥ m_k, else all n_k records plus m_k − n_k zero rows (zero is
@@ -185,8 +185,15 @@ impl CountNoise {
 /// where it should not fire, is set at σ·t + this.
 pub const DISCRETE_TAIL_MARGIN: f64 = 1.0;
 
-/// Pool floors sit this many noise standard deviations below the noisy counts.
-pub const FLOOR_SIGMAS: f64 = 2.0;
+/// Pool floors sit this many noise standard deviations below the noisy counts. Any value is
+/// private (the floor is post-processing of the noisy count, and a pool larger than its class
+/// is padded with zero rows, step 4); it trades padding against pool size. At 1σ a class is
+/// padded with probability 0.16, by 0.08σ rows on average (E[(Z − σ)⁺]); at 2σ, 0.02. On the
+/// Iris and digits demos (ε = 5, demo schemas, 12 splits 80/20) the utility check rose from
+/// 0.842 to 0.883 and from 0.886 to 0.894 going from 2σ to 1σ: at n = 120 every pool is cut to
+/// the smallest floor, which 2σ = 9.5 rows put at 25 instead of 30 (split 1: noisy counts
+/// 47, 35, 40), and the mixing's sensitivity 2c/l, with l the pool, grew 1.2×.
+pub const FLOOR_SIGMAS: f64 = 1.0;
 
 /// ε term of a thresholded release that fails with probability `delta_thr`: ln(1/(1 − δ)),
 /// rounded up.
@@ -713,13 +720,14 @@ mod tests {
             assert_eq!(&c.labels[..2], &labels(&["a", "b"])[..]);
             released_rare += usize::from(c.labels.len() == 3);
             assert!(rep.threshold.unwrap() > 1.0 + 2.0 * 2f64.sqrt() * 4.0);
-            // Floors sit 2σ below the noisy counts: above the true size with probability
-            // P(N(0,1) > 2) ≈ 2.3% per class (then the pool is padded).
+            // Floors sit σ below the noisy counts: above the true size with probability
+            // at most P(N(0,1) > 1) ≈ 0.159 per class (then the pool is padded).
             above += usize::from(c.floors[0] > 500) + usize::from(c.floors[1] > 400);
         }
         assert_eq!(released_rare, 0);
-        // 400 draws at p ≈ 0.023 (mean 9): more than 30 has probability < 1e-8.
-        assert!(above <= 30, "{above}");
+        // 400 draws at p ≤ 0.159 (mean ≤ 63.5, sd 7.3): more than 110 has probability < 1e-8;
+        // fewer than 25 (5.3 sd below) < 1e-7, and is what floors 2σ down would give (mean 9).
+        assert!((25..=110).contains(&above), "{above}");
     }
 
     #[test]
