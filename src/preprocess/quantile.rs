@@ -58,8 +58,9 @@ impl NumericMarginal {
 
     /// The post-processing step of [`NumericMarginal::dp`] on already noisy counts: a bin
     /// whose noisy count clears its cut keeps it; each run of consecutive bins that do not is
-    /// pooled ([`pool_run`]), so that mass spread thinly over many bins (a pixel that is 0 in
-    /// 60 % of the rows and anything in 1..16 in the others) is not cut away bin by bin. When
+    /// pooled (its noisy sum against the cut √(Σ cut²) of a sum, then its halves the same
+    /// way), so that mass spread thinly over many bins (a pixel that is 0 in 60 % of the rows
+    /// and anything in 1..16 in the others) is not cut away bin by bin. When
     /// the bins below their cuts, all together, clear the cut of their sum (there is real mass
     /// among them), a run that does not clear on its own keeps its noisy sum if positive,
     /// instead of nothing: without this the runs between bins that cleared (those whose noise
