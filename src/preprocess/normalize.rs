@@ -1484,25 +1484,14 @@ mod tests {
         assert!(w.contains("x (0)") && w.contains("schema"), "{w}");
     }
 
-    /// A digits pixel with public bounds 0..16 (integer) whose DP marginal keeps only the bin
-    /// of 0 at this budget: the output column is constant although the range is public, and
-    /// the warning says so; a column whose marginal keeps several values is not named.
-    #[test]
-    fn a_schema_column_whose_marginal_is_one_value_is_said_loudly() {
-        // 3,000 rows: x is 98.4 % zeros with the rest spread thinly over 1..16 (3 rows per
-        // value, far below the 2σ cut at this budget; with seed 1 no noise lifts one above it);
-        // q is spread evenly over 0..15.
-        let x: Vec<f32> = (0..3000)
-            .map(|i| {
-                if i % 64 == 0 {
-                    1.0 + (i / 64 % 16) as f32
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let q: Vec<f32> = (0..3000).map(|i| (i % 16) as f32).collect();
-        let mut t = table(x, vec![0; 3000], vec!["p"]);
+    /// Pixel `x` beside a pixel `q` spread evenly over 0..15 (columns 0 and 3; 1 is a
+    /// one-level categorical column, 2 the label), both with public bounds 0..16 (integer) in
+    /// a schema, fitted with DP marginals at noise multiplier `z` (σ = z·√6: three marginals of
+    /// sensitivity √2), seeded: the report and the released marginals.
+    fn fit_pixel_pair(x: Vec<f32>, z: f64, seed: u64) -> (NormalizationReport, Released) {
+        let n = x.len();
+        let q: Vec<f32> = (0..n).map(|i| (i % 16) as f32).collect();
+        let mut t = table(x, vec![0; n], vec!["p"]);
         t.names.push("q".into());
         t.columns.push(Column::Numeric {
             values: q,
@@ -1516,10 +1505,10 @@ mod tests {
             marginals: true,
             mean_norm: false,
         };
-        let plan = plan_extras(&t, Some(&schema), want, 8.0);
+        let plan = plan_extras(&t, Some(&schema), want, z);
         assert_eq!(plan.numeric_marginals, 2);
         let b = DpHistogramBudget {
-            noise_multiplier: 8.0,
+            noise_multiplier: z,
             delta_categories: 1e-6,
         };
         let (_, report, released) = fit_feature_space_with(
@@ -1528,9 +1517,31 @@ mod tests {
             NormalizeMode::Dp,
             Some(&b),
             &plan,
-            &mut ReleaseRng::seeded(1),
+            &mut ReleaseRng::seeded(seed),
         )
         .unwrap();
+        (report, released)
+    }
+
+    /// A digits pixel with public bounds 0..16 (integer) whose DP marginal keeps only the bin
+    /// of 0 at this budget: the output column is constant although the range is public, and
+    /// the warning says so; a column whose marginal keeps several values is not named.
+    #[test]
+    fn a_schema_column_whose_marginal_is_one_value_is_said_loudly() {
+        // 3,000 rows: x is 98.4 % zeros with the rest spread thinly over 1..16 (3 rows per
+        // value, far below the 2σ cut at this budget, σ ≈ 20; with seed 1 no noise lifts one
+        // above it, and the 47 rows together are below the cut of a pooled run, 2σ·√16);
+        // q is spread evenly over 0..15.
+        let x: Vec<f32> = (0..3000)
+            .map(|i| {
+                if i % 64 == 0 {
+                    1.0 + (i / 64 % 16) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let (report, released) = fit_pixel_pair(x, 8.0, 1);
         let m = |j: usize| match &released.marginals[j] {
             Some(ColumnMarginal::Numeric(m)) => m.clone(),
             _ => panic!("column {j} has a numeric marginal"),
@@ -1556,7 +1567,7 @@ mod tests {
     }
 
     /// A pixel that is 0 in 60 % of 4,000 rows and spread evenly over 1..16 in the others
-    /// (public bounds 0..16, integer): 100 rows per value against σ ≈ 81 and its 2σ cut, so
+    /// (public bounds 0..16, integer): 100 rows per value against σ = 33·√6 ≈ 81 and its 2σ cut, so
     /// most values fail alone. Cut bin by bin, the marginal keeps about 0.24 of the 0.40
     /// nonzero share (each value keeps E[(100 + N)·1{100 + N > 2σ}] ≈ 46 rows); pooled, the
     /// median share over seeds 1..=100 is within 0.03 of 0.40 (over 400 seeds the shares'
@@ -1574,38 +1585,9 @@ mod tests {
                 }
             })
             .collect();
-        let q: Vec<f32> = (0..n).map(|i| (i % 16) as f32).collect();
-        let mut t = table(x, vec![0; n], vec!["p"]);
-        t.names.push("q".into());
-        t.columns.push(Column::Numeric {
-            values: q,
-            integer: true,
-        });
-        let schema = Schema::from_json(
-            r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 16, "integer": true}, "q": {"type": "numeric", "min": 0, "max": 16, "integer": true}}}"#,
-        )
-        .unwrap();
-        let want = ExtraStats {
-            marginals: true,
-            mean_norm: false,
-        };
-        let plan = plan_extras(&t, Some(&schema), want, 33.0);
-        assert_eq!(plan.numeric_marginals, 2);
-        let b = DpHistogramBudget {
-            noise_multiplier: 33.0,
-            delta_categories: 1e-6,
-        };
         let mut shares: Vec<f64> = (1..=100)
             .map(|seed| {
-                let (_, report, released) = fit_feature_space_with(
-                    &t,
-                    Some(&schema),
-                    NormalizeMode::Dp,
-                    Some(&b),
-                    &plan,
-                    &mut ReleaseRng::seeded(seed),
-                )
-                .unwrap();
+                let (report, released) = fit_pixel_pair(x.clone(), 33.0, seed);
                 let Some(ColumnMarginal::Numeric(m)) = &released.marginals[0] else {
                     panic!("column x has a numeric marginal")
                 };
