@@ -754,56 +754,9 @@ impl ColumnRules<'_> {
                 ));
             }
             (NormalizeMode::Dp, _, _) => {
-                let g = self.noise.expect("dp columns imply a budget");
-                match dp_range(values, g, self.t_num, self.t_int, rng) {
-                    Ok(r) => {
-                        let (mut lo, mut hi) = (r.lo, r.hi);
-                        if self.marginals_on {
-                            // An integer column (the schema's word, else the DP
-                            // decision above): bins that hold whole integers, one
-                            // per integer where the data are dense enough.
-                            let refine = |integer| {
-                                refined_bins(&r.coarse_noisy, r.first, r.last, g.sigma(), integer)
-                            };
-                            let whole = s_int.unwrap_or(r.integral).then(|| refine(true));
-                            let unit = matches!(whole, Some(Some(_)));
-                            marginal = whole
-                                .flatten()
-                                .or_else(|| refine(false))
-                                .and_then(|bins| dp_marginal(values, &bins, g, rng));
-                            if let Some(m) = &marginal {
-                                // Refinement: the range shrinks to the marginal's support
-                                // (to whole numbers on half-integer edges; + 0.0 turns
-                                // ⌈−½⌉ = −0 into 0).
-                                let (a, b) = m.support();
-                                (lo, hi) = if unit {
-                                    (a.ceil() + 0.0, b.floor() + 0.0)
-                                } else {
-                                    (a, b)
-                                };
-                            }
-                        }
-                        if lo == hi {
-                            notes.constant.push(format!("{name} ({lo})"));
-                        }
-                        (lo, hi, s_int.unwrap_or(r.integral), "dp")
-                    }
-                    Err(integral) => {
-                        // Loud, never silent: the receipt's warnings (printed by the
-                        // CLI) and the column's source say the range is a default.
-                        // Which columns fall back is post-processing of the noisy
-                        // histogram (DP), so it releases nothing more.
-                        notes.warnings.push(format!(
-                            "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
-                        ));
-                        (
-                            0.0,
-                            1.0,
-                            s_int.unwrap_or(integral),
-                            "default [0, 1]: no DP range found",
-                        )
-                    }
-                }
+                let (range, m) = self.dp_numeric(name, values, s_int, rng, notes);
+                marginal = m;
+                range
             }
         };
         let (offset, scale) = if hi > lo { (lo, hi - lo) } else { (lo, 1.0) };
@@ -816,6 +769,70 @@ impl ColumnRules<'_> {
             source,
             marginal,
         })
+    }
+
+    /// A numeric column's range, integrality and source from the DP histograms (`s_int`: the
+    /// schema's integrality, if it gives one), with its DP marginal when marginals are on.
+    fn dp_numeric<R: Rng + ?Sized>(
+        &self,
+        name: &str,
+        values: &[f32],
+        s_int: Option<bool>,
+        rng: &mut R,
+        notes: &mut FitNotes,
+    ) -> ((f64, f64, bool, &'static str), Option<NumericMarginal>) {
+        let mut marginal = None;
+        let g = self.noise.expect("dp columns imply a budget");
+        let range = match dp_range(values, g, self.t_num, self.t_int, rng) {
+            Ok(r) => {
+                let (mut lo, mut hi) = (r.lo, r.hi);
+                if self.marginals_on {
+                    // An integer column (the schema's word, else the DP
+                    // decision above): bins that hold whole integers, one
+                    // per integer where the data are dense enough.
+                    let refine = |integer| {
+                        refined_bins(&r.coarse_noisy, r.first, r.last, g.sigma(), integer)
+                    };
+                    let whole = s_int.unwrap_or(r.integral).then(|| refine(true));
+                    let unit = matches!(whole, Some(Some(_)));
+                    marginal = whole
+                        .flatten()
+                        .or_else(|| refine(false))
+                        .and_then(|bins| dp_marginal(values, &bins, g, rng));
+                    if let Some(m) = &marginal {
+                        // Refinement: the range shrinks to the marginal's support
+                        // (to whole numbers on half-integer edges; + 0.0 turns
+                        // ⌈−½⌉ = −0 into 0).
+                        let (a, b) = m.support();
+                        (lo, hi) = if unit {
+                            (a.ceil() + 0.0, b.floor() + 0.0)
+                        } else {
+                            (a, b)
+                        };
+                    }
+                }
+                if lo == hi {
+                    notes.constant.push(format!("{name} ({lo})"));
+                }
+                (lo, hi, s_int.unwrap_or(r.integral), "dp")
+            }
+            Err(integral) => {
+                // Loud, never silent: the receipt's warnings (printed by the
+                // CLI) and the column's source say the range is a default.
+                // Which columns fall back is post-processing of the noisy
+                // histogram (DP), so it releases nothing more.
+                notes.warnings.push(format!(
+                    "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
+                ));
+                (
+                    0.0,
+                    1.0,
+                    s_int.unwrap_or(integral),
+                    "default [0, 1]: no DP range found",
+                )
+            }
+        };
+        (range, marginal)
     }
 
     /// A categorical column: its released levels (the schema's, the data's in `data` mode,
