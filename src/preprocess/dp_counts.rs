@@ -298,7 +298,75 @@ pub fn dp_classes<R: Rng + ?Sized>(
             *e += 1;
         }
     }
-    let (candidates, threshold): (Vec<(String, Option<u32>)>, Option<f64>) = match schema_labels {
+    let (candidates, threshold) = candidate_labels(levels, schema_labels, sigma, delta_thr)?;
+    let mut out = DpClasses {
+        labels: Vec::new(),
+        level: Vec::new(),
+        noisy_counts: Vec::new(),
+        floors: Vec::new(),
+    };
+    let mut too_small = Vec::new();
+    for (label, level) in candidates {
+        let n = level.map_or(0, |c| exact[c as usize]) as f64;
+        let noisy = g.add(n, rng);
+        if threshold.is_some_and(|tau| noisy <= tau) {
+            continue;
+        }
+        let floor = match public_floor {
+            Some(f) => f as f64,
+            None => (noisy - FLOOR_SIGMAS * sigma).floor(),
+        };
+        if floor < mix as f64 || !floor.is_finite() {
+            too_small.push(label);
+            continue;
+        }
+        out.labels.push(label);
+        out.level.push(level);
+        out.noisy_counts.push(noisy);
+        out.floors.push(floor as usize);
+    }
+    if out.labels.is_empty() {
+        return Err(no_class_error(threshold, mix, sigma, &too_small));
+    }
+    let report = ClassCountReport {
+        labels_source: if schema_labels.is_some() {
+            "schema"
+        } else {
+            "dp"
+        },
+        noise_multiplier: z,
+        l2_sensitivity: std::f64::consts::SQRT_2,
+        noise_std: sigma,
+        threshold,
+        delta_threshold: if threshold.is_some() { delta_thr } else { 0.0 },
+        epsilon_threshold: if threshold.is_some() {
+            threshold_epsilon(delta_thr)
+        } else {
+            0.0
+        },
+        labels: out.labels.clone(),
+        noisy_counts: out.noisy_counts.clone(),
+        pool_sizes: out.floors.clone(),
+        public_floor,
+        labels_too_small: too_small,
+    };
+    Ok((out, report))
+}
+
+/// A label whose count is released, and its level in the table (None: not in the data).
+type Candidate = (String, Option<u32>);
+
+/// The labels whose counts are released, each with its level in the table (None: a schema
+/// label the data do not hold), and the release threshold: none for the schema's labels,
+/// else a label held by ≤ 1 record where present must clear 1 + (σt + 1) with
+/// P(N(0,1) > t) ≤ δ_thr/2 (step 2 of the module docs, Lemma T).
+fn candidate_labels(
+    levels: &[String],
+    schema_labels: Option<&[String]>,
+    sigma: f64,
+    delta_thr: f64,
+) -> Result<(Vec<Candidate>, Option<f64>)> {
+    Ok(match schema_labels {
         Some(ls) => (
             ls.iter()
                 .map(|l| {
@@ -327,72 +395,26 @@ pub fn dp_classes<R: Rng + ?Sized>(
                 Some(1.0 + sigma * t + DISCRETE_TAIL_MARGIN),
             )
         }
+    })
+}
+
+/// The error when no class is large enough to synthesize: what a label and a pool need at
+/// this noise, and the fixes.
+fn no_class_error(threshold: Option<f64>, mix: usize, sigma: f64, too_small: &[String]) -> Error {
+    let need = match threshold {
+        Some(tau) => format!(
+            "a label read from the data is released only above about {tau:.0} rows, and a pool needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows",
+            mix as f64 + FLOOR_SIGMAS * sigma
+        ),
+        None => format!(
+            "a pool needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows",
+            mix as f64 + FLOOR_SIGMAS * sigma
+        ),
     };
-    let mut out = DpClasses {
-        labels: Vec::new(),
-        level: Vec::new(),
-        noisy_counts: Vec::new(),
-        floors: Vec::new(),
-    };
-    let mut too_small = Vec::new();
-    for (label, level) in candidates {
-        let n = level.map_or(0, |c| exact[c as usize]) as f64;
-        let noisy = g.add(n, rng);
-        if threshold.is_some_and(|tau| noisy <= tau) {
-            continue;
-        }
-        let floor = match public_floor {
-            Some(f) => f as f64,
-            None => (noisy - FLOOR_SIGMAS * sigma).floor(),
-        };
-        if floor < mix as f64 || !floor.is_finite() {
-            too_small.push(label);
-            continue;
-        }
-        out.labels.push(label);
-        out.level.push(level);
-        out.noisy_counts.push(noisy);
-        out.floors.push(floor as usize);
-    }
-    if out.labels.is_empty() {
-        let need = match threshold {
-            Some(tau) => format!(
-                "a label read from the data is released only above about {tau:.0} rows, and a pool needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows",
-                mix as f64 + FLOOR_SIGMAS * sigma
-            ),
-            None => format!(
-                "a pool needs about l + {FLOOR_SIGMAS}·σ = {:.0} rows",
-                mix as f64 + FLOOR_SIGMAS * sigma
-            ),
-        };
-        return Err(Error::Data(format!(
-            "no class is large enough to synthesize under DP at this budget: the class labels and sizes are private (standard adjacency) and their noisy counts have standard deviation {sigma:.1}, so {need}{}. Raise ε, lower the mix order (mix), choose the keep-label adjacency, which makes the labels and class sizes public (stated in the receipt), or, for a CSV, give the labels in a schema (the label column's categories) with a public class-size floor (pool_floor)",
-            if too_small.is_empty() { String::new() } else { format!(" (released but too small: {})", too_small.join(", ")) }
-        )));
-    }
-    let report = ClassCountReport {
-        labels_source: if schema_labels.is_some() {
-            "schema"
-        } else {
-            "dp"
-        },
-        noise_multiplier: z,
-        l2_sensitivity: std::f64::consts::SQRT_2,
-        noise_std: sigma,
-        threshold,
-        delta_threshold: if threshold.is_some() { delta_thr } else { 0.0 },
-        epsilon_threshold: if threshold.is_some() {
-            threshold_epsilon(delta_thr)
-        } else {
-            0.0
-        },
-        labels: out.labels.clone(),
-        noisy_counts: out.noisy_counts.clone(),
-        pool_sizes: out.floors.clone(),
-        public_floor,
-        labels_too_small: too_small,
-    };
-    Ok((out, report))
+    Error::Data(format!(
+        "no class is large enough to synthesize under DP at this budget: the class labels and sizes are private (standard adjacency) and their noisy counts have standard deviation {sigma:.1}, so {need}{}. Raise ε, lower the mix order (mix), choose the keep-label adjacency, which makes the labels and class sizes public (stated in the receipt), or, for a CSV, give the labels in a schema (the label column's categories) with a public class-size floor (pool_floor)",
+        if too_small.is_empty() { String::new() } else { format!(" (released but too small: {})", too_small.join(", ")) }
+    ))
 }
 
 /// Splits `t` rows over classes in proportion to the (positive parts of the) noisy counts,
