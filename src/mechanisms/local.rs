@@ -192,22 +192,6 @@ pub fn row_noise(sigma: f64, clip: f64, dims: usize) -> Result<GridGaussian> {
     })
 }
 
-/// Re-applies the clip to a stored row (the rule of `preprocess::clip::clip_rows`; a no-op on
-/// rows it clipped), so its true norm is ≤ c·(1 + [`norm_margin`]) whatever the caller did.
-fn reclip(row: &mut [f32], clip: f64) {
-    let norm = row
-        .iter()
-        .map(|&x| f64::from(x) * f64::from(x))
-        .sum::<f64>()
-        .sqrt();
-    if norm > clip {
-        let s = crate::preprocess::clip::shaved_scale(clip, norm);
-        for x in row.iter_mut() {
-            *x = (f64::from(*x) * s) as f32;
-        }
-    }
-}
-
 /// Which rows a baseline releases, each clipped to L2 norm ≤ `clip` with noise N(0, σ²) per
 /// coordinate (local perturbation and random projection).
 #[derive(Debug, Clone, Copy)]
@@ -239,7 +223,9 @@ pub fn perturb<R: Rng + ?Sized>(
     let g = row_noise(r.sigma, r.clip, d)?;
     let release = |x: &[f32], out: &mut [f32]| {
         out.copy_from_slice(x);
-        reclip(out, r.clip);
+        // Re-applies the clip (a no-op on rows `clip_rows` clipped), so the row's true norm
+        // is ≤ c·(1 + [`norm_margin`]) whatever the caller did.
+        crate::preprocess::clip::clip_row(out, r.clip);
         g.add_noise_f32(out, rng)
     };
     each_row(features, d, r.rows, release, sink, progress)

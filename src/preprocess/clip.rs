@@ -25,6 +25,20 @@ pub(crate) fn shaved_scale(c: f64, norm: f64) -> f64 {
     c / norm * (1.0 - 4.0 * f64::from(f32::EPSILON))
 }
 
+/// Clips one row to L2 norm ≤ `c` in place (scaled by [`shaved_scale`] when its norm
+/// exceeds `c`; a no-op on a row this already clipped). True when the row was scaled.
+pub(crate) fn clip_row(row: &mut [f32], c: f64) -> bool {
+    let norm = super::rownorm::row_norm(row);
+    if norm <= c {
+        return false;
+    }
+    let s = shaved_scale(c, norm);
+    for x in row.iter_mut() {
+        *x = (f64::from(*x) * s) as f32;
+    }
+    true
+}
+
 /// Clips each of the `features.len() / d` rows to L2 norm ≤ `c`, in place. Returns how many
 /// rows were scaled down.
 pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
@@ -36,18 +50,7 @@ pub fn clip_rows(features: &mut [f32], d: usize, c: f64) -> Result<usize> {
     let clipped = crate::par::blocks_mut(features, 64 * d, |_, block| {
         let mut clipped = 0;
         for row in block.chunks_exact_mut(d) {
-            let norm = row
-                .iter()
-                .map(|&x| f64::from(x) * f64::from(x))
-                .sum::<f64>()
-                .sqrt();
-            if norm > c {
-                let s = shaved_scale(c, norm);
-                for x in row.iter_mut() {
-                    *x = (f64::from(*x) * s) as f32;
-                }
-                clipped += 1;
-            }
+            clipped += usize::from(clip_row(row, c));
         }
         clipped
     });
