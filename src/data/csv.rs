@@ -893,10 +893,13 @@ impl Pass1 {
                 Kind::SchemaNumeric { integer } => {
                     schema_number(src, row, byte, &self.names[f], *integer, v)?
                 }
-                Kind::Infer if keep && !matches!(classify(v), Num::Finite(_) | Num::NotNumber) => {
-                    f32::NAN
-                }
-                Kind::Infer => infer_cell(&mut self.infer[k], &mut self.stores[k], v, row, byte),
+                // A column already known not to be numeric takes no number.
+                Kind::Infer if !self.infer[k].numeric => f32::NAN,
+                Kind::Infer => match classify(v) {
+                    // Kept as missing: a non-finite or out-of-range cell is no error here.
+                    Num::NonFinite | Num::OutOfRange if keep => f32::NAN,
+                    num => infer_cell(&mut self.infer[k], &mut self.stores[k], num, v, row, byte),
+                },
             };
             match &mut self.stores[k] {
                 Store::Numeric {
@@ -950,22 +953,20 @@ impl Pass1 {
     }
 }
 
-/// A cell of a column whose type is being inferred: its number (NaN when it is not
-/// one). Text turns the column categorical (its numbers so far are not the cells' text:
-/// without any, only missing cells so far, the column starts its codes here; else it
-/// is read again in pass 2). The first non-finite or out-of-range value is remembered
-/// for the error a numeric column gets.
+/// A cell `v` (read as `num`) of a column whose type is being inferred and still numeric:
+/// its number (NaN when it is not one). Text turns the column categorical (its numbers so
+/// far are not the cells' text: without any, only missing cells so far, the column starts
+/// its codes here; else it is read again in pass 2). The first non-finite or out-of-range
+/// value is remembered for the error a numeric column gets.
 fn infer_cell(
     st: &mut InferState,
     store: &mut Store,
+    num: Num,
     v: &str,
     row: usize,
     byte: Option<u64>,
 ) -> f32 {
-    if !st.numeric {
-        return f32::NAN;
-    }
-    let message = match classify(v) {
+    let message = match num {
         Num::Finite(x) => {
             st.integral &= x.fract() == 0.0;
             return x as f32;
