@@ -10,6 +10,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Build id (git commit when built from a checkout).
 pub const BUILD_ID: &str = env!("PRIVMIX_BUILD_ID");
 
+/// The warning of a seeded synthesis (synth and federated simulate receipts).
+pub const SEEDED_RUN_WARNING: &str = "seeded, not for release: this run used a fixed seed";
+
+/// What `normalize = data` leaves unprotected (synth and federated simulate receipts).
+pub const UNPROTECTED_DATA_NORMALIZATION: &str =
+    "normalization statistics (means, standard deviations, ranges, categories): normalize = data";
+
 /// A named piece of the composed RDP curve.
 #[derive(Debug, Clone, Serialize)]
 pub struct RdpComponent {

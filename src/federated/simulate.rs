@@ -144,13 +144,13 @@ fn notes(opts: &FedOptions, norm: &Norm, seeded: bool) -> (Vec<String>, Guarante
     let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm.report.statement.clone());
-        guarantee.unprotected.push(
-            "normalization statistics (means, standard deviations, ranges, categories): normalize = data".into(),
-        );
+        guarantee
+            .unprotected
+            .push(crate::receipt::UNPROTECTED_DATA_NORMALIZATION.into());
     }
     warnings.push("simulation: the normalization statistics are estimated once over the union of the partitions (as a trusted simulator can); a real federation estimates them per party (`federated contribute`)".into());
     if seeded {
-        warnings.push("seeded, not for release: this run used a fixed seed".into());
+        warnings.push(crate::receipt::SEEDED_RUN_WARNING.into());
     }
     (warnings, guarantee)
 }

@@ -177,7 +177,7 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
         warnings.extend(class_count_warnings(r, &label_name));
     }
     if rng.seed().is_some() {
-        warnings.push("seeded, not for release: this run used a fixed seed".into());
+        warnings.push(crate::receipt::SEEDED_RUN_WARNING.into());
     }
     Receipt {
         epsilon: guarantee.epsilon,
@@ -255,7 +255,7 @@ fn unprotected(
         );
     }
     if normalize == NormalizeMode::Data {
-        unprotected.push("normalization statistics (means, standard deviations, ranges, categories): normalize = data".into());
+        unprotected.push(crate::receipt::UNPROTECTED_DATA_NORMALIZATION.into());
     }
     unprotected
 }
