@@ -98,7 +98,7 @@ export interface SynthOptions extends CallOptions {
   columnTypes?: "dp" | "data";
   /** `dp` (default, protected), `public` (bounds from `schema`) or `data` (NOT protected). */
   normalize?: "dp" | "public" | "data";
-  /** Share of ε spent on the private ranges under `normalize: "dp"` (default 0.2, raised up to 0.5 for a small table whose ranges the default cannot see; a given share is kept). */
+  /** Share of ε spent on the private ranges under `normalize: "dp"` (default 0.2, raised up to 0.5 for a small table whose ranges the default cannot see and to 0.3 where the column marginals would hold fewer than 500 rows per σ; a given share is kept). */
   normalizeShare?: number;
   /** Schema object (as the CLI's schema JSON), or its JSON text. */
   schema?: object | string;

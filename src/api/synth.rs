@@ -78,7 +78,8 @@ pub struct SynthRequest {
     /// `dp` (default), `public` or `data`.
     #[serde(default)]
     pub normalize: Option<String>,
-    /// Share of ε for DP normalization (default 0.1).
+    /// Share of ε for DP normalization (default [`DEFAULT_NORMALIZE_SHARE`], raised
+    /// automatically when not given: see [`crate::synth::SynthOptions::normalize_share_given`]).
     #[serde(default)]
     pub normalize_share: Option<f64>,
     /// Schema (as the CLI's schema JSON file, parsed).

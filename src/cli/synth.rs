@@ -114,8 +114,9 @@ pub(crate) struct SynthArgs {
     /// paper's exact z-scores, NOT protected).
     #[arg(long, value_enum, default_value = "dp")]
     normalize: NormalizeArg,
-    /// Share of ε spent on DP normalization (default 0.2, raised up to 0.5 for a small table
-    /// whose ranges the default cannot see; a given share is kept).
+    /// Share of ε spent on DP normalization (default 0.2; raised up to 0.5 for a small table
+    /// whose ranges the default cannot see, and to 0.3 where the column marginals would hold
+    /// fewer than 500 rows per σ; a given share is kept).
     #[arg(long)]
     normalize_share: Option<f64>,
     /// Schema JSON overriding column types, bounds and categories.

@@ -139,6 +139,12 @@ pub struct DpHistogramReport {
     /// The DP mean norm of the encoded rows, when released.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_norm: Option<f64>,
+    /// The share of ε this release was sized for (set by the synthesis, which chooses it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon_share: Option<f64>,
+    /// Why the share differs from the default, when it was raised automatically.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_note: Option<String>,
 }
 
 /// Numbers of (numeric, categorical) feature columns whose statistics `dp` mode must estimate.
@@ -511,6 +517,8 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
             + plan.categorical_marginals
             + if marginals_on { m_cat } else { 0 },
         mean_norm: released.mean_norm,
+        epsilon_share: None,
+        share_note: None,
     });
     let warnings = notes.into_warnings();
     Ok((

@@ -72,7 +72,8 @@ pub struct SynthOptions {
     pub normalize_share: f64,
     /// True when the caller chose `normalize_share`. Otherwise (the default) a small table
     /// without public ranges gets a larger share, up to [`MAX_AUTO_NORMALIZE_SHARE`], when the
-    /// default one could not see its ranges (see `normalize`).
+    /// default one could not see its ranges, and a table whose column marginals would be
+    /// noisy gets [`MARGINAL_NORMALIZE_SHARE`] (see `auto_share`).
     pub normalize_share_given: bool,
     /// Explicit σx instead of calibration.
     pub sigma_x: Option<f64>,
@@ -133,6 +134,11 @@ pub const DELTA_LABEL_SHARE: f64 = 0.1;
 /// The largest share of ε the normalization takes on its own (small tables without public
 /// ranges; see `normalize`).
 pub const MAX_AUTO_NORMALIZE_SHARE: f64 = 0.5;
+/// The normalization's share of ε when its marginals would be noisy (see `auto_share`).
+pub const MARGINAL_NORMALIZE_SHARE: f64 = 0.3;
+/// Rows per σ of the marginals' noise below which the share is raised to
+/// [`MARGINAL_NORMALIZE_SHARE`].
+pub const MARGINAL_SHARE_ROWS_PER_SIGMA: f64 = 500.0;
 
 /// Noise multiplier of the type and count mechanisms when no target ε is given.
 pub const DEFAULT_SHAPE_Z: f64 = 20.0;
@@ -455,7 +461,7 @@ fn normalize(
     };
     let delta_rdp = delta_avail - delta_cat;
     let orders = &opts.orders;
-    let mut share_note = None;
+    let mut chosen_share = (opts.normalize_share, None);
     let z = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
@@ -469,34 +475,16 @@ fn normalize(
             )
         };
         let z0 = z_of(opts.normalize_share)?;
-        // Small tables without public ranges: a range is found when a power-of-two bin holds
-        // more rows than the threshold t·σ. When the default share leaves t·σ above n/4 (n is
-        // public: the adjacency replaces records), the share is raised in steps of 0.05 up to
-        // MAX_AUTO_NORMALIZE_SHARE until it does not — the mixing, whose noise is averaged
-        // over l rows, can spare it. A function of public numbers (n, the columns, ε, δ):
-        // it releases nothing.
-        let reach = |z: f64| {
-            let sigma = z * plan_extras(table, schema, want, z).l2_sensitivity();
-            range_threshold_sigmas(m_num) * sigma <= table.n_rows as f64 / 4.0
+        let (share, note) = if opts.normalize_share_given {
+            (opts.normalize_share, None)
+        } else {
+            auto_share(table, schema, want, opts.normalize_share, z0, &z_of)?
         };
-        if m_num == 0 || opts.normalize_share_given || reach(z0) {
+        chosen_share = (share, note);
+        if share == opts.normalize_share {
             z0
         } else {
-            let mut chosen = z0;
-            let mut share = opts.normalize_share;
-            while share + 0.05 <= MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
-                share += 0.05;
-                let z = z_of(share)?;
-                if reach(z) {
-                    chosen = z;
-                    share_note = Some(format!(
-                        "the normalization's share of ε was raised from {:.2} to {share:.2}: with {} rows and no public ranges for {m_num} numeric column(s), the default share could not see their ranges (give min/max in a schema to keep the default)",
-                        opts.normalize_share, table.n_rows
-                    ));
-                    break;
-                }
-            }
-            chosen
+            z_of(share)?
         }
     } else {
         f64::INFINITY
@@ -522,7 +510,14 @@ fn normalize(
     };
     let (space, mut report, released) =
         fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
-    report.warnings.extend(share_note);
+    if let Some(h) = report.dp_histogram.as_mut() {
+        let (share, note) = chosen_share;
+        h.epsilon_share = Some(share);
+        if let Some(ShareNote::Ranges(w)) = &note {
+            report.warnings.push(w.clone());
+        }
+        h.share_note = note.map(ShareNote::into_text);
+    }
     if space.dim == 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label; add at least one feature column"
@@ -538,6 +533,78 @@ fn normalize(
         dp,
         delta_rdp,
     })
+}
+
+/// The normalization's noise multiplier when the caller left the share at its default
+/// (`share0`, noise multiplier `z0`), and the receipt's note when it was raised. Two rules, each
+/// a function of public numbers only (n, the columns, the schema, ε, δ), so the choice
+/// releases nothing:
+///
+/// 1. Ranges. A range is found when a power-of-two bin holds more rows than the threshold
+///    t·σ. When the default share leaves t·σ above n/4 (small tables without public ranges;
+///    n is public: the adjacency replaces records), the share is raised in steps of 0.05 up
+///    to [`MAX_AUTO_NORMALIZE_SHARE`] until it does not — the mixing, whose noise is averaged
+///    over l rows, can spare it.
+/// 2. Marginals. When the plan releases marginals but their noise leaves fewer than
+///    [`MARGINAL_SHARE_ROWS_PER_SIGMA`] rows per σ, the share is raised to
+///    [`MARGINAL_NORMALIZE_SHARE`]: decoding maps every column onto its marginal, so their
+///    noise sets the 1- and 2-way fidelity (measured in bench/utility/README.md).
+fn auto_share(
+    table: &Table,
+    schema: Option<&Schema>,
+    want: ExtraStats,
+    share0: f64,
+    z0: f64,
+    z_of: &impl Fn(f64) -> Result<f64>,
+) -> Result<(f64, Option<ShareNote>)> {
+    let (m_num, _) = dp_columns(table, schema);
+    let n = table.n_rows as f64;
+    let sigma = |z: f64| z * plan_extras(table, schema, want, z).l2_sensitivity();
+    let reach = |z: f64| range_threshold_sigmas(m_num) * sigma(z) <= n / 4.0;
+    if m_num > 0 && !reach(z0) {
+        let mut share = share0;
+        while share + 0.05 <= MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
+            share += 0.05;
+            if reach(z_of(share)?) {
+                let note = format!(
+                    "the normalization's share of ε was raised from {share0:.2} to {share:.2}: with {} rows and no public ranges for {m_num} numeric column(s), the default share could not see their ranges (give min/max in a schema to keep the default)",
+                    table.n_rows
+                );
+                return Ok((share, Some(ShareNote::Ranges(note))));
+            }
+        }
+        return Ok((share0, None));
+    }
+    let plan = plan_extras(table, schema, want, z0);
+    let marginals = plan.numeric_marginals + plan.categorical_marginals > 0;
+    if marginals
+        && share0 < MARGINAL_NORMALIZE_SHARE
+        && sigma(z0) * MARGINAL_SHARE_ROWS_PER_SIGMA > n
+    {
+        let note = format!(
+            "the normalization's share of ε was raised from {share0:.2} to {MARGINAL_NORMALIZE_SHARE:.2}: with {} rows its noise (σ = {:.1}) left fewer than {MARGINAL_SHARE_ROWS_PER_SIGMA} rows per σ in the column marginals the output is mapped onto (give a share to keep another)",
+            table.n_rows,
+            sigma(z0)
+        );
+        return Ok((MARGINAL_NORMALIZE_SHARE, Some(ShareNote::Marginals(note))));
+    }
+    Ok((share0, None))
+}
+
+/// Why [`auto_share`] raised the normalization's share.
+enum ShareNote {
+    /// The default share could not see the ranges: also a warning (a schema would help).
+    Ranges(String),
+    /// The marginals would be noisy at the default share.
+    Marginals(String),
+}
+
+impl ShareNote {
+    fn into_text(self) -> String {
+        match self {
+            ShareNote::Ranges(s) | ShareNote::Marginals(s) => s,
+        }
+    }
 }
 
 /// Missing-value indicator columns without a released marginal get one from the DP count of
