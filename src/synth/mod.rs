@@ -1003,6 +1003,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let privacy = shape.with_sigmas(sigma_x, sigma_y);
     let soft = o.labels == LabelOutput::Soft;
     let label_name = &table.names[cls.index];
+    let (adjacency, public_information, warnings) = dpmix_statement(o, label_free_public);
     Ok(Plan {
         curve: privacy.rdp(orders, opts.preset)?,
         curve_other: privacy.rdp(orders, other)?,
@@ -1035,28 +1036,41 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
             classes: k,
             entries_clamped,
         }),
-        adjacency: if o.class_wise {
-            "replace one record's features, keeping its label"
-        } else {
-            "replace one record (features and label)"
-        }
-        .into(),
-        public_information: if o.class_wise {
-            label_free_public.to_vec()
-        } else {
-            vec![
-                "the set of class labels (read from the data and ASSUMED public: this adjacency does not make a label held by one record public; give the classes in a schema if they are not) — the number of rows in each class is protected and not reported".into(),
-                "the number of input rows and the column names and types".into(),
-            ]
-        },
+        adjacency,
+        public_information,
         class_counts_public: o.class_wise,
-        warnings: if o.class_wise && soft {
+        warnings,
+        pld,
+    })
+}
+
+/// DPMix's adjacency, public information and warnings: class-wise DPMix keeps each record's
+/// label (the label-free statement); global DPMix replaces whole records.
+fn dpmix_statement(
+    o: &DpMixOptions,
+    label_free_public: &[String],
+) -> (String, Vec<String>, Vec<String>) {
+    if o.class_wise {
+        let warnings = if o.labels == LabelOutput::Soft {
             vec!["class-wise DPMix: every row's label is its class, so the soft label columns are one-hot".into()]
         } else {
             Vec::new()
-        },
-        pld,
-    })
+        };
+        (
+            "replace one record's features, keeping its label".into(),
+            label_free_public.to_vec(),
+            warnings,
+        )
+    } else {
+        (
+            "replace one record (features and label)".into(),
+            vec![
+                "the set of class labels (read from the data and ASSUMED public: this adjacency does not make a label held by one record public; give the classes in a schema if they are not) — the number of rows in each class is protected and not reported".into(),
+                "the number of input rows and the column names and types".into(),
+            ],
+            Vec::new(),
+        )
+    }
 }
 
 /// The baselines (local perturbation, random projection): one Gaussian step per released
