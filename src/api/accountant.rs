@@ -211,118 +211,8 @@ impl TryFrom<&MechanismRequest> for MechanismParams {
     type Error = Error;
 
     fn try_from(r: &MechanismRequest) -> Result<Self> {
-        let name = r.mechanism.as_deref().unwrap_or("cda");
-        let needs_mix = || {
-            r.mix.ok_or_else(|| {
-                Error::param(
-                    "mix",
-                    "(none)",
-                    format!("the {name} mechanism needs the mix order l"),
-                )
-            })
-        };
-        if name != "dpmix" {
-            if let Some(x) = r.dim_x {
-                return Err(Error::param(
-                    "dim_x",
-                    x,
-                    "applies to the dpmix mechanism only",
-                ));
-            }
-            if let Some(y) = r.dim_y {
-                return Err(Error::param(
-                    "dim_y",
-                    y,
-                    "applies to the dpmix mechanism only",
-                ));
-            }
-        }
-        let mechanism = match name {
-            "cda" => AccountedMechanism::Cda {
-                pool: r.pool,
-                mix: needs_mix()?,
-                clip: r.clip.unwrap_or(DEFAULT_CLIP),
-                sigma_y: r.sigma_y,
-                samples: r.samples,
-            },
-            "dpmix" => {
-                let dim_x = r.dim_x.ok_or_else(|| {
-                    Error::param(
-                        "dim_x",
-                        "(none)",
-                        "the dpmix mechanism needs the feature dimension dx",
-                    )
-                })?;
-                let dim_y = r.dim_y.ok_or_else(|| {
-                    Error::param(
-                        "dim_y",
-                        "(none)",
-                        "the dpmix mechanism needs the label dimension dy (the number of classes; 0 for the class-wise variant)",
-                    )
-                })?;
-                AccountedMechanism::DpMix(DpMixShape {
-                    pool: r.pool,
-                    mix: needs_mix()?,
-                    dim_x,
-                    dim_y,
-                    sigma_y: r.sigma_y,
-                    samples: r.samples,
-                })
-            }
-            "local" | "projection" => {
-                if let Some(l) = r.mix {
-                    return Err(Error::param(
-                        "mix",
-                        l,
-                        "local perturbation and projection do not mix rows; leave the mix order out",
-                    ));
-                }
-                if let Some(s) = r.sigma_y {
-                    return Err(Error::param(
-                        "sigma_y",
-                        s,
-                        "local perturbation and projection add no label noise; leave it out",
-                    ));
-                }
-                AccountedMechanism::Local {
-                    name: if name == "local" {
-                        "local"
-                    } else {
-                        "projection"
-                    },
-                    rows: r.pool,
-                    samples: r.samples,
-                    clip: r.clip.unwrap_or(DEFAULT_CLIP),
-                }
-            }
-            other => {
-                return Err(Error::param(
-                    "mechanism",
-                    other,
-                    "use cda (DP-CDA), dpmix, local or projection",
-                ))
-            }
-        };
-        let accountant = match r.accountant.as_deref() {
-            None | Some("rdp") => AccountantKind::Rdp,
-            Some("pld") => AccountantKind::Pld,
-            Some(other) => {
-                return Err(Error::param(
-                    "accountant",
-                    other,
-                    "use rdp (default) or pld (privacy-loss distribution)",
-                ))
-            }
-        };
-        if accountant == AccountantKind::Pld
-            && !matches!(mechanism, AccountedMechanism::Cda { sigma_y: None, .. })
-        {
-            return Err(Error::param(
-                "accountant",
-                "pld",
-                "the PLD accountant covers DP-CDA in label-free mode here (no σy); use rdp for this mechanism",
-            ));
-        }
+        let mechanism = mechanism_of(r)?;
+        let accountant = accountant_of(r, &mechanism)?;
         Ok(MechanismParams {
             accountant,
             mechanism,
@@ -333,6 +223,129 @@ impl TryFrom<&MechanismRequest> for MechanismParams {
             epsilon: r.epsilon,
         })
     }
+}
+
+/// The mechanism a [`MechanismRequest`] names, with its shape checked (the fields that apply
+/// to it given, the others left out).
+fn mechanism_of(r: &MechanismRequest) -> Result<AccountedMechanism> {
+    let name = r.mechanism.as_deref().unwrap_or("cda");
+    let needs_mix = || {
+        r.mix.ok_or_else(|| {
+            Error::param(
+                "mix",
+                "(none)",
+                format!("the {name} mechanism needs the mix order l"),
+            )
+        })
+    };
+    if name != "dpmix" {
+        if let Some(x) = r.dim_x {
+            return Err(Error::param(
+                "dim_x",
+                x,
+                "applies to the dpmix mechanism only",
+            ));
+        }
+        if let Some(y) = r.dim_y {
+            return Err(Error::param(
+                "dim_y",
+                y,
+                "applies to the dpmix mechanism only",
+            ));
+        }
+    }
+    Ok(match name {
+        "cda" => AccountedMechanism::Cda {
+            pool: r.pool,
+            mix: needs_mix()?,
+            clip: r.clip.unwrap_or(DEFAULT_CLIP),
+            sigma_y: r.sigma_y,
+            samples: r.samples,
+        },
+        "dpmix" => {
+            let dim_x = r.dim_x.ok_or_else(|| {
+                Error::param(
+                    "dim_x",
+                    "(none)",
+                    "the dpmix mechanism needs the feature dimension dx",
+                )
+            })?;
+            let dim_y = r.dim_y.ok_or_else(|| {
+                Error::param(
+                    "dim_y",
+                    "(none)",
+                    "the dpmix mechanism needs the label dimension dy (the number of classes; 0 for the class-wise variant)",
+                )
+            })?;
+            AccountedMechanism::DpMix(DpMixShape {
+                pool: r.pool,
+                mix: needs_mix()?,
+                dim_x,
+                dim_y,
+                sigma_y: r.sigma_y,
+                samples: r.samples,
+            })
+        }
+        "local" | "projection" => {
+            if let Some(l) = r.mix {
+                return Err(Error::param(
+                    "mix",
+                    l,
+                    "local perturbation and projection do not mix rows; leave the mix order out",
+                ));
+            }
+            if let Some(s) = r.sigma_y {
+                return Err(Error::param(
+                    "sigma_y",
+                    s,
+                    "local perturbation and projection add no label noise; leave it out",
+                ));
+            }
+            AccountedMechanism::Local {
+                name: if name == "local" {
+                    "local"
+                } else {
+                    "projection"
+                },
+                rows: r.pool,
+                samples: r.samples,
+                clip: r.clip.unwrap_or(DEFAULT_CLIP),
+            }
+        }
+        other => {
+            return Err(Error::param(
+                "mechanism",
+                other,
+                "use cda (DP-CDA), dpmix, local or projection",
+            ))
+        }
+    })
+}
+
+/// The accountant a [`MechanismRequest`] asks for (RDP by default), checked against the
+/// mechanism: PLD covers label-free DP-CDA here.
+fn accountant_of(r: &MechanismRequest, mechanism: &AccountedMechanism) -> Result<AccountantKind> {
+    let accountant = match r.accountant.as_deref() {
+        None | Some("rdp") => AccountantKind::Rdp,
+        Some("pld") => AccountantKind::Pld,
+        Some(other) => {
+            return Err(Error::param(
+                "accountant",
+                other,
+                "use rdp (default) or pld (privacy-loss distribution)",
+            ))
+        }
+    };
+    if accountant == AccountantKind::Pld
+        && !matches!(mechanism, AccountedMechanism::Cda { sigma_y: None, .. })
+    {
+        return Err(Error::param(
+            "accountant",
+            "pld",
+            "the PLD accountant covers DP-CDA in label-free mode here (no σy); use rdp for this mechanism",
+        ));
+    }
+    Ok(accountant)
 }
 
 /// ε under the other preset.
