@@ -176,9 +176,9 @@ fn small_tables_without_ranges_get_a_larger_normalization_share() {
 /// (−2^−20, 2^−20), was decoded linearly like any other bin, so those rows came out as
 /// 0.000000043941768, −0.00000014655157, … (negative in a non-negative column) and not one
 /// was 0. The check is on that bin, |x| < 2^−20: a value elsewhere in the empty gap (0, 0.5)
-/// is a different effect — one of the ~20 empty power-of-two bins there whose noisy count
-/// clears its 2σ cut (P ≈ 0.023 each), which 9 of seeds 1..=24 show at this size, e.g. 34 rows
-/// in [0.3125, 0.375).
+/// is a different effect — an empty fine bin there whose noisy count clears its 2σ cut, e.g.
+/// 34 rows in [0.3125, 0.375): 4 of seeds 1..=40 show one at this size (13 before coarse bins
+/// were split only above 2σ, `normalize::SPLIT_SIGMAS`).
 #[test]
 fn exact_zeros_stay_zero() {
     use rand::{Rng, SeedableRng};
