@@ -796,7 +796,11 @@ pub struct PreviewRequest {
     #[serde(default)]
     pub clip: Option<f64>,
     /// Normalization share of ε when DP normalization runs (default: the synthesis's default,
-    /// [`super::synth::DEFAULT_NORMALIZE_SHARE`]; 0 for none).
+    /// [`super::synth::DEFAULT_NORMALIZE_SHARE`]; 0 for none). The preview sees only the
+    /// shape, so where the synthesis raises the share on its own (a small table without
+    /// public ranges, or noisy column marginals: `synth::auto_share`) the run's σx is somewhat
+    /// larger than the preview's (digits demo: 0.161 against 0.156); the receipt states the
+    /// share used.
     #[serde(default)]
     pub normalize_share: Option<f64>,
     /// Preset.

@@ -1029,8 +1029,8 @@ pub const SPLIT_SIGMAS: f64 = 2.0;
 
 /// Marginal bins inside a DP range: each coarse bin whose noisy count exceeded
 /// [`SPLIT_SIGMAS`]·σ is split into its four fine (quarter power of two) bins; runs of the
-/// others become one bin each; every bin is cut at 2σ. A function of the noisy coarse counts only (post-processing); the
-/// histogram on any edges has the same sensitivity.
+/// others become one bin each; every bin is cut at 2σ. A function of the noisy coarse counts
+/// only (post-processing); the histogram on any edges has the same sensitivity.
 ///
 /// For an integer column (`integer`) every edge moves to the half-integer that keeps each
 /// integer in its grid bin (so no bin's linear inverse CDF sends mass across an integer it

@@ -535,10 +535,10 @@ fn normalize(
     })
 }
 
-/// The normalization's noise multiplier when the caller left the share at its default
-/// (`share0`, noise multiplier `z0`), and the receipt's note when it was raised. Two rules, each
-/// a function of public numbers only (n, the columns, the schema, ε, δ), so the choice
-/// releases nothing:
+/// The normalization's share of ε when the caller left it at its default (`share0`, noise
+/// multiplier `z0`; `z_of` maps a share to its noise multiplier), and the receipt's note when
+/// it was raised. Two rules, each a function of public numbers only (n, the columns and their
+/// DP-decided types, the schema, ε, δ), so the choice releases nothing:
 ///
 /// 1. Ranges. A range is found when a power-of-two bin holds more rows than the threshold
 ///    t·σ. When the default share leaves t·σ above n/4 (small tables without public ranges;
