@@ -118,6 +118,36 @@ fn ceil_shr(x: &Nat, k: u32) -> u128 {
     x.shr(k, true).to_u128().expect("bound fits 128 bits")
 }
 
+/// Walker's alias table for integer `weight`s that sum to exactly `weight.len()`·2^`t_bits`
+/// (one slot per weight, each holding 2^`t_bits`): slot i keeps its own outcome for the
+/// first `keep[i]` of its 2^`t_bits` values and sends the rest to `alias[i]`. Integer
+/// arithmetic throughout, so every outcome's probability is its weight over the total,
+/// exactly.
+fn alias_table(mut weight: Vec<u64>, t_bits: u32) -> (Vec<u32>, Vec<u32>) {
+    let per_slot = 1u64 << t_bits;
+    let slots = weight.len();
+    let mut keep = vec![per_slot as u32; slots];
+    let mut alias: Vec<u32> = (0..slots as u32).collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+        (0..slots).partition(|&i| weight[i] < per_slot);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        keep[s] = weight[s] as u32;
+        alias[s] = l as u32;
+        weight[l] -= per_slot - weight[s];
+        if weight[l] < per_slot {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // Whatever remains has weight exactly per_slot (integer weights, exact sum).
+    for &i in small.iter().chain(&large) {
+        debug_assert_eq!(weight[i], per_slot);
+        keep[i] = per_slot as u32;
+    }
+    (keep, alias)
+}
+
 impl Table {
     /// σ = num/den with 1 ≤ num, den ≤ 2^31 (checked by the caller).
     pub(crate) fn new(num: u64, den: u64) -> Table {
@@ -204,31 +234,12 @@ impl Table {
             })
             .collect();
 
-        // Walker alias table with integer weights (sum = slots·per_slot exactly).
-        let per_slot = 1u64 << t_bits;
+        // Slots: the core bins, the tail, the rejection mass, then empty slots.
         let mut weight = vec![0u64; slots as usize];
         weight[..j as usize].copy_from_slice(&ns);
         weight[j as usize] = n_tail;
         weight[j as usize + 1] = n_reject;
-        let mut keep = vec![per_slot as u32; slots as usize];
-        let mut alias: Vec<u32> = (0..slots as u32).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
-            (0..slots as usize).partition(|&i| weight[i] < per_slot);
-        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
-            small.pop();
-            keep[s] = weight[s] as u32;
-            alias[s] = l as u32;
-            weight[l] -= per_slot - weight[s];
-            if weight[l] < per_slot {
-                large.pop();
-                small.push(l);
-            }
-        }
-        // Whatever remains has weight exactly per_slot (integer weights, exact sum).
-        for &i in small.iter().chain(&large) {
-            debug_assert_eq!(weight[i], per_slot);
-            keep[i] = per_slot as u32;
-        }
+        let (keep, alias) = alias_table(weight, t_bits);
         let thr = |i: u32| -> u64 { bins.get(i as usize).map_or(0, |b: &Bin| b.lo >> 48) };
         let slot = keep
             .iter()
@@ -443,6 +454,30 @@ mod tests {
     use super::*;
     use crate::mechanisms::noise::ks_discrete_gaussian as ks;
     use crate::rng::ReleaseRng;
+
+    /// Every outcome's mass in the alias table is exactly its weight: what its own slot keeps
+    /// plus what the slots aliased to it send (integer weights summing to slots·2^t).
+    #[test]
+    fn alias_table_gives_each_outcome_exactly_its_weight() {
+        let t_bits = 10;
+        let per_slot = 1u64 << t_bits;
+        for weight in [
+            vec![per_slot; 4],
+            vec![4 * per_slot, 0, 0, 0],
+            vec![1, 2 * per_slot - 1, per_slot + 7, per_slot - 7, 0, 2 * per_slot],
+            vec![300, 500, 1000, 1200, 1300, 1500, 700, 1692],
+        ] {
+            assert_eq!(weight.iter().sum::<u64>(), weight.len() as u64 * per_slot);
+            let (keep, alias) = alias_table(weight.clone(), t_bits);
+            let mut mass = vec![0u64; weight.len()];
+            for (i, (&k, &a)) in keep.iter().zip(&alias).enumerate() {
+                assert!(u64::from(k) <= per_slot);
+                mass[i] += u64::from(k);
+                mass[a as usize] += per_slot - u64::from(k);
+            }
+            assert_eq!(mass, weight);
+        }
+    }
 
     /// Binomial check at α = 1e-6 (|count − np| ≤ 5.33·sqrt(np(1−p)), two-sided).
     fn within(hits: usize, n: usize, p: f64) -> bool {
