@@ -565,6 +565,77 @@ fn line_search<T: Real>(
     }
 }
 
+/// L-BFGS's memory: the last (at most [`MEMORY`]) curvature pairs s = Δx, y = Δg and
+/// ρ = 1/(s·y).
+#[derive(Default)]
+struct Memory {
+    s: Vec<Vec<f64>>,
+    y: Vec<Vec<f64>>,
+    rho: Vec<f64>,
+}
+
+impl Memory {
+    fn clear(&mut self) {
+        self.s.clear();
+        self.y.clear();
+        self.rho.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.s.is_empty()
+    }
+
+    /// `dir` = −H·`g` by the two-loop recursion (H the inverse-Hessian estimate of the stored
+    /// pairs, scaled by γ = s·y / y·y of the newest; −`g` when there is none).
+    fn direction(&self, g: &[f64], dir: &mut [f64]) {
+        let mut alpha = [0.0; MEMORY];
+        dir.copy_from_slice(g);
+        let m = self.s.len();
+        for i in (0..m).rev() {
+            alpha[i] = self.rho[i] * dot(&self.s[i], dir);
+            dir.iter_mut()
+                .zip(&self.y[i])
+                .for_each(|(d, y)| *d -= alpha[i] * y);
+        }
+        let gamma = if m > 0 {
+            dot(&self.s[m - 1], &self.y[m - 1]) / dot(&self.y[m - 1], &self.y[m - 1])
+        } else {
+            1.0
+        };
+        dir.iter_mut().for_each(|d| *d *= gamma);
+        for (i, &a) in alpha.iter().enumerate().take(m) {
+            let beta = self.rho[i] * dot(&self.y[i], dir);
+            dir.iter_mut()
+                .zip(&self.s[i])
+                .for_each(|(d, s)| *d += (a - beta) * s);
+        }
+        dir.iter_mut().for_each(|d| *d = -*d);
+    }
+
+    /// Adds the pair s = `x_new` − `x`, y = `g_new` − `g` when its curvature is usable
+    /// (`wolfe` or s·y > 0, and s·y not negligible). A full memory drops its oldest pair
+    /// first, whose buffers the new pair reuses (dropped even when the new pair is not kept).
+    fn update(&mut self, x: &[f64], x_new: &[f64], g: &[f64], g_new: &[f64], wolfe: bool) {
+        let dim = x.len();
+        let (mut s_vec, mut y_vec) = if self.s.len() == MEMORY {
+            self.rho.remove(0);
+            (self.s.remove(0), self.y.remove(0))
+        } else {
+            (vec![0.0; dim], vec![0.0; dim])
+        };
+        for i in 0..dim {
+            s_vec[i] = x_new[i] - x[i];
+            y_vec[i] = g_new[i] - g[i];
+        }
+        let sy = dot(&s_vec, &y_vec);
+        if (wolfe || sy > 0.0) && sy > 1e-10 * norm(&s_vec) * norm(&y_vec) {
+            self.rho.push(1.0 / sy);
+            self.s.push(s_vec);
+            self.y.push(y_vec);
+        }
+    }
+}
+
 /// L-BFGS from `theta = 0`. Returns the final parameters and the report.
 pub(crate) fn lbfgs<T: Real>(obj: &mut Objective<T>, p: &LogRegParams) -> (Vec<f64>, FitInfo) {
     let dim = obj.dim();
@@ -573,10 +644,7 @@ pub(crate) fn lbfgs<T: Real>(obj: &mut Objective<T>, p: &LogRegParams) -> (Vec<f
     let mut x_new = vec![0.0; dim];
     let mut g_new = vec![0.0; dim];
     let mut dir = vec![0.0; dim];
-    let mut s_mem: Vec<Vec<f64>> = Vec::with_capacity(MEMORY);
-    let mut y_mem: Vec<Vec<f64>> = Vec::with_capacity(MEMORY);
-    let mut rho: Vec<f64> = Vec::with_capacity(MEMORY);
-    let mut alpha = [0.0; MEMORY];
+    let mut mem = Memory::default();
 
     let mut f = obj.eval(&x, &mut g);
     let g0_norm = norm(&g);
@@ -594,38 +662,15 @@ pub(crate) fn lbfgs<T: Real>(obj: &mut Objective<T>, p: &LogRegParams) -> (Vec<f
             stop = StopReason::MaxIter;
             break;
         }
-        // Two-loop recursion: dir = -H g.
-        dir.copy_from_slice(&g);
-        let m = s_mem.len();
-        for i in (0..m).rev() {
-            alpha[i] = rho[i] * dot(&s_mem[i], &dir);
-            dir.iter_mut()
-                .zip(&y_mem[i])
-                .for_each(|(d, y)| *d -= alpha[i] * y);
-        }
-        let gamma = if m > 0 {
-            dot(&s_mem[m - 1], &y_mem[m - 1]) / dot(&y_mem[m - 1], &y_mem[m - 1])
-        } else {
-            1.0
-        };
-        dir.iter_mut().for_each(|d| *d *= gamma);
-        for i in 0..m {
-            let beta = rho[i] * dot(&y_mem[i], &dir);
-            dir.iter_mut()
-                .zip(&s_mem[i])
-                .for_each(|(d, s)| *d += (alpha[i] - beta) * s);
-        }
-        dir.iter_mut().for_each(|d| *d = -*d);
+        mem.direction(&g, &mut dir);
         let mut dg0 = dot(&g, &dir);
         if !dg0.is_finite() || dg0 >= 0.0 {
             // Not a descent direction: restart from steepest descent.
-            s_mem.clear();
-            y_mem.clear();
-            rho.clear();
+            mem.clear();
             dir.iter_mut().zip(&g).for_each(|(d, gi)| *d = -gi);
             dg0 = -g_norm * g_norm;
         }
-        let step0 = if s_mem.is_empty() {
+        let step0 = if mem.is_empty() {
             1.0 / g_norm.max(1.0)
         } else {
             1.0
@@ -641,34 +686,16 @@ pub(crate) fn lbfgs<T: Real>(obj: &mut Objective<T>, p: &LogRegParams) -> (Vec<f
             Search::Wolfe(v) => (v, true),
             Search::Armijo(v) => (v, false),
             Search::Failed => {
-                if s_mem.is_empty() {
+                if mem.is_empty() {
                     stop = StopReason::NoProgress;
                     break;
                 }
                 // Retry once with steepest descent and a fresh memory.
-                s_mem.clear();
-                y_mem.clear();
-                rho.clear();
+                mem.clear();
                 continue;
             }
         };
-        // Curvature pair s = x_new - x, y = g_new - g (stored in recycled buffers).
-        let (mut s_vec, mut y_vec) = if s_mem.len() == MEMORY {
-            rho.remove(0);
-            (s_mem.remove(0), y_mem.remove(0))
-        } else {
-            (vec![0.0; dim], vec![0.0; dim])
-        };
-        for i in 0..dim {
-            s_vec[i] = x_new[i] - x[i];
-            y_vec[i] = g_new[i] - g[i];
-        }
-        let sy = dot(&s_vec, &y_vec);
-        if (wolfe || sy > 0.0) && sy > 1e-10 * norm(&s_vec) * norm(&y_vec) {
-            rho.push(1.0 / sy);
-            s_mem.push(s_vec);
-            y_mem.push(y_vec);
-        }
+        mem.update(&x, &x_new, &g, &g_new, wolfe);
         // Only sufficient decrease, by an amount at the rounding level of the products: the
         // objective's noise floor is reached and further line searches would be wasted.
         let at_noise_floor = !wolfe && f - f_new <= 10.0 * T::EPS * f.abs().max(1.0);

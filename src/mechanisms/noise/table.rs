@@ -464,7 +464,14 @@ mod tests {
         for weight in [
             vec![per_slot; 4],
             vec![4 * per_slot, 0, 0, 0],
-            vec![1, 2 * per_slot - 1, per_slot + 7, per_slot - 7, 0, 2 * per_slot],
+            vec![
+                1,
+                2 * per_slot - 1,
+                per_slot + 7,
+                per_slot - 7,
+                0,
+                2 * per_slot,
+            ],
             vec![300, 500, 1000, 1200, 1300, 1500, 700, 1692],
         ] {
             assert_eq!(weight.iter().sum::<u64>(), weight.len() as u64 * per_slot);
