@@ -461,8 +461,7 @@ fn normalize(
     };
     let delta_rdp = delta_avail - delta_cat;
     let orders = &opts.orders;
-    let mut chosen_share = (opts.normalize_share, None);
-    let z = if dp {
+    let (z, share, share_note) = if dp {
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
         })?;
@@ -475,19 +474,13 @@ fn normalize(
             )
         };
         let z0 = z_of(opts.normalize_share)?;
-        let (share, note) = if opts.normalize_share_given {
-            (opts.normalize_share, None)
+        if opts.normalize_share_given {
+            (z0, opts.normalize_share, None)
         } else {
             auto_share(table, schema, want, opts.normalize_share, z0, &z_of)?
-        };
-        chosen_share = (share, note);
-        if share == opts.normalize_share {
-            z0
-        } else {
-            z_of(share)?
         }
     } else {
-        f64::INFINITY
+        (f64::INFINITY, opts.normalize_share, None)
     };
     // The plan depends only on public numbers and z; when it releases nothing (a complete
     // schema and no extras worth their noise), no budget is spent on normalization.
@@ -511,12 +504,11 @@ fn normalize(
     let (space, mut report, released) =
         fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
     if let Some(h) = report.dp_histogram.as_mut() {
-        let (share, note) = chosen_share;
         h.epsilon_share = Some(share);
-        if let Some(ShareNote::Ranges(w)) = &note {
+        if let Some(ShareNote::Ranges(w)) = &share_note {
             report.warnings.push(w.clone());
         }
-        h.share_note = note.map(ShareNote::into_text);
+        h.share_note = share_note.map(ShareNote::into_text);
     }
     if space.dim == 0 {
         return Err(Error::Data(
@@ -535,9 +527,9 @@ fn normalize(
     })
 }
 
-/// The normalization's share of ε when the caller left it at its default (`share0`, noise
-/// multiplier `z0`; `z_of` maps a share to its noise multiplier), and the receipt's note when
-/// it was raised. Two rules, each a function of public numbers only (n, the columns and their
+/// The normalization's noise multiplier and share of ε when the caller left the share at its
+/// default (`share0`, noise multiplier `z0`; `z_of` maps a share to its noise multiplier),
+/// and the receipt's note when it was raised. Two rules, each a function of public numbers only (n, the columns and their
 /// DP-decided types, the schema, ε, δ), so the choice releases nothing:
 ///
 /// 1. Ranges. A range is found when a power-of-two bin holds more rows than the threshold
@@ -556,39 +548,45 @@ fn auto_share(
     share0: f64,
     z0: f64,
     z_of: &impl Fn(f64) -> Result<f64>,
-) -> Result<(f64, Option<ShareNote>)> {
+) -> Result<(f64, f64, Option<ShareNote>)> {
     let (m_num, _) = dp_columns(table, schema);
     let n = table.n_rows as f64;
-    let sigma = |z: f64| z * plan_extras(table, schema, want, z).l2_sensitivity();
-    let reach = |z: f64| range_threshold_sigmas(m_num) * sigma(z) <= n / 4.0;
+    let reach = |z: f64| {
+        let sigma = z * plan_extras(table, schema, want, z).l2_sensitivity();
+        range_threshold_sigmas(m_num) * sigma <= n / 4.0
+    };
     if m_num > 0 && !reach(z0) {
         let mut share = share0;
         while share + 0.05 <= MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
             share += 0.05;
-            if reach(z_of(share)?) {
+            let z = z_of(share)?;
+            if reach(z) {
                 let note = format!(
                     "the normalization's share of ε was raised from {share0:.2} to {share:.2}: with {} rows and no public ranges for {m_num} numeric column(s), the default share could not see their ranges (give min/max in a schema to keep the default)",
                     table.n_rows
                 );
-                return Ok((share, Some(ShareNote::Ranges(note))));
+                return Ok((z, share, Some(ShareNote::Ranges(note))));
             }
         }
-        return Ok((share0, None));
+        return Ok((z0, share0, None));
     }
     let plan = plan_extras(table, schema, want, z0);
     let marginals = plan.numeric_marginals + plan.categorical_marginals > 0;
-    if marginals
-        && share0 < MARGINAL_NORMALIZE_SHARE
-        && sigma(z0) * MARGINAL_SHARE_ROWS_PER_SIGMA > n
+    let sigma0 = z0 * plan.l2_sensitivity();
+    if marginals && share0 < MARGINAL_NORMALIZE_SHARE && sigma0 * MARGINAL_SHARE_ROWS_PER_SIGMA > n
     {
         let note = format!(
-            "the normalization's share of ε was raised from {share0:.2} to {MARGINAL_NORMALIZE_SHARE:.2}: with {} rows its noise (σ = {:.1}) left fewer than {MARGINAL_SHARE_ROWS_PER_SIGMA} rows per σ in the column marginals the output is mapped onto (give a share to keep another)",
-            table.n_rows,
-            sigma(z0)
+            "the normalization's share of ε was raised from {share0:.2} to {MARGINAL_NORMALIZE_SHARE:.2}: with {} rows its noise (σ = {sigma0:.1}) left fewer than {MARGINAL_SHARE_ROWS_PER_SIGMA} rows per σ in the column marginals the output is mapped onto (give a share to keep another)",
+            table.n_rows
         );
-        return Ok((MARGINAL_NORMALIZE_SHARE, Some(ShareNote::Marginals(note))));
+        let z = z_of(MARGINAL_NORMALIZE_SHARE)?;
+        return Ok((
+            z,
+            MARGINAL_NORMALIZE_SHARE,
+            Some(ShareNote::Marginals(note)),
+        ));
     }
-    Ok((share0, None))
+    Ok((z0, share0, None))
 }
 
 /// Why [`auto_share`] raised the normalization's share.
