@@ -789,11 +789,11 @@ impl ColumnRules<'_> {
         rng: &mut R,
         notes: &mut FitNotes,
     ) -> ((f64, f64, bool, &'static str), Option<NumericMarginal>) {
-        let mut marginal = None;
         let g = self.noise.expect("dp columns imply a budget");
-        let range = match dp_range(values, g, self.t_num, self.t_int, rng) {
+        match dp_range(values, g, self.t_num, self.t_int, rng) {
             Ok(r) => {
                 let (mut lo, mut hi) = (r.lo, r.hi);
+                let mut marginal = None;
                 if self.marginals_on {
                     // An integer column (the schema's word, else the DP
                     // decision above): bins that hold whole integers, one
@@ -822,7 +822,7 @@ impl ColumnRules<'_> {
                 if lo == hi {
                     notes.constant.push(format!("{name} ({lo})"));
                 }
-                (lo, hi, s_int.unwrap_or(r.integral), "dp")
+                ((lo, hi, s_int.unwrap_or(r.integral), "dp"), marginal)
             }
             Err(integral) => {
                 // Loud, never silent: the receipt's warnings (printed by the
@@ -832,15 +832,15 @@ impl ColumnRules<'_> {
                 notes.warnings.push(format!(
                     "column '{name}': too few rows for the normalization budget to find its range under DP (no bin of the power-of-two grid stands out of the noise), so its output uses the DEFAULT range [0, 1], which is almost certainly wrong for this column. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise the normalization share, raise ε, or use more rows"
                 ));
-                (
+                let range = (
                     0.0,
                     1.0,
                     s_int.unwrap_or(integral),
                     "default [0, 1]: no DP range found",
-                )
+                );
+                (range, None)
             }
-        };
-        (range, marginal)
+        }
     }
 
     /// A categorical column: its released levels (the schema's, the data's in `data` mode,
