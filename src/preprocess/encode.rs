@@ -94,19 +94,7 @@ impl FeatureSpace {
         let cells = n
             .checked_mul(d)
             .ok_or_else(|| Error::Data("the table is too large to encode".into()))?;
-        for (codec, column) in self.codecs.iter().zip(&table.columns) {
-            let ok = matches!(
-                (codec, column),
-                (ColumnCodec::Label, _)
-                    | (ColumnCodec::Numeric { .. }, Column::Numeric { .. })
-                    | (ColumnCodec::Categorical { .. }, Column::Categorical { .. })
-            );
-            if !ok {
-                return Err(Error::Data(
-                    "internal: codec does not match the column type".into(),
-                ));
-            }
-        }
+        self.check_codecs(table)?;
         let room = spare_rows
             .checked_mul(d)
             .and_then(|r| r.checked_add(cells))
@@ -120,36 +108,82 @@ impl FeatureSpace {
         // the writes of a column stay within a few cache lines per row.
         const ROWS: usize = 64;
         crate::par::blocks_mut(&mut out, ROWS * d, |b, block| {
-            let first = b * ROWS;
-            let rows = block.len() / d;
-            for (codec, column) in self.codecs.iter().zip(&table.columns) {
-                match (codec, column) {
-                    (ColumnCodec::Numeric { start, .. }, Column::Numeric { values, .. }) => {
-                        let f = codec.numeric_feature();
-                        for (i, &v) in values.iter().skip(first).take(rows).enumerate() {
-                            block[i * d + start] = f(v);
-                        }
-                    }
-                    (
-                        ColumnCodec::Categorical {
-                            slot_of_code,
-                            start,
-                            ..
-                        },
-                        Column::Categorical { codes, .. },
-                    ) => {
-                        for (i, &c) in codes.iter().skip(first).take(rows).enumerate() {
-                            if let Some(Some(s)) = slot_of_code.get(c as usize) {
-                                block[i * d + start + s] = 1.0;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            self.encode_block(table, b * ROWS, block);
             0
         });
         Ok(out)
+    }
+
+    /// `f` of every block of encoded rows (the rows [`FeatureSpace::encode`] gives, in
+    /// consecutive blocks of at most `rows_per_block`), on all cores natively, in block
+    /// order; the whole matrix is never held (one block per thread at a time).
+    pub fn map_encoded_blocks<R: Send>(
+        &self,
+        table: &Table,
+        rows_per_block: usize,
+        f: impl Fn(&[f32]) -> R + Sync + Send,
+    ) -> Result<Vec<R>> {
+        self.check_codecs(table)?;
+        let (n, d) = (table.n_rows, self.dim);
+        let per = rows_per_block.max(1);
+        Ok(crate::par::map_range(0..n.div_ceil(per), |b| {
+            let first = b * per;
+            let mut block = vec![0f32; per.min(n - first) * d];
+            if d > 0 {
+                self.encode_block(table, first, &mut block);
+            }
+            f(&block)
+        }))
+    }
+
+    /// Refuses a codec that does not match its column's type.
+    fn check_codecs(&self, table: &Table) -> Result<()> {
+        for (codec, column) in self.codecs.iter().zip(&table.columns) {
+            let ok = matches!(
+                (codec, column),
+                (ColumnCodec::Label, _)
+                    | (ColumnCodec::Numeric { .. }, Column::Numeric { .. })
+                    | (ColumnCodec::Categorical { .. }, Column::Categorical { .. })
+            );
+            if !ok {
+                return Err(Error::Data(
+                    "internal: codec does not match the column type".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes the rows from `first` into `block` (whole rows of width d > 0, zeroed),
+    /// column by column.
+    fn encode_block(&self, table: &Table, first: usize, block: &mut [f32]) {
+        let d = self.dim;
+        let rows = block.len() / d;
+        for (codec, column) in self.codecs.iter().zip(&table.columns) {
+            match (codec, column) {
+                (ColumnCodec::Numeric { start, .. }, Column::Numeric { values, .. }) => {
+                    let f = codec.numeric_feature();
+                    for (i, &v) in values.iter().skip(first).take(rows).enumerate() {
+                        block[i * d + start] = f(v);
+                    }
+                }
+                (
+                    ColumnCodec::Categorical {
+                        slot_of_code,
+                        start,
+                        ..
+                    },
+                    Column::Categorical { codes, .. },
+                ) => {
+                    for (i, &c) in codes.iter().skip(first).take(rows).enumerate() {
+                        if let Some(Some(s)) = slot_of_code.get(c as usize) {
+                            block[i * d + start + s] = 1.0;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Re-parametrizes every numeric codec as the min–max map of its clamp range [lo, hi] onto
@@ -1395,5 +1429,68 @@ mod tests {
         assert_eq!(format_number(2.6, true), "3");
         assert_eq!(format_number(-0.2, true), "0");
         assert_eq!(format_number(0.1, false), "0.1");
+    }
+
+    /// The blocks `map_encoded_blocks` hands over, laid end to end, are the matrix `encode`
+    /// builds (mixed columns, a label, a category the space does not release, a last block
+    /// shorter than the others).
+    #[test]
+    fn encoded_blocks_are_the_encoded_matrix() {
+        use crate::data::{read_csv_bytes, CsvOptions};
+        let mut csv = String::from("x,c,y,z\n");
+        for i in 0..203 {
+            let c = ["a", "b", "c"][i % 3];
+            csv.push_str(&format!(
+                "{},{c},{},{}\n",
+                i % 17,
+                i % 2,
+                f64::from(i as u32) * 0.37
+            ));
+        }
+        let table = read_csv_bytes(
+            csv.as_bytes(),
+            &CsvOptions {
+                label: Some("y".into()),
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        let space = FeatureSpace {
+            names: table.names.clone(),
+            codecs: vec![
+                ColumnCodec::Numeric {
+                    offset: 2.0,
+                    scale: 4.0,
+                    lo: 0.0,
+                    hi: 12.0,
+                    integer: true,
+                    start: 0,
+                },
+                ColumnCodec::Categorical {
+                    levels: vec!["c".into(), "a".into()],
+                    slot_of_code: vec![Some(1), None, Some(0)],
+                    start: 1,
+                },
+                ColumnCodec::Label,
+                ColumnCodec::Numeric {
+                    offset: 0.0,
+                    scale: 75.0,
+                    lo: 0.0,
+                    hi: 60.0,
+                    integer: false,
+                    start: 3,
+                },
+            ],
+            dim: 4,
+        };
+        let whole = space.encode(&table).unwrap();
+        assert!(whole.contains(&1.0) && whole.contains(&0.8));
+        for per in [1, 7, 64, 203, 500] {
+            let blocks = space
+                .map_encoded_blocks(&table, per, <[f32]>::to_vec)
+                .unwrap();
+            assert_eq!(blocks.len(), 203usize.div_ceil(per));
+            assert_eq!(blocks.concat(), whole, "{per} rows a block");
+        }
     }
 }

@@ -1141,22 +1141,26 @@ fn dp_mean_norm<R: Rng + ?Sized>(
     if max_norm <= 0.0 || table.n_rows == 0 {
         return Ok(None);
     }
-    let u = space.encode(table)?;
-    let (noisy_units, k) = noisy_norm_units(&u, space.dim, max_norm, g, rng)?;
+    let k = mean_norm_grid_exponent(g.sigma());
+    // The rows are encoded a block at a time: the whole n × d matrix is never held. S is a
+    // sum of non-negative integers, so summing it block by block gives the same S.
+    let s = space
+        .map_encoded_blocks(table, NORM_BLOCK_ROWS, |block| {
+            mean_norm_units(block, space.dim, max_norm, k)
+        })?
+        .into_iter()
+        .fold(0u64, u64::saturating_add);
+    let noisy_units = noisy_norm_units(s, k, g, rng)?;
     let noisy = noisy_units as f64 / 2f64.powi(k) * max_norm / table.n_rows as f64;
     Ok(Some(noisy.clamp(max_norm / 100.0, max_norm)))
 }
 
-/// S + Z of step (3) and the grid exponent k (the released integer; the mean norm is
-/// (S + Z)/2^k·M/n).
-fn noisy_norm_units<R: Rng + ?Sized>(
-    u: &[f32],
-    d: usize,
-    max_norm: f64,
-    g: &CountNoise,
-    rng: &mut R,
-) -> Result<(i64, i32)> {
-    let k = mean_norm_grid_exponent(g.sigma());
+/// Rows encoded at a time for the mean row norm.
+const NORM_BLOCK_ROWS: usize = 256;
+
+/// S + Z of step (3) for the exact sum `s` on the grid 2^-k (the released integer; the mean
+/// norm is (S + Z)/2^k·M/n).
+fn noisy_norm_units<R: Rng + ?Sized>(s: u64, k: i32, g: &CountNoise, rng: &mut R) -> Result<i64> {
     // 2^k·σ is exact; the sampler rounds it up (≥ 2^k·σ ≥ 2^k·z·Δ).
     let dg = DiscreteGaussian::new("mean-norm noise", g.sigma() * 2f64.powi(k)).map_err(|_| {
         Error::Data(format!(
@@ -1164,10 +1168,9 @@ fn noisy_norm_units<R: Rng + ?Sized>(
             g.sigma()
         ))
     })?;
-    let s = mean_norm_units(u, d, max_norm, k);
     let overflow = || Error::Data("internal: the mean-norm sum overflows".into());
     let s = i64::try_from(s).map_err(|_| overflow())?;
-    Ok((s.checked_add(dg.sample(rng)).ok_or_else(overflow)?, k))
+    s.checked_add(dg.sample(rng)).ok_or_else(overflow)
 }
 
 /// Mean, std (population), min, max in f64.
@@ -2006,14 +2009,10 @@ mod tests {
         let g = CountNoise::new("normalization noise", 0.001, 1.0).unwrap();
         let k = mean_norm_grid_exponent(g.sigma());
         assert_eq!(k, 40);
-        let s = mean_norm_units(&all, 2, m, k) as i64;
+        let s = mean_norm_units(&all, 2, m, k);
         let mut rng = ReleaseRng::seeded(4);
         let z: Vec<i64> = (0..3000)
-            .map(|_| {
-                let (v, kk) = noisy_norm_units(&all, 2, m, &g, &mut rng).unwrap();
-                assert_eq!(kk, k);
-                v - s
-            })
+            .map(|_| noisy_norm_units(s, k, &g, &mut rng).unwrap() - s as i64)
             .collect();
         let su = g.sigma() * 2f64.powi(k);
         assert!(ks_discrete(&z, su) < ks_crit(z.len()));
