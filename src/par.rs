@@ -42,6 +42,49 @@ pub(crate) fn map_range<R: Send>(
     }
 }
 
+/// Histogram counts of `values` in `bins` bins, `bin_of(v)` the bin of each value (below
+/// `bins`), counted in f64 on all cores natively: blocks of values are counted apart and
+/// the block counts added. Every count is an integer below 2^53, so the sums are exact and
+/// the counts are the same as one sequential pass. `extra(v)` is counted alongside (1.0 for
+/// a value it holds for).
+pub(crate) fn histogram<T: Copy + Sync>(
+    values: &[T],
+    bins: usize,
+    bin_of: impl Fn(T) -> usize + Sync + Send,
+    extra: impl Fn(T) -> bool + Sync + Send,
+) -> (Vec<f64>, f64) {
+    let count = |block: &[T]| {
+        let mut c = vec![0f64; bins];
+        let mut e = 0f64;
+        for &v in block {
+            c[bin_of(v)] += 1.0;
+            if extra(v) {
+                e += 1.0;
+            }
+        }
+        (c, e)
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        if values.len() > HISTOGRAM_BLOCK {
+            return values
+                .par_chunks(HISTOGRAM_BLOCK)
+                .map(count)
+                .reduce_with(|(mut a, ea), (b, eb)| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    (a, ea + eb)
+                })
+                .unwrap_or_else(|| (vec![0f64; bins], 0.0));
+        }
+    }
+    count(values)
+}
+
+/// Values a block of [`histogram`] counts.
+#[cfg(not(target_arch = "wasm32"))]
+const HISTOGRAM_BLOCK: usize = 1 << 14;
+
 /// Text cells a wave of rows may hold (each a reused `String`): with two waves in flight,
 /// about 2 × 2^18 cells.
 const WAVE_CELLS: usize = 1 << 18;
@@ -201,5 +244,34 @@ mod tests {
     fn map_range_keeps_the_order() {
         assert_eq!(map_range(3..9, |k| k * k), vec![9, 16, 25, 36, 49, 64]);
         assert!(map_range(4..4, |k| k).is_empty());
+    }
+
+    /// The counts and the extra count are those of one pass, for sizes around the block
+    /// length, on 1 and 3 threads.
+    #[test]
+    fn histogram_counts_as_one_pass() {
+        for n in [0usize, 1, 1 << 14, (1 << 14) + 1, 100_003] {
+            let values: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761) % 97)
+                .collect();
+            let mut want = vec![0f64; 10];
+            let mut odd = 0f64;
+            for &v in &values {
+                want[(v % 10) as usize] += 1.0;
+                odd += f64::from(v % 2);
+            }
+            for threads in [1, 3] {
+                let run = || histogram(&values, 10, |v| (v % 10) as usize, |v| v % 2 == 1);
+                #[cfg(not(target_arch = "wasm32"))]
+                let got = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(run);
+                #[cfg(target_arch = "wasm32")]
+                let got = run();
+                assert_eq!(got, (want.clone(), odd), "n {n}, threads {threads}");
+            }
+        }
     }
 }

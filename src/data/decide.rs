@@ -330,6 +330,11 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
     // place, a borrowed one copied once.
     let mut out = table.into_owned();
     let mut cols = Vec::with_capacity(out.n_cols());
+    // The cell counts of every undecided column, on all cores (each is read before any
+    // column is converted, as the loop below would read it).
+    let mut undecided_counts = crate::par::map_range(0..roles.len(), |j| {
+        matches!(roles[j], Role::Undecided).then(|| counts(&out.columns[j]))
+    });
     for (j, role) in roles.iter().enumerate() {
         let mut d = ColumnDecision {
             name: out.names[j].clone(),
@@ -353,7 +358,9 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
                 let g = noise
                     .as_ref()
                     .ok_or_else(|| Error::Data("internal: decision noise missing".into()))?;
-                let c = counts(&out.columns[j]);
+                let c = undecided_counts[j]
+                    .take()
+                    .ok_or_else(|| Error::Data("internal: column counts missing".into()))?;
                 let a = g.add(c.text as f64 - c.numeric as f64, rng);
                 d.noisy_text_minus_numeric = Some(a);
                 d.type_source = "dp";
@@ -397,6 +404,11 @@ pub fn decide_from_data<'a>(
     let roles = roles(&table, schema);
     let mut out = table.into_owned();
     let mut cols = Vec::with_capacity(out.n_cols());
+    // The cell counts of every undecided column, on all cores (each is read before any
+    // column is converted, as the loop below would read it).
+    let mut undecided_counts = crate::par::map_range(0..roles.len(), |j| {
+        matches!(roles[j], Role::Undecided).then(|| counts(&out.columns[j]))
+    });
     for (j, role) in roles.iter().enumerate() {
         let mut d = ColumnDecision {
             name: out.names[j].clone(),
@@ -415,7 +427,7 @@ pub fn decide_from_data<'a>(
                 convert(&mut out, j, to_numeric);
             }
             Role::Undecided => {
-                let c = counts(&out.columns[j]);
+                let c = undecided_counts[j].take().unwrap_or_default();
                 d.type_source = "data";
                 if c.text == 0 {
                     d.kind = "numeric";

@@ -1093,15 +1093,18 @@ fn dp_marginal<R: Rng + ?Sized>(
     if nb == 0 {
         return None;
     }
-    let mut counts = vec![0f64; nb];
-    for &v in values {
-        let x = f64::from(v);
-        let b = edges
-            .partition_point(|&e| e <= x)
-            .saturating_sub(1)
-            .min(nb - 1);
-        counts[b] += 1.0;
-    }
+    let (counts, _) = crate::par::histogram(
+        values,
+        nb,
+        |v| {
+            let x = f64::from(v);
+            edges
+                .partition_point(|&e| e <= x)
+                .saturating_sub(1)
+                .min(nb - 1)
+        },
+        |_| false,
+    );
     let mut m = NumericMarginal::dp(&counts, edges.clone(), g, &bins.cuts, rng)?;
     zero_bin_to_point(&mut m);
     Some(m)
@@ -1215,14 +1218,12 @@ fn dp_range<R: Rng + ?Sized>(
     t_int: f64,
     rng: &mut R,
 ) -> std::result::Result<DpRange, bool> {
-    let mut counts = vec![0f64; COARSE_BINS];
-    let mut non_integral = 0f64;
-    for &v in values {
-        counts[coarse_of_fine(bin_of(v))] += 1.0;
-        if v.fract() != 0.0 {
-            non_integral += 1.0;
-        }
-    }
+    let (counts, non_integral) = crate::par::histogram(
+        values,
+        COARSE_BINS,
+        |v| coarse_of_fine(bin_of(v)),
+        |v| v.fract() != 0.0,
+    );
     // σt + 1: the continuous rate for the discrete noise (Lemma T).
     let tau = g.sigma() * t + DISCRETE_TAIL_MARGIN;
     let mut first = None;
