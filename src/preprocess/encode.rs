@@ -540,7 +540,7 @@ impl FeatureSpace {
         classes: Option<&[u32]>,
     ) -> Decoded<'a> {
         use crate::preprocess::quantile::{
-            assign_in_proportion, assign_scores, quantile_map, Scores,
+            assign_in_proportion, assign_scores, quantile_map_affine, Scores,
         };
         const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
         match codec {
@@ -554,11 +554,19 @@ impl FeatureSpace {
                 start,
             } => {
                 let start = *start;
-                let mut v: Vec<f64> = (0..t)
-                    .map(|i| offset + f64::from(rows[i * d + start]) * sc)
-                    .collect();
+                let feature = |i: usize| rows[i * d + start];
+                // The column's values are offset + x·sc; onto the marginal, they are mapped
+                // as they are made (see `quantile_map_affine`).
+                let mut v: Vec<f64> = match m {
+                    Some(ColumnMarginal::Numeric(nm)) => {
+                        quantile_map_affine(t, feature, *offset, *sc, nm)
+                    }
+                    _ => (0..t)
+                        .map(|i| offset + f64::from(feature(i)) * sc)
+                        .collect(),
+                };
                 match m {
-                    Some(ColumnMarginal::Numeric(nm)) => quantile_map(&mut v, nm),
+                    Some(ColumnMarginal::Numeric(_)) => {}
                     // No clamping: pulling the noise into [lo, hi] would shift every mean
                     // toward the middle of the range (a non-finite value, which the noise
                     // cannot produce, would be written as the range's low end).

@@ -215,26 +215,41 @@ fn total_order_key(x: f64) -> u64 {
     }
 }
 
-/// The key under which ascending `u32` order is descending `f32::total_cmp` order.
-fn descending_key(x: f32) -> u32 {
+/// The key under which ascending `u32` order is `f32::total_cmp` order.
+fn ascending_key(x: f32) -> u32 {
     let bits = x.to_bits();
-    !(if bits >> 31 == 1 {
+    if bits >> 31 == 1 {
         !bits
     } else {
         bits | (1 << 31)
-    })
+    }
+}
+
+/// The f32 whose [`ascending_key`] is `k`.
+fn from_ascending_key(k: u32) -> f32 {
+    f32::from_bits(if k >> 31 == 1 { k & !(1 << 31) } else { !k })
+}
+
+/// The key under which ascending `u32` order is descending `f32::total_cmp` order.
+fn descending_key(x: f32) -> u32 {
+    !ascending_key(x)
 }
 
 /// The row indices of `keys` in stable ascending order (equal keys keep their input order):
 /// a least-significant-digit radix sort on 11-bit digits, skipping the digits on which every
-/// key agrees (the sign and exponent bits of one column's values mostly do).
-fn stable_order(keys: &[u64]) -> Vec<u32> {
+/// key agrees. `K` is `u64` or `u32` (a 32-bit key needs 3 passes instead of 6).
+fn stable_order<K: Copy + Into<u64>>(keys: &[K]) -> Vec<u32> {
+    stable_order_with_keys(keys).0
+}
+
+/// [`stable_order`] and the keys in that order.
+fn stable_order_with_keys<K: Copy + Into<u64>>(keys: &[K]) -> (Vec<u32>, Vec<K>) {
     const BITS: usize = 11;
     const BUCKETS: usize = 1 << BITS;
-    const DIGITS: usize = 64usize.div_ceil(BITS);
+    let digits = (8 * std::mem::size_of::<K>()).div_ceil(BITS);
     let t = keys.len();
-    let digit = |k: u64, p: usize| ((k >> (p * BITS)) as usize) & (BUCKETS - 1);
-    let mut counts = vec![[0u32; BUCKETS]; DIGITS];
+    let digit = |k: K, p: usize| ((k.into() >> (p * BITS)) as usize) & (BUCKETS - 1);
+    let mut counts = vec![[0u32; BUCKETS]; digits];
     for &k in keys {
         for (p, c) in counts.iter_mut().enumerate() {
             c[digit(k, p)] += 1;
@@ -242,7 +257,7 @@ fn stable_order(keys: &[u64]) -> Vec<u32> {
     }
     let mut src_k = keys.to_vec();
     let mut src_i: Vec<u32> = (0..t as u32).collect();
-    let mut dst_k = vec![0u64; t];
+    let mut dst_k = src_k.clone();
     let mut dst_i = vec![0u32; t];
     for (p, c) in counts.iter().enumerate() {
         if c.iter().any(|&n| n as usize == t) {
@@ -264,7 +279,7 @@ fn stable_order(keys: &[u64]) -> Vec<u32> {
         std::mem::swap(&mut src_k, &mut dst_k);
         std::mem::swap(&mut src_i, &mut dst_i);
     }
-    src_i
+    (src_i, src_k)
 }
 
 /// Replaces each value by the marginal's quantile at its mid-rank (see the module note).
@@ -293,6 +308,79 @@ pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
     for (r, &key) in order.iter().enumerate() {
         values[key as u64 as usize] = cursor.at((r as f64 + 0.5) / t as f64);
     }
+}
+
+/// [`quantile_map`] of the t values `offset + f64::from(x(i))·scale` (how a numeric column
+/// is decoded from the synthetic features x), returned. With scale > 0 the values follow
+/// the order of the features, so they are sorted by the 32-bit features (a 3-pass radix
+/// sort instead of up to 6 on 64-bit keys) and each run of equal values is put back in
+/// index order; the values are computed along that order from the sorted features and
+/// checked to be non-decreasing, and the plain [`quantile_map`] is used when they are not
+/// (or a feature is not finite). The result is [`quantile_map`]'s bit for bit either way.
+pub fn quantile_map_affine(
+    t: usize,
+    x: impl Fn(usize) -> f32,
+    offset: f64,
+    scale: f64,
+    m: &NumericMarginal,
+) -> Vec<f64> {
+    let value = |xi: f32| offset + f64::from(xi) * scale;
+    let plain = || {
+        let mut v: Vec<f64> = (0..t).map(|i| value(x(i))).collect();
+        quantile_map(&mut v, m);
+        v
+    };
+    if t < 256 || u32::try_from(t).is_err() {
+        return plain();
+    }
+    let mut keys = Vec::with_capacity(t);
+    for i in 0..t {
+        let xi = x(i);
+        if !xi.is_finite() {
+            return plain();
+        }
+        keys.push(ascending_key(xi));
+    }
+    let (mut order, sorted) = stable_order_with_keys(&keys);
+    drop(keys);
+    let along: Vec<f64> = sorted
+        .iter()
+        .map(|&k| value(from_ascending_key(k)))
+        .collect();
+    drop(sorted);
+    if !ties_in_index_order(&mut order, &along) {
+        return plain();
+    }
+    drop(along);
+    let mut out = vec![0f64; t];
+    let mut cursor = QuantileCursor::new(m);
+    for (r, &i) in order.iter().enumerate() {
+        out[i as usize] = cursor.at((r as f64 + 0.5) / t as f64);
+    }
+    out
+}
+
+/// Puts in index order each run of `order` whose values (`along[r]`: the value of
+/// `order[r]`) are equal; false when the values decrease somewhere (then `order` is not
+/// their sorted order).
+fn ties_in_index_order(order: &mut [u32], along: &[f64]) -> bool {
+    let key = |r: usize| total_order_key(along[r]);
+    let mut s = 0;
+    while s < order.len() {
+        let k = key(s);
+        let mut e = s + 1;
+        while e < order.len() && key(e) == k {
+            e += 1;
+        }
+        if e < order.len() && key(e) < k {
+            return false;
+        }
+        if e - s > 1 {
+            order[s..e].sort_unstable();
+        }
+        s = e;
+    }
+    true
 }
 
 /// Largest-remainder quotas: non-negative integers summing to `t`, proportional to `probs`
@@ -761,6 +849,73 @@ mod tests {
         ];
         for w in xs.windows(2) {
             assert!(total_order_key(w[0]) < total_order_key(w[1]), "{w:?}");
+        }
+    }
+
+    /// `quantile_map_affine` gives the definition's result bit for bit: scales whose
+    /// rounding merges nearby features into ties (a huge offset merges many), both zeros,
+    /// and the cases that take the plain sort (a negative scale, a non-finite feature,
+    /// short columns).
+    #[test]
+    fn quantile_map_affine_equals_the_definition_bit_for_bit() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        let m = NumericMarginal {
+            edges: (0..=30).map(|e| f64::from(e) * 0.5 - 2.0).collect(),
+            probs: (0..30)
+                .map(|b| if b % 5 == 2 { 0.0 } else { 1.0 / 24.0 })
+                .collect(),
+        };
+        let maps: [(f64, f64); 5] = [
+            (0.0, 1.0),
+            (3.0, 0.25),
+            (1e10, 1e-3),
+            (-0.0, 2.0),
+            (1.0, -1.5),
+        ];
+        for &t in &[10usize, 255, 256, 257, 1000, 20_000] {
+            for (case, &(offset, scale)) in maps.iter().enumerate() {
+                for nan in [false, true] {
+                    let mut x: Vec<f32> = (0..t)
+                        .map(|_| match rng.gen_range(0..4) {
+                            0 => [0.0f32, -0.0, 1.0, 1.0 + f32::EPSILON][rng.gen_range(0..4)],
+                            _ => rng.gen_range(-3.0f32..3.0),
+                        })
+                        .collect();
+                    if nan {
+                        x[t / 2] = f32::NAN;
+                    }
+                    let v: Vec<f64> = x.iter().map(|&xi| offset + f64::from(xi) * scale).collect();
+                    let want = quantile_map_by_definition(&v, &m);
+                    let got = quantile_map_affine(t, |i| x[i], offset, scale, &m);
+                    let same = got
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "t = {t}, map {case}, NaN {nan}");
+                }
+            }
+        }
+        // The huge offset does merge distinct features into ties (what the repair is for).
+        let v: Vec<f64> = (0..1000)
+            .map(|i| 1e10 + f64::from(i as f32 * 1e-4) * 1e-3)
+            .collect();
+        assert!(v.windows(2).any(|w| w[0] == w[1]));
+        // The 32-bit keys order as total_cmp does, and invert.
+        let xs = [
+            f32::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            1e-30,
+            1.0,
+            f32::INFINITY,
+        ];
+        for w in xs.windows(2) {
+            assert!(ascending_key(w[0]) < ascending_key(w[1]), "{w:?}");
+            assert!(descending_key(w[0]) > descending_key(w[1]), "{w:?}");
+        }
+        for &x in &xs {
+            assert_eq!(from_ascending_key(ascending_key(x)).to_bits(), x.to_bits());
         }
     }
 
