@@ -582,7 +582,7 @@ fn greedy_sorted(
 /// would all be refused, so the accepted ones and their order are unchanged.
 fn greedy_merged(
     scores: Scores<'_>,
-    z: &impl Fn(f32, usize) -> f32,
+    z: &(impl Fn(f32, usize) -> f32 + Sync),
     quota: &mut [usize],
     out: &mut [usize],
 ) {
@@ -594,19 +594,15 @@ fn greedy_merged(
     }
     let levels = scores.levels();
     let live: Vec<usize> = (0..levels).filter(|&j| quota[j] > 0).collect();
-    let mut keys: Vec<u64> = Vec::with_capacity(t);
-    let orders: Vec<Vec<u32>> = live
-        .iter()
-        .map(|&j| {
-            keys.clear();
-            keys.extend(
-                (0..t).map(|i| (u64::from(descending_key(z(scores.at(i, j), j))) << 32) | i as u64),
-            );
-            keys.sort_unstable();
-            keys.iter().map(|&k| k as u32).collect()
-        })
-        .collect();
-    drop(keys);
+    // Each level's rows by (descending score, row): the stable ascending order of the
+    // descending-score keys. The levels are sorted on all cores natively.
+    let orders: Vec<Vec<u32>> = crate::par::map_range(0..live.len(), |slot| {
+        let j = live[slot];
+        let keys: Vec<u32> = (0..t)
+            .map(|i| descending_key(z(scores.at(i, j), j)))
+            .collect();
+        stable_order(&keys)
+    });
     // Heap entries: ((descending score key, position), slot in `live`, index in its order).
     let entry = |slot: usize, at: usize| {
         let (j, i) = (live[slot], orders[slot][at] as usize);
@@ -615,11 +611,16 @@ fn greedy_merged(
     };
     let mut heap: BinaryHeap<_> = (0..live.len()).map(|slot| entry(slot, 0)).collect();
     let mut done = 0;
+    // The rows assigned so far, one bit each (a cache-resident copy of `out != usize::MAX`:
+    // stepping over assigned rows reads it for up to every candidate).
+    let mut taken = vec![0u64; t.div_ceil(64)];
+    let is_taken = |taken: &[u64], i: usize| (taken[i >> 6] >> (i & 63)) & 1 == 1;
     while let Some(Reverse((_, slot, at))) = heap.pop() {
         let (j, i) = (live[slot], orders[slot][at] as usize);
         // A level is in the heap only while it has quota.
         debug_assert!(quota[j] > 0);
-        if out[i] == usize::MAX {
+        if !is_taken(&taken, i) {
+            taken[i >> 6] |= 1 << (i & 63);
             out[i] = j;
             quota[j] -= 1;
             done += 1;
@@ -630,7 +631,7 @@ fn greedy_merged(
         if quota[j] == 0 {
             continue;
         }
-        let next = (at + 1..t).find(|&a| out[orders[slot][a] as usize] == usize::MAX);
+        let next = (at + 1..t).find(|&a| !is_taken(&taken, orders[slot][a] as usize));
         if let Some(a) = next {
             heap.push(entry(slot, a));
         }
