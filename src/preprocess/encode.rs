@@ -244,6 +244,65 @@ impl FeatureSpace {
     }
 }
 
+/// A numeric column's linearly decoded values `v` (no DP marginal to map them onto), brought
+/// into its range [lo, hi] where its kind asks for it.
+fn into_range(
+    v: &mut [f64],
+    (lo, hi): (f64, f64),
+    integer: bool,
+    denoised: bool,
+    classes: Option<&[u32]>,
+) {
+    let t = v.len();
+    match classes {
+        // No clamping: pulling the noise into [lo, hi] would shift every mean toward the
+        // middle of the range (a non-finite value, which the noise cannot produce, would be
+        // written as the range's low end). Into the public range (no row leaves the
+        // schema's [min, max]), keeping the mean and the order: see `squeeze_into`.
+        Some(c) if !denoised && !integer && c.len() == t => squeeze_by_class(v, lo, hi, c),
+        _ if !denoised && !integer => squeeze_into(v, lo, hi),
+        // Integer columns are left linear (so they may leave their range), except a
+        // one-point range (a constant column), which is that constant. Measured on digits
+        // 8×8 at ε = 5 (80/20 splits, 10 seeds, no DP marginals at that size): linear
+        // 0.889, clamped 0.866, squeezed 0.850 — clamping biases the means of the columns
+        // near their bounds and rounding a squeezed column erases its order.
+        _ if !denoised && lo.is_finite() && lo == hi => v.fill(lo),
+        // The image path (denoised rows): linear, clamped when the pixels are written;
+        // measured on the digits demo, the squeeze lowers the share of synthetic images
+        // nearest their own class's mean (0.95 → 0.74).
+        _ => v.iter_mut().for_each(|x| {
+            if !x.is_finite() {
+                *x = lo;
+            }
+        }),
+    }
+}
+
+/// A numeric column's decoded values as output: integer columns rounded, kept in f64 only
+/// when an integer is beyond f32's exact integers.
+fn numeric_output<'a>(mut v: Vec<f64>, start: usize, integer: bool) -> Decoded<'a> {
+    const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
+    let wide = if integer {
+        v.iter_mut().for_each(|x| *x = round_half_away(*x));
+        v.iter().any(|x| x.abs() > F32_EXACT_INTEGERS)
+    } else {
+        false
+    };
+    if wide {
+        Decoded::Column(DecodedColumn::Num {
+            start,
+            integer,
+            wide: Some(v),
+        })
+    } else {
+        Decoded::Narrow {
+            start,
+            integer,
+            values: v.into_iter().map(|x| x as f32).collect(),
+        }
+    }
+}
+
 /// Maps a decoded numeric column into its range [lo, hi] (public, or DP: fixed before the
 /// rows were made) — post-processing of the released rows: x ↦ m + s·(x − m), with m the
 /// column's mean clamped into [lo + w/20, hi − w/20] (w = hi − lo) and the largest s ≤ 1 that
@@ -542,7 +601,6 @@ impl FeatureSpace {
         use crate::preprocess::quantile::{
             assign_in_proportion, assign_scores, quantile_map_affine, Scores,
         };
-        const F32_EXACT_INTEGERS: f64 = 16_777_216.0;
         match codec {
             ColumnCodec::Label => Decoded::Column(DecodedColumn::Label),
             ColumnCodec::Numeric {
@@ -565,52 +623,10 @@ impl FeatureSpace {
                         .map(|i| offset + f64::from(feature(i)) * sc)
                         .collect(),
                 };
-                match m {
-                    Some(ColumnMarginal::Numeric(_)) => {}
-                    // No clamping: pulling the noise into [lo, hi] would shift every mean
-                    // toward the middle of the range (a non-finite value, which the noise
-                    // cannot produce, would be written as the range's low end).
-                    // Into the public range (no row leaves the schema's [min, max]),
-                    // keeping the mean and the order: see `squeeze_into`.
-                    _ if !denoised && !*integer => match classes {
-                        Some(c) if c.len() == t => squeeze_by_class(&mut v, *lo, *hi, c),
-                        _ => squeeze_into(&mut v, *lo, *hi),
-                    },
-                    // Integer columns are left linear (so they may leave their range),
-                    // except a one-point range (a constant column), which is that constant.
-                    // Measured on digits 8×8 at ε = 5 (80/20 splits, 10 seeds, no DP
-                    // marginals at that size): linear 0.889, clamped 0.866, squeezed
-                    // 0.850 — clamping biases the means of the columns near their bounds
-                    // and rounding a squeezed column erases its order.
-                    _ if !denoised && lo.is_finite() && lo == hi => v.fill(*lo),
-                    // The image path (denoised rows): linear, clamped when the pixels are
-                    // written; measured on the digits demo, the squeeze lowers the share
-                    // of synthetic images nearest their own class's mean (0.95 → 0.74).
-                    _ => v.iter_mut().for_each(|x| {
-                        if !x.is_finite() {
-                            *x = *lo;
-                        }
-                    }),
+                if !matches!(m, Some(ColumnMarginal::Numeric(_))) {
+                    into_range(&mut v, (*lo, *hi), *integer, denoised, classes);
                 }
-                let wide = if *integer {
-                    v.iter_mut().for_each(|x| *x = round_half_away(*x));
-                    v.iter().any(|x| x.abs() > F32_EXACT_INTEGERS)
-                } else {
-                    false
-                };
-                if wide {
-                    Decoded::Column(DecodedColumn::Num {
-                        start,
-                        integer: *integer,
-                        wide: Some(v),
-                    })
-                } else {
-                    Decoded::Narrow {
-                        start,
-                        integer: *integer,
-                        values: v.into_iter().map(|x| x as f32).collect(),
-                    }
-                }
+                numeric_output(v, start, *integer)
             }
             ColumnCodec::Categorical { levels, start, .. } => {
                 let w = levels.len();
