@@ -85,6 +85,34 @@ fn unique_name(base: &str, taken: &[String]) -> String {
     name
 }
 
+/// A numeric column with its missing cells (NaN) set to its public fill value (integer while
+/// the fill is), the fill, and, when `indicator`, the indicator's values (1 where a cell was
+/// missing).
+fn fill_numeric(
+    name: &str,
+    mut values: Vec<f32>,
+    integer: bool,
+    indicator: bool,
+    schema: Option<&Schema>,
+) -> (Column, f32, Option<Vec<f32>>) {
+    let fill = fill_value(name, schema) as f32;
+    let ind = indicator.then(|| {
+        values
+            .iter()
+            .map(|v| if v.is_nan() { 1.0 } else { 0.0 })
+            .collect()
+    });
+    values
+        .iter_mut()
+        .filter(|v| v.is_nan())
+        .for_each(|v| *v = fill);
+    let column = Column::Numeric {
+        values,
+        integer: integer && fill.fract() == 0.0,
+    };
+    (column, fill, ind)
+}
+
 /// Encodes missingness in `table`: fills numeric NaNs with [`fill_value`] and inserts an
 /// indicator column after each numeric column with `indicators[j]`. Returns the encoded table,
 /// the schema to hand to normalization (the input schema plus the indicators' public bounds),
@@ -122,48 +150,30 @@ pub fn encode_missing(
         let value = names.len();
         names.push(name.clone());
         match col {
-            Column::Numeric {
-                mut values,
-                integer,
-            } if Some(j) != in_label => {
-                let fill = fill_value(name, schema) as f32;
+            Column::Numeric { values, integer } if Some(j) != in_label => {
+                let (filled, fill, ind) =
+                    fill_numeric(name, values, integer, indicators[j], schema);
                 fills.push((name.clone(), f64::from(fill)));
-                let ind: Option<Vec<f32>> = indicators[j].then(|| {
-                    values
-                        .iter()
-                        .map(|v| if v.is_nan() { 1.0 } else { 0.0 })
-                        .collect()
+                columns.push(filled);
+                let indicator = ind.map(|iv| {
+                    let iname = unique_name(name, &in_names);
+                    // Public bounds: an indicator is 0 or 1 whatever the data.
+                    eff.get_or_insert_with(Schema::default).columns.insert(
+                        iname.clone(),
+                        ColumnSpec::Numeric {
+                            integer: Some(true),
+                            min: Some(0.0),
+                            max: Some(1.0),
+                        },
+                    );
+                    added.push(iname.clone());
+                    names.push(iname);
+                    columns.push(Column::Numeric {
+                        values: iv,
+                        integer: true,
+                    });
+                    names.len() - 1
                 });
-                values
-                    .iter_mut()
-                    .filter(|v| v.is_nan())
-                    .for_each(|v| *v = fill);
-                columns.push(Column::Numeric {
-                    values,
-                    integer: integer && fill.fract() == 0.0,
-                });
-                let indicator = match ind {
-                    None => None,
-                    Some(iv) => {
-                        let iname = unique_name(name, &in_names);
-                        let s = eff.get_or_insert_with(Schema::default);
-                        s.columns.insert(
-                            iname.clone(),
-                            ColumnSpec::Numeric {
-                                integer: Some(true),
-                                min: Some(0.0),
-                                max: Some(1.0),
-                            },
-                        );
-                        added.push(iname.clone());
-                        names.push(iname);
-                        columns.push(Column::Numeric {
-                            values: iv,
-                            integer: true,
-                        });
-                        Some(names.len() - 1)
-                    }
-                };
                 slots.push(Slot { value, indicator });
             }
             col => {
