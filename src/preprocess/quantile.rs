@@ -493,7 +493,7 @@ pub fn assign_scores(scores: Scores<'_>, probs: &[f64]) -> Vec<usize> {
     // (i, j) order; each takes its row if the row is free and the level has quota left.
     let mut out = vec![usize::MAX; t];
     if t <= u32::MAX as usize {
-        greedy_merged(scores, &z, &mut quota, &mut out);
+        greedy_merged(scores, &z, &mut quota, &mut out, KEPT_KEYS_BYTES);
     } else {
         // More rows than a u32 indexes.
         greedy_sorted(scores, &z, &mut quota, &mut out);
@@ -574,6 +574,10 @@ fn greedy_sorted(
     }
 }
 
+/// The most memory [`greedy_merged`] spends on keeping the levels' sorted keys (4 bytes a
+/// candidate); beyond it the keys are recomputed from the scores.
+const KEPT_KEYS_BYTES: usize = 64 << 20;
+
 /// [`assign_in_proportion`]'s greedy, in the same candidate order without materializing it:
 /// each level with quota sorts its rows by (descending score, row) — 4 bytes a candidate,
 /// where one global list of (score, row, level) needs 12 — and a heap merges the levels by
@@ -585,6 +589,7 @@ fn greedy_merged(
     z: &(impl Fn(f32, usize) -> f32 + Sync),
     quota: &mut [usize],
     out: &mut [usize],
+    kept_keys_bytes: usize,
 ) {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -596,18 +601,27 @@ fn greedy_merged(
     let live: Vec<usize> = (0..levels).filter(|&j| quota[j] > 0).collect();
     // Each level's rows by (descending score, row): the stable ascending order of the
     // descending-score keys. The levels are sorted on all cores natively.
-    let orders: Vec<Vec<u32>> = crate::par::map_range(0..live.len(), |slot| {
+    // Each level's sorted keys are kept beside its rows when all of them fit in
+    // `kept_keys_bytes`: the merge then reads a candidate's key in order, instead of
+    // recomputing it from the row's score (a cache miss into the scores for every entry).
+    let keep_keys = live.len().saturating_mul(t).saturating_mul(4) <= kept_keys_bytes;
+    let orders: Vec<(Vec<u32>, Vec<u32>)> = crate::par::map_range(0..live.len(), |slot| {
         let j = live[slot];
         let keys: Vec<u32> = (0..t)
             .map(|i| descending_key(z(scores.at(i, j), j)))
             .collect();
-        stable_order(&keys)
+        let (order, sorted) = stable_order_with_keys(&keys);
+        (order, if keep_keys { sorted } else { Vec::new() })
     });
     // Heap entries: ((descending score key, position), slot in `live`, index in its order).
     let entry = |slot: usize, at: usize| {
-        let (j, i) = (live[slot], orders[slot][at] as usize);
+        let (j, i) = (live[slot], orders[slot].0[at] as usize);
         let pos = (i * levels + j) as u64;
-        Reverse(((descending_key(z(scores.at(i, j), j)), pos), slot, at))
+        let key = match orders[slot].1.get(at) {
+            Some(&k) => k,
+            None => descending_key(z(scores.at(i, j), j)),
+        };
+        Reverse(((key, pos), slot, at))
     };
     let mut heap: BinaryHeap<_> = (0..live.len()).map(|slot| entry(slot, 0)).collect();
     let mut done = 0;
@@ -616,7 +630,7 @@ fn greedy_merged(
     let mut taken = vec![0u64; t.div_ceil(64)];
     let is_taken = |taken: &[u64], i: usize| (taken[i >> 6] >> (i & 63)) & 1 == 1;
     while let Some(Reverse((_, slot, at))) = heap.pop() {
-        let (j, i) = (live[slot], orders[slot][at] as usize);
+        let (j, i) = (live[slot], orders[slot].0[at] as usize);
         // A level is in the heap only while it has quota.
         debug_assert!(quota[j] > 0);
         if !is_taken(&taken, i) {
@@ -631,7 +645,7 @@ fn greedy_merged(
         if quota[j] == 0 {
             continue;
         }
-        let next = (at + 1..t).find(|&a| !is_taken(&taken, orders[slot][a] as usize));
+        let next = (at + 1..t).find(|&a| !is_taken(&taken, orders[slot].0[a] as usize));
         if let Some(a) = next {
             heap.push(entry(slot, a));
         }
@@ -1039,11 +1053,22 @@ mod tests {
                         _ => rng.gen_range(-1.0f32..1.0),
                     })
                     .collect();
+                let want = reference(&scores, levels, &probs);
                 assert_eq!(
                     assign_in_proportion(&scores, levels, &probs),
-                    reference(&scores, levels, &probs),
+                    want,
                     "levels {levels}, case {case}"
                 );
+                // The merge with the keys recomputed from the scores (no memory for them).
+                let s = Scores::contiguous(&scores, levels);
+                let mut quota = quotas(&probs, t);
+                let mut out = vec![usize::MAX; t];
+                greedy_merged(s, &standardizer(s), &mut quota, &mut out, 0);
+                let out: Vec<usize> = out
+                    .iter()
+                    .map(|&o| if o == usize::MAX { 0 } else { o })
+                    .collect();
+                assert_eq!(out, want, "levels {levels}, case {case}, keys recomputed");
             }
         }
     }
