@@ -238,24 +238,24 @@ fn descending_key(x: f32) -> u32 {
 /// The row indices of `keys` in stable ascending order (equal keys keep their input order):
 /// a least-significant-digit radix sort on 11-bit digits, skipping the digits on which every
 /// key agrees. `K` is `u64` or `u32` (a 32-bit key needs 3 passes instead of 6).
-fn stable_order<K: Copy + Into<u64>>(keys: &[K]) -> Vec<u32> {
+fn stable_order<K: Copy + Into<u64>>(keys: Vec<K>) -> Vec<u32> {
     stable_order_with_keys(keys).0
 }
 
-/// [`stable_order`] and the keys in that order.
-fn stable_order_with_keys<K: Copy + Into<u64>>(keys: &[K]) -> (Vec<u32>, Vec<K>) {
+/// [`stable_order`] and the keys in that order (sorted in the memory of `keys`).
+fn stable_order_with_keys<K: Copy + Into<u64>>(keys: Vec<K>) -> (Vec<u32>, Vec<K>) {
     const BITS: usize = 11;
     const BUCKETS: usize = 1 << BITS;
     let digits = (8 * std::mem::size_of::<K>()).div_ceil(BITS);
     let t = keys.len();
     let digit = |k: K, p: usize| ((k.into() >> (p * BITS)) as usize) & (BUCKETS - 1);
     let mut counts = vec![[0u32; BUCKETS]; digits];
-    for &k in keys {
+    for &k in &keys {
         for (p, c) in counts.iter_mut().enumerate() {
             c[digit(k, p)] += 1;
         }
     }
-    let mut src_k = keys.to_vec();
+    let mut src_k = keys;
     let mut src_i: Vec<u32> = (0..t as u32).collect();
     let mut dst_k = src_k.clone();
     let mut dst_i = vec![0u32; t];
@@ -292,7 +292,7 @@ pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
     let mut cursor = QuantileCursor::new(m);
     if t >= 256 && u32::try_from(t).is_ok() {
         let keys: Vec<u64> = values.iter().map(|&x| total_order_key(x)).collect();
-        for (r, i) in stable_order(&keys).into_iter().enumerate() {
+        for (r, i) in stable_order(keys).into_iter().enumerate() {
             values[i as usize] = cursor.at((r as f64 + 0.5) / t as f64);
         }
         return;
@@ -341,8 +341,7 @@ pub fn quantile_map_affine(
         }
         keys.push(ascending_key(xi));
     }
-    let (mut order, sorted) = stable_order_with_keys(&keys);
-    drop(keys);
+    let (mut order, sorted) = stable_order_with_keys(keys);
     let along: Vec<f64> = sorted
         .iter()
         .map(|&k| value(from_ascending_key(k)))
@@ -600,17 +599,17 @@ fn greedy_merged(
     let levels = scores.levels();
     let live: Vec<usize> = (0..levels).filter(|&j| quota[j] > 0).collect();
     // Each level's rows by (descending score, row): the stable ascending order of the
-    // descending-score keys. The levels are sorted on all cores natively.
-    // Each level's sorted keys are kept beside its rows when all of them fit in
-    // `kept_keys_bytes`: the merge then reads a candidate's key in order, instead of
-    // recomputing it from the row's score (a cache miss into the scores for every entry).
+    // descending-score keys, the levels sorted on all cores natively. The sorted keys are
+    // kept beside the rows when all levels' keys fit in `kept_keys_bytes`: the merge then
+    // reads a candidate's key in order instead of recomputing it from the row's score (a
+    // cache miss into the scores for every entry).
     let keep_keys = live.len().saturating_mul(t).saturating_mul(4) <= kept_keys_bytes;
     let orders: Vec<(Vec<u32>, Vec<u32>)> = crate::par::map_range(0..live.len(), |slot| {
         let j = live[slot];
         let keys: Vec<u32> = (0..t)
             .map(|i| descending_key(z(scores.at(i, j), j)))
             .collect();
-        let (order, sorted) = stable_order_with_keys(&keys);
+        let (order, sorted) = stable_order_with_keys(keys);
         (order, if keep_keys { sorted } else { Vec::new() })
     });
     // Heap entries: ((descending score key, position), slot in `live`, index in its order).
