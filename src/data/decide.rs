@@ -136,6 +136,14 @@ impl DecisionReport {
     }
 }
 
+/// The cell counts of every column with an undecided type (None for the others), on all
+/// cores natively.
+fn undecided_counts(roles: &[Role], table: &Table) -> Vec<Option<Counts>> {
+    crate::par::map_range(0..roles.len(), |j| {
+        matches!(roles[j], Role::Undecided).then(|| counts(&table.columns[j]))
+    })
+}
+
 /// Cell counts of one column.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Counts {
@@ -330,11 +338,8 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
     // place, a borrowed one copied once.
     let mut out = table.into_owned();
     let mut cols = Vec::with_capacity(out.n_cols());
-    // The cell counts of every undecided column, on all cores (each is read before any
-    // column is converted, as the loop below would read it).
-    let mut undecided_counts = crate::par::map_range(0..roles.len(), |j| {
-        matches!(roles[j], Role::Undecided).then(|| counts(&out.columns[j]))
-    });
+    // Read before any column is converted, as the loop below would read them.
+    let mut undecided_counts = undecided_counts(&roles, &out);
     for (j, role) in roles.iter().enumerate() {
         let mut d = ColumnDecision {
             name: out.names[j].clone(),
@@ -404,11 +409,8 @@ pub fn decide_from_data<'a>(
     let roles = roles(&table, schema);
     let mut out = table.into_owned();
     let mut cols = Vec::with_capacity(out.n_cols());
-    // The cell counts of every undecided column, on all cores (each is read before any
-    // column is converted, as the loop below would read it).
-    let mut undecided_counts = crate::par::map_range(0..roles.len(), |j| {
-        matches!(roles[j], Role::Undecided).then(|| counts(&out.columns[j]))
-    });
+    // Read before any column is converted, as the loop below would read them.
+    let mut undecided_counts = undecided_counts(&roles, &out);
     for (j, role) in roles.iter().enumerate() {
         let mut d = ColumnDecision {
             name: out.names[j].clone(),

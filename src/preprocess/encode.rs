@@ -599,7 +599,7 @@ impl FeatureSpace {
         classes: Option<&[u32]>,
     ) -> Decoded<'a> {
         use crate::preprocess::quantile::{
-            assign_in_proportion, assign_scores, quantile_map_affine, Scores,
+            assign_in_proportion, assign_scores, quantile_map_monotone, Scores,
         };
         match codec {
             ColumnCodec::Label => Decoded::Column(DecodedColumn::Label),
@@ -613,15 +613,14 @@ impl FeatureSpace {
             } => {
                 let start = *start;
                 let feature = |i: usize| rows[i * d + start];
-                // The column's values are offset + x·sc; onto the marginal, they are mapped
-                // as they are made (see `quantile_map_affine`).
+                let value = |x: f32| offset + f64::from(x) * sc;
+                // Onto the marginal, the values are mapped as they are made (sc > 0, so they
+                // follow the features' order: see `quantile_map_monotone`).
                 let mut v: Vec<f64> = match m {
                     Some(ColumnMarginal::Numeric(nm)) => {
-                        quantile_map_affine(t, feature, *offset, *sc, nm)
+                        quantile_map_monotone(t, feature, value, nm)
                     }
-                    _ => (0..t)
-                        .map(|i| offset + f64::from(feature(i)) * sc)
-                        .collect(),
+                    _ => (0..t).map(|i| value(feature(i))).collect(),
                 };
                 if !matches!(m, Some(ColumnMarginal::Numeric(_))) {
                     into_range(&mut v, (*lo, *hi), *integer, denoised, classes);

@@ -282,6 +282,20 @@ fn stable_order_with_keys<K: Copy + Into<u64>>(keys: Vec<K>) -> (Vec<u32>, Vec<K
     (src_i, src_k)
 }
 
+/// Writes the marginal's quantile at each mid-rank: the r-th index of `order` (the values'
+/// stable ascending order, t of them) gets F⁻¹((r + ½)/t).
+fn place_quantiles(
+    order: impl Iterator<Item = usize>,
+    t: usize,
+    m: &NumericMarginal,
+    out: &mut [f64],
+) {
+    let mut cursor = QuantileCursor::new(m);
+    for (r, i) in order.enumerate() {
+        out[i] = cursor.at((r as f64 + 0.5) / t as f64);
+    }
+}
+
 /// Replaces each value by the marginal's quantile at its mid-rank (see the module note).
 /// Ties keep their input order.
 pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
@@ -289,12 +303,10 @@ pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
     if t == 0 {
         return;
     }
-    let mut cursor = QuantileCursor::new(m);
     if t >= 256 && u32::try_from(t).is_ok() {
         let keys: Vec<u64> = values.iter().map(|&x| total_order_key(x)).collect();
-        for (r, i) in stable_order(keys).into_iter().enumerate() {
-            values[i as usize] = cursor.at((r as f64 + 0.5) / t as f64);
-        }
+        let order = stable_order(keys);
+        place_quantiles(order.into_iter().map(|i| i as usize), t, m, values);
         return;
     }
     // Short columns (and, in principle, columns of more than 2^32 rows): (key, index) packed
@@ -305,26 +317,28 @@ pub fn quantile_map(values: &mut [f64], m: &NumericMarginal) {
         .map(|(i, &x)| (u128::from(total_order_key(x)) << 64) | i as u128)
         .collect();
     order.sort_unstable();
-    for (r, &key) in order.iter().enumerate() {
-        values[key as u64 as usize] = cursor.at((r as f64 + 0.5) / t as f64);
-    }
+    place_quantiles(
+        order.into_iter().map(|key| key as u64 as usize),
+        t,
+        m,
+        values,
+    );
 }
 
-/// [`quantile_map`] of the t values `offset + f64::from(x(i))·scale` (how a numeric column
-/// is decoded from the synthetic features x), returned. With scale > 0 the values follow
-/// the order of the features, so they are sorted by the 32-bit features (a 3-pass radix
-/// sort instead of up to 6 on 64-bit keys) and each run of equal values is put back in
-/// index order; the values are computed along that order from the sorted features and
-/// checked to be non-decreasing, and the plain [`quantile_map`] is used when they are not
-/// (or a feature is not finite). The result is [`quantile_map`]'s bit for bit either way.
-pub fn quantile_map_affine(
+/// [`quantile_map`] of the t values `value(x(i))`, returned, for a `value` that does not
+/// decrease as the f32 feature x grows (a numeric column decoded from the synthetic
+/// features: offset + x·scale with scale > 0). The values then follow the order of the
+/// features, so they are sorted by the 32-bit features (a 3-pass radix sort instead of up
+/// to 6 on 64-bit keys) and each run of equal values is put back in index order; the values
+/// are computed along that order from the sorted features and checked to be non-decreasing,
+/// and the plain [`quantile_map`] is used when they are not (or a feature is not finite).
+/// The result is [`quantile_map`]'s bit for bit either way.
+pub fn quantile_map_monotone(
     t: usize,
     x: impl Fn(usize) -> f32,
-    offset: f64,
-    scale: f64,
+    value: impl Fn(f32) -> f64,
     m: &NumericMarginal,
 ) -> Vec<f64> {
-    let value = |xi: f32| offset + f64::from(xi) * scale;
     let plain = || {
         let mut v: Vec<f64> = (0..t).map(|i| value(x(i))).collect();
         quantile_map(&mut v, m);
@@ -352,10 +366,7 @@ pub fn quantile_map_affine(
     }
     drop(along);
     let mut out = vec![0f64; t];
-    let mut cursor = QuantileCursor::new(m);
-    for (r, &i) in order.iter().enumerate() {
-        out[i as usize] = cursor.at((r as f64 + 0.5) / t as f64);
-    }
+    place_quantiles(order.into_iter().map(|i| i as usize), t, m, &mut out);
     out
 }
 
@@ -866,12 +877,12 @@ mod tests {
         }
     }
 
-    /// `quantile_map_affine` gives the definition's result bit for bit: scales whose
+    /// `quantile_map_monotone` (on the decoder's offset + x·scale) gives the definition's result bit for bit: scales whose
     /// rounding merges nearby features into ties (a huge offset merges many), both zeros,
     /// and the cases that take the plain sort (a negative scale, a non-finite feature,
     /// short columns).
     #[test]
-    fn quantile_map_affine_equals_the_definition_bit_for_bit() {
+    fn quantile_map_monotone_equals_the_definition_bit_for_bit() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
         let m = NumericMarginal {
             edges: (0..=30).map(|e| f64::from(e) * 0.5 - 2.0).collect(),
@@ -900,7 +911,8 @@ mod tests {
                     }
                     let v: Vec<f64> = x.iter().map(|&xi| offset + f64::from(xi) * scale).collect();
                     let want = quantile_map_by_definition(&v, &m);
-                    let got = quantile_map_affine(t, |i| x[i], offset, scale, &m);
+                    let got =
+                        quantile_map_monotone(t, |i| x[i], |xi| offset + f64::from(xi) * scale, &m);
                     let same = got
                         .iter()
                         .zip(&want)

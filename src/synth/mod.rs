@@ -529,8 +529,9 @@ fn normalize(
 
 /// The normalization's noise multiplier and share of ε when the caller left the share at its
 /// default (`share0`, noise multiplier `z0`; `z_of` maps a share to its noise multiplier),
-/// and the receipt's note when it was raised. Two rules, each a function of public numbers only (n, the columns and their
-/// DP-decided types, the schema, ε, δ), so the choice releases nothing:
+/// and the receipt's note when it was raised. Two rules, each a function of public numbers
+/// only (n, the columns and their DP-decided types, the schema, ε, δ), so the choice
+/// releases nothing:
 ///
 /// 1. Ranges. A range is found when a power-of-two bin holds more rows than the threshold
 ///    t·σ. When the default share leaves t·σ above n/4 (small tables without public ranges;
@@ -551,16 +552,16 @@ fn auto_share(
 ) -> Result<(f64, f64, Option<ShareNote>)> {
     let (m_num, _) = dp_columns(table, schema);
     let n = table.n_rows as f64;
-    let reach = |z: f64| {
-        let sigma = z * plan_extras(table, schema, want, z).l2_sensitivity();
-        range_threshold_sigmas(m_num) * sigma <= n / 4.0
-    };
-    if m_num > 0 && !reach(z0) {
+    let sigma_of = |z: f64| z * plan_extras(table, schema, want, z).l2_sensitivity();
+    let reach = |sigma: f64| range_threshold_sigmas(m_num) * sigma <= n / 4.0;
+    let plan = plan_extras(table, schema, want, z0);
+    let sigma0 = z0 * plan.l2_sensitivity();
+    if m_num > 0 && !reach(sigma0) {
         let mut share = share0;
         while share + 0.05 <= MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
             share += 0.05;
             let z = z_of(share)?;
-            if reach(z) {
+            if reach(sigma_of(z)) {
                 let note = format!(
                     "the normalization's share of ε was raised from {share0:.2} to {share:.2}: with {} rows and no public ranges for {m_num} numeric column(s), the default share could not see their ranges (give min/max in a schema to keep the default)",
                     table.n_rows
@@ -570,9 +571,7 @@ fn auto_share(
         }
         return Ok((z0, share0, None));
     }
-    let plan = plan_extras(table, schema, want, z0);
     let marginals = plan.numeric_marginals + plan.categorical_marginals > 0;
-    let sigma0 = z0 * plan.l2_sensitivity();
     if marginals && share0 < MARGINAL_NORMALIZE_SHARE && sigma0 * MARGINAL_SHARE_ROWS_PER_SIGMA > n
     {
         let note = format!(
