@@ -447,13 +447,10 @@ fn designed_protected(
 /// colored means, Wishart or Gaussian covariances, randomized weights.
 fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let Prepared {
-        data,
         opts,
         n,
         k,
         d,
-        ref z,
-        ref fits,
         ref counts,
         ref pi,
         ..
@@ -480,6 +477,67 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         opts.tolerance,
     );
     let design_iterations = des.iterations;
+    let (means, covs) = designed_means_covs(p, &des, &x1, gaussian_cov, &mut noise_grids, rng)?;
+    let (cnt, branch) = weights::release_counts(counts, des.eps0, opts.lambda, rng)?;
+    noise_grids.insert(0, NoiseGrid::counts(des.eps0)?);
+    let weights_branch = branch_name(branch);
+    let w_rel: Vec<f64> = cnt
+        .iter()
+        .map(|&c| c as f64 / n as f64)
+        .collect::<Vec<f64>>();
+    let mu_rel = means;
+    let cov_rel = covs;
+    let per_class_max = (0..k)
+        .map(|c| des.eps_mean[c] + des.eps_cov[c])
+        .fold(0.0, f64::max);
+    let eps_total = des.eps0 + 2.0 * per_class_max;
+    let delta_total = 2.0 * delta_m + if gaussian_cov { 2.0 * delta_c } else { 0.0 };
+    let protected = designed_protected(opts, &des, delta_m, delta_c, wishart_dof);
+    let cov_warning = format!(
+        "covariances NOT protected by a worst-case guarantee: Wishart noise with d + 1 = {wishart_dof} degrees of freedom (the GMM paper's, after Jiang et al. 2016) has a data-dependent support {{S ≻ Σ_k}}; \
+         the released Σ̃_k lies outside a neighbouring dataset's support with probability up to ≈ 1 − exp(−ε_W,k) (here up to {:.3}), so the ε_W,k accounted for them is not an (ε, δ)-DP bound",
+        1.0 - (-des.eps_cov.iter().cloned().fold(0.0, f64::max)).dexp()
+    );
+    if !gaussian_cov {
+        warnings.push(cov_warning);
+    }
+    let budget = designed_budget(&des, gaussian_cov, delta_m, delta_c);
+    Ok(Noised {
+        weights: w_rel,
+        means: mu_rel,
+        covs: cov_rel,
+        epsilon: eps_total,
+        delta: delta_total,
+        protected,
+        budget,
+        noise_grids,
+        sdp: sdp_certs,
+        design_iterations,
+        weights_branch,
+        warnings,
+    })
+}
+
+/// Algorithm 1's per-class releases: designed colored means and Wishart or (exact) Gaussian
+/// covariances; each noise grid is appended to `noise_grids`.
+fn designed_means_covs(
+    p: &Prepared<'_>,
+    des: &design::Design,
+    x1: &[Mat],
+    gaussian_cov: bool,
+    noise_grids: &mut Vec<NoiseGrid>,
+    rng: &mut ReleaseRng,
+) -> Result<(Vec<Vec<f64>>, Vec<Mat>)> {
+    let Prepared {
+        data,
+        opts,
+        k,
+        d,
+        ref z,
+        ref fits,
+        ..
+    } = *p;
+    let wishart_dof = d + 1;
     let stats = class_stats(z, &data.labels, k, d)?;
     let mut means = Vec::with_capacity(k);
     let mut covs = Vec::with_capacity(k);
@@ -509,30 +567,18 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
             covs.push(fits[c].cov.add(&w).symmetrize());
         }
     }
-    let (cnt, branch) = weights::release_counts(counts, des.eps0, opts.lambda, rng)?;
-    noise_grids.insert(0, NoiseGrid::counts(des.eps0)?);
-    let weights_branch = branch_name(branch);
-    let w_rel: Vec<f64> = cnt
-        .iter()
-        .map(|&c| c as f64 / n as f64)
-        .collect::<Vec<f64>>();
-    let mu_rel = means;
-    let cov_rel = covs;
-    let per_class_max = (0..k)
-        .map(|c| des.eps_mean[c] + des.eps_cov[c])
-        .fold(0.0, f64::max);
-    let eps_total = des.eps0 + 2.0 * per_class_max;
-    let delta_total = 2.0 * delta_m + if gaussian_cov { 2.0 * delta_c } else { 0.0 };
-    let protected = designed_protected(opts, &des, delta_m, delta_c, wishart_dof);
-    let cov_warning = format!(
-        "covariances NOT protected by a worst-case guarantee: Wishart noise with d + 1 = {wishart_dof} degrees of freedom (the GMM paper's, after Jiang et al. 2016) has a data-dependent support {{S ≻ Σ_k}}; \
-         the released Σ̃_k lies outside a neighbouring dataset's support with probability up to ≈ 1 − exp(−ε_W,k) (here up to {:.3}), so the ε_W,k accounted for them is not an (ε, δ)-DP bound",
-        1.0 - (-des.eps_cov.iter().cloned().fold(0.0, f64::max)).dexp()
-    );
-    if !gaussian_cov {
-        warnings.push(cov_warning);
-    }
-    let budget = GmmBudget {
+    Ok((means, covs))
+}
+
+/// Algorithm 1's budget: the weights' ε, each class's mean and covariance ε, and how they
+/// compose (a neighbour changes at most two classes).
+fn designed_budget(
+    des: &design::Design,
+    gaussian_cov: bool,
+    delta_m: f64,
+    delta_c: f64,
+) -> GmmBudget {
+    GmmBudget {
         epsilon_weights: des.eps0,
         epsilon_means: des.eps_mean.clone(),
         epsilon_covariances: des.eps_cov.clone(),
@@ -544,21 +590,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         } else {
             "ε = ε_weights + 2·max_k(ε_mean,k + ε_cov,k) (a neighbour changes at most two classes; basic composition); δ = 2·δ/2 (means)".into()
         },
-    };
-    Ok(Noised {
-        weights: w_rel,
-        means: mu_rel,
-        covs: cov_rel,
-        epsilon: eps_total,
-        delta: delta_total,
-        protected,
-        budget,
-        noise_grids,
-        sdp: sdp_certs,
-        design_iterations,
-        weights_branch,
-        warnings,
-    })
+    }
 }
 
 /// What the baselines protect and how: weights, means and covariances at ε/3 and δ/3 each.
@@ -609,12 +641,10 @@ fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         k,
         d,
         ref z,
-        ref fits,
         ref counts,
         ..
     } = *p;
     let mut noise_grids = Vec::new();
-    let mut sdp_certs = Vec::new();
     let s = sensitivities(counts, d);
     let e3 = opts.epsilon / 3.0 * (1.0 - 1e-12);
     let laplace = opts.noise == Noise::IidLaplace;
@@ -641,42 +671,12 @@ fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     nw.add_noise(&mut noisy_w, rng)?;
     noise_grids.push(NoiseGrid::of("weights", &nw));
     let w_rel = project_simplex_floor(&noisy_w, 1.0 / n as f64);
-    let mut means = Vec::with_capacity(k);
-    if opts.noise == Noise::ColoredGaussian {
-        let r = max_mahalanobis_sensitivity(e3 / 2.0, d3 / 2.0);
-        for (c, f) in fits.iter().enumerate() {
-            let eye = Mat::eye(d, 1.0);
-            let x = unit_mean_constraint(opts.adjacency, z, &data.labels, c, f, &eye)
-                .map_err(|e| prefix_class(e, &data.classes[c]))?;
-            if let Some(cert) = x.1 {
-                sdp_certs.push(SdpCertificate {
-                    class: data.classes[c].clone(),
-                    ..cert
-                });
-            }
-            let (mu, grid) = release_mean(
-                opts.adjacency,
-                &stats[c],
-                &f.mean,
-                &x.0.scale(1.0 / (r * r)),
-                r,
-                rng,
-            )?;
-            means.push(mu);
-            noise_grids.push(NoiseGrid {
-                what: format!("class '{}': {}", data.classes[c], grid.what),
-                ..grid
-            });
-        }
-    } else {
-        for st in &stats {
-            let mut m = st.mean();
-            nm.add_noise(&mut m, rng)?;
-            means.push(m);
-        }
-        noise_grids.push(NoiseGrid::of("means", &nm));
-    }
-    let mu_rel = means;
+    let BaselineMeans {
+        means: mu_rel,
+        noise_grids: mean_grids,
+        sdp_certs,
+    } = baseline_means(p, &stats, &nm, e3, d3, rng)?;
+    noise_grids.extend(mean_grids);
     let cov_rel = stats
         .iter()
         .map(|st| noisy_psd(&st.cov(), &nc, nc.std(), rng))
@@ -708,6 +708,76 @@ fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         weights_branch: String::new(),
         warnings: Vec::new(),
     })
+}
+
+/// The baselines' means: the MSE-optimal colored Gaussian per class (ε/6, δ/6 each), or
+/// i.i.d. grid noise `nm` on every coordinate; with their noise grids and SDP certificates.
+fn baseline_means(
+    p: &Prepared<'_>,
+    stats: &[ClassStats],
+    nm: &GridNoise,
+    e3: f64,
+    d3: f64,
+    rng: &mut ReleaseRng,
+) -> Result<BaselineMeans> {
+    let mut noise_grids = Vec::new();
+    let mut sdp_certs = Vec::new();
+    let Prepared {
+        data,
+        opts,
+        k,
+        d,
+        ref z,
+        ref fits,
+        ..
+    } = *p;
+    let mut means = Vec::with_capacity(k);
+    if opts.noise == Noise::ColoredGaussian {
+        let r = max_mahalanobis_sensitivity(e3 / 2.0, d3 / 2.0);
+        for (c, f) in fits.iter().enumerate() {
+            let eye = Mat::eye(d, 1.0);
+            let x = unit_mean_constraint(opts.adjacency, z, &data.labels, c, f, &eye)
+                .map_err(|e| prefix_class(e, &data.classes[c]))?;
+            if let Some(cert) = x.1 {
+                sdp_certs.push(SdpCertificate {
+                    class: data.classes[c].clone(),
+                    ..cert
+                });
+            }
+            let (mu, grid) = release_mean(
+                opts.adjacency,
+                &stats[c],
+                &f.mean,
+                &x.0.scale(1.0 / (r * r)),
+                r,
+                rng,
+            )?;
+            means.push(mu);
+            noise_grids.push(NoiseGrid {
+                what: format!("class '{}': {}", data.classes[c], grid.what),
+                ..grid
+            });
+        }
+    } else {
+        for st in stats {
+            let mut m = st.mean();
+            nm.add_noise(&mut m, rng)?;
+            means.push(m);
+        }
+        noise_grids.push(NoiseGrid::of("means", nm));
+    }
+    Ok(BaselineMeans {
+        means,
+        noise_grids,
+        sdp_certs,
+    })
+}
+
+/// The baselines' released means, with their noise grids and SDP certificates.
+struct BaselineMeans {
+    means: Vec<Vec<f64>>,
+    noise_grids: Vec<NoiseGrid>,
+    sdp_certs: Vec<SdpCertificate>,
 }
 
 /// The model in the input's units (post-processing), the owner's KL and the receipt.
@@ -745,26 +815,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
     if rng.seed().is_some() {
         warnings.push("seeded, not for release".into());
     }
-    // map back to input units (post-processing)
-    let b2 = bound * bound;
-    let model = GmmModel {
-        classes: data.classes.clone(),
-        weights: w_rel,
-        means: mu_rel
-            .iter()
-            .map(|m| m.iter().map(|x| x * bound).collect())
-            .collect(),
-        covariances: cov_rel
-            .iter()
-            .map(|c| c.scale(b2).symmetrize().to_rows())
-            .collect(),
-        features: data.features.clone(),
-        label: data.label.clone(),
-        projection: None,
-    };
-    model
-        .validate()
-        .map_err(|e| Error::Data(format!("internal: released {e}")))?;
+    let model = model_in_units(data, w_rel, &mu_rel, &cov_rel, bound)?;
     let kl = reference.as_ref().map(|r| model_kl(&model, r));
     let receipt = GmmReceipt {
         epsilon: eps_total,
@@ -797,11 +848,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
             label: data.label.clone(),
             classes: data.classes.clone(),
         },
-        randomness: Randomness {
-            source: rng.description(),
-            seeded: rng.seed().is_some(),
-            fit_for_release: rng.seed().is_none(),
-        },
+        randomness: Randomness::of(rng),
         warnings,
         version: VERSION,
         build_id: BUILD_ID,
@@ -821,6 +868,36 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         delta: delta_total,
         receipt,
     })
+}
+
+/// The released model in the input's units (post-processing): means × B, covariances × B².
+fn model_in_units(
+    data: &GmmData,
+    w_rel: Vec<f64>,
+    mu_rel: &[Vec<f64>],
+    cov_rel: &[Mat],
+    bound: f64,
+) -> Result<GmmModel> {
+    let b2 = bound * bound;
+    let model = GmmModel {
+        classes: data.classes.clone(),
+        weights: w_rel,
+        means: mu_rel
+            .iter()
+            .map(|m| m.iter().map(|x| x * bound).collect())
+            .collect(),
+        covariances: cov_rel
+            .iter()
+            .map(|c| c.scale(b2).symmetrize().to_rows())
+            .collect(),
+        features: data.features.clone(),
+        label: data.label.clone(),
+        projection: None,
+    };
+    model
+        .validate()
+        .map_err(|e| Error::Data(format!("internal: released {e}")))?;
+    Ok(model)
 }
 
 /// What the GMM release's guarantee covers: the adjacency (with B), what is public, what is
