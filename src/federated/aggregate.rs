@@ -3,16 +3,14 @@
 
 use super::file::{AgreedParameters, ColumnLayout, Contribution};
 use super::receipt::{
-    account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
-    FedReceipt, PartyInput, ReceiptViews, ResidualNoise,
+    accounted_views, aggregator_trust, guarantee, FedAccountant, FedData, FedParameters,
+    FedReceipt, PartyInput, ResidualNoise,
 };
 use crate::accountant::RdpCurve;
 use crate::data::natural_cmp;
 use crate::error::{Error, Result};
 use crate::mechanisms::federated::pairwise::{level_coordinate, numeric_coordinate};
-use crate::mechanisms::federated::{
-    check_known, paper_claim, sensitivity, ClaimSizes, Federation, Variant,
-};
+use crate::mechanisms::federated::{check_known, sensitivity, ClaimSizes, Federation, Variant};
 use crate::preprocess::encode::write_number;
 use crate::receipt::{Randomness, BUILD_ID, VERSION};
 
@@ -455,13 +453,11 @@ fn multi_party_receipt(
     let first = &contributions[0];
     let agreed = &first.agreed;
     let s_total = agreed.parties.len();
-    let np = contributions.len() as f64;
     let k = agreed.classes.len();
     let rows = first.rows;
     let variant = agreed.variant;
     let tau_e = first.accounting.tau_e;
     let delta_l2 = sensitivity(agreed.mix, agreed.clip);
-    let per_class = rows / k;
     let parties = party_inputs(contributions, &agreed.orders)?;
     let federation = Federation {
         variant,
@@ -470,14 +466,6 @@ fn multi_party_receipt(
         parties: s_total,
         known,
     };
-    let (views, per_party) = account_parties(
-        &federation,
-        agreed.mix,
-        per_class as u64,
-        agreed.preset,
-        &agreed.orders,
-        &parties,
-    )?;
     let rows_used: usize = contributions.iter().map(|c| c.accounting.rows_used).sum();
     let rows_dropped: usize = contributions
         .iter()
@@ -489,14 +477,15 @@ fn multi_party_receipt(
         total_rows: rows_used.max(1),
         rows_written: rows as u64,
     };
-    let claim = paper_claim(
+    let (views, per_party, epsilon) = accounted_views(
         &federation,
-        first.accounting.tau_g,
         &sizes,
-        agreed.delta,
+        first.accounting.tau_g,
+        agreed.preset,
         &agreed.orders,
+        agreed.delta,
+        &parties,
     )?;
-    let epsilon = headline(&views);
     let seeded = contributions.iter().any(|c| c.seeded);
     let warnings = multi_party_warnings(agreed, epsilon, &missing, !residual.is_empty(), seeded);
     let normalization = serde_json::Value::Array(
@@ -505,12 +494,6 @@ fn multi_party_receipt(
             .map(|c| serde_json::json!({"party": c.party, "report": c.normalization}))
             .collect(),
     );
-    let tau_release = contributions
-        .iter()
-        .map(|c| c.accounting.tau_g.powi(2))
-        .sum::<f64>()
-        .sqrt()
-        / np;
     let mut g = guarantee(variant, "multi-party", known);
     g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
     Ok(FedReceipt {
@@ -521,27 +504,8 @@ fn multi_party_receipt(
         mode: "multi-party".into(),
         meets_target: epsilon <= agreed.epsilon,
         guarantee: g,
-        parameters: FedParameters {
-            clients: s_total,
-            aggregator_seeds: known,
-            aggregator_trust: aggregator_trust(known),
-            parties_present: present,
-            parties_missing: missing,
-            mix: agreed.mix,
-            clip: agreed.clip,
-            sensitivity: delta_l2,
-            tau_e,
-            tau_release,
-            target_epsilon: agreed.epsilon,
-            samples_requested: agreed.samples,
-            samples_per_class: per_class,
-            rows_written: rows,
-            classes: k,
-            feature_dim: first.coordinates.len(),
-            partition: None,
-            pool_floor: agreed.pool,
-        },
-        views: ReceiptViews::new(views, claim),
+        parameters: multi_party_parameters(contributions, present, missing, known),
+        views,
         per_party,
         residual_noise: residual,
         accountant: FedAccountant::new(
@@ -566,6 +530,47 @@ fn multi_party_receipt(
         version: VERSION.into(),
         build_id: BUILD_ID.into(),
     })
+}
+
+/// The parameters of a multi-party release's receipt.
+fn multi_party_parameters(
+    contributions: &[Contribution],
+    present: Vec<u32>,
+    missing: Vec<u32>,
+    known: usize,
+) -> FedParameters {
+    let first = &contributions[0];
+    let agreed = &first.agreed;
+    let s_total = agreed.parties.len();
+    let k = agreed.classes.len();
+    let rows = first.rows;
+    let per_class = rows / k;
+    let tau_release = contributions
+        .iter()
+        .map(|c| c.accounting.tau_g.powi(2))
+        .sum::<f64>()
+        .sqrt()
+        / contributions.len() as f64;
+    FedParameters {
+        clients: s_total,
+        aggregator_seeds: known,
+        aggregator_trust: aggregator_trust(known),
+        parties_present: present,
+        parties_missing: missing,
+        mix: agreed.mix,
+        clip: agreed.clip,
+        sensitivity: sensitivity(agreed.mix, agreed.clip),
+        tau_e: first.accounting.tau_e,
+        tau_release,
+        target_epsilon: agreed.epsilon,
+        samples_requested: agreed.samples,
+        samples_per_class: per_class,
+        rows_written: rows,
+        classes: k,
+        feature_dim: first.coordinates.len(),
+        partition: None,
+        pool_floor: agreed.pool,
+    }
 }
 
 #[cfg(test)]

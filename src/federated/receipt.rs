@@ -5,7 +5,7 @@ use super::options::Partition;
 use crate::accountant::{Preset, RdpCurve};
 use crate::error::{Error, Result};
 use crate::mechanisms::federated::{
-    self as fed, Accounting, Federation, PaperClaim, Variant, ViewReport, Views,
+    self as fed, Accounting, ClaimSizes, Federation, PaperClaim, Variant, ViewReport, Views,
 };
 use crate::receipt::{preset_parts, Guarantee, Randomness};
 use serde::{Deserialize, Serialize};
@@ -303,6 +303,26 @@ pub(super) fn account_parties(
     }
     let (_, v) = worst.ok_or_else(|| Error::Data("no party to account".into()))?;
     Ok((v, reports))
+}
+
+/// The receipt's accounting of a release of `sizes.rows_written` rows: every view for each
+/// party's records (as [`account_parties`], `sizes.rows_written / sizes.classes`
+/// compositions), the paper's claim beside them for parties adding noise `tau_g`, and the
+/// headline ε.
+pub(super) fn accounted_views(
+    fed: &Federation,
+    sizes: &ClaimSizes,
+    tau_g: f64,
+    preset: Preset,
+    orders: &[u32],
+    delta: f64,
+    parties: &[PartyInput],
+) -> Result<(ReceiptViews, Vec<PartyReport>, f64)> {
+    let per_class = sizes.rows_written / sizes.classes as u64;
+    let (views, per_party) = account_parties(fed, sizes.mix, per_class, preset, orders, parties)?;
+    let claim = fed::paper_claim(fed, tau_g, sizes, delta, orders)?;
+    let epsilon = headline(&views);
+    Ok((ReceiptViews::new(views, claim), per_party, epsilon))
 }
 
 /// The guarantee: the view of an aggregator holding t parties' seeds. It dominates the

@@ -3,8 +3,8 @@
 
 use super::options::{check_options, classes_of, clip_of, FedOptions, Partition, Simulation};
 use super::receipt::{
-    account_parties, aggregator_trust, guarantee, headline, FedAccountant, FedData, FedParameters,
-    FedReceipt, PartyInput, ReceiptViews,
+    accounted_views, aggregator_trust, guarantee, FedAccountant, FedData, FedParameters,
+    FedReceipt, PartyInput,
 };
 use super::space::{normalize, tau_e_for, Norm};
 use crate::data::{Schema, Table};
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
 use crate::mechanisms::federated::zero_sum::centered;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, paper_claim, sensitivity, ClaimSizes, Variant,
+    calibrate_tau_g_for, check_clients, check_known, sensitivity, ClaimSizes, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -21,13 +21,16 @@ use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use rand::seq::SliceRandom;
 
+/// Each party's rows, per class: `parts[party][class]`.
+type PartyRows = Vec<Vec<Vec<u32>>>;
+
 /// Splits each class's rows among `s` parties.
 fn partition_rows(
     classes: &[Vec<u32>],
     s: usize,
     how: Partition,
     rng: &mut ReleaseRng,
-) -> Vec<Vec<Vec<u32>>> {
+) -> PartyRows {
     let mut out = vec![vec![Vec::new(); classes.len()]; s];
     for (k, rows) in classes.iter().enumerate() {
         let mut r = rows.clone();
@@ -155,6 +158,27 @@ fn notes(opts: &FedOptions, norm: &Norm, seeded: bool) -> (Vec<String>, Guarante
     (warnings, guarantee)
 }
 
+/// Checks the options, the classes and the simulation; returns the class labels, each
+/// party's rows per class, and T.
+fn checked_parts(
+    table: &Table,
+    opts: &FedOptions,
+    sim: Simulation,
+    rng: &mut ReleaseRng,
+) -> Result<(Vec<String>, PartyRows, usize)> {
+    let Simulation { clients, partition } = sim;
+    check_options(opts)?;
+    check_clients(clients)?;
+    check_known(opts.aggregator_seeds, clients)?;
+    let (class_labels, classes) = classes_of(table)?;
+    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
+    cda::check_pools(&sizes, &class_labels, opts.mix)?;
+    let t = samples(opts, table.n_rows, class_labels.len())?;
+    let parts = partition_rows(&classes, clients, partition, rng);
+    check_parts(&parts, &class_labels, opts.mix)?;
+    Ok((class_labels, parts, t))
+}
+
 /// Simulates the federation `sim` on `table` (label column set), calling
 /// `header` once and `row` for each released row; returns the receipt.
 pub fn simulate(
@@ -167,17 +191,9 @@ pub fn simulate(
     mut row: impl FnMut(&[String]) -> Result<()>,
 ) -> Result<FedReceipt> {
     let Simulation { clients, partition } = sim;
-    check_options(opts)?;
-    check_clients(clients)?;
-    check_known(opts.aggregator_seeds, clients)?;
-    let (class_labels, classes) = classes_of(table)?;
+    let (class_labels, parts, t) = checked_parts(table, opts, sim, rng)?;
     let k = class_labels.len();
-    let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
-    cda::check_pools(&sizes, &class_labels, opts.mix)?;
-    let t = samples(opts, table.n_rows, k)?;
     let per_class = t / k;
-    let parts = partition_rows(&classes, clients, partition, rng);
-    check_parts(&parts, &class_labels, opts.mix)?;
     let clip = clip_of(table, opts);
     let norm = normalize(table, schema, opts, rng)?;
     let d = norm.space.dim;
@@ -209,14 +225,6 @@ pub fn simulate(
 
     // ---- receipt -----------------------------------------------------------------------
     let parties = party_inputs(&parts, pool, tau_g, &norm);
-    let (views, per_party) = account_parties(
-        &federation,
-        opts.mix,
-        per_class as u64,
-        opts.preset,
-        &opts.orders,
-        &parties,
-    )?;
     let rows_written = per_class * k;
     let sizes = ClaimSizes {
         mix: opts.mix,
@@ -224,9 +232,16 @@ pub fn simulate(
         total_rows: table.n_rows,
         rows_written: rows_written as u64,
     };
-    let claim = paper_claim(&federation, tau_g, &sizes, opts.delta, &opts.orders)?;
+    let (views, per_party, epsilon) = accounted_views(
+        &federation,
+        &sizes,
+        tau_g,
+        opts.preset,
+        &opts.orders,
+        opts.delta,
+        &parties,
+    )?;
     let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some());
-    let epsilon = headline(&views);
     Ok(FedReceipt {
         epsilon,
         delta: opts.delta,
@@ -257,7 +272,7 @@ pub fn simulate(
             // smallest class over all of them, as if they had agreed on it with `--pool`.
             pool_floor: Some(pool),
         },
-        views: ReceiptViews::new(views, claim),
+        views,
         per_party,
         residual_noise: vec![],
         accountant: FedAccountant::new(opts.preset, &opts.orders, norm.delta_rdp),
