@@ -660,29 +660,13 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
     let target = p
         .epsilon
         .ok_or_else(|| Error::param("epsilon", "(none)", "give the target ε"))?;
-    let (preset, delta, orders) = (p.preset, p.delta, &p.orders);
     let goal = Goal {
         epsilon: target,
-        delta,
-        orders,
-        preset,
+        delta: p.delta,
+        orders: &p.orders,
+        preset: p.preset,
         extra: None,
     };
-    let response =
-        |sigma_x, epsilon, order, noise_multiplier, mechanism, detail| CalibrateResponse {
-            sigma_x,
-            epsilon,
-            order,
-            target_epsilon: target,
-            delta,
-            noise_multiplier,
-            preset: preset.name(),
-            mechanism,
-            accountant: "rdp",
-            epsilon_rdp: epsilon,
-            epsilon_pld: None,
-            detail,
-        };
     Ok(match p.mechanism {
         AccountedMechanism::Cda {
             pool,
@@ -698,61 +682,24 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
                 sigma_y,
                 samples,
             };
-            if p.accountant == AccountantKind::Pld {
-                let m = shape.with_sigma_x(f64::NAN);
-                let (sigma_x, e_pld) = pld::mechanisms::calibrate_cda(
-                    &m,
-                    pld::mechanisms::Adjacency::LabelKept,
-                    target,
-                    delta,
-                    &pld::PldOptions::default(),
-                )?;
-                let at = CdaPrivacy { sigma_x, ..m };
-                let e_rdp = at.epsilon(delta, orders, preset, None)?;
-                let mut r = response(
-                    sigma_x,
-                    e_pld.epsilon.min(e_rdp.epsilon),
-                    e_rdp.order,
-                    at.noise_multiplier()?,
-                    "cda",
-                    CalibrateDetail::Cda {
-                        mode: mode(sigma_y),
-                    },
-                );
-                r.accountant = "pld";
-                r.epsilon_rdp = e_rdp.epsilon;
-                r.epsilon_pld = Some(e_pld.epsilon);
-                r
-            } else {
-                let c = calibrate_sigma_x(&shape, &goal)?;
-                response(
-                    c.sigma_x,
-                    c.epsilon,
-                    c.order,
-                    c.noise_multiplier,
-                    "cda",
-                    CalibrateDetail::Cda {
-                        mode: mode(sigma_y),
-                    },
-                )
-            }
+            calibrate_cda_response(&shape, p.accountant, &goal)?
         }
         AccountedMechanism::DpMix(shape) => {
             let DpMixShape { dim_x, dim_y, .. } = shape;
             let c = calibrate_dpmix(&shape, &goal)?;
-            response(
-                c.sigma_x,
-                c.epsilon,
-                c.order,
-                c.noise_multiplier,
-                "dpmix",
-                CalibrateDetail::DpMix {
-                    sigma_y: (dim_y > 0).then_some(c.sigma_y),
-                    shared_sigma: c.shared,
-                    dim_x,
-                    dim_y,
-                },
-            )
+            let at = RdpPoint {
+                sigma_x: c.sigma_x,
+                epsilon: c.epsilon,
+                order: c.order,
+                noise_multiplier: c.noise_multiplier,
+            };
+            let detail = CalibrateDetail::DpMix {
+                sigma_y: (dim_y > 0).then_some(c.sigma_y),
+                shared_sigma: c.shared,
+                dim_x,
+                dim_y,
+            };
+            CalibrateResponse::rdp(&goal, at, "dpmix", detail)
         }
         AccountedMechanism::Local {
             name,
@@ -761,15 +708,91 @@ pub fn calibrate(r: &MechanismRequest) -> Result<CalibrateResponse> {
             clip,
         } => {
             let c = calibrate_local(rows, samples, clip, &goal)?;
-            response(
-                c.sigma,
-                c.epsilon,
-                c.order,
-                c.noise_multiplier,
-                name,
-                CalibrateDetail::Local { clip },
-            )
+            let at = RdpPoint {
+                sigma_x: c.sigma,
+                epsilon: c.epsilon,
+                order: c.order,
+                noise_multiplier: c.noise_multiplier,
+            };
+            CalibrateResponse::rdp(&goal, at, name, CalibrateDetail::Local { clip })
         }
+    })
+}
+
+/// A calibrated σx with its RDP ε, the optimal order and the noise multiplier of one step.
+struct RdpPoint {
+    sigma_x: f64,
+    epsilon: f64,
+    order: u32,
+    noise_multiplier: f64,
+}
+
+impl CalibrateResponse {
+    /// The response of a calibration by the RDP accountant to `goal`.
+    fn rdp(
+        goal: &Goal<'_>,
+        at: RdpPoint,
+        mechanism: &'static str,
+        detail: CalibrateDetail,
+    ) -> Self {
+        CalibrateResponse {
+            sigma_x: at.sigma_x,
+            epsilon: at.epsilon,
+            order: at.order,
+            target_epsilon: goal.epsilon,
+            delta: goal.delta,
+            noise_multiplier: at.noise_multiplier,
+            preset: goal.preset.name(),
+            mechanism,
+            accountant: "rdp",
+            epsilon_rdp: at.epsilon,
+            epsilon_pld: None,
+            detail,
+        }
+    }
+}
+
+/// DP-CDA's calibration: by the PLD accountant (RDP re-accounted at its σx as a
+/// cross-check; ε the smaller of the two) or by RDP alone.
+fn calibrate_cda_response(
+    shape: &CdaShape,
+    accountant: AccountantKind,
+    goal: &Goal<'_>,
+) -> Result<CalibrateResponse> {
+    let detail = CalibrateDetail::Cda {
+        mode: mode(shape.sigma_y),
+    };
+    if accountant != AccountantKind::Pld {
+        let c = calibrate_sigma_x(shape, goal)?;
+        let at = RdpPoint {
+            sigma_x: c.sigma_x,
+            epsilon: c.epsilon,
+            order: c.order,
+            noise_multiplier: c.noise_multiplier,
+        };
+        return Ok(CalibrateResponse::rdp(goal, at, "cda", detail));
+    }
+    let m = shape.with_sigma_x(f64::NAN);
+    let (sigma_x, e_pld) = pld::mechanisms::calibrate_cda(
+        &m,
+        pld::mechanisms::Adjacency::LabelKept,
+        goal.epsilon,
+        goal.delta,
+        &pld::PldOptions::default(),
+    )?;
+    let at = CdaPrivacy { sigma_x, ..m };
+    let e_rdp = at.epsilon(goal.delta, goal.orders, goal.preset, None)?;
+    let point = RdpPoint {
+        sigma_x,
+        epsilon: e_rdp.epsilon,
+        order: e_rdp.order,
+        noise_multiplier: at.noise_multiplier()?,
+    };
+    Ok(CalibrateResponse {
+        epsilon: e_pld.epsilon.min(e_rdp.epsilon),
+        accountant: "pld",
+        epsilon_pld: Some(e_pld.epsilon),
+        ..CalibrateResponse::rdp(goal, point, "cda", detail)
     })
 }
 

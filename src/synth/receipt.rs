@@ -1,7 +1,7 @@
 //! The synthesis's guarantee and receipt: the composed RDP and PLD bounds (the smaller is
 //! the guarantee; the target is re-checked), and the receipt assembled from what the
 //! pipeline released, with every unprotected number and every caveat stated.
-use super::{Adjacency, Classes, Mechanism, Plan, SynthOptions};
+use super::{Adjacency, Classes, Mechanism, Plan, SynthOptions, SynthPld};
 use crate::accountant::pld::PldEpsilon;
 use crate::accountant::{EpsDelta, Preset, RdpCurve};
 use crate::data::decide::DecisionReport;
@@ -11,7 +11,7 @@ use crate::preprocess::missing::MissingReport;
 use crate::preprocess::{NormalizationReport, NormalizeMode};
 use crate::receipt::{
     component, preset_parts, AccountantReport, DataReport, EpsByPreset, Guarantee, PldReport,
-    Randomness, Receipt, BUILD_ID, VERSION,
+    Randomness, RdpComponent, Receipt, BUILD_ID, VERSION,
 };
 use crate::rng::ReleaseRng;
 
@@ -118,10 +118,11 @@ pub(super) struct ReceiptParts<'a> {
 
 /// The receipt of a finished synthesis.
 pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
+    let components = components(&p);
+    let warnings = warnings(&p, rng);
     let ReceiptParts {
         opts,
         mechanism,
-        standard,
         plan,
         guaranteed:
             Guaranteed {
@@ -132,53 +133,20 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
                 by_preset,
             },
         delta_rdp,
-        norm_dp,
-        norm_curve,
         norm_report,
         decisions,
-        types_curve,
         count_report,
-        counts_curve,
         missing_report,
         cls,
         rows_used,
         rows_dropped,
         label_name,
         columns,
+        ..
     } = p;
     let orders = &opts.orders;
     let (bound, conversion) = preset_parts(opts.preset);
-    let mut components = vec![component(plan.component, &plan.curve)];
-    if norm_dp {
-        components.push(component("dp normalization histograms", norm_curve));
-    }
-    if decisions.used_dp() {
-        components.push(component(
-            "dp column types and missing indicators",
-            types_curve,
-        ));
-    }
-    if count_report.is_some() {
-        components.push(component("dp class counts", counts_curve));
-    }
     let unprotected = unprotected(rows_dropped, decisions.protected, opts.normalize);
-    let mut warnings = norm_report.warnings.clone();
-    if opts.normalize == NormalizeMode::Data {
-        warnings.push(norm_report.statement.clone());
-    }
-    warnings.extend(plan.warnings);
-    if opts.adjacency == Adjacency::Standard && !standard {
-        warnings.push(format!(
-            "{} does not implement the standard adjacency (label included); its own adjacency is stated in the guarantee",
-            mechanism.name()
-        ));
-    }
-    if let Some(r) = &count_report {
-        warnings.extend(class_count_warnings(r, &label_name));
-    }
-    if rng.seed().is_some() {
-        warnings.push(crate::receipt::SEEDED_RUN_WARNING.into());
-    }
     Receipt {
         epsilon: guarantee.epsilon,
         delta: opts.delta,
@@ -202,18 +170,7 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
             components,
             accountant: if pld_eps.is_some() { "pld" } else { "rdp" },
             epsilon_rdp,
-            pld: pld_eps.as_ref().zip(plan.pld.as_ref()).map(|(e, p)| {
-                let (sampling_rate, compositions) = p.rate_and_steps();
-                PldReport {
-                    epsilon: e.epsilon,
-                    grid_step: e.grid_step,
-                    fft_len: e.fft_len,
-                    delta_charge: e.charge,
-                    sampling_rate,
-                    compositions,
-                    scope: pld_scope(mechanism),
-                }
-            }),
+            pld: pld_report(pld_eps.as_ref(), plan.pld.as_ref(), mechanism),
         },
         normalization: norm_report,
         data: DataReport {
@@ -232,6 +189,67 @@ pub(super) fn assemble(p: ReceiptParts<'_>, rng: &ReleaseRng) -> Receipt {
         version: VERSION,
         build_id: BUILD_ID,
     }
+}
+
+/// The receipt's RDP components: the mechanism, and each DP preprocessing step that ran.
+fn components(p: &ReceiptParts<'_>) -> Vec<RdpComponent> {
+    let mut components = vec![component(p.plan.component, &p.plan.curve)];
+    if p.norm_dp {
+        components.push(component("dp normalization histograms", p.norm_curve));
+    }
+    if p.decisions.used_dp() {
+        components.push(component(
+            "dp column types and missing indicators",
+            p.types_curve,
+        ));
+    }
+    if p.count_report.is_some() {
+        components.push(component("dp class counts", p.counts_curve));
+    }
+    components
+}
+
+/// The receipt's warnings: the normalization's, the mechanism plan's, the adjacency's, the
+/// class counts' and the seed's.
+fn warnings(p: &ReceiptParts<'_>, rng: &ReleaseRng) -> Vec<String> {
+    let mut warnings = p.norm_report.warnings.clone();
+    if p.opts.normalize == NormalizeMode::Data {
+        warnings.push(p.norm_report.statement.clone());
+    }
+    warnings.extend(p.plan.warnings.iter().cloned());
+    if p.opts.adjacency == Adjacency::Standard && !p.standard {
+        warnings.push(format!(
+            "{} does not implement the standard adjacency (label included); its own adjacency is stated in the guarantee",
+            p.mechanism.name()
+        ));
+    }
+    if let Some(r) = &p.count_report {
+        warnings.extend(class_count_warnings(r, &p.label_name));
+    }
+    if rng.seed().is_some() {
+        warnings.push(crate::receipt::SEEDED_RUN_WARNING.into());
+    }
+    warnings
+}
+
+/// The PLD accountant's part of the receipt, when it ran.
+fn pld_report(
+    pld_eps: Option<&PldEpsilon>,
+    plan: Option<&SynthPld>,
+    mechanism: &Mechanism,
+) -> Option<PldReport> {
+    pld_eps.zip(plan).map(|(e, p)| {
+        let (sampling_rate, compositions) = p.rate_and_steps();
+        PldReport {
+            epsilon: e.epsilon,
+            grid_step: e.grid_step,
+            fft_len: e.fft_len,
+            delta_charge: e.charge,
+            sampling_rate,
+            compositions,
+            scope: pld_scope(mechanism),
+        }
+    })
 }
 
 /// What the synthesis releases without protection: the dropped-row count, column types
