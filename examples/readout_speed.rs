@@ -9,7 +9,7 @@
 //! replays through the app's worker in Chromium.
 use privmix::accountant::calibrate::Goal;
 use privmix::accountant::default_orders;
-use privmix::api::accountant::{preview, PreviewRequest};
+use privmix::api::preview::{preview, PreviewRequest};
 use privmix::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use privmix::preprocess::auto::{auto_mix, CANDIDATES, FULL_POOL_BELOW};
 use std::time::Instant;

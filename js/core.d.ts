@@ -1,8 +1,8 @@
 // privmix (browsers): the accountant, CSV and image synthesis, the utility check.
 import type {
   CsvInput, CsvResult, CsvSummary, ColumnHistogram, DatasetInfo, DatasetOptions, ImageInput,
-  ImageOptions, ImageReadOptions, ImageResult, ImageSummary, ProgressCallback, Receipt,
-  SynthOptions, UtilityReport,
+  ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewResult, ProgressCallback,
+  Receipt, SynthOptions, UtilityReport,
 } from "./types.js";
 export type * from "./types.js";
 export { version, rdp, account, calibrate, noisePreview } from "./accountant.js";
@@ -25,6 +25,8 @@ export declare class Dataset {
   classCounts(): Pick<DatasetInfo, "labels" | "counts">;
   synthesize(options: SynthOptions, onProgress?: ProgressCallback): { csv: Uint8Array; receipt: Receipt };
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): UtilityReport;
+  /** The noise a synthesis with `options` would calibrate (the live readout): `noisePreview` with this table's class sizes, columns and data path (the normalization's share the run will use, the column-type decisions). */
+  noisePreview(options: SynthOptions): PreviewResult;
   histograms(synthetic: CsvInput): ColumnHistogram[];
   free(): void;
 }

@@ -142,7 +142,7 @@ export interface CsvSummary {
 export interface PreviewParams {
   classSizes: number[]; epsilon: number; delta: number; features: number;
   mix?: number | "auto"; samples?: number; clip?: number;
-  /** Share of ε set aside for DP normalization (default 0.2, the synthesis's default; 0 for none). */
+  /** Share of ε DP normalization is sized for, composed with the mixing as the synthesis does (default 0.2, the synthesis's default; 0 for none). `Dataset.noisePreview` takes the run's share from the table. */
   normalizeShare?: number; preset?: Preset;
   /** "pld" (default: the synthesis's accountant, RDP as a cross-check) or "rdp". */
   accountant?: "pld" | "rdp";
@@ -151,7 +151,18 @@ export interface PreviewParams {
 }
 export interface PreviewResult {
   mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number; accountant: "pld" | "rdp";
-  epsilonMixing: number; samplesPerClass: number; curve: [number, number][];
+  /** ε of the whole release at σx: the mixing composed with the data path's releases (≤ the target). */
+  epsilon: number;
+  /** The same as `epsilon` (its earlier name). */
+  epsilonMixing: number;
+  /** Rows per class (the largest class's when they differ). */
+  samplesPerClass: number;
+  /** The smallest pool mixed from: the smallest class, or under the standard adjacency its expected DP floor. */
+  pool: number;
+  /** The share of ε DP normalization is sized for (0: none). */
+  normalizeShare: number;
+  /** ε of the whole release against σx around the calibrated value. */
+  curve: [number, number][];
 }
 export interface UtilityReport {
   syntheticAccuracy: number; realAccuracy: number; majorityAccuracy: number;

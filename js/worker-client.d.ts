@@ -33,6 +33,8 @@ export declare class PrivmixWorker {
   loadDataset(input: WorkerCsvInput, options: DatasetOptions & CallOptions): Promise<DatasetInfo>;
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): Promise<UtilityReport>;
+  /** The live readout for the loaded dataset under `options` (see `Dataset.noisePreview`). */
+  datasetNoisePreview(options: SynthOptions): Promise<PreviewResult>;
   histograms(syntheticCsv: WorkerCsvInput): Promise<ColumnHistogram[]>;
   gmmRelease(input: WorkerCsvInput, options: GmmOptions): Promise<GmmResult>;
   gmmSample(model: GmmModel | string, samples: number, seed?: number): Promise<string>;

@@ -229,6 +229,10 @@ export class PrivmixWorker {
   utilityCheck(options, onProgress) {
     return this._withOptions("utilityCheck", [], options, onProgress);
   }
+  /** The live readout for the loaded dataset under `options` (`Dataset.noisePreview`). */
+  datasetNoisePreview(options) {
+    return this._call("datasetNoisePreview", [options]);
+  }
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);
   }

@@ -135,6 +135,7 @@ export function serve(loadModule, scope = self) {
         }
         case "synthesizeDataset":
         case "utilityCheck":
+        case "datasetNoisePreview":
         case "histograms": {
           if (!dataset) {
             throw Object.assign(new Error(`${op}: no dataset is loaded; call loadDataset first`), { name: "InternalError" });
@@ -144,6 +145,8 @@ export function serve(loadModule, scope = self) {
             transfer = [result.csv.buffer];
           } else if (op === "utilityCheck") {
             result = dataset.utilityCheck(args[0] ?? {}, progress);
+          } else if (op === "datasetNoisePreview") {
+            result = dataset.noisePreview(args[0] ?? {});
           } else {
             result = dataset.histograms(await bytesOf(args[0]));
           }

@@ -314,25 +314,26 @@ async function updateReadout() {
   const seq = ++readoutSeq;
   try {
     const o = options();
-    const features = state.kind === "csv" ? state.dataset.columns.length - 1 : state.images.width * state.images.height * state.images.channels;
-    // DP normalization: the library's default share (the one the run uses); none otherwise.
-    const dpShare = state.kind === "csv" && o.normalize === "dp" ? undefined : 0;
-    if (state.kind === "csv") delete o.schema;
-    const r = await pm.noisePreview({
-      classSizes: counts, epsilon: o.epsilon, delta: o.delta, features, mix: o.mix,
-      samples: o.samples, clip: o.clip, normalizeShare: dpShare, preset: o.preset,
-      adjacency: o.adjacency,
-    });
+    // A CSV: the loaded table's own readout (the run's normalization share and column-type
+    // decisions, from the table). Images: public numbers only (public pixel bounds; their DP
+    // mean norm and marginals at the synthesis's default share).
+    const r = state.kind === "csv"
+      ? await pm.datasetNoisePreview(o)
+      : await pm.noisePreview({
+        classSizes: counts, epsilon: o.epsilon, delta: o.delta,
+        features: state.images.width * state.images.height * state.images.channels, mix: o.mix,
+        samples: o.samples, clip: o.clip, preset: o.preset, adjacency: o.adjacency,
+      });
     if (seq !== readoutSeq) return;
-    const k = counts.length;
+    const total = o.samples ?? counts.reduce((a, b) => a + b, 0);
     el.textContent =
       `Noise σx = ${r.sigmaX.toPrecision(4)} per feature (noise multiplier z = ${r.noiseMultiplier.toPrecision(4)}) ` +
-      `with l = ${r.mix}; ${r.samplesPerClass} rows per class, ${r.samplesPerClass * k} in all. ` +
-      `ε = ${r.epsilonMixing.toPrecision(4)} for mixing` +
-      (dpShare ? ` + ${(o.epsilon * dpShare).toPrecision(3)} for the private ranges` : "") +
-      ` at δ = ${o.delta} (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
+      `with l = ${r.mix}, mixing from pools of at least ${r.pool} rows; ${total} rows in all. ` +
+      `ε = ${r.epsilon.toPrecision(4)} in all at δ = ${o.delta}` +
+      (r.normalizeShare ? `, the private normalization statistics (ranges, marginals, mean norm) sized for a share of ${+r.normalizeShare.toFixed(2)} of it` : "") +
+      ` (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
       (o.adjacency === "standard"
-        ? " Approximate: under the standard adjacency the class sizes used are private noisy floors, a little below the counts shown."
+        ? " Approximate: under the standard adjacency the pools are private floors of noisy class counts; the readout takes the counts as shown."
         : "");
     $("mix-suggestion").textContent =
       o.mix === "auto"
@@ -374,7 +375,7 @@ function drawCurve(r) {
   g.stroke();
   g.fillStyle = "#c0392b";
   g.beginPath();
-  g.arc(px(r.sigmaX), py(r.epsilonMixing), 4, 0, 2 * Math.PI);
+  g.arc(px(r.sigmaX), py(r.epsilon), 4, 0, 2 * Math.PI);
   g.fill();
 }
 

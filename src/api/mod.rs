@@ -23,12 +23,12 @@ pub mod dataset;
 pub mod federated;
 pub mod gmm;
 pub mod images;
+pub mod preview;
 pub mod synth;
 
 pub use accountant::{
-    account, calibrate, parse_orders, preview, rdp, AccountDetail, AccountResponse,
-    AccountedMechanism, CalibrateDetail, CalibrateResponse, MechanismParams, MechanismRequest,
-    PreviewRequest, PreviewResponse, RdpRequest, RdpResponse,
+    account, calibrate, parse_orders, rdp, AccountDetail, AccountResponse, AccountedMechanism,
+    CalibrateDetail, CalibrateResponse, MechanismParams, MechanismRequest, RdpRequest, RdpResponse,
 };
 pub use dataset::{
     histograms, inspect_csv, utility_check, ColumnHistogram, ColumnSummary, CsvSummary,
@@ -44,6 +44,7 @@ pub use gmm::{
 pub use images::{
     image_request, inspect_images, load_images, synthesize_images, ImageInput, ImagesResult,
 };
+pub use preview::{dataset_preview, preview, PreviewRequest, PreviewResponse};
 pub use synth::{
     class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, synthesize_table_pieces,
     MixChoice, SynthParams, SynthRequest,

@@ -294,6 +294,17 @@ impl SynthPld {
     /// The smallest σx ≤ `sigma_rdp` the PLD accountant certifies at `target` (see the module
     /// docs); `sigma_rdp` itself when it cannot do better.
     pub fn calibrate(&self, sigma_rdp: f64, target: f64, delta: f64) -> Result<f64> {
+        Ok(self.calibrate_certified(sigma_rdp, target, delta)?.0)
+    }
+
+    /// [`Self::calibrate`], with the ε it certified at the σx it returns ([`Self::epsilon_on`]
+    /// at `delta` on the calibration grid), or None where RDP's σ stands.
+    pub fn calibrate_certified(
+        &self,
+        sigma_rdp: f64,
+        target: f64,
+        delta: f64,
+    ) -> Result<(f64, Option<f64>)> {
         let opts = PldOptions::calibration();
         // Exact noise: ε_c(δ − (1 + e^target)·T) ≤ target certifies (target, δ) (the coupling
         // module's claim at ε = target); the answer is re-checked with its own T below.
@@ -301,32 +312,32 @@ impl SynthPld {
         let delta_full = delta;
         let delta = remaining_delta(delta, target, tv);
         if delta <= 0.0 {
-            return Ok(sigma_rdp);
+            return Ok((sigma_rdp, None));
         }
         let z_rdp = self.z_of(sigma_rdp);
         let z = match calibrate_from(target, delta, &opts, Some(z_rdp), |z| self.plan(z)) {
             Ok((z, _)) => z,
             // The PLD side could not answer (e.g. a grid too wide for memory): RDP stands.
-            Err(_) => return Ok(sigma_rdp),
+            Err(_) => return Ok((sigma_rdp, None)),
         };
         if z >= z_rdp {
-            return Ok(sigma_rdp);
+            return Ok((sigma_rdp, None));
         }
         let inv = 1.0 / (z * z) - self.label_term;
         if inv.is_nan() || inv <= 0.0 {
-            return Ok(sigma_rdp);
+            return Ok((sigma_rdp, None));
         }
         // σx from z, then re-accounted at exactly that σx (floating point can move z by an
         // ulp); nudged up until certified.
         // At RDP's σ or beyond (or NaN), RDP's σ: it is certified already.
         let sx = certify_upward(self.dx / inv.sqrt(), 1e-9, 16, |sx| {
             if sx.is_nan() || sx >= sigma_rdp {
-                return Ok(Some(sigma_rdp));
+                return Ok(Some((sigma_rdp, None)));
             }
             let e = self.epsilon_on(sx, delta_full, &opts)?;
-            Ok((e.epsilon <= target).then_some(sx))
+            Ok((e.epsilon <= target).then_some((sx, Some(e.epsilon))))
         })?;
-        Ok(sx.unwrap_or(sigma_rdp))
+        Ok(sx.unwrap_or((sigma_rdp, None)))
     }
 }
 

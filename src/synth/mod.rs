@@ -445,51 +445,16 @@ fn normalize(
     want: ExtraStats,
     rng: &mut ReleaseRng,
 ) -> Result<Normalized> {
-    let (m_num, m_cat) = dp_columns(table, schema);
-    // Extras (marginals, mean norm) need a target ε to size the normalization share.
-    let want = if opts.normalize == NormalizeMode::Dp && opts.epsilon.is_some() {
-        want
-    } else {
-        ExtraStats::default()
-    };
-    let mut dp = opts.normalize == NormalizeMode::Dp
-        && (m_num + m_cat > 0 || want.mean_norm || want.marginals);
-    let delta_cat = if dp && m_cat > 0 {
-        delta_avail * DELTA_CATEGORY_SHARE
-    } else {
-        0.0
-    };
-    let delta_rdp = delta_avail - delta_cat;
+    let ShareChoice {
+        dp,
+        z,
+        share,
+        note: share_note,
+        delta_cat,
+        delta_rdp,
+        plan,
+    } = choose_share(table, schema, opts, delta_avail, want)?;
     let orders = &opts.orders;
-    let (z, share, share_note) = if dp {
-        let eps = opts.epsilon.ok_or_else(|| {
-            Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
-        })?;
-        let z_of = |share: f64| -> Result<f64> {
-            Ok(
-                smallest_z(eps * share, delta_rdp, opts.preset.conversion(), |z| {
-                    RdpCurve::gaussian(z, orders)
-                })?
-                .z,
-            )
-        };
-        let z0 = z_of(opts.normalize_share)?;
-        if opts.normalize_share_given {
-            (z0, opts.normalize_share, None)
-        } else {
-            auto_share(table, schema, want, opts.normalize_share, z0, &z_of)?
-        }
-    } else {
-        (f64::INFINITY, opts.normalize_share, None)
-    };
-    // The plan depends only on public numbers and z; when it releases nothing (a complete
-    // schema and no extras worth their noise), no budget is spent on normalization.
-    let plan = if dp {
-        plan_extras(table, schema, want, z)
-    } else {
-        plan_extras(table, schema, ExtraStats::default(), f64::INFINITY)
-    };
-    dp = dp && plan.any();
     let (curve, budget) = if dp {
         (
             RdpCurve::gaussian(z, orders)?,
@@ -525,6 +490,217 @@ fn normalize(
         dp,
         delta_rdp,
     })
+}
+
+/// The normalization's place in the budget: whether it releases anything, its noise
+/// multiplier and share of ε (raised by [`auto_share`] unless the caller gave one), its δ
+/// split and its plan. A function of public numbers only (see [`auto_share`]).
+struct ShareChoice {
+    /// Whether DP normalization releases anything.
+    dp: bool,
+    /// The histograms' noise multiplier (+∞ when nothing is released).
+    z: f64,
+    share: f64,
+    note: Option<ShareNote>,
+    /// δ of the categories' thresholds, and the rest (the RDP conversions').
+    delta_cat: f64,
+    delta_rdp: f64,
+    plan: crate::preprocess::normalize::NormPlan,
+}
+
+fn choose_share(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    delta_avail: f64,
+    want: ExtraStats,
+) -> Result<ShareChoice> {
+    let (m_num, m_cat) = dp_columns(table, schema);
+    // Extras (marginals, mean norm) need a target ε to size the normalization share.
+    let want = if opts.normalize == NormalizeMode::Dp && opts.epsilon.is_some() {
+        want
+    } else {
+        ExtraStats::default()
+    };
+    let dp = opts.normalize == NormalizeMode::Dp
+        && (m_num + m_cat > 0 || want.mean_norm || want.marginals);
+    let delta_cat = if dp && m_cat > 0 {
+        delta_avail * DELTA_CATEGORY_SHARE
+    } else {
+        0.0
+    };
+    let delta_rdp = delta_avail - delta_cat;
+    let (z, share, note) = if dp {
+        let eps = opts.epsilon.ok_or_else(|| {
+            Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
+        })?;
+        let z_of = |share: f64| -> Result<f64> {
+            Ok(
+                smallest_z(eps * share, delta_rdp, opts.preset.conversion(), |z| {
+                    RdpCurve::gaussian(z, &opts.orders)
+                })?
+                .z,
+            )
+        };
+        let z0 = z_of(opts.normalize_share)?;
+        if opts.normalize_share_given {
+            (z0, opts.normalize_share, None)
+        } else {
+            auto_share(table, schema, want, opts.normalize_share, z0, &z_of)?
+        }
+    } else {
+        (f64::INFINITY, opts.normalize_share, None)
+    };
+    // The plan depends only on public numbers and z; when it releases nothing (a complete
+    // schema and no extras worth their noise), no budget is spent on normalization.
+    let plan = if dp {
+        plan_extras(table, schema, want, z)
+    } else {
+        plan_extras(table, schema, ExtraStats::default(), f64::INFINITY)
+    };
+    Ok(ShareChoice {
+        dp: dp && plan.any(),
+        z,
+        share,
+        note,
+        delta_cat,
+        delta_rdp,
+        plan,
+    })
+}
+
+/// The data path's releases as the synthesis's accounting composes them with the mixing:
+/// what a readout of the noise before a run (the page's live readout,
+/// [`mod@crate::api::preview`]) needs to calibrate as the run will.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataPathBudget {
+    /// The normalization's share of ε (0 when it releases nothing) and the noise multiplier
+    /// of its histograms (sized for that share of ε alone, as the synthesis sizes it).
+    pub normalize_share: f64,
+    pub normalize_z: Option<f64>,
+    /// The noise multiplier of the DP column-type decisions (when a type is left to decide).
+    pub types_z: Option<f64>,
+    /// The noise multiplier of the DP class counts (standard adjacency); their noise sets
+    /// the pool floors.
+    pub counts_z: Option<f64>,
+    /// δ left to the RDP and PLD conversions once the thresholds have theirs.
+    pub delta_rdp: f64,
+    /// The thresholds' ε terms (labels, categories): ln(1/(1 − δ_thr)) each.
+    pub epsilon_thresholds: f64,
+}
+
+impl DataPathBudget {
+    /// The Gaussian releases' noise multipliers (column types, class counts, normalization).
+    pub fn noise_multipliers(&self) -> Vec<f64> {
+        [self.types_z, self.counts_z, self.normalize_z]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// The RDP curve of the normalization alone (automatic l's goal, as in the synthesis) and
+    /// of every release of the data path.
+    /// Composed in the synthesis's order (composition rounds up, so the order is kept).
+    pub fn curves(&self, orders: &[u32]) -> Result<(RdpCurve, RdpCurve)> {
+        let norm = RdpCurve::gaussian_or_zero(self.normalize_z, orders)?;
+        let shape = RdpCurve::gaussian_or_zero(self.types_z, orders)?
+            .compose(&RdpCurve::gaussian_or_zero(self.counts_z, orders)?)?;
+        let all = norm.clone().compose(&shape)?;
+        Ok((norm, all))
+    }
+
+    /// The budget from public numbers only, for a readout without the data: the standard
+    /// adjacency's class counts (labels not in a schema), a normalization at `share` of ε
+    /// (none at 0), no categorical column and no column type left to decide (a schema, or
+    /// images).
+    pub fn assumed(opts: &SynthOptions, standard: bool, share: f64) -> Result<Self> {
+        let delta_lab = label_delta(opts, standard, false);
+        let delta_rdp = opts.delta - delta_lab;
+        let normalize_z = match opts.epsilon {
+            Some(eps) if share > 0.0 => Some(
+                smallest_z(eps * share, delta_rdp, opts.preset.conversion(), |z| {
+                    RdpCurve::gaussian(z, &opts.orders)
+                })?
+                .z,
+            ),
+            _ => None,
+        };
+        Ok(DataPathBudget {
+            normalize_share: if normalize_z.is_some() { share } else { 0.0 },
+            normalize_z,
+            types_z: None,
+            counts_z: standard.then(|| shape_z(opts, COUNTS_SHARE)),
+            delta_rdp,
+            epsilon_thresholds: label_threshold_epsilon(delta_lab),
+        })
+    }
+}
+
+/// The ε term of the label threshold (0 without one).
+fn label_threshold_epsilon(delta_lab: f64) -> f64 {
+    if delta_lab > 0.0 {
+        crate::preprocess::dp_counts::threshold_epsilon(delta_lab)
+    } else {
+        0.0
+    }
+}
+
+/// The [`DataPathBudget`] of a synthesis of `table` with `opts` by `mechanism`. It is
+/// computed on `table` as read — its column types before the DP type decisions and without
+/// missing-value indicator columns — so where those change the table's shape the run's
+/// budget can differ a little; the receipt states the run's. It depends on the data only
+/// through that shape, is shown to the data's owner and is released nowhere.
+pub fn data_path_budget(
+    table: &Table,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+) -> Result<DataPathBudget> {
+    let standard = is_standard(opts, mechanism);
+    let labels_public = schema_labels(table, schema).is_some();
+    let delta_lab = label_delta(opts, standard, labels_public);
+    let want = extra_stats(table, opts, mechanism);
+    let c = choose_share(table, schema, opts, opts.delta - delta_lab, want)?;
+    let types_z = (opts.column_types == ColumnTypes::Dp
+        && decision_sensitivity(table, schema) > 0.0)
+        .then(|| shape_z(opts, TYPES_SHARE));
+    let epsilon_categories = if c.dp && c.delta_cat > 0.0 {
+        crate::preprocess::dp_counts::threshold_epsilon(c.delta_cat)
+    } else {
+        0.0
+    };
+    Ok(DataPathBudget {
+        normalize_share: if c.dp { c.share } else { 0.0 },
+        normalize_z: c.dp.then_some(c.z),
+        types_z,
+        counts_z: standard.then(|| shape_z(opts, COUNTS_SHARE)),
+        // As the synthesis: its normalization's δ, which is what it converts at.
+        delta_rdp: c.delta_rdp,
+        epsilon_thresholds: label_threshold_epsilon(delta_lab) + epsilon_categories,
+    })
+}
+
+/// δ spent on the label threshold: under the standard adjacency when the schema does not
+/// list the labels.
+fn label_delta(opts: &SynthOptions, standard: bool, labels_public: bool) -> f64 {
+    if standard && !labels_public {
+        opts.delta * DELTA_LABEL_SHARE
+    } else {
+        0.0
+    }
+}
+
+/// The statistics beyond the ranges that normalization releases for `mechanism`: DP-CDA's
+/// marginals (decoding maps each column onto its marginal) and, for rows scaled to a common
+/// norm, the mean row norm that restores their scale.
+fn extra_stats(table: &Table, opts: &SynthOptions, mechanism: &Mechanism) -> ExtraStats {
+    let is_cda = matches!(mechanism, Mechanism::Cda);
+    ExtraStats {
+        marginals: is_cda,
+        mean_norm: is_cda
+            && opts.normalize != NormalizeMode::Data
+            && use_common_norm(table.n_cols().saturating_sub(1)),
+    }
 }
 
 /// The normalization's noise multiplier and share of ε when the caller left the share at its
@@ -1833,11 +2009,7 @@ fn prepare(
     })?;
     let standard = is_standard(opts, mechanism);
     let label_schema = schema_labels(&table, schema);
-    let delta_lab = if standard && label_schema.is_none() {
-        opts.delta * DELTA_LABEL_SHARE
-    } else {
-        0.0
-    };
+    let delta_lab = label_delta(opts, standard, label_schema.is_some());
     let delta_avail = opts.delta - delta_lab;
 
     // ---- column types and missing values (public or DP; never dropping a record) -------
@@ -1869,12 +2041,7 @@ fn prepare(
         schema,
         opts,
         delta_avail,
-        ExtraStats {
-            marginals: is_cda,
-            mean_norm: is_cda
-                && opts.normalize != NormalizeMode::Data
-                && use_common_norm(table.n_cols().saturating_sub(1)),
-        },
+        extra_stats(table, opts, mechanism),
         rng,
     )?;
     indicator_marginals(table, &decisions, &mut norm.released);

@@ -116,6 +116,17 @@ impl Dataset {
         to_js(&Out { labels, counts })
     }
 
+    /// The noise a synthesis with `options` would calibrate (the live readout): the
+    /// `noisePreview` of this table's class sizes, columns and data path.
+    #[wasm_bindgen(js_name = noisePreview, unchecked_return_type = "PreviewResult")]
+    pub fn noise_preview(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let p = params(options, "noisePreview options", Some(&self.label))?;
+        to_js(&api::dataset_preview(&self.table, &p).map_err(js_err)?)
+    }
+
     /// Synthesizes: `{csv: Uint8Array, receipt}` (bytes, to hand to a Blob without copies).
     #[wasm_bindgen(unchecked_return_type = "{ csv: Uint8Array; receipt: Receipt }")]
     pub fn synthesize(

@@ -45,6 +45,14 @@ test("CSV: a messy file through the UI gives the input's header, the row count a
   const receipt = JSON.parse(rec.bytes.toString("utf8"));
   assert.ok(receipt.epsilon <= 3 && receipt.epsilon > 2.5, `ε = ${receipt.epsilon}`);
   assert.equal(receipt.randomness.seeded, false);
+  // The live readout set aside the run's share of ε for DP normalization (300 rows: raised
+  // above the default 0.2), not the default.
+  const readout = await page.textContent('[data-testid="noise-readout"]');
+  const shown = /sized for a share of ([0-9.]+) of it/.exec(readout);
+  assert.ok(shown, readout);
+  const share = receipt.normalization.dp_histogram.epsilon_share;
+  assert.ok(share > 0.2, `share ${share}`);
+  assert.equal(Number(shown[1]), +share.toFixed(2), readout);
 
   // The histogram preview is drawn.
   await page.waitForSelector('[data-testid="preview"] canvas');

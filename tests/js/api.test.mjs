@@ -135,6 +135,16 @@ test("Dataset: class counts, synthesis as bytes, histograms and the utility chec
   // The label-keeping adjacency: T = the input's 150 rows (the standard default takes T from DP counts).
   const r = ds.synthesize({ epsilon: 5, delta: 1e-5, seed: 3, adjacency: "keep-label" });
   assert.ok(r.csv instanceof Uint8Array);
+  // The table's live readout calibrates as the run: its normalization share (Iris: raised
+  // above 0.2), its l and its σx (keep-label: exact class sizes).
+  const shown = ds.noisePreview({ epsilon: 5, delta: 1e-5, adjacency: "keep-label" });
+  assert.equal(shown.normalizeShare, r.receipt.normalization.dp_histogram.epsilon_share);
+  assert.ok(shown.normalizeShare > 0.2, `share ${shown.normalizeShare}`);
+  assert.equal(shown.mix, r.receipt.parameters.mix);
+  assert.equal(shown.sigmaX, r.receipt.parameters.sigma_x);
+  assert.ok(shown.epsilon <= 5 && shown.epsilon === shown.epsilonMixing, `${shown.epsilon}`);
+  assert.equal(ds.noisePreview({ epsilon: 5, delta: 1e-5, normalize: "data" }).normalizeShare, 0);
+  assert.throws(() => ds.noisePreview({ delta: 1e-5 }), /epsilon/);
   const rows = parseCsv(new TextDecoder().decode(r.csv));
   assert.equal(rows.length - 1, 150);
   const h = ds.histograms(r.csv);
@@ -165,19 +175,28 @@ test("inspectCsv guesses the label and detects pixel tables", () => {
 
 test("noisePreview uses only public numbers and never overshoots", () => {
   const p = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: "auto" });
-  // The synthesis's default normalization share (0.2) is set aside.
-  assert.ok(p.epsilonMixing <= 2 * 0.8);
+  // The whole release (the mixing composed with the normalization at the synthesis's default
+  // share 0.2 and the standard adjacency's class counts) meets ε.
+  assert.ok(p.epsilon <= 2 && p.epsilon > 1.95, `${p.epsilon}`);
+  assert.equal(p.normalizeShare, 0.2);
   assert.equal(p.mix, p.suggestedMix);
-  assert.equal(p.samplesPerClass, 60);
+  // Rows per class follow the class sizes (T = 180); the pool is below the smallest class
+  // (the least of the DP floors).
+  assert.equal(p.samplesPerClass, 70);
+  assert.ok(p.pool < 50, `pool ${p.pool}`);
   // The default readout is the synthesis's: PLD (RDP as a cross-check), standard adjacency.
   assert.equal(p.accountant, "pld");
-  const rdp = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, accountant: "rdp", adjacency: "keep-label" });
+  // Keep-label, no normalization, RDP: nothing to compose, so the readout is `calibrate` of
+  // the synthesis's box encoding (4 numeric features: accountant clip c/2, with the
+  // encoding's 1e-6 margin).
+  const bare = { classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, adjacency: "keep-label", normalizeShare: 0 };
+  const rdp = cjs.noisePreview({ ...bare, accountant: "rdp" });
   assert.equal(rdp.accountant, "rdp");
-  // 4 numeric features: the synthesis's box encoding, whose accountant clip is c/2.
-  const same = cjs.calibrate({ pool: 50, mix: p.mix, clip: 0.5, samples: 60, delta: 1e-5, epsilon: 1.6 });
-  assert.equal(rdp.sigmaX, same.sigmaX);
-  const kept = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: p.mix, adjacency: "keep-label" });
-  assert.ok(kept.sigmaX < rdp.sigmaX && kept.epsilonMixing <= 1.6, JSON.stringify(kept));
+  const same = cjs.calibrate({ pool: 50, mix: p.mix, clip: 0.5 * (1 + 1e-6), samples: 60, delta: 1e-5, epsilon: 2 });
+  // (Composing the empty data path rounds ε up by a few ulps.)
+  assert.ok(Math.abs(rdp.sigmaX - same.sigmaX) <= 1e-9 * same.sigmaX, `${rdp.sigmaX} vs ${same.sigmaX}`);
+  const kept = cjs.noisePreview(bare);
+  assert.ok(kept.sigmaX < rdp.sigmaX && kept.epsilon <= 2, JSON.stringify(kept));
   assert.throws(() => cjs.noisePreview({ classSizes: [5], epsilon: -1, delta: 1e-5, features: 2 }), /epsilon/);
 });
 

@@ -1,0 +1,436 @@
+//! The live readout (`noisePreview`, and `Dataset.noisePreview` on a loaded table): the noise
+//! DP-CDA will calibrate for the current controls, computed as the synthesis's accounting
+//! computes it.
+//!
+//! The synthesis composes the mixing with the data path's Gaussian releases (column types,
+//! class counts, normalization: [`DataPathBudget`]) and calibrates σx so that the whole
+//! release meets ε; under the standard adjacency its pools are the DP floors ⌊ñ_k − σ_c⌋ of
+//! the noisy class counts and its rows per class follow them. The readout does the same with
+//! the counts at their expected value (ñ_k = n_k): automatic l from the same public numbers,
+//! the same composition, the same calibration (RDP, then PLD). What it cannot see is the
+//! counts' noise itself (a floor a few rows up or down) and, without the table
+//! (`noisePreview`), the table's shape: there the normalization takes `normalizeShare`
+//! (default 0.2, the synthesis's default) and no column type is left to decide.
+
+use super::synth::{class_counts, MixChoice, SynthParams};
+use super::{preset_of, DEFAULT_CLIP};
+use crate::accountant::calibrate::Goal;
+use crate::accountant::{
+    check_delta, check_epsilon, default_orders, pld, AccountantKind, Preset, RdpCurve,
+};
+use crate::data::{Column, Table};
+use crate::error::{Error, Result};
+use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
+use crate::mechanisms::pld_plan::SynthPld;
+use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
+use crate::preprocess::dp_counts::{
+    calibrate_standard, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
+};
+use crate::preprocess::rownorm::{accounting_clip, box_accounting_clip};
+use crate::synth::{self, DataPathBudget, SynthOptions};
+use serde::{Deserialize, Serialize};
+
+/// The page's live readout: the calibrated noise for the current controls, from public
+/// information only (class sizes; T; the privacy target).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PreviewRequest {
+    /// Rows per class (class sizes).
+    pub class_sizes: Vec<u64>,
+    /// Target ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// Feature columns (header columns minus the label).
+    pub features: u64,
+    /// l or "auto".
+    #[serde(default)]
+    pub mix: Option<MixChoice>,
+    /// T (default: the sum of class sizes).
+    #[serde(default)]
+    pub samples: Option<u64>,
+    /// Clip (default 1).
+    #[serde(default)]
+    pub clip: Option<f64>,
+    /// The normalization's share of ε when DP normalization runs (default: the synthesis's
+    /// default, [`super::synth::DEFAULT_NORMALIZE_SHARE`]; 0 for none): its histograms' noise
+    /// is sized for that share of ε and composed with the mixing, as the synthesis does. The
+    /// synthesis raises the share on small tables and for noisy marginals; `Dataset.noisePreview`
+    /// computes the share the run will use from the table.
+    #[serde(default)]
+    pub normalize_share: Option<f64>,
+    /// Preset.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// `pld` (default; the synthesis's accountant, RDP as a cross-check) or `rdp`.
+    #[serde(default)]
+    pub accountant: Option<String>,
+    /// `standard` (default: a record may change class, charged to two classes) or
+    /// `keep-label`.
+    #[serde(default)]
+    pub adjacency: Option<String>,
+}
+
+/// The live readout.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewResponse {
+    /// l used (the suggestion when "auto").
+    pub mix: u32,
+    /// The suggested l for these settings.
+    pub suggested_mix: u32,
+    /// Calibrated σx of the mixing.
+    pub sigma_x: f64,
+    /// `pld` or `rdp`: the accountant that calibrated σx (and the curve).
+    pub accountant: &'static str,
+    /// Noise multiplier of one step.
+    pub noise_multiplier: f64,
+    /// ε of the whole release at σx: the mixing composed with the data path's releases
+    /// (at most the target).
+    pub epsilon: f64,
+    /// The same number, under its earlier name (kept for callers that read it).
+    pub epsilon_mixing: f64,
+    /// Rows per class T_k (the largest class's, when they differ).
+    pub samples_per_class: u64,
+    /// The smallest pool the mixing samples from: the smallest class, or under the standard
+    /// adjacency its expected DP floor (cut to l when l is the whole pool).
+    pub pool: u64,
+    /// The normalization's share of ε (0: none).
+    pub normalize_share: f64,
+    /// The ε curve: ε of the whole release against σx around the calibrated value.
+    pub curve: Vec<(f64, f64)>,
+}
+
+/// A readout's checked controls.
+struct PreviewInputs {
+    class_sizes: Vec<u64>,
+    features: u64,
+    /// The squared diameter of the encoded box (short tables): 1 a numeric column, 2 a
+    /// categorical one (its one-hot segment), 0 one that collapses to a single level.
+    box_diameter_sq: u64,
+    /// None: automatic.
+    mix: Option<u32>,
+    samples: Option<u64>,
+    standard: bool,
+    /// ε, δ, c, preset, accountant and orders, as the synthesis takes them.
+    opts: SynthOptions,
+}
+
+impl PreviewInputs {
+    /// The controls of `r`, and the normalization's share.
+    fn of(r: &PreviewRequest) -> Result<(Self, f64)> {
+        check_epsilon(r.epsilon)?;
+        check_delta(r.delta)?;
+        let preset = preset_of(&r.preset)?;
+        let share = r
+            .normalize_share
+            .unwrap_or(super::synth::DEFAULT_NORMALIZE_SHARE);
+        if !(0.0..1.0).contains(&share) {
+            return Err(Error::param(
+                "normalize_share",
+                share,
+                "use a share in [0, 1)",
+            ));
+        }
+        let mix = match r.mix.as_ref().map(MixChoice::checked).transpose()? {
+            None => Some(super::synth::DEFAULT_MIX),
+            Some(MixChoice::Fixed(l)) => Some(l),
+            Some(_) => None,
+        };
+        let standard = match &r.adjacency {
+            None => true,
+            Some(a) => a.parse::<synth::Adjacency>()? == synth::Adjacency::Standard,
+        };
+        let accountant = match &r.accountant {
+            None => AccountantKind::Pld,
+            Some(a) => a.parse()?,
+        };
+        let opts = SynthOptions {
+            epsilon: Some(r.epsilon),
+            delta: r.delta,
+            clip: r.clip.unwrap_or(DEFAULT_CLIP),
+            preset,
+            accountant,
+            orders: default_orders(),
+            ..SynthOptions::default()
+        };
+        let inputs = PreviewInputs {
+            class_sizes: r.class_sizes.clone(),
+            features: r.features,
+            // Without the table: numeric columns.
+            box_diameter_sq: r.features,
+            mix,
+            samples: r.samples,
+            standard,
+            opts,
+        };
+        Ok((inputs, share))
+    }
+}
+
+/// Calibrates the noise for the page's live readout from public numbers only (see the
+/// module note).
+pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
+    let (inputs, share) = PreviewInputs::of(r)?;
+    let path = DataPathBudget::assumed(&inputs.opts, inputs.standard, share)?;
+    preview_on(&inputs, &path)
+}
+
+/// The readout for a synthesis of `table` with `p`: its class sizes, its feature columns and
+/// its data path's budget ([`synth::data_path_budget`]: the normalization's share the run
+/// will use, the column-type decisions, the δ split).
+pub fn dataset_preview(table: &Table, p: &SynthParams) -> Result<PreviewResponse> {
+    let opts = p.options(table)?;
+    check_delta(opts.delta)?;
+    match opts.epsilon {
+        Some(e) => check_epsilon(e)?,
+        None => return Err(Error::param("epsilon", "(none)", "give the target ε")),
+    }
+    let class_sizes = class_counts(table)?.into_iter().map(|n| n as u64).collect();
+    let box_diameter_sq = (table.columns.iter().enumerate())
+        .filter(|&(j, _)| Some(j) != table.label_index)
+        .map(|(_, c)| match c {
+            Column::Numeric { .. } => 1,
+            Column::Categorical { levels, .. } => levels.len().min(2) as u64,
+        })
+        .sum();
+    let inputs = PreviewInputs {
+        class_sizes,
+        features: table.n_cols().saturating_sub(1) as u64,
+        box_diameter_sq,
+        mix: (!p.auto_mix).then_some(opts.mix as u32),
+        samples: opts.samples.map(|t| t as u64),
+        standard: opts.adjacency == synth::Adjacency::Standard
+            && matches!(p.mechanism, synth::Mechanism::Cda),
+        opts: SynthOptions {
+            orders: default_orders(),
+            ..opts
+        },
+    };
+    let path = synth::data_path_budget(table, p.schema.as_ref(), &inputs.opts, &p.mechanism)?;
+    preview_on(&inputs, &path)
+}
+
+/// The pools and rows per class the synthesis would use: the class sizes and T/K each, or
+/// under the standard adjacency (class counts noise multiplier `counts_z`) the floors
+/// ⌊n_k − σ_c⌋ of counts at their expected value and T split in proportion to them.
+fn pools_and_rows(sizes: &[u64], t: u64, counts_z: Option<f64>) -> Result<(Vec<usize>, Vec<u64>)> {
+    let k = sizes.len() as u64;
+    match counts_z {
+        Some(z) => {
+            let sigma = CountNoise::new("class-count noise", z, std::f64::consts::SQRT_2)?.sigma();
+            let means: Vec<f64> = sizes
+                .iter()
+                .map(|&n| n as f64 - FLOOR_SIGMAS * sigma)
+                .collect();
+            let mut pools: Vec<usize> =
+                means.iter().map(|&m| m.floor().max(1.0) as usize).collect();
+            // The smallest pool sets the sampling rate (and, when l is the whole pool, every
+            // pool): it is the least of the noisy floors, below the least expected floor.
+            let (at, _) = pools
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, p)| *p)
+                .expect("classes");
+            pools[at] = expected_min(&means, sigma).floor().max(1.0) as usize;
+            let counts: Vec<f64> = sizes.iter().map(|&n| n as f64).collect();
+            let rows = split_samples(t as usize, &counts)
+                .into_iter()
+                .map(|r| r as u64)
+                .collect();
+            Ok((pools, rows))
+        }
+        None => Ok((
+            sizes.iter().map(|&n| n as usize).collect(),
+            vec![t / k; sizes.len()],
+        )),
+    }
+}
+
+/// E[min_k X_k] for independent X_k ~ N(`means[k]`, σ²): L + ∫_L^U Π_k P(X_k > x) dx over
+/// ±10σ around the smallest mean (the midpoint rule on 2,000 steps; the tails beyond hold
+/// less than 1e-20 of the mass).
+fn expected_min(means: &[f64], sigma: f64) -> f64 {
+    let lo_mean = means.iter().copied().fold(f64::INFINITY, f64::min);
+    if sigma.is_nan() || sigma <= 0.0 {
+        return lo_mean;
+    }
+    let (lo, hi) = (lo_mean - 10.0 * sigma, lo_mean + 10.0 * sigma);
+    let steps = 2000;
+    let h = (hi - lo) / steps as f64;
+    let survival = |x: f64| -> f64 {
+        means
+            .iter()
+            .map(|&m| crate::mechanisms::gaussian::normal_cdf((m - x) / sigma))
+            .product()
+    };
+    lo + (0..steps)
+        .map(|i| survival(lo + (i as f64 + 0.5) * h))
+        .sum::<f64>()
+        * h
+}
+
+/// The readout of `x` with the data path `path` (see the module note).
+fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewResponse> {
+    let opts = &x.opts;
+    let (epsilon, delta, preset, clip) = (
+        opts.epsilon.unwrap_or(f64::NAN),
+        path.delta_rdp,
+        opts.preset,
+        opts.clip,
+    );
+    if x.class_sizes.is_empty() {
+        return Err(Error::Data("no classes: choose a label column".into()));
+    }
+    let k = x.class_sizes.len() as u64;
+    let t = x.samples.unwrap_or_else(|| x.class_sizes.iter().sum());
+    crate::mechanisms::cda::check_samples(t, k)?;
+    let (mut pools, comps) = pools_and_rows(&x.class_sizes, t, path.counts_z)?;
+    let per_class = comps.iter().copied().max().unwrap_or(0);
+    let orders = &opts.orders;
+    let (norm_curve, extra_curve) = path.curves(orders)?;
+    // The norm the accountant is given, as the synthesis encodes the rows: wide tables and
+    // images are scaled to norm c with non-negative entries (c/√2); short tables sit in the
+    // box [0, c/M]^d, M = √(feature columns), of diameter c·D/M (numeric: c; each categorical
+    // column widens it, up to √2·c).
+    let acc_clip = if use_common_norm(x.features as usize) {
+        accounting_clip(clip, true)
+    } else {
+        box_accounting_clip(
+            clip,
+            (x.features as f64).sqrt(),
+            (x.box_diameter_sq as f64).sqrt(),
+        )
+    };
+    // The synthesis's own automatic l (preprocess::auto), from the same public numbers and
+    // the same goal: the full ε, the normalization's curve composed.
+    let smallest = pools.iter().copied().min().unwrap_or(0) as u64;
+    let auto_goal = Goal {
+        epsilon,
+        delta,
+        orders,
+        preset,
+        extra: Some(&norm_curve),
+    };
+    let suggested = auto_mix(smallest, per_class, x.features, clip, acc_clip, &auto_goal)? as u32;
+    let mix = x.mix.unwrap_or(suggested);
+    if x.standard && u64::from(mix) == smallest {
+        // l is the whole smallest pool: the synthesis cuts every pool to that size.
+        pools.iter_mut().for_each(|p| *p = smallest as usize);
+    }
+    let target = epsilon - path.epsilon_thresholds;
+    if target.is_nan() || target <= 0.0 {
+        return Err(Error::param(
+            "delta",
+            opts.delta,
+            "δ is so large that the thresholds alone spend the target ε; lower δ",
+        ));
+    }
+    let goal = Goal {
+        epsilon: target,
+        delta,
+        orders,
+        preset,
+        extra: Some(&extra_curve),
+    };
+    let dx = 2.0 * acc_clip / f64::from(mix);
+    let shape = CdaShape {
+        pool: smallest,
+        mix,
+        clip: acc_clip,
+        sigma_y: None,
+        samples: per_class,
+    };
+    let sigma_rdp = if x.standard {
+        calibrate_standard(&pools, &comps, mix, acc_clip, 0.0, &goal)?
+    } else {
+        calibrate_sigma_x(&shape, &goal)?.sigma_x
+    };
+    let use_pld = opts.accountant == AccountantKind::Pld && preset == Preset::Default;
+    let pld = use_pld.then(|| {
+        SynthPld::new(
+            f64::from(mix) / smallest.max(1) as f64,
+            per_class,
+            if x.standard {
+                pld::mechanisms::Adjacency::Standard
+            } else {
+                pld::mechanisms::Adjacency::LabelKept
+            },
+            &path.noise_multipliers(),
+            dx,
+            0.0,
+        )
+        .with_exact_noise(clip, mix as usize, path.epsilon_thresholds)
+    });
+    // PLD's ε at σx, when its calibration certified one there (the readout's centre point).
+    let (sigma_x, pld_at) = match &pld {
+        Some(p) => p.calibrate_certified(sigma_rdp, target, delta)?,
+        None => (sigma_rdp, None),
+    };
+    // ε of the whole release at σx: the smaller of the two bounds, plus the thresholds' terms.
+    // The chart's points (not the calibration) use the coarse orders and a PLD grid 4×
+    // coarser: upper bounds still, at a fraction of the cost.
+    let chart_orders = coarse_orders(orders);
+    let (_, chart_extra) = path.curves(&chart_orders)?;
+    let rdp_eps = |sx: f64, orders: &[u32], extra: &RdpCurve| -> Result<f64> {
+        Ok(if x.standard {
+            standard_curve(&pools, &comps, mix, sx / dx, orders, preset)?
+                .compose(extra)?
+                .epsilon(delta, preset.conversion())?
+                .epsilon
+        } else {
+            shape
+                .with_sigma_x(sx)
+                .epsilon(delta, orders, preset, Some(extra))?
+                .epsilon
+        })
+    };
+    let eps_at = |sx: f64, fine: bool| -> Result<f64> {
+        let (orders, extra, opts) = if fine {
+            (&orders[..], &extra_curve, pld::PldOptions::calibration())
+        } else {
+            let coarse = pld::PldOptions {
+                step_fraction: 1.0,
+                total_fraction: 12.0,
+                ..pld::PldOptions::calibration()
+            };
+            (&chart_orders[..], &chart_extra, coarse)
+        };
+        let e = rdp_eps(sx, orders, extra)?;
+        let e = match &pld {
+            Some(p) => p.epsilon_on(sx, delta, &opts)?.epsilon.min(e),
+            None => e,
+        };
+        Ok(e + path.epsilon_thresholds)
+    };
+    let at = match pld_at {
+        Some(e) => e.min(rdp_eps(sigma_x, orders, &extra_curve)?) + path.epsilon_thresholds,
+        None => eps_at(sigma_x, true)?,
+    };
+    let mut curve = Vec::with_capacity(7);
+    for f in [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0] {
+        let e = if f == 1.0 {
+            at
+        } else {
+            eps_at(sigma_x * f, false)?
+        };
+        curve.push((sigma_x * f, e));
+    }
+    Ok(PreviewResponse {
+        mix,
+        suggested_mix: suggested,
+        sigma_x,
+        accountant: if pld.is_some() {
+            AccountantKind::Pld.name()
+        } else {
+            AccountantKind::Rdp.name()
+        },
+        noise_multiplier: sigma_x / dx,
+        epsilon: at,
+        epsilon_mixing: at,
+        samples_per_class: per_class,
+        pool: pools.iter().copied().min().unwrap_or(0) as u64,
+        normalize_share: path.normalize_share,
+        curve,
+    })
+}
