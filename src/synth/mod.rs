@@ -733,9 +733,13 @@ fn auto_share(
     let plan = plan_extras(table, schema, want, z0);
     let sigma0 = z0 * plan.l2_sensitivity();
     if m_num > 0 && !reach(sigma0) {
-        let mut share = share0;
-        while share + 0.05 <= MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
-            share += 0.05;
+        // Steps of 0.05 from share0, each share rounded to the nearest 0.01 (0.4, not the
+        // 0.39999999999999997 of repeated additions) so that the receipt states it plainly.
+        for step in 1.. {
+            let share = ((share0 + 0.05 * f64::from(step)) * 100.0).round() / 100.0;
+            if share > MAX_AUTO_NORMALIZE_SHARE + 1e-12 {
+                break;
+            }
             let z = z_of(share)?;
             if reach(sigma_of(z)) {
                 let note = format!(
