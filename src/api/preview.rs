@@ -202,10 +202,7 @@ pub fn dataset_preview(table: &Table, p: &SynthParams) -> Result<PreviewResponse
         samples: opts.samples.map(|t| t as u64),
         standard: opts.adjacency == synth::Adjacency::Standard
             && matches!(p.mechanism, synth::Mechanism::Cda),
-        opts: SynthOptions {
-            orders: default_orders(),
-            ..opts
-        },
+        opts,
     };
     let path = synth::data_path_budget(table, p.schema.as_ref(), &inputs.opts, &p.mechanism)?;
     preview_on(&inputs, &path)
@@ -433,4 +430,42 @@ fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewRespons
         normalize_share: path.normalize_share,
         curve,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_min_matches_closed_forms() {
+        // One variable: its mean. Two i.i.d. normals: μ − σ/√π.
+        assert!((expected_min(&[40.0], 4.7) - 40.0).abs() < 1e-9);
+        let two = expected_min(&[40.0, 40.0], 4.7);
+        let exact = 40.0 - 4.7 / std::f64::consts::PI.sqrt();
+        // (The midpoint rule and normal_cdf agree with it to about 1e-8; pools are whole rows.)
+        assert!((two - exact).abs() < 1e-6, "{two} vs {exact}");
+        // A far larger mean does not move the minimum.
+        assert!((expected_min(&[40.0, 400.0], 4.7) - 40.0).abs() < 1e-9);
+        assert_eq!(expected_min(&[40.0, 41.0], 0.0), 40.0);
+    }
+
+    #[test]
+    fn standard_pools_are_floors_below_the_counts_and_rows_follow_them() {
+        let sigma = CountNoise::new("c", 3.0, std::f64::consts::SQRT_2)
+            .unwrap()
+            .sigma();
+        // Classes far apart: each pool is its expected floor ⌊n − σ⌋.
+        let (pools, rows) = pools_and_rows(&[50, 60, 70], 180, Some(3.0)).unwrap();
+        let floor = |n: f64| (n - sigma).floor() as usize;
+        assert_eq!(pools, vec![floor(50.0), floor(60.0), floor(70.0)]);
+        assert_eq!(rows, vec![50, 60, 70]);
+        // Equal classes: the least of three noisy floors is about 0.85σ below each.
+        let (pools, _) = pools_and_rows(&[50, 50, 50], 150, Some(3.0)).unwrap();
+        let least = (50.0 - sigma - 0.8463 * sigma).floor() as usize;
+        assert_eq!(pools.iter().min(), Some(&least), "{pools:?}");
+        assert_eq!(pools.iter().filter(|&&p| p == floor(50.0)).count(), 2);
+        // Keep-label: the class sizes, T/K rows each.
+        let (pools, rows) = pools_and_rows(&[50, 60, 70], 180, None).unwrap();
+        assert_eq!((pools, rows), (vec![50, 60, 70], vec![60, 60, 60]));
+    }
 }

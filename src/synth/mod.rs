@@ -599,8 +599,8 @@ impl DataPathBudget {
     }
 
     /// The RDP curve of the normalization alone (automatic l's goal, as in the synthesis) and
-    /// of every release of the data path.
-    /// Composed in the synthesis's order (composition rounds up, so the order is kept).
+    /// of every release of the data path, composed in the synthesis's order (composition
+    /// rounds up, so the order matters to the last bit).
     pub fn curves(&self, orders: &[u32]) -> Result<(RdpCurve, RdpCurve)> {
         let norm = RdpCurve::gaussian_or_zero(self.normalize_z, orders)?;
         let shape = RdpCurve::gaussian_or_zero(self.types_z, orders)?

@@ -39,6 +39,11 @@ test("worker-core answers with progress, then the result; errors come back as me
   assert.equal(last.transfer[0], last.m.result.csv.buffer, "the CSV bytes are transferred, not copied");
   assert.ok(last.m.result.receipt.epsilon <= 3);
 
+  // The loaded table's live readout: the run's normalization share, a whole-release ε ≤ 3.
+  const shown = (await call(10, "datasetNoisePreview", [{ epsilon: 3 }])).at(-1).m.result;
+  assert.ok(shown.sigmaX > 0 && shown.epsilon <= 3, JSON.stringify(shown));
+  assert.equal(shown.normalizeShare, last.m.result.receipt.normalization.dp_histogram.epsilon_share);
+
   const bad = await call(3, "synthesizeDataset", [{ epsilon: -2 }]);
   assert.match(bad.at(-1).m.error, /epsilon/);
   assert.equal(bad.at(-1).m.fatal, false);
@@ -49,6 +54,8 @@ test("worker-core answers with progress, then the result; errors come back as me
 
 test("worker-core: dataset operations before a dataset is loaded are refused clearly", async () => {
   const { call } = fakeWorker();
-  const r = await call(1, "utilityCheck", [{ epsilon: 1 }]);
-  assert.match(r.at(-1).m.error, /loadDataset/);
+  for (const [i, op] of ["utilityCheck", "datasetNoisePreview"].entries()) {
+    const r = await call(i + 1, op, [{ epsilon: 1 }]);
+    assert.match(r.at(-1).m.error, new RegExp(`${op}: no dataset is loaded; call loadDataset`));
+  }
 });
