@@ -267,30 +267,13 @@ fn expected_min(means: &[f64], sigma: f64) -> f64 {
         * h
 }
 
-/// The readout of `x` with the data path `path` (see the module note).
-fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewResponse> {
-    let opts = &x.opts;
-    let (epsilon, delta, preset, clip) = (
-        opts.epsilon.unwrap_or(f64::NAN),
-        path.delta_rdp,
-        opts.preset,
-        opts.clip,
-    );
-    if x.class_sizes.is_empty() {
-        return Err(Error::Data("no classes: choose a label column".into()));
-    }
-    let k = x.class_sizes.len() as u64;
-    let t = x.samples.unwrap_or_else(|| x.class_sizes.iter().sum());
-    crate::mechanisms::cda::check_samples(t, k)?;
-    let (mut pools, comps) = pools_and_rows(&x.class_sizes, t, path.counts_z)?;
-    let per_class = comps.iter().copied().max().unwrap_or(0);
-    let orders = &opts.orders;
-    let (norm_curve, extra_curve) = path.curves(orders)?;
-    // The norm the accountant is given, as the synthesis encodes the rows: wide tables and
-    // images are scaled to norm c with non-negative entries (c/√2); short tables sit in the
-    // box [0, c/M]^d, M = √(feature columns), of diameter c·D/M (numeric: c; each categorical
-    // column widens it, up to √2·c).
-    let acc_clip = if use_common_norm(x.features as usize) {
+/// The norm the accountant is given, as the synthesis encodes the rows: wide tables and
+/// images are scaled to norm c with non-negative entries (c/√2); short tables sit in the box
+/// [0, c/M]^d, M = √(feature columns), of diameter c·D/M (numeric: c; each categorical
+/// column widens it, up to √2·c), with the encoding's 1e-6 margin.
+fn accountant_clip(x: &PreviewInputs) -> f64 {
+    let clip = x.opts.clip;
+    if use_common_norm(x.features as usize) {
         accounting_clip(clip, true)
     } else {
         box_accounting_clip(
@@ -298,135 +281,231 @@ fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewRespons
             (x.features as f64).sqrt(),
             (x.box_diameter_sq as f64).sqrt(),
         )
-    };
-    // The synthesis's own automatic l (preprocess::auto), from the same public numbers and
-    // the same goal: the full ε, the normalization's curve composed.
-    let smallest = pools.iter().copied().min().unwrap_or(0) as u64;
-    let auto_goal = Goal {
-        epsilon,
-        delta,
-        orders,
-        preset,
-        extra: Some(&norm_curve),
-    };
-    let suggested = auto_mix(smallest, per_class, x.features, clip, acc_clip, &auto_goal)? as u32;
-    let mix = x.mix.unwrap_or(suggested);
-    if x.standard && u64::from(mix) == smallest {
-        // l is the whole smallest pool: the synthesis cuts every pool to that size.
-        pools.iter_mut().for_each(|p| *p = smallest as usize);
     }
-    let target = epsilon - path.epsilon_thresholds;
-    if target.is_nan() || target <= 0.0 {
-        return Err(Error::param(
-            "delta",
-            opts.delta,
-            "δ is so large that the thresholds alone spend the target ε; lower δ",
-        ));
-    }
-    let goal = Goal {
-        epsilon: target,
-        delta,
-        orders,
-        preset,
-        extra: Some(&extra_curve),
-    };
-    let dx = 2.0 * acc_clip / f64::from(mix);
-    let shape = CdaShape {
-        pool: smallest,
-        mix,
-        clip: acc_clip,
-        sigma_y: None,
-        samples: per_class,
-    };
-    let sigma_rdp = if x.standard {
-        calibrate_standard(&pools, &comps, mix, acc_clip, 0.0, &goal)?
-    } else {
-        calibrate_sigma_x(&shape, &goal)?.sigma_x
-    };
-    let use_pld = opts.accountant == AccountantKind::Pld && preset == Preset::Default;
-    let pld = use_pld.then(|| {
-        SynthPld::new(
-            f64::from(mix) / smallest.max(1) as f64,
-            per_class,
-            if x.standard {
+}
+
+/// A readout's accounting, set up as the synthesis sets up its plan: pools, rows per class,
+/// l, the data path composed, the PLD plan.
+struct Readout<'a> {
+    x: &'a PreviewInputs,
+    path: &'a DataPathBudget,
+    pools: Vec<usize>,
+    comps: Vec<u64>,
+    per_class: u64,
+    mix: u32,
+    suggested: u32,
+    acc_clip: f64,
+    /// Replace-one sensitivity of a mix, 2·c_acc/l.
+    dx: f64,
+    /// ε left once the thresholds' terms are paid, and the δ of the conversions.
+    target: f64,
+    delta: f64,
+    extra_curve: RdpCurve,
+    pld: Option<SynthPld>,
+}
+
+impl<'a> Readout<'a> {
+    fn new(x: &'a PreviewInputs, path: &'a DataPathBudget) -> Result<Self> {
+        let opts = &x.opts;
+        if x.class_sizes.is_empty() {
+            return Err(Error::Data("no classes: choose a label column".into()));
+        }
+        let k = x.class_sizes.len() as u64;
+        let t = x.samples.unwrap_or_else(|| x.class_sizes.iter().sum());
+        crate::mechanisms::cda::check_samples(t, k)?;
+        let (mut pools, comps) = pools_and_rows(&x.class_sizes, t, path.counts_z)?;
+        let per_class = comps.iter().copied().max().unwrap_or(0);
+        let (norm_curve, extra_curve) = path.curves(&opts.orders)?;
+        let acc_clip = accountant_clip(x);
+        // The synthesis's own automatic l (preprocess::auto), from the same public numbers
+        // and the same goal: the full ε, the normalization's curve composed.
+        let smallest = pools.iter().copied().min().unwrap_or(0) as u64;
+        let auto_goal = Goal {
+            epsilon: opts.epsilon.unwrap_or(f64::NAN),
+            delta: path.delta_rdp,
+            orders: &opts.orders,
+            preset: opts.preset,
+            extra: Some(&norm_curve),
+        };
+        let suggested = auto_mix(
+            smallest, per_class, x.features, opts.clip, acc_clip, &auto_goal,
+        )? as u32;
+        let mix = x.mix.unwrap_or(suggested);
+        if x.standard && u64::from(mix) == smallest {
+            // l is the whole smallest pool: the synthesis cuts every pool to that size.
+            pools.iter_mut().for_each(|p| *p = smallest as usize);
+        }
+        let target = auto_goal.epsilon - path.epsilon_thresholds;
+        if target.is_nan() || target <= 0.0 {
+            return Err(Error::param(
+                "delta",
+                opts.delta,
+                "δ is so large that the thresholds alone spend the target ε; lower δ",
+            ));
+        }
+        let dx = 2.0 * acc_clip / f64::from(mix);
+        let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;
+        let pld = use_pld.then(|| {
+            let adjacency = if x.standard {
                 pld::mechanisms::Adjacency::Standard
             } else {
                 pld::mechanisms::Adjacency::LabelKept
-            },
-            &path.noise_multipliers(),
+            };
+            let rate = f64::from(mix) / smallest.max(1) as f64;
+            SynthPld::new(
+                rate,
+                per_class,
+                adjacency,
+                &path.noise_multipliers(),
+                dx,
+                0.0,
+            )
+            .with_exact_noise(opts.clip, mix as usize, path.epsilon_thresholds)
+        });
+        Ok(Readout {
+            x,
+            path,
+            pools,
+            comps,
+            per_class,
+            mix,
+            suggested,
+            acc_clip,
             dx,
-            0.0,
-        )
-        .with_exact_noise(clip, mix as usize, path.epsilon_thresholds)
-    });
-    // PLD's ε at σx, when its calibration certified one there (the readout's centre point).
-    let (sigma_x, pld_at) = match &pld {
-        Some(p) => p.calibrate_certified(sigma_rdp, target, delta)?,
-        None => (sigma_rdp, None),
-    };
-    // ε of the whole release at σx: the smaller of the two bounds, plus the thresholds' terms.
-    // The chart's points (not the calibration) use the coarse orders and a PLD grid 4×
-    // coarser: upper bounds still, at a fraction of the cost.
-    let chart_orders = coarse_orders(orders);
-    let (_, chart_extra) = path.curves(&chart_orders)?;
-    let rdp_eps = |sx: f64, orders: &[u32], extra: &RdpCurve| -> Result<f64> {
-        Ok(if x.standard {
-            standard_curve(&pools, &comps, mix, sx / dx, orders, preset)?
-                .compose(extra)?
-                .epsilon(delta, preset.conversion())?
-                .epsilon
+            target,
+            delta: path.delta_rdp,
+            extra_curve,
+            pld,
+        })
+    }
+
+    /// The accounting shape under keep-label (the smallest pool, the most rows per class).
+    fn shape(&self) -> CdaShape {
+        CdaShape {
+            pool: self.pools.iter().copied().min().unwrap_or(0) as u64,
+            mix: self.mix,
+            clip: self.acc_clip,
+            sigma_y: None,
+            samples: self.per_class,
+        }
+    }
+
+    /// σx as the run calibrates it (RDP, then PLD), and PLD's ε there when it certified one.
+    fn calibrate(&self) -> Result<(f64, Option<f64>)> {
+        let opts = &self.x.opts;
+        let goal = Goal {
+            epsilon: self.target,
+            delta: self.delta,
+            orders: &opts.orders,
+            preset: opts.preset,
+            extra: Some(&self.extra_curve),
+        };
+        let sigma_rdp = if self.x.standard {
+            calibrate_standard(
+                &self.pools,
+                &self.comps,
+                self.mix,
+                self.acc_clip,
+                0.0,
+                &goal,
+            )?
         } else {
-            shape
+            calibrate_sigma_x(&self.shape(), &goal)?.sigma_x
+        };
+        match &self.pld {
+            Some(p) => p.calibrate_certified(sigma_rdp, self.target, self.delta),
+            None => Ok((sigma_rdp, None)),
+        }
+    }
+
+    /// RDP's ε of the whole release at `sx` on `orders` (`extra` the data path's curve on
+    /// them).
+    fn rdp_epsilon(&self, sx: f64, orders: &[u32], extra: &RdpCurve) -> Result<f64> {
+        let preset = self.x.opts.preset;
+        Ok(if self.x.standard {
+            standard_curve(
+                &self.pools,
+                &self.comps,
+                self.mix,
+                sx / self.dx,
+                orders,
+                preset,
+            )?
+            .compose(extra)?
+            .epsilon(self.delta, preset.conversion())?
+            .epsilon
+        } else {
+            self.shape()
                 .with_sigma_x(sx)
-                .epsilon(delta, orders, preset, Some(extra))?
+                .epsilon(self.delta, orders, preset, Some(extra))?
                 .epsilon
         })
-    };
-    let eps_at = |sx: f64, fine: bool| -> Result<f64> {
-        let (orders, extra, opts) = if fine {
-            (&orders[..], &extra_curve, pld::PldOptions::calibration())
-        } else {
-            let coarse = pld::PldOptions {
-                step_fraction: 1.0,
-                total_fraction: 12.0,
-                ..pld::PldOptions::calibration()
-            };
-            (&chart_orders[..], &chart_extra, coarse)
+    }
+
+    /// ε of the whole release at `sx`: the smaller of the two bounds (PLD's `pld_at` when
+    /// known, else on the grid `grid`), plus the thresholds' terms.
+    fn epsilon(
+        &self,
+        sx: f64,
+        orders: &[u32],
+        extra: &RdpCurve,
+        grid: &pld::PldOptions,
+        pld_at: Option<f64>,
+    ) -> Result<f64> {
+        let e = self.rdp_epsilon(sx, orders, extra)?;
+        let e = match (pld_at, &self.pld) {
+            (Some(p), _) => p.min(e),
+            (None, Some(p)) => p.epsilon_on(sx, self.delta, grid)?.epsilon.min(e),
+            (None, None) => e,
         };
-        let e = rdp_eps(sx, orders, extra)?;
-        let e = match &pld {
-            Some(p) => p.epsilon_on(sx, delta, &opts)?.epsilon.min(e),
-            None => e,
-        };
-        Ok(e + path.epsilon_thresholds)
-    };
-    let at = match pld_at {
-        Some(e) => e.min(rdp_eps(sigma_x, orders, &extra_curve)?) + path.epsilon_thresholds,
-        None => eps_at(sigma_x, true)?,
+        Ok(e + self.path.epsilon_thresholds)
+    }
+}
+
+/// The readout of `x` with the data path `path` (see the module note).
+fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewResponse> {
+    let r = Readout::new(x, path)?;
+    let (sigma_x, pld_at) = r.calibrate()?;
+    let orders = &x.opts.orders;
+    let at = r.epsilon(
+        sigma_x,
+        orders,
+        &r.extra_curve,
+        &pld::PldOptions::calibration(),
+        pld_at,
+    )?;
+    // The chart's other points use the coarse orders and a PLD grid 4× coarser than the
+    // calibration's: upper bounds still, at a fraction of the cost.
+    let chart_orders = coarse_orders(orders);
+    let (_, chart_extra) = path.curves(&chart_orders)?;
+    let coarse = pld::PldOptions {
+        step_fraction: 1.0,
+        total_fraction: 12.0,
+        ..pld::PldOptions::calibration()
     };
     let mut curve = Vec::with_capacity(7);
     for f in [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0] {
         let e = if f == 1.0 {
             at
         } else {
-            eps_at(sigma_x * f, false)?
+            r.epsilon(sigma_x * f, &chart_orders, &chart_extra, &coarse, None)?
         };
         curve.push((sigma_x * f, e));
     }
     Ok(PreviewResponse {
-        mix,
-        suggested_mix: suggested,
+        mix: r.mix,
+        suggested_mix: r.suggested,
         sigma_x,
-        accountant: if pld.is_some() {
+        accountant: if r.pld.is_some() {
             AccountantKind::Pld.name()
         } else {
             AccountantKind::Rdp.name()
         },
-        noise_multiplier: sigma_x / dx,
+        noise_multiplier: sigma_x / r.dx,
         epsilon: at,
         epsilon_mixing: at,
-        samples_per_class: per_class,
-        pool: pools.iter().copied().min().unwrap_or(0) as u64,
+        samples_per_class: r.per_class,
+        pool: r.pools.iter().copied().min().unwrap_or(0) as u64,
         normalize_share: path.normalize_share,
         curve,
     })
