@@ -19,6 +19,21 @@ fn run(csv: &str, req: Value) -> (Vec<Vec<String>>, Value) {
     (rows, serde_json::to_value(&receipt).unwrap())
 }
 
+/// `n` rows of two numeric columns (x uniform on [0, 10), y = label ± 1) and a 0/1 label, from
+/// a fixed seed.
+fn table(n: usize) -> String {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut csv = String::from("x,y,label\n");
+    for _ in 0..n {
+        let l: u8 = rng.gen_range(0..2);
+        let x = rng.gen_range(0.0..10.0f64);
+        let y = f64::from(l) + rng.gen_range(-1.0..1.0f64);
+        csv.push_str(&format!("{x:.3},{y:.3},{l}\n"));
+    }
+    csv
+}
+
 const IRIS: &str = include_str!("../demo/iris.csv");
 const IRIS_SCHEMA: &str = include_str!("../demo/iris.schema.json");
 
@@ -219,18 +234,6 @@ fn exact_zeros_stay_zero() {
 /// the counts' σ is about 12, so 3,000 rows are raised and 30,000 are not.
 #[test]
 fn noisy_marginals_get_a_larger_normalization_share() {
-    use rand::{Rng, SeedableRng};
-    let table = |n: usize| {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let mut csv = String::from("x,y,label\n");
-        for _ in 0..n {
-            let l: u8 = rng.gen_range(0..2);
-            let x = rng.gen_range(0.0..10.0f64);
-            let y = f64::from(l) + rng.gen_range(-1.0..1.0f64);
-            csv.push_str(&format!("{x:.3},{y:.3},{l}\n"));
-        }
-        csv
-    };
     let hist = |csv: &str, share: Option<f64>| {
         let mut req =
             serde_json::json!({"label": "label", "epsilon": 5.0, "delta": 1e-5, "seed": 1.0});
@@ -275,18 +278,6 @@ fn noisy_marginals_get_a_larger_normalization_share() {
 fn the_readout_calibrates_as_the_run() {
     use privmix::api::{dataset_preview, SynthParams};
     use privmix::data::read_csv_bytes;
-    use rand::{Rng, SeedableRng};
-    let table = |n: usize| {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let mut csv = String::from("x,y,label\n");
-        for _ in 0..n {
-            let l: u8 = rng.gen_range(0..2);
-            let x = rng.gen_range(0.0..10.0f64);
-            let y = f64::from(l) + rng.gen_range(-1.0..1.0f64);
-            csv.push_str(&format!("{x:.3},{y:.3},{l}\n"));
-        }
-        csv
-    };
     // (readout, run): share, σx and l.
     let check = |csv: &str, label: &str, extra: Value| {
         let mut req =
