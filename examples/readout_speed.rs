@@ -1,4 +1,4 @@
-//! Times the page's live readout (`api::accountant::preview`, mix "auto") and its automatic-l
+//! Times the page's live readout (`api::preview`, mix "auto") and its automatic-l
 //! ranking against the previous ranking (every candidate calibrated on all RDP orders to
 //! full precision), measured in the same run; prints a table with the ratio.
 //!
