@@ -1111,6 +1111,29 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
 /// DPMix (global or class-wise): σx (and σy, shared or given) calibrated with RDP, then with
 /// PLD when it applies (T identical Gaussian steps on l of the pool's rows drawn without
 /// replacement, with the coupling charge of its exact feature and label noise).
+/// DPMix's (σx, σy, whether σy = σx, whether calibrated): the given σx (σy given or equal
+/// to it), else RDP's calibration of `shape`, σx lowered by the PLD accountant when it
+/// applies.
+fn dpmix_sigmas(
+    p: &PlanInputs<'_>,
+    shape: &DpMixShape,
+    pld: Option<&SynthPld>,
+) -> Result<(f64, f64, bool, bool)> {
+    let opts = p.opts;
+    Ok(match p.given_sigma {
+        Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
+        None => {
+            let c = calibrate_dpmix(shape, &p.goal())?;
+            let sigma_x = match pld {
+                Some(pl) => pl.calibrate(c.sigma_x, p.target, p.delta_rdp)?,
+                None => c.sigma_x,
+            };
+            let sigma_y = if c.shared { sigma_x } else { c.sigma_y };
+            (sigma_x, sigma_y, c.shared, true)
+        }
+    })
+}
+
 fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let PlanInputs {
         table,
@@ -1124,9 +1147,6 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
         pool_min,
         entries_clamped,
         label_free_public,
-        given_sigma,
-        target,
-        delta_rdp,
         eps_terms,
         extra_zs,
         use_pld,
@@ -1165,18 +1185,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
             None => p,
         }
     });
-    let (sigma_x, sigma_y, shared, calibrated) = match given_sigma {
-        Some(s) => (s, opts.sigma_y.unwrap_or(s), opts.sigma_y.is_none(), false),
-        None => {
-            let c = calibrate_dpmix(&shape, &p.goal())?;
-            let sigma_x = match &pld {
-                Some(p) => p.calibrate(c.sigma_x, target, delta_rdp)?,
-                None => c.sigma_x,
-            };
-            let sigma_y = if c.shared { sigma_x } else { c.sigma_y };
-            (sigma_x, sigma_y, c.shared, true)
-        }
-    };
+    let (sigma_x, sigma_y, shared, calibrated) = dpmix_sigmas(p, &shape, pld.as_ref())?;
     let privacy = shape.with_sigmas(sigma_x, sigma_y);
     let soft = o.labels == LabelOutput::Soft;
     let label_name = &table.names[cls.index];
