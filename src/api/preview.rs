@@ -26,7 +26,7 @@ use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
 use crate::preprocess::dp_counts::{
     calibrate_standard, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
 };
-use crate::preprocess::rownorm::{accounting_clip, box_accounting_clip};
+use crate::preprocess::rownorm::{accounting_clip, box_accounting_clip, column_diameter_sq};
 use crate::synth::{self, DataPathBudget, SynthOptions};
 use serde::{Deserialize, Serialize};
 
@@ -105,8 +105,8 @@ pub struct PreviewResponse {
 struct PreviewInputs {
     class_sizes: Vec<u64>,
     features: u64,
-    /// The squared diameter of the encoded box (short tables): 1 a numeric column, 2 a
-    /// categorical one (its one-hot segment), 0 one that collapses to a single level.
+    /// The squared diameter of the encoded box (short tables), summed over the feature
+    /// columns ([`column_diameter_sq`]).
     box_diameter_sq: u64,
     /// None: automatic.
     mix: Option<u32>,
@@ -190,10 +190,10 @@ pub fn dataset_preview(table: &Table, p: &SynthParams) -> Result<PreviewResponse
     let box_diameter_sq = (table.columns.iter().enumerate())
         .filter(|&(j, _)| Some(j) != table.label_index)
         .map(|(_, c)| match c {
-            Column::Numeric { .. } => 1,
-            Column::Categorical { levels, .. } => levels.len().min(2) as u64,
+            Column::Numeric { .. } => column_diameter_sq(None),
+            Column::Categorical { levels, .. } => column_diameter_sq(Some(levels.len())),
         })
-        .sum();
+        .sum::<usize>() as u64;
     let inputs = PreviewInputs {
         class_sizes,
         features: table.n_cols().saturating_sub(1) as u64,
@@ -297,6 +297,8 @@ struct Readout<'a> {
     acc_clip: f64,
     /// Replace-one sensitivity of a mix, 2·c_acc/l.
     dx: f64,
+    /// The accounting shape under keep-label: the smallest pool, the most rows per class.
+    shape: CdaShape,
     /// ε left once the thresholds' terms are paid, and the δ of the conversions.
     target: f64,
     delta: f64,
@@ -372,22 +374,18 @@ impl<'a> Readout<'a> {
             suggested,
             acc_clip,
             dx,
+            shape: CdaShape {
+                pool: smallest,
+                mix,
+                clip: acc_clip,
+                sigma_y: None,
+                samples: per_class,
+            },
             target,
             delta: path.delta_rdp,
             extra_curve,
             pld,
         })
-    }
-
-    /// The accounting shape under keep-label (the smallest pool, the most rows per class).
-    fn shape(&self) -> CdaShape {
-        CdaShape {
-            pool: self.pools.iter().copied().min().unwrap_or(0) as u64,
-            mix: self.mix,
-            clip: self.acc_clip,
-            sigma_y: None,
-            samples: self.per_class,
-        }
     }
 
     /// σx as the run calibrates it (RDP, then PLD), and PLD's ε there when it certified one.
@@ -410,7 +408,7 @@ impl<'a> Readout<'a> {
                 &goal,
             )?
         } else {
-            calibrate_sigma_x(&self.shape(), &goal)?.sigma_x
+            calibrate_sigma_x(&self.shape, &goal)?.sigma_x
         };
         match &self.pld {
             Some(p) => p.calibrate_certified(sigma_rdp, self.target, self.delta),
@@ -435,7 +433,7 @@ impl<'a> Readout<'a> {
             .epsilon(self.delta, preset.conversion())?
             .epsilon
         } else {
-            self.shape()
+            self.shape
                 .with_sigma_x(sx)
                 .epsilon(self.delta, orders, preset, Some(extra))?
                 .epsilon
@@ -505,7 +503,7 @@ fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewRespons
         epsilon: at,
         epsilon_mixing: at,
         samples_per_class: r.per_class,
-        pool: r.pools.iter().copied().min().unwrap_or(0) as u64,
+        pool: r.shape.pool,
         normalize_share: path.normalize_share,
         curve,
     })

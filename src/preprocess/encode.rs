@@ -616,15 +616,16 @@ impl FeatureSpace {
                 let value = |x: f32| offset + f64::from(x) * sc;
                 // Onto the marginal, the values are mapped as they are made (sc > 0, so they
                 // follow the features' order: see `quantile_map_monotone`).
-                let mut v: Vec<f64> = match m {
+                let v = match m {
                     Some(ColumnMarginal::Numeric(nm)) => {
                         quantile_map_monotone(t, feature, value, nm)
                     }
-                    _ => (0..t).map(|i| value(feature(i))).collect(),
+                    _ => {
+                        let mut v: Vec<f64> = (0..t).map(|i| value(feature(i))).collect();
+                        into_range(&mut v, (*lo, *hi), *integer, denoised, classes);
+                        v
+                    }
                 };
-                if !matches!(m, Some(ColumnMarginal::Numeric(_))) {
-                    into_range(&mut v, (*lo, *hi), *integer, denoised, classes);
-                }
                 numeric_output(v, start, *integer)
             }
             ColumnCodec::Categorical { levels, start, .. } => {

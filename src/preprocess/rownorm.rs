@@ -69,11 +69,21 @@ pub fn box_diameter(space: &FeatureSpace) -> f64 {
         .iter()
         .map(|c| match c {
             ColumnCodec::Label => 0,
-            ColumnCodec::Numeric { .. } => 1,
-            ColumnCodec::Categorical { levels, .. } => levels.len().min(2),
+            ColumnCodec::Numeric { .. } => column_diameter_sq(None),
+            ColumnCodec::Categorical { levels, .. } => column_diameter_sq(Some(levels.len())),
         })
         .sum();
     (sq as f64).sqrt()
+}
+
+/// One feature column's share of D²: 1 for a numeric column ([0, 1]); for a categorical
+/// one with `levels` (its one-hot segment), 2 — two rows' hot entries differ in two places —
+/// or 1 with a single level, 0 with none.
+pub fn column_diameter_sq(categorical_levels: Option<usize>) -> usize {
+    match categorical_levels {
+        None => 1,
+        Some(levels) => levels.min(2),
+    }
 }
 
 /// The clip norm to hand to an accountant that charges Δx = 2·c_acc/l for rows in the box

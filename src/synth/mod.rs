@@ -534,14 +534,7 @@ fn choose_share(
         let eps = opts.epsilon.ok_or_else(|| {
             Error::param("epsilon", "(none)", "DP normalization needs a target ε to size its share; give ε, or use public normalization with a schema")
         })?;
-        let z_of = |share: f64| -> Result<f64> {
-            Ok(
-                smallest_z(eps * share, delta_rdp, opts.preset.conversion(), |z| {
-                    RdpCurve::gaussian(z, &opts.orders)
-                })?
-                .z,
-            )
-        };
+        let z_of = |share: f64| normalize_z(opts, eps * share, delta_rdp);
         let z0 = z_of(opts.normalize_share)?;
         if opts.normalize_share_given {
             (z0, opts.normalize_share, None)
@@ -572,7 +565,7 @@ fn choose_share(
 /// The data path's releases as the synthesis's accounting composes them with the mixing:
 /// what a readout of the noise before a run (the page's live readout,
 /// [`mod@crate::api::preview`]) needs to calibrate as the run will.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone)]
 pub struct DataPathBudget {
     /// The normalization's share of ε (0 when it releases nothing) and the noise multiplier
     /// of its histograms (sized for that share of ε alone, as the synthesis sizes it).
@@ -599,13 +592,15 @@ impl DataPathBudget {
     }
 
     /// The RDP curve of the normalization alone (automatic l's goal, as in the synthesis) and
-    /// of every release of the data path, composed in the synthesis's order (composition
-    /// rounds up, so the order matters to the last bit).
+    /// of every release of the data path (`compose_data_path`, as the synthesis composes
+    /// them).
     pub fn curves(&self, orders: &[u32]) -> Result<(RdpCurve, RdpCurve)> {
         let norm = RdpCurve::gaussian_or_zero(self.normalize_z, orders)?;
-        let shape = RdpCurve::gaussian_or_zero(self.types_z, orders)?
-            .compose(&RdpCurve::gaussian_or_zero(self.counts_z, orders)?)?;
-        let all = norm.clone().compose(&shape)?;
+        let all = compose_data_path(
+            &norm,
+            &RdpCurve::gaussian_or_zero(self.types_z, orders)?,
+            &RdpCurve::gaussian_or_zero(self.counts_z, orders)?,
+        )?;
         Ok((norm, all))
     }
 
@@ -617,12 +612,7 @@ impl DataPathBudget {
         let delta_lab = label_delta(opts, standard, false);
         let delta_rdp = opts.delta - delta_lab;
         let normalize_z = match opts.epsilon {
-            Some(eps) if share > 0.0 => Some(
-                smallest_z(eps * share, delta_rdp, opts.preset.conversion(), |z| {
-                    RdpCurve::gaussian(z, &opts.orders)
-                })?
-                .z,
-            ),
+            Some(eps) if share > 0.0 => Some(normalize_z(opts, eps * share, delta_rdp)?),
             _ => None,
         };
         Ok(DataPathBudget {
@@ -634,6 +624,22 @@ impl DataPathBudget {
             epsilon_thresholds: label_threshold_epsilon(delta_lab),
         })
     }
+}
+
+/// The noise multiplier of the normalization's histograms sized for `eps` alone at `delta`
+/// (the smallest Gaussian z with that ε).
+fn normalize_z(opts: &SynthOptions, eps: f64, delta: f64) -> Result<f64> {
+    Ok(smallest_z(eps, delta, opts.preset.conversion(), |z| {
+        RdpCurve::gaussian(z, &opts.orders)
+    })?
+    .z)
+}
+
+/// The data path's RDP curve, composed with the mixing's by every plan: the normalization,
+/// then the column types with the class counts. One order for the synthesis and its readout
+/// (composition rounds up, so the order matters to the last bit).
+fn compose_data_path(norm: &RdpCurve, types: &RdpCurve, counts: &RdpCurve) -> Result<RdpCurve> {
+    norm.clone().compose(&types.clone().compose(counts)?)
 }
 
 /// The ε term of the label threshold (0 without one).
@@ -2106,8 +2112,7 @@ fn account(
     let eps_terms = threshold_terms(norm, p.count_report.as_ref());
     let (given_sigma, target) = sigma_for_target(opts)?;
     let target = target_after_thresholds(opts, target, eps_terms)?;
-    let shape_curve = p.types_curve.clone().compose(&p.counts_curve)?;
-    let extra_curve = norm.curve.clone().compose(&shape_curve)?;
+    let extra_curve = compose_data_path(&norm.curve, &p.types_curve, &p.counts_curve)?;
     let label_free_public = vec![
         "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
         "the number of input rows and the column names and types".to_string(),
