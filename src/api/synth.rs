@@ -314,14 +314,10 @@ impl SynthParams {
         })
     }
 
-    /// The core options for `table`, resolving an automatic mix order from its class sizes
-    /// (public under the adjacency) and the privacy target.
+    /// The core options for `table` (an automatic mix order is resolved inside the
+    /// synthesis, which reads the class sizes it may use; none are counted here).
     pub fn options(&self, table: &Table) -> Result<SynthOptions> {
-        let sizes = match (self.auto_mix, table.label_index) {
-            (true, Some(_)) => class_counts(table)?,
-            _ => Vec::new(),
-        };
-        self.options_for(&sizes, table.n_rows, table.n_cols().saturating_sub(1))
+        self.options_for(&[], table.n_rows, table.n_cols().saturating_sub(1))
     }
 
     /// [`Self::options`] from the public shape of the data: class sizes (needed only for an
