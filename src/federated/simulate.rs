@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, Mixer};
 use crate::mechanisms::federated::zero_sum::centered;
 use crate::mechanisms::federated::{
-    calibrate_tau_g_for, check_clients, check_known, sensitivity, ClaimSizes, Variant,
+    calibrate_tau_g_for, check_clients, check_known, sensitivity, ClaimSizes, Federation, Variant,
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
@@ -179,6 +179,82 @@ fn checked_parts(
     Ok((class_labels, parts, t))
 }
 
+/// The simulation's noise: the clip, the sensitivity, the smallest pool over all parties,
+/// τ_e and τ_g calibrated for the federation.
+struct SimNoise {
+    clip: f64,
+    delta_l2: f64,
+    pool: usize,
+    tau_e: f64,
+    tau_g: f64,
+    federation: Federation,
+}
+
+impl SimNoise {
+    fn calibrate(
+        opts: &FedOptions,
+        parts: &PartyRows,
+        norm: &Norm,
+        clients: usize,
+        clip: f64,
+        per_class: usize,
+    ) -> Result<Self> {
+        let delta_l2 = sensitivity(opts.mix, clip);
+        let pool = parts
+            .iter()
+            .flat_map(|p| p.iter().map(Vec::len))
+            .min()
+            .expect("at least one party and class");
+        let acc = norm.accounting(opts, pool, per_class);
+        let tau_e = tau_e_for(opts, delta_l2, per_class, norm.delta_rdp)?;
+        let federation = opts.federation(delta_l2, tau_e, clients);
+        let tau_g = calibrate_tau_g_for(&federation, &acc, opts.epsilon)?;
+        Ok(SimNoise {
+            clip,
+            delta_l2,
+            pool,
+            tau_e,
+            tau_g,
+            federation,
+        })
+    }
+
+    /// The receipt's parameters.
+    fn parameters(
+        &self,
+        opts: &FedOptions,
+        sim: Simulation,
+        t: usize,
+        rows_written: usize,
+        classes: usize,
+        feature_dim: usize,
+    ) -> FedParameters {
+        let clients = sim.clients;
+        FedParameters {
+            clients,
+            aggregator_seeds: opts.aggregator_seeds,
+            aggregator_trust: aggregator_trust(opts.aggregator_seeds),
+            parties_present: (1..=clients as u32).collect(),
+            parties_missing: vec![],
+            mix: opts.mix,
+            clip: self.clip,
+            sensitivity: self.delta_l2,
+            tau_e: self.tau_e,
+            tau_release: self.tau_g / (clients as f64).sqrt(),
+            target_epsilon: opts.epsilon,
+            samples_requested: t,
+            samples_per_class: t / classes,
+            rows_written,
+            classes,
+            feature_dim,
+            partition: Some(sim.partition),
+            // The simulator knows every party's classes: all parties are calibrated for the
+            // smallest class over all of them, as if they had agreed on it with `--pool`.
+            pool_floor: Some(self.pool),
+        }
+    }
+}
+
 /// Simulates the federation `sim` on `table` (label column set), calling
 /// `header` once and `row` for each released row; returns the receipt.
 pub fn simulate(
@@ -190,7 +266,7 @@ pub fn simulate(
     header: impl FnOnce(&[String]) -> Result<()>,
     mut row: impl FnMut(&[String]) -> Result<()>,
 ) -> Result<FedReceipt> {
-    let Simulation { clients, partition } = sim;
+    let clients = sim.clients;
     let (class_labels, parts, t) = checked_parts(table, opts, sim, rng)?;
     let k = class_labels.len();
     let per_class = t / k;
@@ -200,16 +276,10 @@ pub fn simulate(
     let mut features = norm.space.encode(table)?;
     clip_rows(&mut features, d, clip)?;
 
-    let delta_l2 = sensitivity(opts.mix, clip);
-    let pool = parts
-        .iter()
-        .flat_map(|p| p.iter().map(Vec::len))
-        .min()
-        .expect("at least one party and class");
-    let acc = norm.accounting(opts, pool, per_class);
-    let tau_e = tau_e_for(opts, delta_l2, per_class, norm.delta_rdp)?;
-    let federation = opts.federation(delta_l2, tau_e, clients);
-    let tau_g = calibrate_tau_g_for(&federation, &acc, opts.epsilon)?;
+    let noise = SimNoise::calibrate(opts, &parts, &norm, clients, clip, per_class)?;
+    let SimNoise {
+        pool, tau_e, tau_g, ..
+    } = noise;
 
     header(&norm.space.names)?;
     let mixer = Mixer::new(&features, d, opts.mix, Gaussian::new("tau-g", tau_g)?);
@@ -233,7 +303,7 @@ pub fn simulate(
         rows_written: rows_written as u64,
     };
     let (views, per_party, epsilon) = accounted_views(
-        &federation,
+        &noise.federation,
         &sizes,
         tau_g,
         opts.preset,
@@ -250,28 +320,7 @@ pub fn simulate(
         mode: "simulation".into(),
         meets_target: epsilon <= opts.epsilon,
         guarantee,
-        parameters: FedParameters {
-            clients,
-            aggregator_seeds: opts.aggregator_seeds,
-            aggregator_trust: aggregator_trust(opts.aggregator_seeds),
-            parties_present: (1..=clients as u32).collect(),
-            parties_missing: vec![],
-            mix: opts.mix,
-            clip,
-            sensitivity: delta_l2,
-            tau_e,
-            tau_release: tau_g / (clients as f64).sqrt(),
-            target_epsilon: opts.epsilon,
-            samples_requested: t,
-            samples_per_class: per_class,
-            rows_written,
-            classes: k,
-            feature_dim: d,
-            partition: Some(partition),
-            // The simulator knows every party's classes: all parties are calibrated for the
-            // smallest class over all of them, as if they had agreed on it with `--pool`.
-            pool_floor: Some(pool),
-        },
+        parameters: noise.parameters(opts, sim, t, rows_written, k, d),
         views,
         per_party,
         residual_noise: vec![],
