@@ -744,6 +744,20 @@ mod tests {
             .to_string();
         assert!(e.contains("twice"), "{e}");
         assert!(run(&[]).is_err());
+    }
+
+    /// A party's own contribution checks its keys and T: its own key among the peers is
+    /// ignored, alone it is no federation, another key with its id and a missing T are
+    /// rejected.
+    #[test]
+    fn contributing_checks_the_keys_and_the_samples() {
+        let (t, schema) = constant_table(50);
+        let o = FedOptions {
+            mix: 5,
+            ..opts(Variant::Cape, 40)
+        };
+        let ps = parties(3, 2);
+        let cs = contribute_all(&ps, &o, &t, &schema);
         // Own key among the peers is ignored: same contribution context as without it.
         let all: Vec<PublicKeyFile> = ps.iter().map(|q| q.public.clone()).collect();
         let c = contribute(
