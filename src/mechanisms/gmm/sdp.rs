@@ -96,6 +96,51 @@ fn certify(mut x: Mat, vs: &[Vec<f64>]) -> Result<(Mat, f64, f64)> {
     Ok((x, inflation, maxq))
 }
 
+/// g_i = u_iᵀ M^{-1/2} u_i for the active constraints (all of them when `full`), 0 for the
+/// others.
+fn constraint_values(us: &[Vec<f64>], m_mhalf: &Mat, active: &[bool], full: bool) -> Vec<f64> {
+    us.iter()
+        .enumerate()
+        .map(|(i, u)| {
+            if !(active[i] || full) {
+                return 0.0;
+            }
+            let mu = m_mhalf.mul_vec(u);
+            u.iter().zip(&mu).map(|(a, b)| a * b).sum::<f64>()
+        })
+        .collect()
+}
+
+/// One multiplicative-weights step on the dual weights: w_i ← w_i·g_i/T, renormalized;
+/// weights below 1e-12/m leave the working set, and on a `full` pass violated constraints
+/// (g_i > T) re-enter it.
+fn update_weights(w: &mut [f64], active: &mut [bool], g: &[f64], big_t: f64, full: bool) {
+    let m = w.len();
+    if full {
+        // re-activate violated constraints
+        for i in 0..m {
+            if !active[i] && g[i] > big_t {
+                active[i] = true;
+                w[i] = 1e-6 / m as f64;
+            }
+        }
+    }
+    let mut s = 0.0;
+    for i in 0..m {
+        if active[i] {
+            w[i] *= g[i] / big_t;
+            if w[i] < 1e-12 / m as f64 {
+                active[i] = false;
+                w[i] = 0.0;
+            }
+            s += w[i];
+        }
+    }
+    for x in w.iter_mut() {
+        *x /= s;
+    }
+}
+
 /// Solves min tr(C X) s.t. X ⪰ v vᵀ for all v in `vs`, to relative gap ≤ `tol`.
 /// Errors when the v's do not span R^d (then the optimum is singular), or when C is not
 /// positive definite, or when `max_iter` iterations do not reach the tolerance.
@@ -139,17 +184,7 @@ pub fn solve_min_trace(c: &Mat, vs: &[Vec<f64>], tol: f64, max_iter: usize) -> R
         // g_i on the working set every iteration; on every constraint every 25 iterations
         // and before stopping (the certificate below re-checks all of them anyway)
         let full = it % 25 == 0;
-        let g: Vec<f64> = us
-            .iter()
-            .enumerate()
-            .map(|(i, u)| {
-                if !(active[i] || full) {
-                    return 0.0;
-                }
-                let mu = m_mhalf.mul_vec(u);
-                u.iter().zip(&mu).map(|(a, b)| a * b).sum::<f64>()
-            })
-            .collect();
+        let g = constraint_values(&us, &m_mhalf, &active, full);
         let gmax = g.iter().cloned().fold(0.0, f64::max);
         if gmax / big_t - 1.0 <= 0.5 * tol || it >= max_iter {
             if full || it >= max_iter {
@@ -159,29 +194,7 @@ pub fn solve_min_trace(c: &Mat, vs: &[Vec<f64>], tol: f64, max_iter: usize) -> R
             it = (it / 25 + 1) * 25;
             continue;
         }
-        if full {
-            // re-activate violated constraints
-            for i in 0..m {
-                if !active[i] && g[i] > big_t {
-                    active[i] = true;
-                    w[i] = 1e-6 / m as f64;
-                }
-            }
-        }
-        let mut s = 0.0;
-        for i in 0..m {
-            if active[i] {
-                w[i] *= g[i] / big_t;
-                if w[i] < 1e-12 / m as f64 {
-                    active[i] = false;
-                    w[i] = 0.0;
-                }
-                s += w[i];
-            }
-        }
-        for x in w.iter_mut() {
-            *x /= s;
-        }
+        update_weights(&mut w, &mut active, &g, big_t, full);
         it += 1;
     }
     // primal from dual
