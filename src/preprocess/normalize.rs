@@ -496,12 +496,45 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         }
     }
     let protected = mode != NormalizeMode::Data;
-    let statement = match mode {
-        NormalizeMode::Dp => "Normalization statistics (ranges, integrality, categories, marginals, the mean row norm) the schema does not give were estimated under differential privacy; their cost is composed into ε and δ.".to_string(),
-        NormalizeMode::Public => "Normalization uses only public bounds and categories from the schema; nothing was learned from the data.".to_string(),
-        NormalizeMode::Data => "WARNING: normalization statistics (means, standard deviations, ranges, categories) were computed exactly from the data and are NOT protected by differential privacy; the output reveals them. Use normalize = dp (default) or public for a release.".to_string(),
-    };
-    let dp_histogram = dp_hist.map(|(b, sens, g)| DpHistogramReport {
+    let statement = statement_of(mode);
+    let dp_histogram = dp_hist
+        .map(|(b, sens, g)| histogram_report(b, sens, &g, plan, marginals_on, released.mean_norm));
+    let warnings = notes.into_warnings();
+    Ok((
+        space,
+        NormalizationReport {
+            mode,
+            protected,
+            statement,
+            dp_histogram,
+            columns: reports,
+            warnings,
+        },
+        released,
+    ))
+}
+
+/// What the receipt says the normalization protects, by mode.
+fn statement_of(mode: NormalizeMode) -> String {
+    match mode {
+        NormalizeMode::Dp => "Normalization statistics (ranges, integrality, categories, marginals, the mean row norm) the schema does not give were estimated under differential privacy; their cost is composed into ε and δ.".into(),
+        NormalizeMode::Public => "Normalization uses only public bounds and categories from the schema; nothing was learned from the data.".into(),
+        NormalizeMode::Data => "WARNING: normalization statistics (means, standard deviations, ranges, categories) were computed exactly from the data and are NOT protected by differential privacy; the output reveals them. Use normalize = dp (default) or public for a release.".into(),
+    }
+}
+
+/// The receipt's account of the DP histograms: their noise, what they covered and the
+/// thresholds' cost.
+fn histogram_report(
+    b: &DpHistogramBudget,
+    sens: f64,
+    g: &CountNoise,
+    plan: &NormPlan,
+    marginals_on: bool,
+    mean_norm: Option<f64>,
+) -> DpHistogramReport {
+    let (m_num, m_cat) = (plan.numeric_ranges, plan.categorical_levels);
+    DpHistogramReport {
         noise_multiplier: b.noise_multiplier,
         l2_sensitivity: sens,
         noise_std: g.sigma(),
@@ -516,23 +549,10 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         marginal_columns: plan.numeric_marginals
             + plan.categorical_marginals
             + if marginals_on { m_cat } else { 0 },
-        mean_norm: released.mean_norm,
+        mean_norm,
         epsilon_share: None,
         share_note: None,
-    });
-    let warnings = notes.into_warnings();
-    Ok((
-        space,
-        NormalizationReport {
-            mode,
-            protected,
-            statement,
-            dp_histogram,
-            columns: reports,
-            warnings,
-        },
-        released,
-    ))
+    }
 }
 
 /// The columns fitted: each one's codec, released marginal and report, and the encoded
