@@ -147,6 +147,24 @@ fn emit_cda(
     )
 }
 
+/// DPMix's output columns: the table's, with one probability column per class in place of
+/// the label column when the labels are soft.
+fn dpmix_columns(g: &Generation<'_>, soft: bool) -> Vec<String> {
+    let codec = g.missing_codec;
+    if !soft {
+        return codec.names().to_vec();
+    }
+    let mut names = Vec::with_capacity(g.space.names.len() + g.k);
+    for (j, name) in codec.names().iter().enumerate() {
+        if j == g.label_index {
+            names.extend(g.cls.labels.iter().map(|c| soft_label_column(name, c)));
+        } else {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
 /// DPMix (label-mixing or class-wise): each row decoded as it is made; soft labels become
 /// one probability column per class in place of the label column.
 fn emit_dpmix(
@@ -164,19 +182,7 @@ fn emit_dpmix(
     } = out;
     let (opts, plan, cls, space, codec) = (g.opts, g.plan, g.cls, g.space, g.missing_codec);
     let k = g.k;
-    let names = if soft {
-        let mut names = Vec::with_capacity(space.names.len() + k);
-        for (j, name) in codec.names().iter().enumerate() {
-            if j == g.label_index {
-                names.extend(cls.labels.iter().map(|c| soft_label_column(name, c)));
-            } else {
-                names.push(name.clone());
-            }
-        }
-        names
-    } else {
-        codec.names().to_vec()
-    };
+    let names = dpmix_columns(g, soft);
     header(&names)?;
     let mut cells = Vec::with_capacity(space.names.len() + k);
     let mut probs = vec![0f64; k];
