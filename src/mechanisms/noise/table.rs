@@ -148,6 +148,42 @@ fn alias_table(mut weight: Vec<u64>, t_bits: u32) -> (Vec<u32>, Vec<u32>) {
     (keep, alias)
 }
 
+/// The core bins' D_j = F·e^{−c_j}/n_j, bounded at 2^{−64} from `exps` (e^{−c_j} bounds at
+/// 2^{−`w`}), the slot counts `ns` and F.
+fn bin_bounds(exps: &[(Nat, Nat)], ns: &[u64], f: u64, w: u32) -> Vec<Bin> {
+    exps.iter()
+        .zip(ns)
+        .map(|((lo, hi), &n)| {
+            let l = lo.mul_u64(f).div_u64(n, false).shr(w - 64, false);
+            let h = hi.mul_u64(f).div_u64(n, true).shr(w - 64, true);
+            let l = l.to_u128().unwrap().min(u64::MAX as u128) as u64;
+            let h = h.to_u128().unwrap().min(1u128 << 64);
+            debug_assert!(h >= 1);
+            Bin {
+                lo: l,
+                hi: (h - 1) as u64,
+                n,
+            }
+        })
+        .collect()
+}
+
+/// Each slot's word: its kept count, its alias and the top 16 bits of both bins' lower
+/// bounds (0 for the tail, rejection and empty slots).
+fn pack_slots(keep: &[u32], alias: &[u32], bins: &[Bin], t_bits: u32) -> Vec<u64> {
+    let thr = |i: u32| -> u64 { bins.get(i as usize).map_or(0, |b: &Bin| b.lo >> 48) };
+    keep.iter()
+        .zip(alias)
+        .enumerate()
+        .map(|(i, (&k, &a))| {
+            k as u64
+                | (a as u64) << (t_bits + 1)
+                | thr(i as u32) << SLOT_THR
+                | thr(a) << (SLOT_THR + 16)
+        })
+        .collect()
+}
+
 impl Table {
     /// σ = num/den with 1 ≤ num, den ≤ 2^31 (checked by the caller).
     pub(crate) fn new(num: u64, den: u64) -> Table {
@@ -216,23 +252,7 @@ impl Table {
         assert!(used <= total);
         let n_reject = total - used;
 
-        // D_j = F·e^{−c_j}/n_j: bounds at 2^{−64}.
-        let bins: Vec<Bin> = exps
-            .iter()
-            .zip(&ns)
-            .map(|((lo, hi), &n)| {
-                let l = lo.mul_u64(f).div_u64(n, false).shr(W - 64, false);
-                let h = hi.mul_u64(f).div_u64(n, true).shr(W - 64, true);
-                let l = l.to_u128().unwrap().min(u64::MAX as u128) as u64;
-                let h = h.to_u128().unwrap().min(1u128 << 64);
-                debug_assert!(h >= 1);
-                Bin {
-                    lo: l,
-                    hi: (h - 1) as u64,
-                    n,
-                }
-            })
-            .collect();
+        let bins = bin_bounds(&exps, &ns, f, W);
 
         // Slots: the core bins, the tail, the rejection mass, then empty slots.
         let mut weight = vec![0u64; slots as usize];
@@ -240,18 +260,7 @@ impl Table {
         weight[j as usize] = n_tail;
         weight[j as usize + 1] = n_reject;
         let (keep, alias) = alias_table(weight, t_bits);
-        let thr = |i: u32| -> u64 { bins.get(i as usize).map_or(0, |b: &Bin| b.lo >> 48) };
-        let slot = keep
-            .iter()
-            .zip(&alias)
-            .enumerate()
-            .map(|(i, (&k, &a))| {
-                k as u64
-                    | (a as u64) << (t_bits + 1)
-                    | thr(i as u32) << SLOT_THR
-                    | thr(a) << (SLOT_THR + 16)
-            })
-            .collect();
+        let slot = pack_slots(&keep, &alias, &bins, t_bits);
         Table {
             den,
             b,
