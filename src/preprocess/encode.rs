@@ -1121,16 +1121,11 @@ mod tests {
         assert_eq!(v[399], 64.0);
     }
 
-    /// The whole batch, decoded with its columns in parallel groups on any number of
-    /// threads, is each column decoded alone, cell for cell: numeric columns with and without
-    /// a marginal, integer and not, one beyond f32's exact integers, categorical columns with
-    /// proportions (with and without the pooled level), without, and with no level.
-    #[test]
-    fn batch_decoding_is_each_column_decoded_alone() {
+    /// 70 numeric columns (every third integer, one with the range [0, 1e9], every fourth
+    /// with a marginal) and 4 categorical ones (with proportions, without, with no level),
+    /// after the label; their marginals and the encoded dimension.
+    fn mixed_codecs() -> (Vec<ColumnCodec>, Vec<Option<ColumnMarginal>>, usize) {
         use crate::preprocess::quantile::NumericMarginal;
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
-        let (t, k) = (700usize, 3u32);
         let mut codecs = vec![ColumnCodec::Label];
         let mut marginals: Vec<Option<ColumnMarginal>> = vec![None];
         let mut start = 0;
@@ -1171,7 +1166,19 @@ mod tests {
             marginals.push(m.map(ColumnMarginal::Categorical));
             start += w;
         }
-        let d = start;
+        (codecs, marginals, start)
+    }
+
+    /// The whole batch, decoded with its columns in parallel groups on any number of
+    /// threads, is each column decoded alone, cell for cell: numeric columns with and without
+    /// a marginal, integer and not, one beyond f32's exact integers, categorical columns with
+    /// proportions (with and without the pooled level), without, and with no level.
+    #[test]
+    fn batch_decoding_is_each_column_decoded_alone() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        let (t, k) = (700usize, 3u32);
+        let (codecs, marginals, d) = mixed_codecs();
         let names: Vec<String> = (0..codecs.len()).map(|j| format!("c{j}")).collect();
         let fs = FeatureSpace {
             names,
