@@ -7,6 +7,10 @@
 //! With `--json` it prints, instead of the table, one line per case: the `noisePreview`
 //! request and the whole readout's native time (best of 3), which `bench/browser/readout.mjs`
 //! replays through the app's worker in Chromium.
+//!
+//! With `--dataset FILE.csv --label COLUMN` it times the readout of a loaded table instead
+//! (`api::dataset_preview`, the npm `Dataset.noisePreview`) at ε = 1, 5 and 10, best of 3,
+//! against reading the table (the baseline, measured in the same run).
 use privmix::accountant::calibrate::Goal;
 use privmix::accountant::default_orders;
 use privmix::api::preview::{preview, PreviewRequest};
@@ -24,7 +28,46 @@ fn best_ms(reps: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// `--dataset FILE --label COLUMN`: the loaded table's readout.
+fn dataset(path: &str, label: &str) {
+    use privmix::api::{dataset_preview, SynthParams, SynthRequest};
+    use privmix::data::read_csv_path;
+    let params = |eps: f64| {
+        let req = serde_json::json!({"label": label, "epsilon": eps, "delta": 1e-5});
+        let req: SynthRequest = serde_json::from_value(req).unwrap();
+        SynthParams::try_from(&req).unwrap()
+    };
+    let opts = params(1.0).csv_options("input").unwrap();
+    let mut table = None;
+    let read = best_ms(1, || {
+        table = Some(read_csv_path(std::path::Path::new(path), &opts).unwrap());
+    });
+    let table = table.unwrap();
+    println!("| ε | l | σx | readout (ms) | reading the table (ms) | ratio |");
+    println!("|---|---|---|---|---|---|");
+    for eps in [1.0, 5.0, 10.0] {
+        let p = params(eps);
+        let mut shown = None;
+        let ms = best_ms(3, || shown = Some(dataset_preview(&table, &p).unwrap()));
+        let shown = shown.unwrap();
+        println!(
+            "| {eps} | {} | {:.4} | {ms:.1} | {read:.0} | {:.3} |",
+            shown.mix,
+            shown.sigma_x,
+            ms / read
+        );
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| {
+        let i = args.iter().position(|a| a == name)?;
+        args.get(i + 1).cloned()
+    };
+    if let Some(path) = flag("--dataset") {
+        return dataset(&path, &flag("--label").unwrap_or_else(|| "label".into()));
+    }
     let json = std::env::args().any(|a| a == "--json");
     let orders = default_orders();
     let acc = std::f64::consts::FRAC_1_SQRT_2;
