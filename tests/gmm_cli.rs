@@ -277,18 +277,43 @@ fn sample_subcommand_and_seeds() {
     assert_eq!(receipt["parameters"]["bound"], 40.0);
 }
 
-#[test]
-fn bad_inputs_fail_with_named_errors_and_no_output() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = dir.path().join("m.json");
-    let r = dir.path().join("r.json");
-    let o = dir.path().join("o.csv");
-    let write = |name: &str, text: &str| {
-        let p = dir.path().join(name);
+/// A `gmm` run on a small CSV in a temporary folder: its model, receipt and output paths.
+struct GmmCase {
+    dir: tempfile::TempDir,
+    m: std::path::PathBuf,
+    r: std::path::PathBuf,
+    o: std::path::PathBuf,
+}
+
+impl GmmCase {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, r, o) = (
+            dir.path().join("m.json"),
+            dir.path().join("r.json"),
+            dir.path().join("o.csv"),
+        );
+        GmmCase { dir, m, r, o }
+    }
+
+    fn write(&self, name: &str, text: &str) -> std::path::PathBuf {
+        let p = self.dir.path().join(name);
         std::fs::write(&p, text).unwrap();
         p
-    };
-    let args = |input: &Path| -> Vec<String> {
+    }
+
+    /// 20 rows of class `big` and 2 of class `tiny` (fewer than d + 2).
+    fn small(&self) -> std::path::PathBuf {
+        let mut t = String::from("a,b,y\n");
+        for i in 0..20 {
+            t.push_str(&format!("{},{},big\n", i, (i * 7) % 5));
+        }
+        t.push_str("1,2,tiny\n3,1,tiny\n");
+        self.write("small.csv", &t)
+    }
+
+    /// `gmm` on `input` at ε = 1, δ = 1e-5, label `y`, writing the model and the receipt.
+    fn args(&self, input: &Path) -> Vec<String> {
         [
             "gmm",
             "--input",
@@ -300,46 +325,51 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
             "--delta",
             "1e-5",
             "--model-out",
-            s(&m),
+            s(&self.m),
             "--receipt",
-            s(&r),
+            s(&self.r),
         ]
         .iter()
         .map(|x| x.to_string())
         .collect()
-    };
-    let call = |input: &Path, extra: &[&str], needle: &str| {
-        let mut a = args(input);
+    }
+
+    /// The run with `extra` (and `--bound 1000` unless given) fails naming `needle` and
+    /// leaves no file behind.
+    fn call(&self, input: &Path, extra: &[&str], needle: &str) {
+        let mut a = self.args(input);
         if !extra.contains(&"--bound") {
             a.extend(["--bound".to_string(), "1000".to_string()]);
         }
         a.extend(extra.iter().map(|x| x.to_string()));
         let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
-        fails(&refs, needle, &[&m, &r, &o]);
-    };
-    // a class with fewer than d + 2 rows
-    let mut t = String::from("a,b,y\n");
-    for i in 0..20 {
-        t.push_str(&format!("{},{},big\n", i, (i * 7) % 5));
+        fails(&refs, needle, &[&self.m, &self.r, &self.o]);
     }
-    t.push_str("1,2,tiny\n3,1,tiny\n");
-    let small = write("small.csv", &t);
-    call(&small, &[], "class 'tiny' has 2 row(s)");
+}
+
+/// A class too small, a singular covariance, too many features for N and a categorical
+/// feature: named errors, no output.
+#[test]
+fn bad_data_fails_with_named_errors_and_no_output() {
+    let g = GmmCase::new();
+    // a class with fewer than d + 2 rows
+    let small = g.small();
+    g.call(&small, &[], "class 'tiny' has 2 row(s)");
     // a singular covariance (second feature constant within a class)
     let mut t = String::from("a,b,y\n");
     for i in 0..20 {
         t.push_str(&format!("{},{},p\n", i, (i * 7) % 5));
         t.push_str(&format!("{},3,q\n", i));
     }
-    let flat = write("flat.csv", &t);
+    let flat = g.write("flat.csv", &t);
     // ... refused where the fit is used (a baseline perturbs it, the paper's design inverts
     // it); the default release needs no fit: it releases, and only the owner's KL is undefined.
-    call(
+    g.call(
         &flat,
         &["--noise", "iid-gaussian"],
         "class 'q': its covariance is singular",
     );
-    let mut a = args(&flat);
+    let mut a = g.args(&flat);
     a.extend(["--bound".to_string(), "1000".to_string()]);
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
     let out = run(&refs);
@@ -349,8 +379,8 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
         err.contains("no KL to the non-private fit") && err.contains("class 'q'"),
         "{err}"
     );
-    std::fs::remove_file(&m).unwrap();
-    std::fs::remove_file(&r).unwrap();
+    std::fs::remove_file(&g.m).unwrap();
+    std::fs::remove_file(&g.r).unwrap();
     // d too large for N
     let mut t = String::from("a,b,c,d,e,f,y\n");
     for i in 0..6 {
@@ -363,8 +393,8 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
             i % 2
         ));
     }
-    let wide = write("wide.csv", &t);
-    call(&wide, &[], "too few for 6 features");
+    let wide = g.write("wide.csv", &t);
+    g.call(&wide, &[], "too few for 6 features");
     // categorical feature
     let mut t = String::from("a,b,y\n");
     for i in 0..20 {
@@ -373,34 +403,46 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
             if i % 2 == 0 { "red" } else { "blue" }
         ));
     }
-    let cat = write("cat.csv", &t);
-    call(&cat, &[], "column 'b' is categorical");
-    // parameters
-    call(
+    let cat = g.write("cat.csv", &t);
+    g.call(&cat, &[], "column 'b' is categorical");
+}
+
+/// Bad parameters are named (in the CLI's flags) and leave no output.
+#[test]
+fn bad_parameters_fail_with_named_errors_and_no_output() {
+    let g = GmmCase::new();
+    let small = g.small();
+    g.call(
         &small,
         &["--noise", "magic"],
         "invalid value 'magic' for '--noise",
     );
-    call(
+    g.call(
         &small,
         &["--adjacency", "row"],
         "invalid value 'row' for '--adjacency",
     );
-    call(&small, &["--bound", "-2"], "invalid --bound = -2");
+    g.call(&small, &["--bound", "-2"], "invalid --bound = -2");
     // Record adjacency (the default) without a public bound: refused, naming the flag.
-    let mut a = args(&small);
-    a.extend(["--samples", "5", "--output", s(&o)].map(String::from));
+    let mut a = g.args(&small);
+    a.extend(["--samples", "5", "--output", s(&g.o)].map(String::from));
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
-    fails(&refs, "invalid --bound = (none)", &[&m, &r, &o]);
-    call(&small, &["--pca", "3"], "invalid --pca = 3");
-    call(&small, &["--samples", "10"], "invalid --output");
-    call(&small, &["--lambda", "1.5"], "invalid --lambda = 1.5");
-    let mut a = args(&small);
+    fails(&refs, "invalid --bound = (none)", &[&g.m, &g.r, &g.o]);
+    g.call(&small, &["--pca", "3"], "invalid --pca = 3");
+    g.call(&small, &["--samples", "10"], "invalid --output");
+    g.call(&small, &["--lambda", "1.5"], "invalid --lambda = 1.5");
+    let mut a = g.args(&small);
     a[6] = "0".into(); // --epsilon 0
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
-    fails(&refs, "invalid --epsilon = 0", &[&m, &r]);
-    // sampling an invalid model
-    let bad = write(
+    fails(&refs, "invalid --epsilon = 0", &[&g.m, &g.r]);
+}
+
+/// `gmm sample` refuses a model that is not positive definite, or not a model, and writes
+/// nothing.
+#[test]
+fn sampling_a_bad_model_fails_and_writes_nothing() {
+    let g = GmmCase::new();
+    let bad = g.write(
         "bad.json",
         r#"{"classes":["a"],"weights":[1.0],"means":[[0.0,0.0]],"covariances":[[[1.0,2.0],[2.0,1.0]]]}"#,
     );
@@ -413,12 +455,12 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
             "--samples",
             "5",
             "--output",
-            s(&o),
+            s(&g.o),
         ],
         "positive definite",
-        &[&o],
+        &[&g.o],
     );
-    let notjson = write("x.json", "hello");
+    let notjson = g.write("x.json", "hello");
     fails(
         &[
             "gmm",
@@ -428,10 +470,10 @@ fn bad_inputs_fail_with_named_errors_and_no_output() {
             "--samples",
             "5",
             "--output",
-            s(&o),
+            s(&g.o),
         ],
         "not a GMM model JSON",
-        &[&o],
+        &[&g.o],
     );
 }
 
