@@ -231,6 +231,38 @@ fn tampered_mismatched_and_missing_contributions() {
     assert!(!r["residual_noise"].as_array().unwrap().is_empty());
 }
 
+/// `federated contribute` of Iris's first part by `party` with the key `key` and the peer
+/// file `peer` (in the fixture's folder), at ε = 5, with T = 30 when `samples`.
+fn contribute_args(f: &Fed, party: &str, key: &str, peer: &str, samples: bool) -> Vec<String> {
+    let d = f.dir.path();
+    let mut a: Vec<String> = [
+        "federated",
+        "contribute",
+        "--party",
+        party,
+        "--key",
+        s(&d.join(key)),
+        "--peers",
+        s(&d.join(peer)),
+        "--input",
+        s(&f.parts[0]),
+        "--label",
+        "species",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--output",
+        s(&d.join("c.json")),
+    ]
+    .map(String::from)
+    .to_vec();
+    if samples {
+        a.extend(["--samples".to_string(), "30".to_string()]);
+    }
+    a
+}
+
 #[test]
 fn bad_inputs_are_named() {
     let f = setup();
@@ -247,87 +279,40 @@ fn bad_inputs_are_named() {
         ]),
         &["out", "exists"],
     );
-    // Wrong party for the key.
-    let out = d.join("c.json");
-    fails(
-        &run(&[
-            "federated",
-            "contribute",
-            "--party",
+    for (party, key, peer, samples, needles) in [
+        // Wrong party for the key.
+        (
             "2",
-            "--key",
-            s(&d.join("k1")),
-            "--peers",
-            s(&d.join("k2.pub")),
-            "--input",
-            s(&f.parts[0]),
-            "--label",
-            "species",
-            "--epsilon",
-            "5",
-            "--delta",
-            "1e-5",
-            "--samples",
-            "30",
-            "--output",
-            s(&out),
-        ]),
-        &["party = 2", "belongs to party 1"],
-    );
-    // A private key passed as a peer.
-    fails(
-        &run(&[
-            "federated",
-            "contribute",
-            "--party",
+            "k1",
+            "k2.pub",
+            true,
+            &["party = 2", "belongs to party 1"][..],
+        ),
+        // A private key passed as a peer.
+        ("1", "k1", "k2", true, &["public key"]),
+        // No T.
+        (
             "1",
-            "--key",
-            s(&d.join("k1")),
-            "--peers",
-            s(&d.join("k2")),
-            "--input",
-            s(&f.parts[0]),
-            "--label",
-            "species",
-            "--epsilon",
-            "5",
-            "--delta",
-            "1e-5",
-            "--samples",
-            "30",
-            "--output",
-            s(&out),
-        ]),
-        &["public key"],
-    );
-    // No T.
-    fails(
-        &run(&[
-            "federated",
-            "contribute",
-            "--party",
-            "1",
-            "--key",
-            s(&d.join("k1")),
-            "--peers",
-            s(&d.join("k2.pub")),
-            "--input",
-            s(&f.parts[0]),
-            "--label",
-            "species",
-            "--epsilon",
-            "5",
-            "--delta",
-            "1e-5",
-            "--output",
-            s(&out),
-        ]),
-        &["samples", "invalid --samples"],
-    );
-    assert!(!out.exists());
-    // simulate: bad variant, one client.
-    let o = d.join("o.csv");
-    let r = d.join("r.json");
+            "k1",
+            "k2.pub",
+            false,
+            &["samples", "invalid --samples"],
+        ),
+    ] {
+        let a = contribute_args(&f, party, key, peer, samples);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        fails(&run(&refs), needles);
+        assert!(!d.join("c.json").exists());
+    }
+}
+
+/// `federated simulate` names a bad variant, one client and a bad partition, and writes
+/// nothing.
+#[test]
+fn bad_simulations_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = dir.path().join("o.csv");
+    let r = dir.path().join("r.json");
     let iris = shared("data/iris.csv");
     for (args, needle) in [
         (
