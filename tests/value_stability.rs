@@ -110,6 +110,98 @@ const RDP: &[&str] = &[
     "--json",
 ];
 
+/// The `account` and `calibrate` cases pinned by [`accountant_json`] (each with the same
+/// pool, T, δ and `--json`).
+const ACCOUNTANT_CASES: &[(&str, &[&str])] = &[
+    ("account_cda", &["account", "--mix", "4", "--sigma-x", "2"]),
+    (
+        "account_cda_paper",
+        &[
+            "account",
+            "--mix",
+            "3",
+            "--sigma-x",
+            "1.5",
+            "--sigma-y",
+            "2",
+            "--preset",
+            "paper",
+        ],
+    ),
+    (
+        "account_dpmix",
+        &[
+            "account",
+            "--mechanism",
+            "dpmix",
+            "--mix",
+            "4",
+            "--dim-x",
+            "10",
+            "--dim-y",
+            "3",
+            "--sigma-x",
+            "2",
+            "--sigma-y",
+            "2",
+        ],
+    ),
+    (
+        "account_local",
+        &["account", "--mechanism", "local", "--sigma-x", "3"],
+    ),
+    (
+        "account_projection",
+        &[
+            "account",
+            "--mechanism",
+            "projection",
+            "--sigma-x",
+            "3",
+            "--clip",
+            "2",
+        ],
+    ),
+    (
+        "calibrate_cda",
+        &["calibrate", "--mix", "4", "--epsilon", "1"],
+    ),
+    (
+        "calibrate_cda_paper",
+        &[
+            "calibrate",
+            "--mix",
+            "4",
+            "--epsilon",
+            "2",
+            "--sigma-y",
+            "3",
+            "--orders",
+            "2..64",
+        ],
+    ),
+    (
+        "calibrate_dpmix",
+        &[
+            "calibrate",
+            "--mechanism",
+            "dpmix",
+            "--mix",
+            "4",
+            "--dim-x",
+            "10",
+            "--dim-y",
+            "3",
+            "--epsilon",
+            "1",
+        ],
+    ),
+    (
+        "calibrate_local",
+        &["calibrate", "--mechanism", "local", "--epsilon", "4"],
+    ),
+];
+
 #[test]
 fn accountant_json() {
     cli_case("rdp", RDP, &[]);
@@ -122,96 +214,7 @@ fn accountant_json() {
         "1e-5",
         "--json",
     ];
-    let cases: &[(&str, &[&str])] = &[
-        ("account_cda", &["account", "--mix", "4", "--sigma-x", "2"]),
-        (
-            "account_cda_paper",
-            &[
-                "account",
-                "--mix",
-                "3",
-                "--sigma-x",
-                "1.5",
-                "--sigma-y",
-                "2",
-                "--preset",
-                "paper",
-            ],
-        ),
-        (
-            "account_dpmix",
-            &[
-                "account",
-                "--mechanism",
-                "dpmix",
-                "--mix",
-                "4",
-                "--dim-x",
-                "10",
-                "--dim-y",
-                "3",
-                "--sigma-x",
-                "2",
-                "--sigma-y",
-                "2",
-            ],
-        ),
-        (
-            "account_local",
-            &["account", "--mechanism", "local", "--sigma-x", "3"],
-        ),
-        (
-            "account_projection",
-            &[
-                "account",
-                "--mechanism",
-                "projection",
-                "--sigma-x",
-                "3",
-                "--clip",
-                "2",
-            ],
-        ),
-        (
-            "calibrate_cda",
-            &["calibrate", "--mix", "4", "--epsilon", "1"],
-        ),
-        (
-            "calibrate_cda_paper",
-            &[
-                "calibrate",
-                "--mix",
-                "4",
-                "--epsilon",
-                "2",
-                "--sigma-y",
-                "3",
-                "--orders",
-                "2..64",
-            ],
-        ),
-        (
-            "calibrate_dpmix",
-            &[
-                "calibrate",
-                "--mechanism",
-                "dpmix",
-                "--mix",
-                "4",
-                "--dim-x",
-                "10",
-                "--dim-y",
-                "3",
-                "--epsilon",
-                "1",
-            ],
-        ),
-        (
-            "calibrate_local",
-            &["calibrate", "--mechanism", "local", "--epsilon", "4"],
-        ),
-    ];
-    for (name, args) in cases {
+    for (name, args) in ACCOUNTANT_CASES {
         let mut a: Vec<&str> = args.to_vec();
         a.extend_from_slice(&base);
         cli_case(name, &a, &[]);
