@@ -477,6 +477,34 @@ fn sampling_a_bad_model_fails_and_writes_nothing() {
     );
 }
 
+/// `gmm` on Iris at ε = 2, δ = 1e-5, the public bound 15 and seed 3, writing the model to
+/// `m` and the receipt to `r`, plus `extra`.
+fn iris_gmm(iris: &Path, m: &Path, r: &Path, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "gmm",
+        "--input",
+        s(iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--bound",
+        "15",
+        "--model-out",
+        s(m),
+        "--receipt",
+        s(r),
+        "--seed",
+        "3",
+    ]
+    .map(String::from)
+    .to_vec();
+    a.extend(extra.iter().map(|x| x.to_string()));
+    a
+}
+
 #[test]
 fn iris_release_with_a_public_bound() {
     let iris = std::env::var("PRIVMIX_SHARED")
@@ -487,50 +515,17 @@ fn iris_release_with_a_public_bound() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("m.json");
     let r = dir.path().join("r.json");
-    let v = json(&run(&[
-        "gmm",
-        "--input",
-        s(&iris),
-        "--label",
-        "species",
-        "--epsilon",
-        "2",
-        "--delta",
-        "1e-5",
-        "--bound",
-        "15",
-        "--model-out",
-        s(&m),
-        "--receipt",
-        s(&r),
-        "--seed",
-        "3",
-        "--json",
-    ]));
+    let call = |m: &Path, r: &Path, extra: &[&str]| {
+        let a = iris_gmm(&iris, m, r, extra);
+        run(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let v = json(&call(&m, &r, &["--json"]));
     assert!(v.get("kl").is_none());
     assert!(v["private"]["kl"].as_f64().unwrap() > 0.0);
     // The plain output prints the KL only on a line labelled as unprotected, not for release.
     let m2 = dir.path().join("m2.json");
     let r2 = dir.path().join("r2.json");
-    let out = run(&[
-        "gmm",
-        "--input",
-        s(&iris),
-        "--label",
-        "species",
-        "--epsilon",
-        "2",
-        "--delta",
-        "1e-5",
-        "--bound",
-        "15",
-        "--model-out",
-        s(&m2),
-        "--receipt",
-        s(&r2),
-        "--seed",
-        "3",
-    ]);
+    let out = call(&m2, &r2, &[]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     // "KL to": a random temporary directory name can contain "KL" (it did: /tmp/.tmpKLNOv0).
@@ -544,32 +539,11 @@ fn iris_release_with_a_public_bound() {
     assert_eq!(v["features"], 4);
     // with --pca 2: the model is 2-dimensional with its projection; sampling gives the 4 columns
     let o = dir.path().join("o.csv");
-    let v = json(&run(&[
-        "gmm",
-        "--input",
-        s(&iris),
-        "--label",
-        "species",
-        "--epsilon",
-        "2",
-        "--delta",
-        "1e-5",
-        "--pca",
-        "2",
-        "--bound",
-        "15",
-        "--model-out",
-        s(&m),
-        "--receipt",
-        s(&r),
-        "--samples",
-        "30",
-        "--output",
-        s(&o),
-        "--seed",
-        "3",
-        "--json",
-    ]));
+    let v = json(&call(
+        &m,
+        &r,
+        &["--pca", "2", "--samples", "30", "--output", s(&o), "--json"],
+    ));
     assert_eq!(v["features"], 2);
     let text = std::fs::read_to_string(&o).unwrap();
     assert_eq!(
