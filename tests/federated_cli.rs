@@ -512,9 +512,21 @@ fn party_view_z(s: usize, tau_g: f64, tau_e: f64, d: f64, agg: usize, target: us
     1.0 / (d * m[at][n + at].sqrt())
 }
 
+/// ε at δ = 1e-5 of T_k = `t_k` rounds of a mix sampled at rate `q` with noise multiplier `z`
+/// (the default preset's bound and conversion, on the default orders): a party's view,
+/// re-accounted here independently of the receipt.
+fn view_epsilon(q: f64, z: f64, t_k: u64) -> f64 {
+    use privmix::accountant::{default_orders, Preset, RdpCurve};
+    RdpCurve::subsampled_gaussian(q, z, &default_orders(), Preset::Default.bound())
+        .unwrap()
+        .times(t_k)
+        .epsilon(1e-5, Preset::Default.conversion())
+        .unwrap()
+        .epsilon
+}
+
 #[test]
 fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() {
-    use privmix::accountant::{Preset, RdpCurve};
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("o.csv");
     let r = dir.path().join("r.json");
@@ -566,7 +578,6 @@ fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() 
         let tau_g = rec["per_party"][0]["tau_g"].as_f64().unwrap();
         let q = rec["per_party"][0]["sampling_rate"].as_f64().unwrap();
         let t_k = p["samples_per_class"].as_u64().unwrap();
-        let orders = privmix::accountant::default_orders();
         // Independent re-accounting: the worst (aggregating party, target party) pair.
         let z = (0..clients)
             .flat_map(|agg| {
@@ -576,12 +587,7 @@ fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() 
             })
             .map(|(agg, t)| party_view_z(clients, tau_g, tau_e, d, agg, t))
             .fold(f64::INFINITY, f64::min);
-        let eps = RdpCurve::subsampled_gaussian(q, z, &orders, Preset::Default.bound())
-            .unwrap()
-            .times(t_k)
-            .epsilon(1e-5, Preset::Default.conversion())
-            .unwrap()
-            .epsilon;
+        let eps = view_epsilon(q, z, t_k);
         assert!(eps <= 4.0, "S = {clients}: party-aggregator ε = {eps}");
         assert!(
             (eps - rec["epsilon"].as_f64().unwrap()).abs() < 1e-6,
@@ -600,12 +606,7 @@ fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() 
             .contains("ASSUMES"));
         let tau_g0 = rec0["per_party"][0]["tau_g"].as_f64().unwrap();
         let z0 = party_view_z(clients, tau_g0, tau_e, d, clients - 1, 0);
-        let eps0 = RdpCurve::subsampled_gaussian(q, z0, &orders, Preset::Default.bound())
-            .unwrap()
-            .times(t_k)
-            .epsilon(1e-5, Preset::Default.conversion())
-            .unwrap()
-            .epsilon;
+        let eps0 = view_epsilon(q, z0, t_k);
         assert!(eps0 > 4.0, "S = {clients}: {eps0}");
     }
     // t must leave the target party's own seeds unknown.
