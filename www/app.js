@@ -333,7 +333,7 @@ async function updateReadout() {
       (r.normalizeShare ? `, the private normalization statistics (ranges, marginals, mean norm) sized for a share of ${+r.normalizeShare.toFixed(2)} of it` : "") +
       ` (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
       (o.adjacency === "standard"
-        ? " Approximate: under the standard adjacency the pools are private floors of noisy class counts; the readout takes the counts as shown."
+        ? " Approximate: under the standard adjacency the pools are private floors of noisy class counts; the readout takes them at their expected values, so the run's l and σx can differ a little (the receipt states them)."
         : "");
     $("mix-suggestion").textContent =
       o.mix === "auto"
