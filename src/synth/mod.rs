@@ -1114,9 +1114,6 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
     })
 }
 
-/// DPMix (global or class-wise): σx (and σy, shared or given) calibrated with RDP, then with
-/// PLD when it applies (T identical Gaussian steps on l of the pool's rows drawn without
-/// replacement, with the coupling charge of its exact feature and label noise).
 /// DPMix's (σx, σy, whether σy = σx, whether calibrated): the given σx (σy given or equal
 /// to it), else RDP's calibration of `shape`, σx lowered by the PLD accountant when it
 /// applies.
@@ -1140,6 +1137,9 @@ fn dpmix_sigmas(
     })
 }
 
+/// DPMix (global or class-wise): σx (and σy, shared or given) calibrated with RDP, then with
+/// PLD when it applies (T identical Gaussian steps on l of the pool's rows drawn without
+/// replacement, with the coupling charge of its exact feature and label noise).
 fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let PlanInputs {
         table,
