@@ -314,28 +314,32 @@ impl SynthParams {
         })
     }
 
-    /// The core options for `table` (an automatic mix order is resolved inside the
-    /// synthesis, which reads the class sizes it may use; none are counted here).
-    pub fn options(&self, table: &Table) -> Result<SynthOptions> {
-        self.options_for(&[], table.n_rows, table.n_cols().saturating_sub(1))
+    /// The core options for `table`. They do not depend on the table: an automatic mix order
+    /// is resolved inside the synthesis, which reads the class sizes it may use.
+    pub fn options(&self, _table: &Table) -> Result<SynthOptions> {
+        Ok(self.core_options())
     }
 
-    /// [`Self::options`] from the public shape of the data: class sizes (needed only for an
-    /// automatic mix order), the row count and the number of feature columns.
+    /// [`Self::options`] for a caller that holds only the data's public shape (class sizes,
+    /// row count, feature columns); the options do not depend on it either.
     pub fn options_for(
         &self,
-        class_sizes: &[usize],
-        n_rows: usize,
-        n_features: usize,
+        _class_sizes: &[usize],
+        _n_rows: usize,
+        _n_features: usize,
     ) -> Result<SynthOptions> {
+        Ok(self.core_options())
+    }
+
+    /// The checked options, with `auto` (the default mix order) left for the synthesis to
+    /// resolve by one rule for every caller (preprocess::auto), after normalization, from
+    /// public numbers only.
+    fn core_options(&self) -> SynthOptions {
         let mut opts = self.options.clone();
-        // `auto` (the default) is resolved inside the synthesis by one rule for every caller
-        // (preprocess::auto), after normalization, from public numbers only.
-        let _ = (class_sizes, n_rows, n_features);
         if self.auto_mix {
             opts.mix = crate::preprocess::auto::MIX_AUTO;
         }
-        Ok(opts)
+        opts
     }
 }
 
