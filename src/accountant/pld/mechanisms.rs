@@ -282,15 +282,23 @@ pub fn branch_composed(parts: &[Part], opts: &PldOptions, refine: f64) -> Result
     }
     let total: f64 = parts.iter().map(|p| p.count as f64).sum();
     let tau = (opts.tail / total).max(1e-300);
-    // Coarse pass: moments of each step.
+    // The steps' variances set the grid step (any step gives an upper bound).
     let mut var = 0.0;
     let mut widest: f64 = 0.0;
     for p in &parts {
         let (lo, hi) = p.pair.support(tau);
         let w = (hi - lo).max(1e-12);
         widest = widest.max(w);
-        let coarse = discretize(p.pair.as_ref(), w / 4096.0, tau)?;
-        let (_, v) = coarse.moments();
+        // The step's variance from the pair when it knows it (floored at a 4096-point grid's
+        // resolution, as the coarse grid's own estimate is: a loss that is almost an atom
+        // needs no finer step), else from a coarse grid.
+        let v = match p.pair.step_variance() {
+            Some(v) => v.max((w / 4096.0).powi(2) / 48.0),
+            None => {
+                let coarse = discretize(p.pair.as_ref(), w / 4096.0, tau)?;
+                coarse.moments().1
+            }
+        };
         var += v * p.count as f64;
     }
     let mut h = if var > 0.0 {

@@ -53,6 +53,91 @@ pub trait LossPair: Send + Sync + std::fmt::Debug {
             .map(|k| self.tails((i_lo + k as i64) as f64 * h))
             .collect()
     }
+    /// The variance of one step's loss under A, where the pair can give it without the
+    /// tails (used only to choose the grid step, which never affects validity: every step
+    /// gives an upper bound). None: the discretiser estimates it from a coarse grid.
+    fn step_variance(&self) -> Option<f64> {
+        None
+    }
+    /// ([E_A[L·1{L>0}], E_A[L²·1{L>0}]], [the same under B]), where the pair can give them
+    /// without the tails (for [`Symmetrized`]'s variance); None otherwise.
+    fn positive_moments(&self) -> Option<([f64; 2], [f64; 2])> {
+        None
+    }
+}
+
+/// The parts of the loss's first two moments above a threshold y₀: E_P[L·1{L > y₀}] and
+/// E_P[L²·1{L > y₀}] for P = A (`a`) and P = B (`b`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PartialMoments {
+    a: [f64; 2],
+    b: [f64; 2],
+}
+
+/// The most points the moment quadrature takes before it leaves the variance to the coarse
+/// grid (μ above about 1,000).
+const QUAD_MAX_POINTS: usize = 20_000;
+
+/// E_P[L(X)·1{lo < X < hi}] and E_P[L(X)²·1{lo < X < hi}] for the laws A = (1−wa)N(0,1) +
+/// wa·N(μ,1) and B = (1−wb)N(0,1) + wb·N(μ,1) of X, by composite Simpson over x in [lo, hi] ∩
+/// [−14, μ + 14] (the normal mass beyond is < 1e-44), step ≤ 0.05 and ≤ 0.2/μ (the loss bends
+/// over about 1/μ in x). None when that would take more than [`QUAD_MAX_POINTS`] points.
+fn loss_moments(
+    loss: impl Fn(f64) -> f64,
+    mu: f64,
+    (wa, wb): (f64, f64),
+    (lo, hi): (f64, f64),
+) -> Option<PartialMoments> {
+    let lo = lo.max(-14.0);
+    let hi = hi.min(mu + 14.0);
+    if !(mu.is_finite() && mu >= 0.0) || lo.is_nan() || hi.is_nan() {
+        return None;
+    }
+    if hi <= lo {
+        return Some(PartialMoments {
+            a: [0.0; 2],
+            b: [0.0; 2],
+        });
+    }
+    let step = 0.05f64.min(0.2 / mu.max(1e-300));
+    let n = ((hi - lo) / step).ceil() as usize;
+    if n > QUAD_MAX_POINTS {
+        return None;
+    }
+    let n = (n.max(2) + 1) & !1; // even
+    let h = (hi - lo) / n as f64;
+    let c = 1.0 / (2.0 * std::f64::consts::PI).sqrt();
+    let mut m = PartialMoments {
+        a: [0.0; 2],
+        b: [0.0; 2],
+    };
+    for i in 0..=n {
+        let x = lo + i as f64 * h;
+        let w = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        let p0 = c * (-0.5 * x * x).dexp();
+        let p1 = c * (-0.5 * (x - mu) * (x - mu)).dexp();
+        let l = loss(x);
+        let (fa, fb) = ((1.0 - wa) * p0 + wa * p1, (1.0 - wb) * p0 + wb * p1);
+        m.a[0] += w * fa * l;
+        m.a[1] += w * fa * l * l;
+        m.b[0] += w * fb * l;
+        m.b[1] += w * fb * l * l;
+    }
+    for v in m.a.iter_mut().chain(m.b.iter_mut()) {
+        *v *= h / 3.0;
+    }
+    Some(m)
+}
+
+fn variance_of(m: [f64; 2]) -> Option<f64> {
+    let v = m[1] - m[0] * m[0];
+    (v.is_finite() && v >= 0.0).then_some(v)
 }
 
 /// Finds hi with G_A(hi) ≤ τ (or 1e4) and lo with 1 − G_A(lo) ≤ τ (or −1e4) by doubling and
@@ -130,6 +215,10 @@ impl LossPair for GaussianPair {
         let k = (2.0 * (-tau.dln())).sqrt() + 1.0;
         (mu * mu / 2.0 - k * mu, mu * mu / 2.0 + k * mu)
     }
+    fn step_variance(&self) -> Option<f64> {
+        // L ~ N(μ²/2, μ²) under A.
+        self.mu.is_finite().then_some(self.mu * self.mu)
+    }
 }
 
 /// The "remove" pair of a γ-subsampled Gaussian: A = (1−γ)N(0,1) + γN(μ,1), B = N(0,1).
@@ -168,6 +257,29 @@ impl MixtureRemove {
                 Tails::exact(ga, gb)
             }
         }
+    }
+    /// The loss at x: ln(1 − γ + γe^{μx − μ²/2}), without overflow.
+    fn loss(&self, x: f64) -> f64 {
+        let (g, mu) = (self.gamma, self.mu);
+        let a = mu * x - mu * mu / 2.0;
+        if a > 0.0 {
+            a + g.dln() + ((1.0 - g) / g * (-a).dexp()).dln_1p()
+        } else {
+            (g * a.dexp_m1()).dln_1p()
+        }
+    }
+    /// A's and B's moments of L on L > y₀ (x above x(y₀); everything when y₀ ≤ ln(1−γ)).
+    fn moments_above(&self, y0: f64) -> Option<PartialMoments> {
+        if !(self.gamma > 0.0 && self.gamma < 1.0 && self.mu > 0.0) {
+            return None;
+        }
+        let lo = self.x_of(y0).unwrap_or(f64::NEG_INFINITY);
+        loss_moments(
+            |x| self.loss(x),
+            self.mu,
+            (self.gamma, 0.0),
+            (lo, f64::INFINITY),
+        )
     }
     /// Lower tails (A(L ≤ y), B(L ≤ y)) computed directly (accurate when small).
     fn raw_lower(&self, y: f64) -> Tails {
@@ -219,6 +331,16 @@ impl LossPair for MixtureRemove {
         };
         (l(-k), l(self.mu + k))
     }
+    fn step_variance(&self) -> Option<f64> {
+        if self.gamma >= 1.0 {
+            return GaussianPair { mu: self.mu }.step_variance();
+        }
+        variance_of(self.moments_above(f64::NEG_INFINITY)?.a)
+    }
+    fn positive_moments(&self) -> Option<([f64; 2], [f64; 2])> {
+        let m = self.moments_above(0.0)?;
+        Some((m.a, m.b))
+    }
 }
 
 /// The "add" pair: A = N(0,1), B = (1−γ)N(0,1) + γN(μ,1) (the remove pair reversed). Its loss
@@ -264,6 +386,17 @@ impl LossPair for MixtureAdd {
         .support(tau);
         // The reversed pair's loss is −L; its A (= N(0,1)) has lighter upper tails.
         (-hi, -lo)
+    }
+    fn step_variance(&self) -> Option<f64> {
+        let r = MixtureRemove {
+            gamma: self.gamma,
+            mu: self.mu,
+        };
+        if self.gamma >= 1.0 {
+            return r.step_variance();
+        }
+        // A is the remove pair's B; the loss −L has the same variance.
+        variance_of(r.moments_above(f64::NEG_INFINITY)?.b)
     }
 }
 
@@ -331,6 +464,11 @@ impl LossPair for Symmetrized {
     fn support(&self, tau: f64) -> (f64, f64) {
         let (_, hi) = self.inner.support(tau);
         (-hi, hi)
+    }
+    fn step_variance(&self) -> Option<f64> {
+        // ω is A's law of L on L > 0, B's law of −L on L > 0, and an atom at 0.
+        let (a, b) = self.inner.positive_moments()?;
+        variance_of([a[0] - b[0], a[1] + b[1]])
     }
 }
 
@@ -539,6 +677,63 @@ mod tests {
                 assert_eq!(*t, s.tails(y), "index {}", i_lo + k as i64);
             }
         }
+    }
+
+    /// The variance of the pmf the discretiser builds from the tails on a fine grid (a
+    /// computation independent of the quadrature: the tails come from erfc).
+    /// Returns it with the grid step h: connect-the-dots adds at most h²/4 to it.
+    fn grid_variance(p: &dyn LossPair) -> (f64, f64) {
+        let tau = 1e-16;
+        let (lo, hi) = p.support(tau);
+        let h = (hi - lo) / f64::from(1 << 18);
+        let v = super::super::discretize(p, h, tau).unwrap().moments().1;
+        (v, h)
+    }
+
+    #[test]
+    fn step_variances_match_the_discretised_tails() {
+        let mut checked = 0;
+        for (gamma, mu) in [
+            (0.01, 2.0),
+            (0.001, 0.6),
+            (0.3, 5.0),
+            (0.01, 30.0),
+            (0.5, 0.1),
+        ] {
+            let r: Arc<dyn LossPair> = Arc::new(MixtureRemove { gamma, mu });
+            let pairs: [Arc<dyn LossPair>; 4] = [
+                r.clone(),
+                Arc::new(MixtureAdd { gamma, mu }),
+                Arc::new(Symmetrized::new(r).unwrap()),
+                Arc::new(GaussianPair { mu }),
+            ];
+            for p in pairs {
+                let v = p.step_variance().expect("these pairs know their variance");
+                let (g, h) = grid_variance(p.as_ref());
+                let slack = 1e-3 * g + h * h / 4.0;
+                assert!(
+                    (v - g).abs() <= slack,
+                    "{p:?}: {v:e} vs the grid's {g:e} (h = {h:e})"
+                );
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 20);
+        // Beyond the quadrature's reach, or degenerate: the discretiser's coarse grid decides.
+        let far = MixtureRemove {
+            gamma: 0.01,
+            mu: 5000.0,
+        };
+        assert_eq!(far.step_variance(), None);
+        assert_eq!(
+            MixtureAdd {
+                gamma: 0.01,
+                mu: f64::INFINITY
+            }
+            .step_variance(),
+            None
+        );
+        assert_eq!(LaplacePair { eps0: 1.0 }.step_variance(), None);
     }
 
     #[test]
