@@ -264,6 +264,24 @@ impl SynthPld {
         1.0 / (self.dx * self.dx / (sigma_x * sigma_x) + self.label_term).sqrt()
     }
 
+    /// σx = dx/√`inv` (`inv` = 1/z² less the label term), moved by at most 4 ulps to a value
+    /// whose [`Self::z_of`] is z itself where one is that close: the calibration's last
+    /// composition (at z) is then the certification's, and is not computed again
+    /// ([`crate::accountant::pld::mechanisms::branch_composed`] remembers it). Either way the
+    /// σx returned is certified at its own z.
+    fn sigma_at(&self, z: f64, inv: f64) -> f64 {
+        let s0 = self.dx / inv.sqrt();
+        if !(s0.is_finite() && s0 > 0.0) {
+            return s0;
+        }
+        let bits = s0.to_bits();
+        (0..=4u64)
+            .flat_map(|k| [bits + k, bits - k])
+            .map(f64::from_bits)
+            .find(|&s| self.z_of(s) == z)
+            .unwrap_or(s0)
+    }
+
     /// The whole plan at mixing noise multiplier z.
     pub fn plan(&self, z: f64) -> Result<Plan> {
         let steps = match &self.steps {
@@ -330,7 +348,7 @@ impl SynthPld {
         // σx from z, then re-accounted at exactly that σx (floating point can move z by an
         // ulp); nudged up until certified.
         // At RDP's σ or beyond (or NaN), RDP's σ: it is certified already.
-        let sx = certify_upward(self.dx / inv.sqrt(), 1e-9, 16, |sx| {
+        let sx = certify_upward(self.sigma_at(z, inv), 1e-9, 16, |sx| {
             if sx.is_nan() || sx >= sigma_rdp {
                 return Ok(Some((sigma_rdp, None)));
             }
@@ -368,6 +386,49 @@ mod tests {
             2f64.sqrt() / 4.0,
             0.0,
         )
+    }
+
+    #[test]
+    fn certified_sigma_keeps_the_calibrated_z_where_it_can() {
+        let p = fashion(Adjacency::Standard, &[3.0]);
+        let (mut exact, mut plain, mut n) = (0, 0, 0);
+        for i in 0..1000 {
+            let z = 0.5 + 0.00731 * f64::from(i);
+            let inv = 1.0 / (z * z) - p.label_term;
+            let s0 = p.dx / inv.sqrt();
+            let s = p.sigma_at(z, inv);
+            let ulps = s.to_bits().abs_diff(s0.to_bits());
+            assert!(ulps <= 4, "z = {z}: {ulps} ulps from dx/√inv");
+            exact += usize::from(p.z_of(s) == z);
+            plain += usize::from(p.z_of(s0) == z);
+            n += 1;
+        }
+        // Not every z is the image of a float σx; three in four are within 4 ulps.
+        assert!(exact * 100 >= 70 * n, "{exact} of {n}");
+        assert!(exact >= plain + n / 10, "{exact} vs {plain} of {n} without the search");
+    }
+
+    #[test]
+    fn remembered_compositions_are_the_computed_ones() {
+        use crate::accountant::pld::mechanisms::branch_composed;
+        let plan = fashion(Adjacency::Standard, &[3.0]).plan(0.9).unwrap();
+        let opts = PldOptions::calibration();
+        for b in &plan.branches {
+            let first = branch_composed(b, &opts, 1.0).unwrap();
+            let again = branch_composed(b, &opts, 1.0).unwrap();
+            // A fresh thread has no memory: it computes.
+            let b2 = b.clone();
+            let fresh = std::thread::spawn(move || branch_composed(&b2, &opts, 1.0).unwrap())
+                .join()
+                .unwrap();
+            assert_eq!(first, again);
+            assert_eq!(first, fresh);
+        }
+        // Another input is not served the remembered answer.
+        let other = fashion(Adjacency::Standard, &[3.0]).plan(0.91).unwrap();
+        let a = branch_composed(&plan.branches[0], &opts, 1.0).unwrap();
+        let b = branch_composed(&other.branches[0], &opts, 1.0).unwrap();
+        assert_ne!(a.pmf, b.pmf);
     }
 
     #[test]

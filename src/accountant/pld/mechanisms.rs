@@ -274,8 +274,47 @@ impl Plan {
     }
 }
 
-/// Discretises and composes one branch. `refine` divides the automatic grid step.
+/// How many branch compositions [`branch_composed`] remembers (per thread), and the longest
+/// it keeps (2^17 points, 1 MiB).
+const MEMO_ENTRIES: usize = 8;
+const MEMO_MAX_LEN: usize = 1 << 17;
+
+thread_local! {
+    /// The last compositions, keyed by their whole input written out (`Debug` prints every
+    /// pair's parameters and every count exactly; f64s round-trip). A calibration certifies
+    /// its answer at the noise it last accounted, and a receipt accounts that noise again:
+    /// both get the composition back instead of redoing it. The same input gives the same
+    /// bits either way.
+    static MEMO: std::cell::RefCell<std::collections::VecDeque<(String, super::Composed)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// Discretises and composes one branch. `refine` divides the automatic grid step. Remembers
+/// its last few answers ([`MEMO_ENTRIES`]).
 pub fn branch_composed(parts: &[Part], opts: &PldOptions, refine: f64) -> Result<super::Composed> {
+    let key = format!("{parts:?}|{opts:?}|{refine:?}");
+    let hit = MEMO.with(|m| {
+        let m = m.borrow();
+        m.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
+    });
+    if let Some(c) = hit {
+        return Ok(c);
+    }
+    let c = compose_branch(parts, opts, refine)?;
+    if c.pmf.len() <= MEMO_MAX_LEN {
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() == MEMO_ENTRIES {
+                m.pop_front();
+            }
+            m.push_back((key, c.clone()));
+        });
+    }
+    Ok(c)
+}
+
+/// [`branch_composed`], computed.
+fn compose_branch(parts: &[Part], opts: &PldOptions, refine: f64) -> Result<super::Composed> {
     let parts: Vec<&Part> = parts.iter().filter(|p| p.count > 0).collect();
     if parts.is_empty() {
         return compose(&[], opts.tail, opts.max_len);
