@@ -405,7 +405,10 @@ mod tests {
         }
         // Not every z is the image of a float σx; three in four are within 4 ulps.
         assert!(exact * 100 >= 70 * n, "{exact} of {n}");
-        assert!(exact >= plain + n / 10, "{exact} vs {plain} of {n} without the search");
+        assert!(
+            exact >= plain + n / 10,
+            "{exact} vs {plain} of {n} without the search"
+        );
     }
 
     #[test]

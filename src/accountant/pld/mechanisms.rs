@@ -290,7 +290,7 @@ thread_local! {
 }
 
 /// Discretises and composes one branch. `refine` divides the automatic grid step. Remembers
-/// its last few answers ([`MEMO_ENTRIES`]).
+/// its last eight answers on each thread.
 pub fn branch_composed(parts: &[Part], opts: &PldOptions, refine: f64) -> Result<super::Composed> {
     let key = format!("{parts:?}|{opts:?}|{refine:?}");
     let hit = MEMO.with(|m| {
