@@ -276,7 +276,7 @@ impl SynthPld {
         }
         let bits = s0.to_bits();
         (0..=4u64)
-            .flat_map(|k| [bits + k, bits - k])
+            .flat_map(|k| [bits.saturating_add(k), bits.saturating_sub(k)])
             .map(f64::from_bits)
             .find(|&s| self.z_of(s) == z)
             .unwrap_or(s0)
