@@ -54,8 +54,8 @@ pub trait LossPair: Send + Sync + std::fmt::Debug {
             .collect()
     }
     /// The variance of one step's loss under A, where the pair can give it without the
-    /// tails (used only to choose the grid step, which never affects validity: every step
-    /// gives an upper bound). None: the discretiser estimates it from a coarse grid.
+    /// tails (used only to choose the grid step, which never affects validity: every grid
+    /// step gives an upper bound). None: the discretiser estimates it from a coarse grid.
     fn step_variance(&self) -> Option<f64> {
         None
     }
@@ -75,7 +75,7 @@ struct PartialMoments {
 }
 
 /// The most points the moment quadrature takes before it leaves the variance to the coarse
-/// grid (μ above about 1,000).
+/// grid (which it does for μ above about 50: noise multipliers below 0.02).
 const QUAD_MAX_POINTS: usize = 20_000;
 
 /// E_P[L(X)·1{lo < X < hi}] and E_P[L(X)²·1{lo < X < hi}] for the laws A = (1−wa)N(0,1) +
