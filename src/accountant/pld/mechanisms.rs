@@ -289,8 +289,14 @@ thread_local! {
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
 }
 
+/// Forgets the compositions [`branch_composed`] remembers on this thread, so that a benchmark
+/// repeating one calibration times the work and not the memory.
+pub fn forget_compositions() {
+    MEMO.with(|m| m.borrow_mut().clear());
+}
+
 /// Discretises and composes one branch. `refine` divides the automatic grid step. Remembers
-/// its last eight answers on each thread.
+/// its last eight answers on each thread ([`forget_compositions`] clears them).
 pub fn branch_composed(parts: &[Part], opts: &PldOptions, refine: f64) -> Result<super::Composed> {
     let key = format!("{parts:?}|{opts:?}|{refine:?}");
     let hit = MEMO.with(|m| {
