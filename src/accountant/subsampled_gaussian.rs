@@ -78,8 +78,17 @@ impl LnFactorials {
     }
 }
 
-/// Below this, `libm::exp` returns exactly 0 (its underflow threshold is −745.1332…).
-const EXP_ZERO_BELOW: f64 = -745.14;
+/// A term of a log-sum-exp more than this far (in ln) below the largest is not evaluated:
+/// each is below 2.9e-20 of the largest, so even 255 of them stay below 7.4e-18 of the sum,
+/// under half an ulp of it. Each counts as [`SKIPPED_TERM`] instead, its upper bound, so in
+/// exact arithmetic the sum is still never below the full one (in f64 the two agree to within
+/// the rounding that [`ROUND_UP`] covers; `pruned_evaluation_returns_the_same_values_as_the_full_sum`
+/// finds them bit for bit equal). In a 60,000-row readout, 5 in 6 of the exponentials that
+/// were evaluated before were such terms.
+const SKIP_BELOW: f64 = -45.0;
+
+/// e^{SKIP_BELOW}, rounded up: the bound added for each skipped term.
+const SKIPPED_TERM: f64 = 2.8625185805493937e-20;
 
 /// A lower bound on ln B(2m) (−∞ where it says nothing).
 ///
@@ -242,13 +251,18 @@ impl WorTerms {
             }
             let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let ln_sum = if m.is_finite() {
-                // e^x is exactly 0 in f64 below EXP_ZERO_BELOW: those terms add nothing.
-                m + terms
-                    .iter()
-                    .filter(|&&t| t - m >= EXP_ZERO_BELOW)
-                    .map(|t| (t - m).dexp())
-                    .sum::<f64>()
-                    .dln()
+                // Terms below e^{SKIP_BELOW} of the largest are not evaluated; their bound
+                // e^{SKIP_BELOW} each is added instead, so the sum stays an upper bound.
+                let mut skipped = 0u32;
+                let mut sum = 0.0;
+                for &t in &terms {
+                    if t - m >= SKIP_BELOW {
+                        sum += (t - m).dexp();
+                    } else {
+                        skipped += 1;
+                    }
+                }
+                m + (sum + f64::from(skipped) * SKIPPED_TERM).dln()
             } else {
                 m
             };
