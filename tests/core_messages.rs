@@ -45,6 +45,22 @@ fn literals(line: &str) -> Vec<&str> {
     out
 }
 
+/// Whether `line` ends inside a string literal (an odd number of unescaped quotes, char
+/// literals `'"'` aside).
+fn open_quote(line: &str) -> bool {
+    let line = line.replace("'\"'", "").replace("b'\"'", "");
+    let mut open = false;
+    let mut esc = false;
+    for c in line.chars() {
+        match c {
+            '\\' if !esc => esc = true,
+            '"' if !esc => open = !open,
+            _ => esc = false,
+        }
+    }
+    open
+}
+
 fn has_flag(s: &str) -> bool {
     let b = s.as_bytes();
     (0..b.len().saturating_sub(2)).any(|i| {
@@ -65,6 +81,11 @@ fn the_scanner_sees_a_flag() {
     assert!(has_flag("--seed"));
     assert!(!has_flag("a -- b"));
     assert!(!has_flag("x--y"));
+    // A literal continued on the next line is still open at the line's end.
+    assert!(open_quote(r#"format!("drop it \"#));
+    assert!(!open_quote(r#"format!("drop it \  or use --pca", x)"#));
+    assert!(!open_quote(r#"let q = '"';"#));
+    assert!(has_flag(literals(r#"x("drop it \  or use --pca K")"#)[0]));
 }
 
 #[test]
@@ -86,16 +107,28 @@ fn library_messages_name_no_cli_flags() {
         let text = fs::read_to_string(&f).unwrap();
         // Unit tests at the bottom of a file may drive the CLI's words; library code may not.
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        // A literal continued over lines (`\` at a line's end) is read whole: lines are
+        // joined while a quote is left open.
+        let mut pending = String::new();
+        let mut first = 0;
         for (i, line) in code.lines().enumerate() {
             let t = line.trim_start();
-            if t.starts_with("//") {
+            if pending.is_empty() && t.starts_with("//") {
                 continue;
             }
-            for lit in literals(line) {
+            if pending.is_empty() {
+                first = i;
+            }
+            pending.push_str(t);
+            if open_quote(&pending) {
+                continue;
+            }
+            for lit in literals(&pending) {
                 if has_flag(lit) {
-                    found.push(format!("src/{rel}:{}: {lit}", i + 1));
+                    found.push(format!("src/{rel}:{}: {lit}", first + 1));
                 }
             }
+            pending.clear();
         }
     }
     assert!(

@@ -51,7 +51,7 @@ pub fn fit_classes_any(
         if n < min_rows {
             return Err(Error::Data(format!(
                 "class '{}' has {n} row(s), but a {d}-dimensional Gaussian component needs at least {min_rows} (d + 2): \
-                 add rows, merge or drop the class, or reduce the dimension (--pca K or fewer columns)",
+                 add rows, merge or drop the class, or reduce the dimension (the pca option with K dimensions, or fewer columns)",
                 class_names[c]
             )));
         }
@@ -102,7 +102,7 @@ pub fn check_invertible(fits: &[ClassFit], class_names: &[String]) -> Result<()>
         None => Ok(()),
         Some(c) => Err(Error::Data(format!(
             "class '{}': its covariance is singular (a feature is constant or features are collinear within the class); \
-             drop the redundant column(s) or use --pca K with K below the rank",
+             drop the redundant column(s) or project with the pca option to K dimensions, K below the rank",
             class_names[c]
         ))),
     }

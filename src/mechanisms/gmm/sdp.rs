@@ -175,7 +175,7 @@ pub fn solve_min_trace(c: &Mat, vs: &[Vec<f64>], tol: f64, max_iter: usize) -> R
         if !(lmin > lmax * 1e-13) {
             return Err(Error::Data(format!(
                 "SDP: the sensitivity vectors do not span all {d} dimensions (the data of a class lie in a subspace); \
-                 drop collinear columns or use --pca"
+                 drop collinear columns or project with the pca option"
             )));
         }
         m_half = sym_fn(&mm, |x| x.max(0.0).sqrt());
