@@ -1,7 +1,7 @@
 // privmix (browsers): the accountant, CSV and image synthesis, the utility check.
 import type {
   CsvInput, CsvResult, CsvSummary, ColumnHistogram, DatasetInfo, DatasetOptions, ImageInput,
-  ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewResult, ProgressCallback,
+  ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewResult, PreviewView, ProgressCallback,
   Receipt, SynthOptions, UtilityReport,
 } from "./types.js";
 export type * from "./types.js";
@@ -26,7 +26,7 @@ export declare class Dataset {
   synthesize(options: SynthOptions, onProgress?: ProgressCallback): { csv: Uint8Array; receipt: Receipt };
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): UtilityReport;
   /** The noise a synthesis with `options` would calibrate (the live readout): `noisePreview` with this table's class sizes, columns and data path (the normalization's share the run will use, the column-type decisions). */
-  noisePreview(options: SynthOptions): PreviewResult;
+  noisePreview(options: SynthOptions, view?: PreviewView): PreviewResult;
   histograms(synthetic: CsvInput): ColumnHistogram[];
   free(): void;
 }

@@ -148,6 +148,17 @@ export interface PreviewParams {
   accountant?: "pld" | "rdp";
   /** "standard" (default: a record may change class) or "keep-label". */
   adjacency?: "standard" | "keep-label";
+  /** The ε curve around σx (default true); false: only the calibrated point, sooner (see `PreviewView`). */
+  curve?: boolean;
+}
+/**
+ * What `Dataset.noisePreview` computes beyond the calibration. The curve's other points cost about a fifth of a
+ * readout: show σx and ε from a call with `{curve: false}`, then call again without it; when nothing else changed,
+ * the second call reuses the first one's calibration and computes only the curve.
+ */
+export interface PreviewView {
+  /** The ε curve around σx (default true); false: only the calibrated point. */
+  curve?: boolean;
 }
 export interface PreviewResult {
   mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number; accountant: "pld" | "rdp";
@@ -161,7 +172,7 @@ export interface PreviewResult {
   pool: number;
   /** The share of ε DP normalization is sized for (0: none). */
   normalizeShare: number;
-  /** ε of the whole release against σx around the calibrated value. */
+  /** ε of the whole release against σx around the calibrated value (only the calibrated point with `curve: false`). */
   curve: [number, number][];
 }
 export interface UtilityReport {

@@ -2,7 +2,7 @@
 import type {
   AccountParams, AccountResult, CalibrateParams, CalibrateResult, ColumnHistogram, CsvResult,
   CsvSummary, DatasetInfo, DatasetOptions, FederatedOptions, FederatedResult, GmmModel, GmmOptions,
-  GmmResult, ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewParams, PreviewResult,
+  GmmResult, ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewParams, PreviewResult, PreviewView,
   ProgressCallback, RdpParams, RdpResult, Receipt, SynthOptions, UtilityReport, CallOptions,
 } from "./types.js";
 export type * from "./types.js";
@@ -34,7 +34,7 @@ export declare class PrivmixWorker {
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): Promise<UtilityReport>;
   /** The live readout for the loaded dataset under `options` (see `Dataset.noisePreview`). */
-  datasetNoisePreview(options: SynthOptions): Promise<PreviewResult>;
+  datasetNoisePreview(options: SynthOptions, view?: PreviewView): Promise<PreviewResult>;
   histograms(syntheticCsv: WorkerCsvInput): Promise<ColumnHistogram[]>;
   gmmRelease(input: WorkerCsvInput, options: GmmOptions): Promise<GmmResult>;
   gmmSample(model: GmmModel | string, samples: number, seed?: number): Promise<string>;

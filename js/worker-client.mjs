@@ -229,9 +229,9 @@ export class PrivmixWorker {
   utilityCheck(options, onProgress) {
     return this._withOptions("utilityCheck", [], options, onProgress);
   }
-  /** The live readout for the loaded dataset under `options` (`Dataset.noisePreview`). */
-  datasetNoisePreview(options) {
-    return this._call("datasetNoisePreview", [options]);
+  /** The live readout for the loaded dataset under `options` (`Dataset.noisePreview`; `view`: `{curve: false}` for the calibrated point only). */
+  datasetNoisePreview(options, view) {
+    return this._call("datasetNoisePreview", [options, view]);
   }
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);

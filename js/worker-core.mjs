@@ -146,7 +146,7 @@ export function serve(loadModule, scope = self) {
           } else if (op === "utilityCheck") {
             result = dataset.utilityCheck(args[0] ?? {}, progress);
           } else if (op === "datasetNoisePreview") {
-            result = dataset.noisePreview(args[0] ?? {});
+            result = dataset.noisePreview(args[0] ?? {}, args[1]);
           } else {
             result = dataset.histograms(await bytesOf(args[0]));
           }

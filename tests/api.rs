@@ -332,6 +332,60 @@ fn the_readout_calibrates_with_pld_by_default() {
     assert!(bad.to_string().contains("moments"), "{bad}");
 }
 
+/// The readout without its curve (`curve: false`) gives the same numbers, and the call with the
+/// curve that follows it (which reuses that calibration when nothing else changed) gives the
+/// same response as a readout computed from scratch; a change of any control is computed anew.
+#[test]
+fn the_readout_gives_its_numbers_first_and_its_curve_after() {
+    let req = |eps: f64, curve: &str| -> api::PreviewRequest {
+        serde_json::from_str(&format!(
+            r#"{{"classSizes":[900,1000,1100],"epsilon":{eps},"delta":1e-5,"features":20,"mix":"auto"{curve}}}"#
+        ))
+        .unwrap()
+    };
+    // From scratch, on a thread of its own (nothing remembered).
+    let fresh = |eps: f64| {
+        std::thread::spawn(move || format!("{:?}", api::preview(&req(eps, "")).unwrap()))
+            .join()
+            .unwrap()
+    };
+    let numbers = api::preview(&req(3.0, r#","curve":false"#)).unwrap();
+    let whole = api::preview(&req(3.0, "")).unwrap();
+    assert_eq!(numbers.curve, vec![(whole.sigma_x, whole.epsilon)]);
+    assert_eq!(numbers.sigma_x, whole.sigma_x);
+    assert_eq!(
+        (numbers.mix, numbers.suggested_mix),
+        (whole.mix, whole.suggested_mix)
+    );
+    assert_eq!(whole.curve.len(), 7);
+    assert_eq!(format!("{whole:?}"), fresh(3.0));
+    // Numbers for ε = 3, then the whole readout for ε = 2: computed for ε = 2.
+    api::preview(&req(3.0, r#","curve":false"#)).unwrap();
+    let other = api::preview(&req(2.0, "")).unwrap();
+    assert_eq!(format!("{other:?}"), fresh(2.0));
+    assert!(other.sigma_x > whole.sigma_x);
+    // The same through a loaded table (`Dataset.noisePreview(options, {curve: false})`).
+    let csv = "a,b,label\n".to_string()
+        + &(0..600)
+            .map(|i| format!("{},{},{}\n", i % 7, (i * 13) % 11, i % 3))
+            .collect::<String>();
+    let p: api::SynthRequest =
+        serde_json::from_str(r#"{"label":"label","epsilon":2,"delta":1e-5}"#).unwrap();
+    let p = api::SynthParams::try_from(&p).unwrap();
+    let opts = p.csv_options("input").unwrap();
+    let table = privmix::data::read_csv_bytes(csv.as_bytes(), &opts).unwrap();
+    let numbers = api::dataset_preview_as(&table, &p, api::PreviewView { curve: false }).unwrap();
+    let whole = api::dataset_preview_as(&table, &p, api::PreviewView::default()).unwrap();
+    assert_eq!(numbers.curve, vec![(whole.sigma_x, whole.epsilon)]);
+    let fresh_table = std::thread::scope(|s| {
+        s.spawn(|| format!("{:?}", api::dataset_preview(&table, &p).unwrap()))
+            .join()
+            .unwrap()
+    });
+    assert_eq!(format!("{whole:?}"), fresh_table);
+    assert_eq!(whole.curve.len(), 7);
+}
+
 /// Synthesis accounts DP-CDA with the PLD accountant by default (issue 13): the receipt's ε is
 /// the smaller of the PLD and RDP bounds and meets the target, the calibrated σx is below the
 /// RDP-only run's, and `accountant: "rdp"` gives back RDP alone.

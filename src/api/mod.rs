@@ -44,7 +44,9 @@ pub use gmm::{
 pub use images::{
     image_request, inspect_images, load_images, synthesize_images, ImageInput, ImagesResult,
 };
-pub use preview::{dataset_preview, preview, PreviewRequest, PreviewResponse};
+pub use preview::{
+    dataset_preview, dataset_preview_as, preview, PreviewRequest, PreviewResponse, PreviewView,
+};
 pub use synth::{
     class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, synthesize_table_pieces,
     MixChoice, SynthParams, SynthRequest,

@@ -69,6 +69,34 @@ pub struct PreviewRequest {
     /// `keep-label`.
     #[serde(default)]
     pub adjacency: Option<String>,
+    /// The ε curve around σx (default true). `false`: only the calibrated point, sooner (see
+    /// [`PreviewView`]).
+    #[serde(default)]
+    pub curve: Option<bool>,
+}
+
+/// What a readout computes beyond the calibration.
+///
+/// The curve's other points cost about a fifth of a readout. A page can show σx and ε first
+/// with `curve: false`, then ask again with `curve: true`: when nothing else changed, that
+/// second call reuses the first one's calibration (the last readout without its curve is
+/// remembered on this thread) and computes only the curve's other points.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PreviewView {
+    /// The ε curve around σx (default true); `false`: only the calibrated point.
+    #[serde(default = "yes")]
+    pub curve: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for PreviewView {
+    fn default() -> Self {
+        PreviewView { curve: true }
+    }
 }
 
 /// The live readout.
@@ -97,11 +125,13 @@ pub struct PreviewResponse {
     pub pool: u64,
     /// The normalization's share of ε (0: none).
     pub normalize_share: f64,
-    /// The ε curve: ε of the whole release against σx around the calibrated value.
+    /// The ε curve: ε of the whole release against σx around the calibrated value (only the
+    /// calibrated point when the request asked for no curve).
     pub curve: Vec<(f64, f64)>,
 }
 
 /// A readout's checked controls.
+#[derive(Debug)]
 struct PreviewInputs {
     class_sizes: Vec<u64>,
     features: u64,
@@ -173,13 +203,25 @@ impl PreviewInputs {
 pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     let (inputs, share) = PreviewInputs::of(r)?;
     let path = DataPathBudget::assumed(&inputs.opts, inputs.standard, share)?;
-    preview_on(&inputs, &path)
+    let view = PreviewView {
+        curve: r.curve.unwrap_or(true),
+    };
+    preview_on(&inputs, &path, view)
 }
 
 /// The readout for a synthesis of `table` with `p`: its class sizes, its feature columns and
 /// its data path's budget ([`synth::data_path_budget`]: the normalization's share the run
 /// will use, the column-type decisions, the δ split).
 pub fn dataset_preview(table: &Table, p: &SynthParams) -> Result<PreviewResponse> {
+    dataset_preview_as(table, p, PreviewView::default())
+}
+
+/// [`dataset_preview`], computing what `view` asks for.
+pub fn dataset_preview_as(
+    table: &Table,
+    p: &SynthParams,
+    view: PreviewView,
+) -> Result<PreviewResponse> {
     let opts = p.options(table)?;
     check_delta(opts.delta)?;
     match opts.epsilon {
@@ -205,7 +247,7 @@ pub fn dataset_preview(table: &Table, p: &SynthParams) -> Result<PreviewResponse
         opts,
     };
     let path = synth::data_path_budget(table, p.schema.as_ref(), &inputs.opts, &p.mechanism)?;
-    preview_on(&inputs, &path)
+    preview_on(&inputs, &path, view)
 }
 
 /// The pools and rows per class the synthesis would use: the class sizes and T/K each, or
@@ -307,7 +349,9 @@ struct Readout<'a> {
 }
 
 impl<'a> Readout<'a> {
-    fn new(x: &'a PreviewInputs, path: &'a DataPathBudget) -> Result<Self> {
+    /// The readout's setup; `suggested` is the automatic l when already known (a remembered
+    /// calibration), else it is ranked here.
+    fn new(x: &'a PreviewInputs, path: &'a DataPathBudget, suggested: Option<u32>) -> Result<Self> {
         let opts = &x.opts;
         if x.class_sizes.is_empty() {
             return Err(Error::Data("no classes: choose a label column".into()));
@@ -329,9 +373,12 @@ impl<'a> Readout<'a> {
             preset: opts.preset,
             extra: Some(&norm_curve),
         };
-        let suggested = auto_mix(
-            smallest, per_class, x.features, opts.clip, acc_clip, &auto_goal,
-        )? as u32;
+        let suggested = match suggested {
+            Some(l) => l,
+            None => auto_mix(
+                smallest, per_class, x.features, opts.clip, acc_clip, &auto_goal,
+            )? as u32,
+        };
         let mix = x.mix.unwrap_or(suggested);
         if x.standard && u64::from(mix) == smallest {
             // l is the whole smallest pool: the synthesis cuts every pool to that size.
@@ -460,18 +507,93 @@ impl<'a> Readout<'a> {
     }
 }
 
+/// A readout's calibration: the automatic l, σx and ε there.
+#[derive(Debug, Clone, Copy)]
+struct Calibrated {
+    suggested: u32,
+    sigma_x: f64,
+    epsilon: f64,
+}
+
+thread_local! {
+    /// The last readout computed without its curve, and the controls it was computed for
+    /// (written out by `Debug`: every count and f64 exactly).
+    static WITHOUT_CURVE: std::cell::RefCell<Option<(String, Calibrated)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// The readout of `x` with the data path `path` (see the module note).
-fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewResponse> {
-    let r = Readout::new(x, path)?;
-    let (sigma_x, pld_at) = r.calibrate()?;
-    let orders = &x.opts.orders;
-    let at = r.epsilon(
+fn preview_on(
+    x: &PreviewInputs,
+    path: &DataPathBudget,
+    view: PreviewView,
+) -> Result<PreviewResponse> {
+    let key = format!("{x:?}|{path:?}");
+    // A curve asked for right after the same readout without it: that calibration stands.
+    let known = WITHOUT_CURVE.with(|c| {
+        let mut c = c.borrow_mut();
+        match c.take() {
+            Some((k, cal)) if view.curve && k == key => Some(cal),
+            other => {
+                *c = other;
+                None
+            }
+        }
+    });
+    let r = Readout::new(x, path, known.map(|k| k.suggested))?;
+    let cal = match known {
+        Some(cal) => cal,
+        None => {
+            let (sigma_x, pld_at) = r.calibrate()?;
+            let epsilon = r.epsilon(
+                sigma_x,
+                &x.opts.orders,
+                &r.extra_curve,
+                &pld::PldOptions::calibration(),
+                pld_at,
+            )?;
+            Calibrated {
+                suggested: r.suggested,
+                sigma_x,
+                epsilon,
+            }
+        }
+    };
+    if !view.curve {
+        WITHOUT_CURVE.with(|c| *c.borrow_mut() = Some((key, cal)));
+    }
+    let Calibrated {
         sigma_x,
-        orders,
-        &r.extra_curve,
-        &pld::PldOptions::calibration(),
-        pld_at,
-    )?;
+        epsilon: at,
+        ..
+    } = cal;
+    let curve = if view.curve {
+        chart(&r, sigma_x, at)?
+    } else {
+        vec![(sigma_x, at)]
+    };
+    Ok(PreviewResponse {
+        mix: r.mix,
+        suggested_mix: r.suggested,
+        sigma_x,
+        accountant: if r.pld.is_some() {
+            AccountantKind::Pld.name()
+        } else {
+            AccountantKind::Rdp.name()
+        },
+        noise_multiplier: sigma_x / r.dx,
+        epsilon: at,
+        epsilon_mixing: at,
+        samples_per_class: r.per_class,
+        pool: r.shape.pool,
+        normalize_share: path.normalize_share,
+        curve,
+    })
+}
+
+/// The ε curve through the calibrated point (`sigma_x`, `at`).
+fn chart(r: &Readout<'_>, sigma_x: f64, at: f64) -> Result<Vec<(f64, f64)>> {
+    let (orders, path) = (&r.x.opts.orders, r.path);
     // The chart's other points use the coarse orders and a PLD grid 4× coarser than the
     // calibration's: upper bounds still, at a fraction of the cost.
     let chart_orders = coarse_orders(orders);
@@ -490,23 +612,7 @@ fn preview_on(x: &PreviewInputs, path: &DataPathBudget) -> Result<PreviewRespons
         };
         curve.push((sigma_x * f, e));
     }
-    Ok(PreviewResponse {
-        mix: r.mix,
-        suggested_mix: r.suggested,
-        sigma_x,
-        accountant: if r.pld.is_some() {
-            AccountantKind::Pld.name()
-        } else {
-            AccountantKind::Rdp.name()
-        },
-        noise_multiplier: sigma_x / r.dx,
-        epsilon: at,
-        epsilon_mixing: at,
-        samples_per_class: r.per_class,
-        pool: r.shape.pool,
-        normalize_share: path.normalize_share,
-        curve,
-    })
+    Ok(curve)
 }
 
 #[cfg(test)]

@@ -117,14 +117,21 @@ impl Dataset {
     }
 
     /// The noise a synthesis with `options` would calibrate (the live readout): the
-    /// `noisePreview` of this table's class sizes, columns and data path.
+    /// `noisePreview` of this table's class sizes, columns and data path; `view`
+    /// (`{curve: false}`: the calibrated point only) as `api::PreviewView`.
     #[wasm_bindgen(js_name = noisePreview, unchecked_return_type = "PreviewResult")]
     pub fn noise_preview(
         &self,
         #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PreviewView")] view: JsValue,
     ) -> Result<JsValue, JsValue> {
         let p = params(options, "noisePreview options", Some(&self.label))?;
-        to_js(&api::dataset_preview(&self.table, &p).map_err(js_err)?)
+        let view: api::PreviewView = if view.is_undefined() || view.is_null() {
+            api::PreviewView::default()
+        } else {
+            from_js(view, "noisePreview view")?
+        };
+        to_js(&api::dataset_preview_as(&self.table, &p, view).map_err(js_err)?)
     }
 
     /// Synthesizes: `{csv: Uint8Array, receipt}` (bytes, to hand to a Blob without copies).

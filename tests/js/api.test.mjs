@@ -145,6 +145,12 @@ test("Dataset: class counts, synthesis as bytes, histograms and the utility chec
   assert.ok(shown.epsilon <= 5 && shown.epsilon === shown.epsilonMixing, `${shown.epsilon}`);
   assert.equal(ds.noisePreview({ epsilon: 5, delta: 1e-5, normalize: "data" }).normalizeShare, 0);
   assert.throws(() => ds.noisePreview({ delta: 1e-5 }), /epsilon/);
+  // The numbers first ({curve: false}: the calibrated point only), then the curve.
+  const first = ds.noisePreview({ epsilon: 5, delta: 1e-5, adjacency: "keep-label" }, { curve: false });
+  assert.deepEqual(first.curve, [[shown.sigmaX, shown.epsilon]]);
+  assert.deepEqual(ds.noisePreview({ epsilon: 5, delta: 1e-5, adjacency: "keep-label" }, {}), shown);
+  assert.equal(shown.curve.length, 7);
+  assert.throws(() => ds.noisePreview({ epsilon: 5, delta: 1e-5 }, { chart: false }), /chart/);
   const rows = parseCsv(new TextDecoder().decode(r.csv));
   assert.equal(rows.length - 1, 150);
   const h = ds.histograms(r.csv);
@@ -180,6 +186,10 @@ test("noisePreview uses only public numbers and never overshoots", () => {
   assert.ok(p.epsilon <= 2 && p.epsilon > 1.95, `${p.epsilon}`);
   assert.equal(p.normalizeShare, 0.2);
   assert.equal(p.mix, p.suggestedMix);
+  // `curve: false`: the same numbers, the calibrated point alone.
+  const first = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: "auto", curve: false });
+  assert.deepEqual({ ...first, curve: p.curve }, p);
+  assert.deepEqual(first.curve, [[p.sigmaX, p.epsilon]]);
   // Rows per class follow the class sizes (T = 180); the pool is below the smallest class
   // (the least of the DP floors).
   assert.equal(p.samplesPerClass, 70);

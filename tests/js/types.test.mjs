@@ -55,6 +55,8 @@ test("every request type: the TypeScript fields are exactly the fields the core 
   same("SynthOptions", rustFields((o) => privmix.synthesizeCsv(csv, o)), types.SynthOptions);
   same("RdpParams", rustFields((o) => privmix.rdp(o)), types.RdpParams);
   same("PreviewParams", rustFields((o) => privmix.noisePreview(o)), types.PreviewParams);
+  const ds = new privmix.Dataset(csv, { label: "label" });
+  same("PreviewView", rustFields((o) => ds.noisePreview({ epsilon: 1, delta: 1e-5 }, o)), types.PreviewView);
   const mech = rustFields((o) => privmix.calibrate(o));
   same("AccountParams ∪ CalibrateParams", mech, [...new Set([...types.AccountParams, ...types.CalibrateParams])].sort());
   same("GmmOptions", rustFields((o) => privmix.gmmRelease(csv, o)), types.GmmOptions);
