@@ -5,8 +5,9 @@
 //!     cargo run --release --example readout_speed
 //!
 //! With `--json` it prints, instead of the table, one line per case: the `noisePreview`
-//! request and the whole readout's native time (best of 3), which `bench/browser/readout.mjs`
-//! replays through the app's worker in Chromium.
+//! request, the whole readout's native time and the time of its numbers alone (`curve:
+//! false`; best of 3 each), which `bench/browser/readout.mjs` replays through the app's worker
+//! in Chromium.
 //!
 //! With `--dataset FILE.csv --label COLUMN` it times the readout of a loaded table instead
 //! (`api::dataset_preview`, the npm `Dataset.noisePreview`) at ε = 1, 5 and 10, best of 3,
@@ -98,9 +99,15 @@ fn main() {
                 let whole = best_ms(3, || {
                     preview(&parsed).unwrap();
                 });
+                // The numbers alone (`curve: false`), as the page asks for them first.
+                let mut first = parsed.clone();
+                first.curve = Some(false);
+                let numbers = best_ms(3, || {
+                    preview(&first).unwrap();
+                });
                 println!(
                     "{}",
-                    serde_json::json!({ "request": req, "nativeMs": whole })
+                    serde_json::json!({ "request": req, "nativeMs": whole, "nativeNumbersMs": numbers })
                 );
                 continue;
             }
