@@ -194,6 +194,8 @@ struct WorTerms {
     t2: f64,
     /// ln T_j for j = 3..=max (−∞ below 3).
     ln_t: Vec<f64>,
+    /// j as f64, j = 0..=max (read beside the other tables, so the terms' loop vectorizes).
+    j: Vec<f64>,
 }
 
 impl WorTerms {
@@ -233,6 +235,7 @@ impl WorTerms {
             lf: LnFactorials::new(max_order),
             t2,
             ln_t,
+            j: (0..=max_order).map(f64::from).collect(),
         }
     }
 
@@ -242,12 +245,24 @@ impl WorTerms {
         let ln_q = q.dln();
         let mut out = Vec::with_capacity(orders.len());
         let mut terms = Vec::with_capacity(ln_t.len());
+        let lnf = &lf.0;
         for &alpha in orders {
             // Log-sum-exp over j = 2..=α: one exp per term.
             terms.clear();
             terms.push(2.0 * ln_q + lf.ln_choose(alpha, 2) + self.t2);
-            for j in 3..=alpha {
-                terms.push(f64::from(j) * ln_q + lf.ln_choose(alpha, j) + ln_t[j as usize]);
+            // j = 3..=α, the same arithmetic as `j·ln q + ln_choose(α, j) + ln T_j`, over
+            // slices (ln (α − j)! read backwards) so that it vectorizes.
+            let a = alpha as usize;
+            if a >= 3 {
+                let (la, from) = (lnf[a], terms.len());
+                terms.resize(from + a - 2, 0.0);
+                let rest = lnf[..=a - 3].iter().rev();
+                let js = (self.j[3..=a].iter().zip(&lnf[3..=a]))
+                    .zip(rest)
+                    .zip(&ln_t[3..=a]);
+                for (out, (((&j, &lj), &lr), &t)) in terms[from..].iter_mut().zip(js) {
+                    *out = j * ln_q + (la - lj - lr) + t;
+                }
             }
             let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let ln_sum = if m.is_finite() {
