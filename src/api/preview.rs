@@ -82,15 +82,10 @@ pub struct PreviewRequest {
 /// second call reuses the first one's calibration (the last readout without its curve is
 /// remembered on this thread) and computes only the curve's other points.
 #[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct PreviewView {
     /// The ε curve around σx (default true); `false`: only the calibrated point.
-    #[serde(default = "yes")]
     pub curve: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 impl Default for PreviewView {
