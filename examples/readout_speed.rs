@@ -23,7 +23,7 @@ fn best_ms(reps: usize, mut f: impl FnMut()) -> f64 {
     (0..reps)
         .map(|_| {
             // Each repetition computes: the accountant remembers its last compositions.
-            privmix::accountant::pld::mechanisms::forget_compositions();
+            privmix::accountant::forget_remembered();
             let t = Instant::now();
             f();
             t.elapsed().as_secs_f64() * 1e3

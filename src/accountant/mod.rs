@@ -89,6 +89,14 @@ impl Preset {
     }
 }
 
+/// Forgets what the accountant remembers on this thread (the RDP bound's terms of recent
+/// noise multipliers, the PLD's recent compositions), so that a benchmark repeating one
+/// calibration times the work. Answers are the same bits either way.
+pub fn forget_remembered() {
+    subsampled_gaussian::forget_terms();
+    pld::mechanisms::forget_compositions();
+}
+
 /// The default integer orders 2..=256.
 pub fn default_orders() -> Vec<u32> {
     (2..=256).collect()

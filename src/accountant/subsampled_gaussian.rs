@@ -35,6 +35,8 @@
 use super::moments::ln_b_even;
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// Relative upward slack applied to every RDP value (covers f64 evaluation error, which is
 /// below 1e-13 relative in all our checks).
@@ -166,7 +168,7 @@ pub fn rdp_curves(qs: &[f64], z: f64, orders: &[u32], bound: WorBound) -> Result
         ));
     }
     let s2 = 1.0 / (z * z);
-    let mut terms: Option<WorTerms> = None;
+    let mut terms: Option<Rc<WorTerms>> = None;
     qs.iter()
         .map(|&q| {
             Ok(if q == 0.0 || z == f64::INFINITY {
@@ -180,11 +182,53 @@ pub fn rdp_curves(qs: &[f64], z: f64, orders: &[u32], bound: WorBound) -> Result
                     .collect()
             } else {
                 terms
-                    .get_or_insert_with(|| WorTerms::new(z, max_order, bound))
+                    .get_or_insert_with(|| wor_terms(z, max_order, bound))
                     .curve(q, orders)
             })
         })
         .collect()
+}
+
+/// How many noise multipliers' [`WorTerms`] a thread keeps.
+const RECENT_TERMS: usize = 8;
+
+thread_local! {
+    /// The terms of the last few noise multipliers (z's bits, the bound, the largest order),
+    /// most recent last. Every calibration brackets from z = 1 by factors of 4, and the
+    /// automatic l calibrates a dozen candidates in a row, so the same z comes back; its
+    /// moments (one numerical integral per order) are the costly part.
+    static RECENT: RefCell<Vec<Remembered>> = const { RefCell::new(Vec::new()) };
+}
+
+/// z's bits, the bound, the largest order, the terms.
+type Remembered = (u64, WorBound, u32, Rc<WorTerms>);
+
+/// [`WorTerms::new`], or the same terms remembered on this thread (computed for these z and
+/// bound, up to at least `max_order`: a term depends only on its own j).
+fn wor_terms(z: f64, max_order: u32, bound: WorBound) -> Rc<WorTerms> {
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        let hit = (r.iter()).position(|e| e.0 == z.to_bits() && e.1 == bound && e.2 >= max_order);
+        let entry = match hit {
+            Some(i) => r.remove(i),
+            None => {
+                if r.len() == RECENT_TERMS {
+                    r.remove(0);
+                }
+                let t = Rc::new(WorTerms::new(z, max_order, bound));
+                (z.to_bits(), bound, max_order, t)
+            }
+        };
+        let t = Rc::clone(&entry.3);
+        r.push(entry);
+        t
+    })
+}
+
+/// Forgets the terms [`rdp_curves`] remembers on this thread (for benchmarks that repeat one
+/// calibration).
+pub fn forget_terms() {
+    RECENT.with(|r| r.borrow_mut().clear());
 }
 
 /// The rate-independent part of the bound at one noise multiplier: ln T_j for every j.
@@ -376,6 +420,44 @@ mod tests {
         }
         // The comparison covers configurations where moments are actually skipped.
         assert!(pruned_moments > 100, "{pruned_moments}");
+    }
+
+    /// The terms a thread remembers are the terms it would compute: served for the same z
+    /// and bound up to at least the orders asked for, evicted after eight others, and the
+    /// curves from them equal those computed on a fresh thread.
+    #[test]
+    fn remembered_terms_give_the_same_curves() {
+        let b = WorBound::Theorem27;
+        forget_terms();
+        let first = wor_terms(0.8, 256, b);
+        assert!(
+            Rc::ptr_eq(&first, &wor_terms(0.8, 64, b)),
+            "a smaller order is served"
+        );
+        assert!(
+            !Rc::ptr_eq(&first, &wor_terms(0.8, 300, b)),
+            "a larger one is computed"
+        );
+        assert!(!Rc::ptr_eq(&wor_terms(0.8, 64, WorBound::Theorem9), &first));
+        assert!(!Rc::ptr_eq(&wor_terms(0.8 + 1e-16, 64, b), &first));
+        let orders: Vec<u32> = (2..=100).collect();
+        for z in [0.8, 0.5, 1.0, 4.0, 0.8] {
+            let here = rdp_curves(&[0.01, 0.2], z, &orders, b).unwrap();
+            let o = orders.clone();
+            let fresh = std::thread::spawn(move || rdp_curves(&[0.01, 0.2], z, &o, b).unwrap())
+                .join()
+                .unwrap();
+            assert_eq!(here, fresh, "z = {z}");
+        }
+        for k in 0..RECENT_TERMS {
+            wor_terms(2.0 + k as f64, 64, b);
+        }
+        assert!(
+            !Rc::ptr_eq(&first, &wor_terms(0.8, 64, b)),
+            "evicted after eight others"
+        );
+        forget_terms();
+        RECENT.with(|r| assert!(r.borrow().is_empty()));
     }
 
     #[test]

@@ -33,7 +33,7 @@ fn timed<T>(mut f: impl FnMut() -> T) -> (f64, f64, T) {
     let (mut wall, mut cpu, mut out) = (Vec::new(), Vec::new(), None);
     for _ in 0..3 {
         // Each run computes: the accountant remembers its last compositions.
-        privmix::accountant::pld::mechanisms::forget_compositions();
+        privmix::accountant::forget_remembered();
         let (t, c) = (Instant::now(), cpu_ms());
         out = Some(f());
         cpu.push(cpu_ms() - c);
