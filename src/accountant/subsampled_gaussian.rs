@@ -30,7 +30,10 @@
 //!
 //! Everything is summed in log space; the moments never use the alternating sum. The result is
 //! rounded up by a relative [`ROUND_UP`] to cover the floating-point error of the evaluation,
-//! so the reported value is never below the exact bound.
+//! so the reported value is never below the exact bound. A term far below the largest of its
+//! sum is replaced by its upper bound instead of being exponentiated (below e^{−45} of it), and a
+//! thread keeps the rate-independent terms of its last few noise multipliers, which the
+//! calibrations evaluate again and again; neither changes a value.
 
 use super::moments::ln_b_even;
 use crate::error::{Error, Result};
