@@ -167,28 +167,16 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
     let p = SynthParams::try_from(&r).unwrap();
     assert!(p.auto_mix);
     // `auto` is one sentinel for every caller: the synthesis resolves it after normalization
-    // from public numbers (preprocess::auto), so the options carry no class-size-dependent l.
-    let a = p.options_for(&[50, 50, 50], 150, 4).unwrap().mix;
-    let b = p.options_for(&[45, 60, 45], 150, 4).unwrap().mix;
-    assert_eq!(a, privmix::preprocess::auto::MIX_AUTO);
-    assert_eq!(a, b);
+    // from public numbers (preprocess::auto), so the options carry no class-size-dependent l
+    // (and take no table or shape).
+    assert_eq!(p.synth_options().mix, privmix::preprocess::auto::MIX_AUTO);
     // The standard adjacency (default) needs no public class-size floor for it any more: the
     // pools are the DP floors.
     let r: SynthRequest = serde_json::from_str(r#"{"mix":"auto","epsilon":2}"#).unwrap();
     let p = SynthParams::try_from(&r).unwrap();
-    assert_eq!(
-        p.options_for(&[50, 50, 50], 150, 4).unwrap().mix,
-        privmix::preprocess::auto::MIX_AUTO
-    );
+    assert_eq!(p.synth_options().mix, privmix::preprocess::auto::MIX_AUTO);
     let r: SynthRequest = serde_json::from_str(r#"{"mix":3,"epsilon":2}"#).unwrap();
-    assert_eq!(
-        SynthParams::try_from(&r)
-            .unwrap()
-            .options_for(&[50, 50, 50], 150, 4)
-            .unwrap()
-            .mix,
-        3
-    );
+    assert_eq!(SynthParams::try_from(&r).unwrap().synth_options().mix, 3);
 }
 
 #[test]

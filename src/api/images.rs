@@ -101,12 +101,7 @@ pub fn synthesize_image_set_to<W: std::io::Write>(
     sink: W,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(W, Vec<u8>, Receipt, usize)> {
-    let summary = set.summary();
-    let opts = p.options_for(
-        &summary.class_counts,
-        summary.images,
-        set.width * set.height * set.channels,
-    )?;
+    let opts = p.synth_options();
     images::synthesize_images_to(set, &opts, rng, sink, images::PREVIEW_PER_CLASS, progress)
 }
 
@@ -119,12 +114,7 @@ pub fn synthesize_images(
 ) -> Result<ImagesResult> {
     let p = image_params(req)?;
     let set = load_images(input, image)?;
-    let summary = set.summary();
-    let opts = p.options_for(
-        &summary.class_counts,
-        summary.images,
-        set.width * set.height * set.channels,
-    )?;
+    let opts = p.synth_options();
     let mut rng = super::rng_for_seed(p.seed)?;
     let real_preview = images::preview_grid(&set, images::PREVIEW_PER_CLASS)?;
     let out = images::synthesize_images(&set, &opts, &mut rng, progress)?;

@@ -217,7 +217,7 @@ pub fn dataset_preview_as(
     p: &SynthParams,
     view: PreviewView,
 ) -> Result<PreviewResponse> {
-    let opts = p.options(table)?;
+    let opts = p.synth_options();
     check_delta(opts.delta)?;
     match opts.epsilon {
         Some(e) => check_epsilon(e)?,

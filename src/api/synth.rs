@@ -165,7 +165,7 @@ pub struct SynthParams {
     /// The schema, if any.
     pub schema: Option<Schema>,
     /// The core options; `mix` holds the fixed order, or the default until
-    /// [`SynthParams::options_for`] resolves `auto`.
+    /// [`SynthParams::synth_options`] marks `auto` for the synthesis to resolve.
     pub options: SynthOptions,
     /// Whether the mix order is chosen automatically.
     pub auto_mix: bool,
@@ -314,27 +314,10 @@ impl SynthParams {
         })
     }
 
-    /// The core options for `table`. They do not depend on the table: an automatic mix order
-    /// is resolved inside the synthesis, which reads the class sizes it may use.
-    pub fn options(&self, _table: &Table) -> Result<SynthOptions> {
-        Ok(self.core_options())
-    }
-
-    /// [`Self::options`] for a caller that holds only the data's public shape (class sizes,
-    /// row count, feature columns); the options do not depend on it either.
-    pub fn options_for(
-        &self,
-        _class_sizes: &[usize],
-        _n_rows: usize,
-        _n_features: usize,
-    ) -> Result<SynthOptions> {
-        Ok(self.core_options())
-    }
-
-    /// The checked options, with `auto` (the default mix order) left for the synthesis to
-    /// resolve by one rule for every caller (preprocess::auto), after normalization, from
-    /// public numbers only.
-    fn core_options(&self) -> SynthOptions {
+    /// The core options of a synthesis, the same for every table: `auto` (the default mix
+    /// order) is left for the synthesis to resolve by one rule for every caller
+    /// (preprocess::auto), after normalization, from the class sizes it may use.
+    pub fn synth_options(&self) -> SynthOptions {
         let mut opts = self.options.clone();
         if self.auto_mix {
             opts.mix = crate::preprocess::auto::MIX_AUTO;
@@ -372,7 +355,7 @@ pub fn synthesize_table<'t>(
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     let table: Cow<'t, Table> = table.into();
-    let opts = p.options(&table)?;
+    let opts = p.synth_options();
     let sinks = Sinks {
         header: &mut header,
         row: &mut row,
