@@ -126,11 +126,8 @@ impl Dataset {
         #[wasm_bindgen(unchecked_param_type = "PreviewView")] view: JsValue,
     ) -> Result<JsValue, JsValue> {
         let p = params(options, "noisePreview options", Some(&self.label))?;
-        let view: api::PreviewView = if view.is_undefined() || view.is_null() {
-            api::PreviewView::default()
-        } else {
-            from_js(view, "noisePreview view")?
-        };
+        // Undefined or null reads as `{}`: the defaults (`from_js`).
+        let view: api::PreviewView = from_js(view, "noisePreview view")?;
         to_js(&api::dataset_preview_as(&self.table, &p, view).map_err(js_err)?)
     }
 
