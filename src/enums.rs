@@ -248,9 +248,11 @@ mod tests {
         check::<crate::audit::Canary>(crate::audit::Canary::NAMES);
         check::<crate::accountant::AccountantKind>(crate::accountant::AccountantKind::NAMES);
         check::<crate::accountant::Preset>(crate::accountant::Preset::NAMES);
-        check::<crate::synth::Adjacency>(crate::synth::Adjacency::NAMES);
-        check::<crate::synth::ColumnTypes>(crate::synth::ColumnTypes::NAMES);
-        check::<crate::federated::Partition>(crate::federated::Partition::NAMES);
+        check::<crate::pipelines::synth::Adjacency>(crate::pipelines::synth::Adjacency::NAMES);
+        check::<crate::pipelines::synth::ColumnTypes>(crate::pipelines::synth::ColumnTypes::NAMES);
+        check::<crate::pipelines::federated::Partition>(
+            crate::pipelines::federated::Partition::NAMES,
+        );
         check::<crate::mechanisms::federated::Variant>(
             crate::mechanisms::federated::Variant::NAMES,
         );

@@ -8,9 +8,10 @@
 //! * [`accountant`]: RDP curves, subsampling bounds, conversion, calibration;
 //! * [`images`]: PNG/JPEG/ZIP/IDX input, resizing, image synthesis to a ZIP of PNGs, previews;
 //! * [`eval`]: train-on-synthetic, test-on-real models;
-//! * [`federated`]: federated DP-CDA (CAPE and conventional), simulated or across real
-//!   parties with no server;
-//! * [`receipt`] and [`synth`]: the privacy receipt and the end-to-end tabular pipeline;
+//! * [`pipelines`]: the end-to-end pipelines, one per product: tabular synthesis
+//!   ([`pipelines::synth`]), federated DP-CDA ([`pipelines::federated`], CAPE and conventional,
+//!   simulated or across real parties with no server) and the GMM release ([`pipelines::gmm`]);
+//! * [`receipt`]: the privacy receipt;
 //! * [`api`]: the application layer, typed requests and responses over all of the above; the
 //!   CLI (`src/cli/`, feature `cli`) and the JS bindings (`src/wasm/`, features
 //!   `wasm-accountant`, `wasm`, `wasm-extra`) are thin front ends over it.
@@ -21,14 +22,13 @@ pub mod data;
 mod enums;
 pub mod error;
 pub mod eval;
-pub mod federated;
 pub mod images;
 pub mod math;
 pub mod mechanisms;
 mod par;
+pub mod pipelines;
 pub mod preprocess;
 pub mod receipt;
 pub mod rng;
-pub mod synth;
 #[cfg(feature = "wasm-accountant")]
 pub mod wasm;

@@ -453,7 +453,9 @@ fn federated_contribute_aggregate() {
     let header = lines.next().unwrap();
     let rows: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
     let keys: Vec<(String, String)> = (1..=3u32)
-        .map(|p| privmix::federated::keygen(p, &mut ReleaseRng::seeded(40 + u64::from(p))))
+        .map(|p| {
+            privmix::pipelines::federated::keygen(p, &mut ReleaseRng::seeded(40 + u64::from(p)))
+        })
         .collect();
     let mut contributions = Vec::new();
     for (i, (secret, _)) in keys.iter().enumerate() {

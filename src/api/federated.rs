@@ -6,7 +6,7 @@ use super::{csv_sink, csv_string, csv_write_err, preset_of, rng_for, schema_of, 
 use crate::accountant::{check_delta, check_epsilon};
 use crate::data::{read_csv_bytes, CsvOptions, Schema, Table};
 use crate::error::{Error, Result};
-use crate::federated::{FedOptions, FedReceipt, Partition, Simulation};
+use crate::pipelines::federated::{FedOptions, FedReceipt, Partition, Simulation};
 use crate::rng::ReleaseRng;
 use serde::Deserialize;
 
@@ -124,7 +124,7 @@ pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedRece
     let table = r.table(csv, &schema)?;
     let mut rng = rng_for(r.seed)?;
     let w = csv_sink();
-    let receipt = crate::federated::simulate(
+    let receipt = crate::pipelines::federated::simulate(
         &table,
         schema.as_ref(),
         &opts,
@@ -140,7 +140,7 @@ pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedRece
 /// second).
 pub fn federated_keygen(party: u32) -> Result<(String, String)> {
     let mut rng = ReleaseRng::from_entropy()?;
-    Ok(crate::federated::keygen(party, &mut rng))
+    Ok(crate::pipelines::federated::keygen(party, &mut rng))
 }
 
 /// `federatedContribute`: this party's contribution file (JSON) and its secret key updated
@@ -171,7 +171,14 @@ pub fn federated_contribute(
     let (opts, schema) = r.options()?;
     let table = r.table(csv, &schema)?;
     let mut rng = rng_for(r.seed)?;
-    let c = crate::federated::contribute(&table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
+    let c = crate::pipelines::federated::contribute(
+        &table,
+        schema.as_ref(),
+        &key,
+        &peers,
+        &opts,
+        &mut rng,
+    )?;
     key.used_contexts.push(c.context.clone());
     let key_json = serde_json::to_string_pretty(&key)
         .map_err(|e| Error::Internal(format!("cannot write the key: {e}")))?;
@@ -184,11 +191,14 @@ pub fn federated_aggregate(contributions: &[String]) -> Result<(String, FedRecei
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            crate::federated::Contribution::from_json(c, &format!("contribution {}", i + 1))
+            crate::pipelines::federated::Contribution::from_json(
+                c,
+                &format!("contribution {}", i + 1),
+            )
         })
         .collect::<Result<Vec<_>>>()?;
     let w = csv_sink();
-    let receipt = crate::federated::aggregate(
+    let receipt = crate::pipelines::federated::aggregate(
         &parsed,
         |h| w.borrow_mut().write_record(h).map_err(csv_write_err),
         |row| w.borrow_mut().write_record(row).map_err(csv_write_err),

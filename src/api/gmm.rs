@@ -206,7 +206,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
     let (data, _) = gmm_data_exact(&table, csv)?;
     drop(table);
     let mut rng = rng_for_seed(p.seed)?;
-    let release = gmm::release_gmm_data(&data, &p.options, &mut rng)?;
+    let release = crate::pipelines::gmm::release_gmm_data(&data, &p.options, &mut rng)?;
     let csv_out = match p.samples {
         Some(t) => Some(
             String::from_utf8(gmm_samples_csv(&release.model, t, &mut rng)?)

@@ -4,9 +4,9 @@
 use super::synth::{SynthParams, SynthRequest};
 use crate::error::{Error, Result};
 use crate::images::{self, ImageOptions, ImageSet, ImageSetSummary};
+use crate::pipelines::synth::Mechanism;
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
-use crate::synth::Mechanism;
 
 /// Image input from JS: a ZIP, or (relative path, bytes) pairs from a folder pick.
 pub enum ImageInput {

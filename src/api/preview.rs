@@ -22,12 +22,12 @@ use crate::data::{Column, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use crate::mechanisms::pld_plan::SynthPld;
+use crate::pipelines::synth::{self, DataPathBudget, SynthOptions};
 use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
 use crate::preprocess::dp_counts::{
     calibrate_standard, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
 };
 use crate::preprocess::rownorm::{accounting_clip, box_accounting_clip, column_diameter_sq};
-use crate::synth::{self, DataPathBudget, SynthOptions};
 use serde::{Deserialize, Serialize};
 
 /// The page's live readout: the calibrated noise for the current controls, from public

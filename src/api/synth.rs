@@ -13,13 +13,13 @@ use crate::data::{
 };
 use crate::error::{Error, Result};
 use crate::eval::Model;
-use crate::preprocess::NormalizeMode;
-use crate::receipt::Receipt;
-use crate::rng::ReleaseRng;
-use crate::synth::{
+use crate::pipelines::synth::{
     synthesize_with, Adjacency, ColumnTypes, DpMixOptions, Mechanism, ProjectionOptions, Sinks,
     SynthOptions,
 };
+use crate::preprocess::NormalizeMode;
+use crate::receipt::Receipt;
+use crate::rng::ReleaseRng;
 use serde::Deserialize;
 
 /// The default mix order l.
@@ -79,7 +79,7 @@ pub struct SynthRequest {
     #[serde(default)]
     pub normalize: Option<String>,
     /// Share of ε for DP normalization (default [`DEFAULT_NORMALIZE_SHARE`], raised
-    /// automatically when not given: see [`crate::synth::SynthOptions::normalize_share_given`]).
+    /// automatically when not given: see [`crate::pipelines::synth::SynthOptions::normalize_share_given`]).
     #[serde(default)]
     pub normalize_share: Option<f64>,
     /// Schema (as the CLI's schema JSON file, parsed).

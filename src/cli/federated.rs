@@ -4,10 +4,10 @@ use super::{name_of, print_json, read_text, rng_for, same_file, Common, Normaliz
 use clap::{Args, Subcommand, ValueEnum};
 use privmix::data::{read_csv_path, CsvOptions, CsvOut, Schema};
 use privmix::error::{Error, Result};
-use privmix::federated::{
+use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
+use privmix::pipelines::federated::{
     aggregate, contribute, simulate, Contribution, FedOptions, Partition, Simulation,
 };
-use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -228,8 +228,10 @@ fn check_distinct(input: &Path, outputs: &[&Path]) -> Result<()> {
 fn write_csv_and_receipt(
     output: &Path,
     receipt_path: &Path,
-    fill: impl FnOnce(&mut dyn FnMut(&[String]) -> Result<()>) -> Result<privmix::federated::FedReceipt>,
-) -> Result<privmix::federated::FedReceipt> {
+    fill: impl FnOnce(
+        &mut dyn FnMut(&[String]) -> Result<()>,
+    ) -> Result<privmix::pipelines::federated::FedReceipt>,
+) -> Result<privmix::pipelines::federated::FedReceipt> {
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(output)?;
     let out_name = output.display().to_string();
@@ -255,7 +257,7 @@ fn write_csv_and_receipt(
 }
 
 fn fed_summary(
-    r: &privmix::federated::FedReceipt,
+    r: &privmix::pipelines::federated::FedReceipt,
     output: &Path,
     receipt: &Path,
 ) -> serde_json::Value {
@@ -273,7 +275,7 @@ fn fed_summary(
 
 fn print_fed_summary(
     json_out: bool,
-    r: &privmix::federated::FedReceipt,
+    r: &privmix::pipelines::federated::FedReceipt,
     output: &Path,
     receipt: &Path,
 ) {
@@ -326,7 +328,7 @@ fn run_fed_simulate(a: FedSimulateArgs) -> Result<()> {
 
 fn run_fed_keygen(a: FedKeygenArgs) -> Result<()> {
     let mut rng = rng_for(a.seed)?;
-    let (secret, public) = privmix::federated::keygen(a.party, &mut rng);
+    let (secret, public) = privmix::pipelines::federated::keygen(a.party, &mut rng);
     let pub_path = PathBuf::from(format!("{}.pub", a.out.display()));
     for p in [&a.out, &pub_path] {
         if p.exists() {

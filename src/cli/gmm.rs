@@ -298,7 +298,7 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
     drop(bytes);
     drop(table);
     let mut rng = rng_for(a.seed)?;
-    let release = gmm::release_gmm_data(&data, opts, &mut rng)?;
+    let release = privmix::pipelines::gmm::release_gmm_data(&data, opts, &mut rng)?;
     let mut staged = Staged::new();
     let (_, mut mf) = staged.file(&model_out)?;
     mf.write_all(

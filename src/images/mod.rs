@@ -16,7 +16,7 @@
 //!   from the data is declared in the receipt as not protected.
 //! * Synthesis ([`synthesize_images`]): the images become a [`Table`] of pixel columns with
 //!   the PUBLIC bounds 0..=255 (the pixel range is fixed by the image format, so no budget is spent on
-//!   normalization), and the ordinary DP-CDA pipeline [`crate::synth::synthesize`] runs on
+//!   normalization), and the ordinary DP-CDA pipeline [`crate::pipelines::synth::synthesize`] runs on
 //!   it, so the accounting and the receipt are the same as for a CSV. Each synthetic row is
 //!   encoded as a PNG and written into a ZIP (`<class>/<index>.png`) as it comes; the first
 //!   rows of each class also go into a preview grid.
@@ -37,9 +37,9 @@ use serde::{Deserialize, Serialize};
 pub use self::decode::AlphaMode;
 use crate::data::{natural_cmp, Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
+use crate::pipelines::synth::{synthesize_denoised, SynthOptions};
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
-use crate::synth::{synthesize_denoised, SynthOptions};
 
 /// Default cap on the longer side of a shape taken from the data.
 pub const DEFAULT_MAX_SIDE: usize = 32;

@@ -633,7 +633,7 @@ fn synth_opts(eps: f64, samples: usize) -> SynthOptions {
     SynthOptions {
         epsilon: Some(eps),
         samples: Some(samples),
-        adjacency: crate::synth::Adjacency::KeepLabel,
+        adjacency: crate::pipelines::synth::Adjacency::KeepLabel,
         ..SynthOptions::default()
     }
 }

@@ -7,7 +7,7 @@
 //! them when T = n, the default), in random order, each one x_i (clipped to ‖x_i‖₂ ≤ c) plus
 //! fresh N(0, σ² I_d), with its own label. Nothing else is computed from the private rows,
 //! apart from normalization statistics, which are public, DP (accounted) or declared
-//! unprotected by the pipeline ([`crate::synth`]).
+//! unprotected by the pipeline ([`crate::pipelines::synth`]).
 //!
 //! *Adjacency.* Replace one record's features, keeping its label (as DP-CDA's label-free
 //! mode): n, the labels and the class counts are public under it. (The labels of the released

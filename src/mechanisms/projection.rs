@@ -19,7 +19,7 @@
 //! *What is released.* T ≤ n rows x̂_i for a uniformly random size-T subset of the input rows
 //! (all of them when T = n), in random order, with their own labels; x̂_i lies in span(P), so P's
 //! column space is revealed too — P is data-independent randomness, so that costs nothing.
-//! Normalization statistics are handled by the pipeline ([`crate::synth`]).
+//! Normalization statistics are handled by the pipeline ([`crate::pipelines::synth`]).
 //!
 //! *Adjacency.* Replace one record's features, keeping its label (as local perturbation).
 //!

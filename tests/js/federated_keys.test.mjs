@@ -18,7 +18,7 @@ const original = JSON.stringify({
   used_contexts: [],
 });
 
-// The engine's contract (src/federated.rs `contribute` + ops::federated_contribute).
+// The engine's contract (src/pipelines/federated/contribute.rs `contribute` + api::federated::federated_contribute).
 function engineContribute(keyText, options) {
   const key = JSON.parse(keyText);
   const context = `ctx-${options.session ?? ""}`;

@@ -1,7 +1,7 @@
 //! Size probe: see Cargo.toml.
 use privmix::data::{read_csv_bytes, CsvOptions};
 use privmix::rng::ReleaseRng;
-use privmix::synth::{synthesize, SynthOptions};
+use privmix::pipelines::synth::{synthesize, SynthOptions};
 
 fn input<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     // SAFETY: the caller passes a valid buffer (this crate is only built to be measured).

@@ -1,7 +1,7 @@
 //! The mixing kernel: one noisy mix of l distinct rows of a pool.
 //!
 //! DP-CDA ([`super::generate`]), the federated simulation and a federated party's contribution
-//! ([`crate::federated`]), and DPMix ([`crate::mechanisms::dpmix::generate`], whose pool is
+//! ([`crate::pipelines::federated`]), and DPMix ([`crate::mechanisms::dpmix::generate`], whose pool is
 //! the whole dataset) all make their rows with [`Mixer::draw`]: draw a uniform size-l
 //! subset of a pool of row indices (Floyd's algorithm, rand's `index::sample`: O(l), never an
 //! n-length weight vector), average those rows' features, and add N(0, σ²) to every

@@ -22,7 +22,7 @@
 //!
 //! *What is released.* T rows (X'_t, post-processed Y'_t). Nothing else computed from the
 //! private rows, apart from normalization statistics, which are public, DP (accounted) or
-//! declared unprotected by the pipeline ([`crate::synth`]).
+//! declared unprotected by the pipeline ([`crate::pipelines::synth`]).
 //!
 //! *Adjacency (global variant).* Replace one record, features AND label: n and the column names
 //! are public; the class counts are not (and are not released). The set of class labels (and so

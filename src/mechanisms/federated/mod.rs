@@ -98,7 +98,7 @@
 //! g_s alone whatever the others add: Σ − τ_{g,s}² u_s u_sᵀ = diag(others' τ_g²) + a(I − 11ᵀ/S)
 //! ⪰ 0, so u_sᵀΣ⁻¹u_s ≤ 1/τ_{g,s}². Relying on the others' g (CAPE's gain) needs their τ_g,
 //! which depends on their class sizes: parties calibrate alike only for an agreed pool floor
-//! (`--pool`); without one each party calibrates g_s alone ([`crate::federated::contribute`]).
+//! (`--pool`); without one each party calibrates g_s alone ([`crate::pipelines::federated::contribute`]).
 
 pub mod pairwise;
 pub mod zero_sum;

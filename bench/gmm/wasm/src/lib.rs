@@ -1,5 +1,6 @@
 //! One GMM release on §V-A data (K = 5, d = 3, N = 1000) drawn with `seed`; returns the KL.
-use privmix::mechanisms::gmm::{release_gmm_data, synthetic_paper_data, GmmOptions};
+use privmix::mechanisms::gmm::{synthetic_paper_data, GmmOptions};
+use privmix::pipelines::gmm::release_gmm_data;
 use privmix::rng::ReleaseRng;
 use wasm_bindgen::prelude::*;
 
@@ -25,4 +26,5 @@ pub fn release_kl(adjacency: &str, noise: &str, eps: f64, seed: u64) -> f64 {
     release_gmm_data(&data, &opts, &mut rng)
         .expect("release")
         .kl
+        .expect("the KL is defined for these data")
 }

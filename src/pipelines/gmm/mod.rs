@@ -1,12 +1,19 @@
 //! The GMM release pipeline: options and dimensions checked, rows clipped into the unit ball
-//! ([`Prepared`]), one of three noise paths ([`noise_suffstats`], the default;
-//! [`noise_designed`], the paper's Algorithm 1; [`noise_baseline`]), then the model mapped back
-//! to the input's units and the receipt ([`finish`]). The proofs are in the module docs of
-//! [`super`] and of [`suffstats`].
+//! (`Prepared`), one of three noise paths (`noise_suffstats`, the default;
+//! `noise_designed`, the paper's Algorithm 1; `noise_baseline`), then the model mapped back
+//! to the input's units and the receipt (`finish`). The proofs are in the module docs of
+//! [`crate::mechanisms::gmm`] and of [`suffstats`].
 
-use super::*;
+// `!(x <= y)` is used on purpose so that NaN fails the check.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use crate::accountant::{check_delta, check_epsilon};
+use crate::data::Table;
+use crate::error::{Error, Result};
+use crate::math::DetFloat;
+use crate::mechanisms::gmm::*;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
+use crate::rng::ReleaseRng;
 use baselines::{gaussian_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
 use design::{max_mahalanobis_sensitivity, ClassDesignInput, CovCost};
 use exactnoise::{class_stats, ClassStats};
@@ -1119,3 +1126,6 @@ fn exactness_limitation(opts: &GmmOptions) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests;

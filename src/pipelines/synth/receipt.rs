@@ -338,7 +338,7 @@ fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::DpMixOptions;
+    use crate::pipelines::synth::DpMixOptions;
 
     /// The receipts say which ε is proven for the discrete noise and how: DP-CDA's and DPMix's
     /// PLD figures with the coupling charge, local perturbation's RDP bound only.

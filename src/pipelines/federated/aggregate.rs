@@ -579,8 +579,8 @@ mod tests {
         constant_table, contribute_all, crit, ks_normal, opts, parties, run,
     };
     use super::*;
-    use crate::federated::{contribute, FedOptions};
     use crate::mechanisms::federated::pairwise::{self, PublicKeyFile};
+    use crate::pipelines::federated::{contribute, FedOptions};
     use crate::rng::ReleaseRng;
     use base64::engine::general_purpose::STANDARD as B64;
     use base64::Engine;
