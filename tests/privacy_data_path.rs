@@ -168,6 +168,52 @@ fn a_record_moved_to_another_class_publishes_no_class_count() {
     }
 }
 
+/// The skeleton of a JSON value: its keys, array lengths and value kinds, with no value.
+fn skeleton(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, x)| (k.clone(), skeleton(x))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(skeleton).collect()),
+        Value::Number(_) => Value::from("number"),
+        Value::String(_) => Value::from("string"),
+        Value::Bool(_) => Value::from("bool"),
+        Value::Null => Value::Null,
+    }
+}
+
+/// With a public pool floor equal to the classes' size (300), the data's pools need no
+/// padding, and the neighbour's (one record moved: 299/301) pads one pool with a zero row.
+/// Whether a pool was padded is a function of the exact class counts: the receipts must not
+/// tell it. Their warnings are equal and their skeletons (keys, array lengths, kinds) too.
+/// On the code before this change the neighbour's receipt said "1 zero rows were added to
+/// pools whose DP floor exceeded the class", in every run, and the data's never did.
+#[test]
+fn whether_a_pool_was_padded_is_not_published() {
+    let rows = base_rows();
+    let mut r2 = rows.clone();
+    r2[0][3] = "b".to_string(); // 300/300 → 299/301
+    let (d, e) = (csv(&rows), csv(&r2));
+    let run_floor = |text: &str, seed: u64| {
+        let req: SynthRequest = serde_json::from_value(serde_json::json!({
+            "label": "y", "epsilon": 2.0, "delta": 1e-5, "seed": seed as f64,
+            "poolFloor": 300
+        }))
+        .unwrap();
+        let receipt = synthesize_csv(text.as_bytes(), &req, |_| Ok(())).unwrap().1;
+        serde_json::to_value(&receipt).unwrap()
+    };
+    for seed in 0..4u64 {
+        let (a, b) = (run_floor(&d, seed), run_floor(&e, seed));
+        assert_eq!(a["warnings"], b["warnings"], "seed {seed}");
+        assert_eq!(skeleton(&a), skeleton(&b), "seed {seed}");
+        assert_eq!(a["parameters"]["pool"], 300);
+        assert_eq!(b["parameters"]["pool"], 300);
+        let text = b.to_string();
+        assert!(!text.contains("zero rows"), "seed {seed}: {text}");
+    }
+}
+
 #[test]
 fn a_label_held_by_one_record_is_not_published() {
     let rows = base_rows();

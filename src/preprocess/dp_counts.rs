@@ -451,15 +451,15 @@ pub fn split_samples(t: usize, noisy: &[f64]) -> Vec<usize> {
 }
 
 /// Fixed-size pools (step 4): for class k, `floors[k]` row indices: a uniform subset of
-/// `members[k]` when it has enough rows, else all of them plus copies of `zero_row`.
+/// `members[k]` when it has enough rows, else all of them plus copies of `zero_row`. How many
+/// copies were added is a function of the exact class count, so it is not returned.
 pub fn build_pools<R: Rng + ?Sized>(
     members: &[Vec<u32>],
     floors: &[usize],
     zero_row: u32,
     rng: &mut R,
-) -> (Vec<Vec<u32>>, usize) {
-    let mut padded = 0;
-    let pools = members
+) -> Vec<Vec<u32>> {
+    members
         .iter()
         .zip(floors)
         .map(|(m, &f)| {
@@ -469,14 +469,12 @@ pub fn build_pools<R: Rng + ?Sized>(
                     .map(|i| m[i])
                     .collect()
             } else {
-                padded += f - m.len();
                 let mut p = m.clone();
                 p.resize(f, zero_row);
                 p
             }
         })
-        .collect();
-    (pools, padded)
+        .collect()
 }
 
 /// At each order, the sum of the two largest per-class values (the largest alone with one
@@ -801,11 +799,10 @@ mod tests {
     #[test]
     fn pools_have_exactly_the_floor_size() {
         let members = vec![(0..10).collect::<Vec<u32>>(), vec![10, 11]];
-        let (p, padded) = build_pools(&members, &[6, 4], 99, &mut ReleaseRng::seeded(1));
+        let p = build_pools(&members, &[6, 4], 99, &mut ReleaseRng::seeded(1));
         assert_eq!(p[0].len(), 6);
         assert!(p[0].iter().all(|i| *i < 10));
         assert_eq!(p[1], [10, 11, 99, 99]);
-        assert_eq!(padded, 2);
     }
 
     #[test]

@@ -871,7 +871,6 @@ struct PlanInputs<'a> {
     acc_clip: f64,
     rows_clipped: usize,
     entries_clamped: usize,
-    rows_padded: usize,
     encoding: &'a EncodingReport,
     label_free_public: &'a [String],
     /// An explicit σx (no calibration), else the target ε left for the mixing.
@@ -977,7 +976,6 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         rows_total,
         pool_min,
         acc_clip,
-        rows_padded,
         eps_terms,
         extra_zs,
         label_term,
@@ -1034,11 +1032,10 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
             "the column names (the header) and what the schema states".into(),
         ],
         class_counts_public: false,
-        warnings: if rows_padded > 0 {
-            vec![format!("{rows_padded} zero rows were added to pools whose DP floor exceeded the class (rare; costs utility, not privacy)")]
-        } else {
-            Vec::new()
-        },
+        // Nothing here counts the zero rows that pad a pool whose DP floor exceeds its class:
+        // whether a pool was padded, and by how many rows, is a function of the exact class
+        // counts (with the pool sizes, it would publish them).
+        warnings: Vec::new(),
         pld,
     })
 }
@@ -1600,13 +1597,11 @@ fn auto_l(
         &goal,
     )?;
     // The padding row exists under the standard adjacency only.
-    if let (Some(z), true) = (rows.padding_row, l == smallest) {
+    if rows.padding_row.is_some() && l == smallest {
         // l = the smallest pool: every pool is cut to that size (a random subset of the
         // pool, whose size is the public minimum of the DP floors), so every class has
         // sampling rate 1 (preprocess::auto).
         equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
-        // The warning counts the padding rows that are still in a pool after the cut.
-        rows.rows_padded = cls.members.iter().flatten().filter(|&&m| m == z).count();
     }
     Ok(l)
 }
@@ -1823,9 +1818,8 @@ struct EncodedRows {
     entries_clamped: usize,
     /// The clip norm the accountant is given (the encoding's sensitivity bound).
     acc_clip: f64,
-    /// Zero rows added to pools whose DP floor exceeded the class, and the zero row's index
+    /// The zero row's index: the row that pads a pool whose DP floor exceeds its class
     /// (standard adjacency).
-    rows_padded: usize,
     padding_row: Option<u32>,
 }
 
@@ -1882,16 +1876,13 @@ fn encode_rows(
         }
         _ => accounting_clip(opts.clip, nonneg),
     };
-    let mut rows_padded = 0;
     let mut padding_row = None;
     if standard {
         // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
         features.push_zero_row(space.dim);
         let zero_row = u32::try_from(table.n_rows)
             .map_err(|_| Error::Data("the table has too many rows".into()))?;
-        let (pools, padded) = build_pools(&cls.members, &cls.sizes, zero_row, rng);
-        cls.members = pools;
-        rows_padded = padded;
+        cls.members = build_pools(&cls.members, &cls.sizes, zero_row, rng);
         padding_row = Some(zero_row);
     }
     Ok(EncodedRows {
@@ -1901,7 +1892,6 @@ fn encode_rows(
         rows_clipped,
         entries_clamped,
         acc_clip,
-        rows_padded,
         padding_row,
     })
 }
@@ -2158,7 +2148,6 @@ fn account(
         acc_clip: rows.acc_clip,
         rows_clipped: rows.rows_clipped,
         entries_clamped: rows.entries_clamped,
-        rows_padded: rows.rows_padded,
         encoding: &encoding,
         label_free_public: &label_free_public,
         given_sigma,
