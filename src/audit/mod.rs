@@ -16,7 +16,7 @@
 //!    receipt — with its own seed, N times on D and N times on D'.
 //! 3. **Tests.** What an observer sees is the output CSV and the receipt. The audit scores
 //!    each run two ways: a *signature* (header, row count, which columns hold only numbers,
-//!    the column types and indicators the receipt states, the receipt's ε and its deterministic parameters σx, pool, classes, rows) and a *score*
+//!    the column types and indicators the receipt states, the receipt's ε, its deterministic parameters σx, pool, classes, rows, and its warnings in full) and a *score*
 //!    (the sum of the numeric cells of the rows labelled with the canary's class, a
 //!    likelihood-ratio statistic for a mean shift along the canary's direction). On the first
 //!    half of the runs it picks the best test (a threshold on the score in either direction,
@@ -296,6 +296,9 @@ fn outcome(
         format!("kinds={kinds}"),
         format!("types={types}"),
         format!("epsilon={}", receipt.epsilon),
+        // Every warning, in full: a warning that depends on the data (such as a count of
+        // padded rows) tells the neighbours apart as surely as a parameter.
+        format!("warnings={}", receipt.warnings.join(" | ")),
     ];
     parts.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
     Outcome {
