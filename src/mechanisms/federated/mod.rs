@@ -265,6 +265,9 @@ pub struct Accounting<'a> {
     pub preset: Preset,
     /// Other releases to compose (DP normalization); None for none.
     pub extra: Option<&'a RdpCurve>,
+    /// Pure-ε terms added to the converted ε (basic composition): the categorical levels'
+    /// DP threshold, ln(1/(1 − δ_cat)); 0 for none.
+    pub threshold_epsilon: f64,
 }
 
 impl Accounting<'_> {
@@ -276,12 +279,29 @@ impl Accounting<'_> {
         if let Some(e) = self.extra {
             c = c.compose(e)?;
         }
-        c.epsilon(self.delta_rdp, preset.conversion())
+        let mut e = c.epsilon(self.delta_rdp, preset.conversion())?;
+        if self.threshold_epsilon > 0.0 && e.epsilon.is_finite() {
+            // Rounded up: the sum is never below the two terms' exact sum.
+            e.epsilon = crate::mechanisms::noise::up(e.epsilon + self.threshold_epsilon);
+        }
+        Ok(e)
     }
 
-    /// Smallest z meeting `target` (never overshoots).
+    /// Smallest z meeting `target` with the threshold terms paid first (the callers certify
+    /// [`Accounting::epsilon`], which adds them back rounded up, against `target`).
     pub fn smallest_z(&self, target: f64) -> Result<f64> {
-        let cal = smallest_z(target, self.delta_rdp, self.preset.conversion(), |z| {
+        let left = target - self.threshold_epsilon;
+        if self.threshold_epsilon > 0.0 && !(left > 0.0) {
+            return Err(Error::param(
+                "epsilon",
+                target,
+                format!(
+                    "the categorical levels' DP threshold alone spends this ε (ln(1/(1 − δ_cat)) = {:.3e}); raise ε or lower δ",
+                    self.threshold_epsilon
+                ),
+            ));
+        }
+        let cal = smallest_z(left, self.delta_rdp, self.preset.conversion(), |z| {
             let mut c = RdpCurve::subsampled_gaussian(
                 self.sampling_rate,
                 z,
@@ -728,6 +748,7 @@ mod tests {
             orders: &orders,
             preset: Preset::Default,
             extra: None,
+            threshold_epsilon: 0.0,
         };
         let d = sensitivity(4, 1.0);
         let v = views_for(&fed(Variant::Cape, d, 3.0, 10, 0), &[0.4; 10], 0, &acc).unwrap();
@@ -762,6 +783,7 @@ mod tests {
             orders: &orders,
             preset: Preset::Default,
             extra: None,
+            threshold_epsilon: 0.0,
         };
         let d = sensitivity(4, 1.0);
         let s = 10;
@@ -947,6 +969,7 @@ mod tests {
             orders: &orders,
             preset: Preset::Default,
             extra: None,
+            threshold_epsilon: 0.0,
         };
         let d = sensitivity(4, 1.0);
         let te = public_tau_e(d, 80, target, 1e-5, &orders, Preset::Default).unwrap();

@@ -403,6 +403,7 @@ fn party_inputs(contributions: &[Contribution], orders: &[u32]) -> Result<Vec<Pa
                 class_counts: c.accounting.class_counts.clone(),
                 norm_curve: curve,
                 delta_rdp: c.accounting.delta_rdp,
+                threshold_epsilon: c.accounting.threshold_epsilon,
             })
         })
         .collect()
@@ -584,6 +585,77 @@ mod tests {
     use crate::rng::ReleaseRng;
     use base64::engine::general_purpose::STANDARD as B64;
     use base64::Engine;
+
+    /// The categorical threshold's ε term travels in each contribution file and the
+    /// aggregator charges it: two parties with a categorical column under DP normalization;
+    /// the file states ln(1/(1 − δ/10)) and the receipt's ε is at least the view's RDP ε
+    /// plus that term (each view's ε includes it), within the target.
+    #[test]
+    fn the_categorical_threshold_travels_and_is_charged() {
+        let mut text = String::from("x,c,y\n");
+        for i in 0..600 {
+            let c = if i % 3 == 0 { "u" } else { "v" };
+            let y = if i % 2 == 0 { "a" } else { "b" };
+            text.push_str(&format!("{},{c},{y}\n", i % 7));
+        }
+        let t = crate::data::read_csv_bytes(
+            text.as_bytes(),
+            &crate::data::CsvOptions {
+                label: Some("y".into()),
+                ..crate::data::CsvOptions::default()
+            },
+        )
+        .unwrap();
+        let o = FedOptions {
+            epsilon: 4.0,
+            mix: 4,
+            samples: Some(200),
+            ..FedOptions::default()
+        };
+        let ps = parties(2, 3);
+        let cs: Vec<Contribution> = ps
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let peer = ps[1 - i].public.clone();
+                let mut rng = ReleaseRng::seeded(40 + i as u64);
+                contribute(&t, None, &p.key, &[peer], &o, &mut rng).unwrap()
+            })
+            .collect();
+        let exact = -(-1e-6f64).ln_1p();
+        for c in &cs {
+            let term = c.accounting.threshold_epsilon;
+            assert!(term >= exact && term <= exact * (1.0 + 1e-9), "{term}");
+        }
+        let (_, r) = run(&cs).unwrap();
+        assert!(r.epsilon <= 4.0 && r.meets_target, "{}", r.epsilon);
+        let without = cs[0].accounting.threshold_epsilon;
+        let v = &r.views.party_aggregator;
+        let orders = crate::accountant::default_orders();
+        let curve = crate::accountant::RdpCurve::gaussian_or_zero(
+            cs[0].accounting.normalization_noise_multiplier,
+            &orders,
+        )
+        .unwrap();
+        let acc = crate::mechanisms::federated::Accounting {
+            sampling_rate: v.sampling_rate,
+            compositions: v.compositions,
+            delta_rdp: cs[0].accounting.delta_rdp,
+            orders: &orders,
+            preset: crate::accountant::Preset::Default,
+            extra: Some(&curve),
+            threshold_epsilon: 0.0,
+        };
+        let e0 = acc
+            .epsilon(v.noise_multiplier, crate::accountant::Preset::Default)
+            .unwrap()
+            .epsilon;
+        assert!(
+            v.epsilon >= e0 + without,
+            "{} < {e0} + {without}",
+            v.epsilon
+        );
+    }
 
     #[test]
     fn residual_std_is_zero_when_every_party_is_present_and_tau_over_2_with_one_of_3_missing() {

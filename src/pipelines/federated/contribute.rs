@@ -322,6 +322,7 @@ pub fn contribute(
             rows_dropped: table.rows_dropped,
             normalization_noise_multiplier: norm.z,
             delta_rdp: norm.delta_rdp,
+            threshold_epsilon: norm.threshold_epsilon(),
             tau_g,
             tau_e,
         },

@@ -113,6 +113,11 @@ pub enum ColumnLayout {
     },
 }
 
+/// serde's `skip_serializing_if` for an ε term that is absent when 0.
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// What the aggregator needs to account one party.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartyAccounting {
@@ -128,6 +133,10 @@ pub struct PartyAccounting {
     pub normalization_noise_multiplier: Option<f64>,
     /// δ used for the RDP conversion.
     pub delta_rdp: f64,
+    /// The categorical levels' DP threshold's ε term, ln(1/(1 − δ_cat)), added to the
+    /// converted ε (absent: 0, as in files of earlier versions, which did not charge it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub threshold_epsilon: f64,
     /// Independent noise std τ_g (conventional: τ_s).
     pub tau_g: f64,
     /// Correlated noise std τ_e (0 for conventional).

@@ -259,6 +259,8 @@ pub(super) struct PartyInput {
     pub(super) class_counts: Vec<usize>,
     pub(super) norm_curve: RdpCurve,
     pub(super) delta_rdp: f64,
+    /// The categorical threshold's ε term (0 without one).
+    pub(super) threshold_epsilon: f64,
 }
 
 /// Accounts every view for each party's records in `fed` (its parties all present in
@@ -283,6 +285,7 @@ pub(super) fn account_parties(
             orders,
             preset,
             extra: Some(&p.norm_curve),
+            threshold_epsilon: p.threshold_epsilon,
         };
         let v = fed::views_for(fed, &tau_gs, i, &acc)?;
         reports.push(PartyReport {

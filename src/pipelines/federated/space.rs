@@ -40,7 +40,16 @@ impl Norm {
             orders: &opts.orders,
             preset: opts.preset,
             extra: Some(&self.curve),
+            threshold_epsilon: self.threshold_epsilon(),
         }
+    }
+
+    /// The categorical levels' DP threshold's ε term, ln(1/(1 − δ_cat)) (0 without one).
+    pub(super) fn threshold_epsilon(&self) -> f64 {
+        self.report
+            .dp_histogram
+            .as_ref()
+            .map_or(0.0, |h| h.epsilon_categories)
     }
 }
 
