@@ -287,3 +287,82 @@ fn published_noisy_counts_lie_on_the_count_grid() {
         assert!(seen >= 5, "{seen}");
     }
 }
+
+/// The GMM release reads its CSV as the synthesis does (issue 11, items 2, 3 and 6): a
+/// missing or unparsable feature cell is missing (it takes the public centre), never a dropped
+/// row or a refused column, and a class too small to fit only leaves the owner's KL undefined.
+/// Neighbours that differ by one such cell, or by one record moved into a class of 5 rows
+/// (d = 4: the old code refused a class below d + 2 = 6 rows, naming its size), give receipts
+/// with the same skeleton, the same N and nothing declared unprotected.
+#[test]
+fn gmm_release_neither_drops_nor_refuses_by_the_data() {
+    use privmix::api::{gmm_release, GmmRequest};
+    let iris = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/iris.csv"
+    ))
+    .unwrap();
+    let lines: Vec<&str> = iris.lines().collect();
+    let header = lines[0];
+    let label = header.rsplit(',').next().unwrap().to_string();
+    let with = |row: usize, f: &dyn Fn(&str) -> String| -> String {
+        let mut out = vec![header.to_string()];
+        for (i, l) in lines[1..].iter().enumerate() {
+            out.push(if i == row { f(l) } else { l.to_string() });
+        }
+        out.join("\n") + "\n"
+    };
+    let cell0 = |tok: &'static str| {
+        move |l: &str| {
+            let rest = l.split_once(',').unwrap().1;
+            format!("{tok},{rest}")
+        }
+    };
+    let base = with(usize::MAX, &|l| l.to_string());
+    let missing = with(3, &cell0(""));
+    let na = with(3, &cell0("N/A"));
+    let oops = with(3, &cell0("oops"));
+    let req: GmmRequest = serde_json::from_value(serde_json::json!({
+        "label": label, "epsilon": 1.0, "delta": 1e-5, "bound": 10.0, "seed": 1.0
+    }))
+    .unwrap();
+    let receipt = |text: &str| {
+        let r = gmm_release(text.as_bytes(), &req).unwrap();
+        serde_json::to_value(&r.receipt).unwrap()
+    };
+    let a = receipt(&base);
+    assert_eq!(a["data"]["rows_used"], 150);
+    for (what, text) in [("empty", &missing), ("N/A", &na), ("oops", &oops)] {
+        let b = receipt(text);
+        assert_eq!(skeleton(&a), skeleton(&b), "{what}");
+        assert_eq!(b["data"]["rows_used"], 150, "{what}");
+        assert_eq!(b["data"]["rows_dropped"], 0, "{what}");
+        assert_eq!(
+            b["guarantee"]["unprotected"],
+            serde_json::json!([]),
+            "{what}"
+        );
+    }
+    // Classes of 6 and 5 rows (the rest of Iris dropped from the input): both release.
+    let small = |n_last: usize| {
+        let mut out = vec![header.to_string()];
+        let mut seen = std::collections::HashMap::new();
+        for l in &lines[1..] {
+            let class = l.rsplit(',').next().unwrap().to_string();
+            let c = seen.entry(class.clone()).or_insert(0usize);
+            let cap = if class.contains("virginica") {
+                n_last
+            } else {
+                50
+            };
+            if *c < cap {
+                *c += 1;
+                out.push(l.to_string());
+            }
+        }
+        out.join("\n") + "\n"
+    };
+    let (six, five) = (receipt(&small(6)), receipt(&small(5)));
+    assert_eq!(skeleton(&six), skeleton(&five));
+    assert_eq!(five["guarantee"]["unprotected"], serde_json::json!([]));
+}

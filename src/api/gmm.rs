@@ -3,7 +3,7 @@
 
 use super::{check_seed, rng_for, rng_for_seed, DEFAULT_DELTA};
 use crate::accountant::{check_delta, check_epsilon};
-use crate::data::{read_csv_bytes, CsvOptions, CsvOut, Table};
+use crate::data::{read_csv_bytes, CsvOptions, CsvOut, MissingPolicy, Table, TypeInference};
 use crate::error::{Error, Result};
 use crate::mechanisms::gmm::{self, GmmOptions};
 use crate::rng::ReleaseRng;
@@ -115,13 +115,31 @@ pub fn gmm_samples_csv(
     Ok(w.into_bytes())
 }
 
-/// The GMM input of a table read from `csv`, with the cells' exact f64 values (the table
-/// stores f32) so that `kl` refers to the input as written. When the exact values cannot be
-/// read, the f32 values are used and the reason is returned as a warning.
-pub fn gmm_data_exact(table: &Table, csv: &[u8]) -> Result<(gmm::GmmData, Option<String>)> {
-    let data = gmm::GmmData::from_table(table)?;
+/// How the GMM release reads its CSV: every record kept (a missing or unparsable cell is
+/// read as missing, never a dropped row: the number of rows N is public) and no type taken
+/// from the data (the features are numeric by the release's definition; see
+/// [`gmm_data_exact`]).
+pub fn gmm_csv_options(label: &str) -> CsvOptions {
+    CsvOptions {
+        label: Some(label.to_string()),
+        missing: MissingPolicy::Keep,
+        types: TypeInference::Deferred,
+        ..CsvOptions::default()
+    }
+}
+
+/// The GMM input of a table read from `csv` with [`gmm_csv_options`]: every column but the
+/// label numeric, a missing or unparsable cell NaN (the release fills it with the public
+/// centre), with the cells' exact f64 values (the table stores f32) so that `kl` refers to the
+/// input as written. When the exact values cannot be read, the f32 values are used and the
+/// reason is returned as a warning.
+pub fn gmm_data_exact(mut table: Table, csv: &[u8]) -> Result<(gmm::GmmData, Option<String>)> {
+    crate::data::decide::features_as_numeric(&mut table);
+    let data = gmm::GmmData::from_table(&table)?;
+    let delimiter = table.delimiter;
+    drop(table);
     match data
-        .exact_values_from_csv(csv, table.delimiter)
+        .exact_values_from_csv(csv, delimiter)
         .and_then(|v| data.clone().with_exact_values(v))
     {
         Ok(d) => Ok((d, None)),
@@ -196,15 +214,8 @@ impl TryFrom<&GmmRequest> for GmmParams {
 /// `gmmRelease`: fits the per-class GMM of a CSV and releases it under (ε, δ)-DP.
 pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
     let p = GmmParams::try_from(r)?;
-    let table = read_csv_bytes(
-        csv,
-        &CsvOptions {
-            label: Some(p.label.clone()),
-            ..CsvOptions::default()
-        },
-    )?;
-    let (data, _) = gmm_data_exact(&table, csv)?;
-    drop(table);
+    let table = read_csv_bytes(csv, &gmm_csv_options(&p.label))?;
+    let (data, _) = gmm_data_exact(table, csv)?;
     let mut rng = rng_for_seed(p.seed)?;
     let release = crate::pipelines::gmm::release_gmm_data(&data, &p.options, &mut rng)?;
     let csv_out = match p.samples {

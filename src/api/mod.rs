@@ -38,8 +38,8 @@ pub use federated::{
     federated_aggregate, federated_contribute, federated_keygen, federated_simulate, FedRequest,
 };
 pub use gmm::{
-    gmm_data_exact, gmm_release, gmm_sample, gmm_samples_csv, GmmParams, GmmPrivate,
-    GmmReleaseResult, GmmRequest,
+    gmm_csv_options, gmm_data_exact, gmm_release, gmm_sample, gmm_samples_csv, GmmParams,
+    GmmPrivate, GmmReleaseResult, GmmRequest,
 };
 pub use images::{
     image_request, inspect_images, load_images, synthesize_images, ImageInput, ImagesResult,

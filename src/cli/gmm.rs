@@ -4,7 +4,7 @@
 use super::{print_json, rng_for, same_file, Staged};
 use clap::{Args, Subcommand, ValueEnum};
 use privmix::api::{self, GmmParams, GmmRequest};
-use privmix::data::{read_csv_path, CsvOptions};
+use privmix::data::read_csv_path;
 use privmix::error::{Error, Result};
 use privmix::mechanisms::gmm::{self, Adjacency, GmmModel};
 use privmix::rng::ReleaseRng;
@@ -284,19 +284,13 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
     })?;
     let opts = &params.options;
     check_outputs(&input, &model_out, &receipt, a.samples, a.output.as_ref())?;
-    let csv_opts = CsvOptions {
-        label: Some(label.clone()),
-        ..CsvOptions::default()
-    };
-    let table = read_csv_path(&input, &csv_opts)?;
-    super::report_dropped(table.rows_dropped);
+    let table = read_csv_path(&input, &api::gmm_csv_options(&label))?;
     let bytes = std::fs::read(&input).map_err(|e| Error::io(input.display().to_string(), e))?;
-    let (data, warning) = api::gmm_data_exact(&table, &bytes)?;
+    let (data, warning) = api::gmm_data_exact(table, &bytes)?;
     if let Some(w) = warning {
         eprintln!("privmix: warning: {w}");
     }
     drop(bytes);
-    drop(table);
     let mut rng = rng_for(a.seed)?;
     let release = privmix::pipelines::gmm::release_gmm_data(&data, opts, &mut rng)?;
     let mut staged = Staged::new();

@@ -226,6 +226,18 @@ fn to_numeric(col: Column) -> Column {
     }
 }
 
+/// Every column but the label as numeric, for a table read with deferred types: for a
+/// release whose input domain is numeric features (the GMM release), the types are the
+/// product's, not the data's. A missing or unparsable cell is NaN (the caller fills it with a
+/// public value); no type depends on any cell.
+pub fn features_as_numeric(t: &mut Table) {
+    for j in 0..t.columns.len() {
+        if Some(j) != t.label_index {
+            convert(t, j, to_numeric);
+        }
+    }
+}
+
 /// Replaces column `j` of `t` by `f` of it (no copy when `f` keeps it).
 fn convert(t: &mut Table, j: usize, f: fn(Column) -> Column) {
     let placeholder = Column::Numeric {

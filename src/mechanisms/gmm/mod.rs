@@ -15,6 +15,11 @@
 //! adjacency, where features are public, it defaults to the largest row norm. Every mechanism
 //! works in these units; the release is mapped back (μ·B, Σ·B²), which is post-processing.
 //!
+//! **Reading.** Every record is a row (N is public): the features are numeric by the
+//! release's definition, not by the data, and a missing or unparsable cell takes the public
+//! centre (the given `center`, else 0) before clipping — a fixed map of each record, so
+//! neighbours stay neighbours. No row is dropped and no column refused for its contents.
+//!
 //! **Adjacency.**
 //! * `record` (default): D′ replaces one record (features and label) of D; N is public;
 //!   ‖x‖ ≤ B. Removing x from class k moves μ_k by (x − μ_k)/(N_k − 1), so the L2
@@ -301,6 +306,9 @@ impl GmmData {
         }
         for (a, b) in cells.iter().zip(&self.rows) {
             for (x, y) in a.iter().zip(b) {
+                if x.is_nan() && y.is_nan() {
+                    continue;
+                }
                 if !x.is_finite() || (*x as f32) != (*y as f32) {
                     return Err(Error::Data(
                         "internal: exact values disagree with the table".into(),
@@ -313,8 +321,8 @@ impl GmmData {
     }
 
     /// Exact f64 values of the feature cells of the CSV `bytes` (plain or gzip) that
-    /// [`GmmData::from_table`] read as f32, in the same row order: rows with a missing value
-    /// ('', NA or ?) in any column are skipped as the reader does. Use with
+    /// [`GmmData::from_table`] read as f32, in the same row order: every record is a row, and a
+    /// missing or unparsable cell is NaN, as the reader keeps them. Use with
     /// [`GmmData::with_exact_values`], which checks that every value agrees with the table.
     pub fn exact_values_from_csv(&self, bytes: &[u8], delimiter: u8) -> Result<Vec<Vec<f64>>> {
         use std::io::Read;
@@ -355,19 +363,45 @@ impl GmmData {
         let mut rows = Vec::with_capacity(self.rows.len());
         for rec in rdr.records() {
             let rec = rec.map_err(|e| Error::Data(format!("csv: {e}")))?;
-            if rec.iter().all(|c| c.trim().is_empty()) {
-                continue;
-            }
-            if rec.len() < header.len() || rec.iter().any(|c| matches!(c.trim(), "" | "NA" | "?")) {
-                continue;
-            }
+            // Every record is a row (the reader keeps them all); a missing, unparsable or
+            // out-of-f32 cell is NaN, as in the table.
             let row: Vec<f64> = idx
                 .iter()
-                .map(|&i| rec[i].trim().parse::<f64>().unwrap_or(f64::NAN))
+                .map(|&i| {
+                    let v = rec.get(i).unwrap_or("").trim();
+                    if crate::data::is_missing(v) {
+                        return f64::NAN;
+                    }
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && (*x as f32).is_finite())
+                        .unwrap_or(f64::NAN)
+                })
                 .collect();
             rows.push(row);
         }
         Ok(rows)
+    }
+
+    /// The rows with every missing (NaN) cell set to the public centre: `center[j]` when a
+    /// centre of the right length is given, else 0. A fixed, data-independent map of each
+    /// record, so replace-one neighbours stay replace-one neighbours and N is unchanged; a
+    /// missing cell then adds nothing along its axis once the rows are centred. `None` when
+    /// no cell is missing.
+    pub fn with_missing_filled(&self, center: Option<&[f64]>) -> Option<GmmData> {
+        if !self.rows.iter().flatten().any(|x| x.is_nan()) {
+            return None;
+        }
+        let center = center.filter(|c| c.len() == self.dim());
+        let mut out = self.clone();
+        for r in &mut out.rows {
+            for (j, x) in r.iter_mut().enumerate() {
+                if x.is_nan() {
+                    *x = center.map_or(0.0, |c| c[j]);
+                }
+            }
+        }
+        Some(out)
     }
 
     /// Number of features d.

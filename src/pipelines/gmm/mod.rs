@@ -35,6 +35,9 @@ pub fn release_gmm_data(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     check_options(opts)?;
+    // Missing or unparsable cells (NaN) take the public centre: no row is dropped.
+    let filled = data.with_missing_filled(opts.center.as_deref());
+    let data = filled.as_ref().unwrap_or(data);
     if let Some(c) = &opts.center {
         return release_centered(data, opts, c, rng);
     }
@@ -184,10 +187,14 @@ impl<'a> Prepared<'a> {
         let end_to_end = opts.noise == Noise::Optimized
             && opts.adjacency == Adjacency::Record
             && opts.covariance_noise == CovarianceNoise::Gaussian;
-        // non-private reference (input as read)
-        let reference_fits = fit_classes_any(&data.rows, &data.labels, &data.classes, d)?;
-        let (reference, kl_unavailable) = match check_invertible(&reference_fits, &data.classes) {
-            Ok(()) => (Some(model_of_fits(data, &reference_fits)), None),
+        // The non-private reference (the input as read), for the owner's KL. The default
+        // release does not need it: a class too small to fit (fewer than d + 2 rows) or with
+        // a singular covariance only leaves the KL undefined, since refusing would tell the
+        // exact class size; the other paths fit every class and refuse such data.
+        let reference_fits = fit_classes_any(&data.rows, &data.labels, &data.classes, d)
+            .and_then(|f| check_invertible(&f, &data.classes).map(|()| f));
+        let (reference, kl_unavailable) = match reference_fits {
+            Ok(f) => (Some(model_of_fits(data, &f)), None),
             Err(e) if end_to_end => (None, Some(format!("the non-private fit has no KL: {e}"))),
             Err(e) => return Err(e),
         };
@@ -201,8 +208,8 @@ impl<'a> Prepared<'a> {
                 r.iter().map(|x| x * f).collect()
             })
             .collect();
-        // The default release reads only `z`; the class sizes were checked by the reference
-        // fit above (the same rule on the same labels).
+        // The default release reads only `z` (noisy counts and sums need no class size); the
+        // other paths fit every class of `z`, which checks the sizes.
         let fits = if end_to_end {
             Vec::new()
         } else {
@@ -215,7 +222,10 @@ impl<'a> Prepared<'a> {
                     Error::Data(format!("after clipping rows to ‖x‖ ≤ B = {bound}: {e}"))
                 })?
         };
-        let counts: Vec<usize> = reference_fits.iter().map(|f| f.count).collect();
+        let mut counts = vec![0usize; k];
+        for &y in &data.labels {
+            counts[y] += 1;
+        }
         let pi: Vec<f64> = counts.iter().map(|&c| c as f64 / n as f64).collect();
         Ok(Prepared {
             data,

@@ -374,7 +374,9 @@ fn bad_inputs_are_named_errors() {
         ..Default::default()
     })
     .contains("lambda"));
-    // d too large for N
+    // Classes too small to fit (5 rows in all): refused where the fit is used (a
+    // baseline); the default release needs no fit and releases, with no KL (refusing would
+    // tell the exact class size).
     let mut wide = data.clone();
     wide.rows = wide.rows.iter().take(5).cloned().collect();
     wide.labels.truncate(5);
@@ -382,10 +384,16 @@ fn bad_inputs_are_named_errors() {
         bound: Some(100.0),
         ..GmmOptions::default()
     };
-    let msg = release_gmm_data(&wide, &with_bound, &mut rng)
+    let baseline = GmmOptions {
+        noise: Noise::IidGaussian,
+        ..with_bound.clone()
+    };
+    let msg = release_gmm_data(&wide, &baseline, &mut rng)
         .unwrap_err()
         .to_string();
     assert!(msg.contains("at least"), "{msg}");
+    let r = release_gmm_data(&wide, &with_bound, &mut rng).unwrap();
+    assert!(r.kl.is_none() && r.kl_unavailable.is_some());
     // Record adjacency (the default) without a public bound: refused, naming the bound.
     let msg = release_gmm_data(&data, &GmmOptions::default(), &mut rng)
         .unwrap_err()
