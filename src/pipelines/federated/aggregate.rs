@@ -497,6 +497,9 @@ fn multi_party_receipt(
     );
     let mut g = guarantee(variant, "multi-party", known);
     g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
+    if contributions.iter().any(|c| c.accounting.types_from_data) {
+        g.unprotected.push(super::receipt::UNPROTECTED_TYPES.into());
+    }
     Ok(FedReceipt {
         epsilon,
         delta: agreed.delta,
@@ -655,6 +658,10 @@ mod tests {
             "{} < {e0} + {without}",
             v.epsilon
         );
+        // No schema: each file flags its types as the data's, and the receipt declares it.
+        assert!(cs.iter().all(|c| c.accounting.types_from_data));
+        let types = super::super::receipt::UNPROTECTED_TYPES;
+        assert!(r.guarantee.unprotected.iter().any(|u| u == types));
     }
 
     #[test]

@@ -118,6 +118,11 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+/// serde's `skip_serializing_if` for a flag that is absent when false.
+fn is_false(x: &bool) -> bool {
+    !*x
+}
+
 /// What the aggregator needs to account one party.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartyAccounting {
@@ -129,6 +134,9 @@ pub struct PartyAccounting {
     pub rows_used: usize,
     /// Rows dropped (NOT protected).
     pub rows_dropped: usize,
+    /// Some column's type came from the data, not the schema (NOT protected; absent: false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub types_from_data: bool,
     /// Noise multiplier of the DP normalization histograms (None: none).
     pub normalization_noise_multiplier: Option<f64>,
     /// δ used for the RDP conversion.

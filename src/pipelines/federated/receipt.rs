@@ -229,6 +229,24 @@ pub fn aggregator_trust(known: usize) -> String {
     }
 }
 
+/// What the receipt declares when a column's type came from the data (issue 11 item 2: a
+/// schema that types every column keeps the types public).
+pub(super) const UNPROTECTED_TYPES: &str = "column types: a column the schema does not type takes its type from the data (one unparsable cell makes a numeric column categorical); type every column in the schema to keep the types public";
+
+/// Whether some feature column of `table` has no type in `schema` (its type then came from
+/// the data).
+pub(super) fn types_from_data(
+    table: &crate::data::Table,
+    schema: Option<&crate::data::Schema>,
+) -> bool {
+    table
+        .names
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| Some(j) != table.label_index)
+        .any(|(_, name)| schema.is_none_or(|s| !s.columns.contains_key(name)))
+}
+
 pub(super) fn guarantee(variant: Variant, mode: &str, known: usize) -> Guarantee {
     let mut limitations = vec![
         "the message noise (g_s and the pairwise e_s) is sampled in floating point (ziggurat); its floating-point side channels are not mitigated (the DP normalization's counts get exact discrete Gaussian noise)".to_string(),

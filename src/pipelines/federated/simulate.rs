@@ -312,7 +312,12 @@ pub fn simulate(
         opts.delta,
         &parties,
     )?;
-    let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some());
+    let (warnings, mut guarantee) = notes(opts, &norm, rng.seed().is_some());
+    if super::receipt::types_from_data(table, schema) {
+        guarantee
+            .unprotected
+            .push(super::receipt::UNPROTECTED_TYPES.into());
+    }
     Ok(FedReceipt {
         epsilon,
         delta: opts.delta,
@@ -466,6 +471,12 @@ mod tests {
         assert_eq!(r.epsilon, v.epsilon);
         assert!(r.epsilon <= 4.0 && r.meets_target, "{}", r.epsilon);
         assert!(r.epsilon > 3.99, "{}", r.epsilon);
+        // No schema: the column types came from the data, and the receipt says so.
+        let types = super::super::receipt::UNPROTECTED_TYPES;
+        assert!(r.guarantee.unprotected.iter().any(|u| u == types));
+        // A schema that types the feature: nothing about types is declared.
+        let (_, typed) = sim_values(Variant::Cape, 3);
+        assert!(!typed.guarantee.unprotected.iter().any(|u| u == types));
     }
 
     #[test]
