@@ -291,7 +291,9 @@ impl Accounting<'_> {
     /// [`Accounting::epsilon`], which adds them back rounded up, against `target`).
     pub fn smallest_z(&self, target: f64) -> Result<f64> {
         let left = target - self.threshold_epsilon;
-        if self.threshold_epsilon > 0.0 && !(left > 0.0) {
+        if self.threshold_epsilon > 0.0
+            && left.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+        {
             return Err(Error::param(
                 "epsilon",
                 target,

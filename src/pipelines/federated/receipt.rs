@@ -244,7 +244,7 @@ pub(super) fn types_from_data(
         .iter()
         .enumerate()
         .filter(|&(j, _)| Some(j) != table.label_index)
-        .any(|(_, name)| schema.is_none_or(|s| !s.columns.contains_key(name)))
+        .any(|(_, name)| !schema.is_some_and(|s| s.columns.contains_key(name)))
 }
 
 pub(super) fn guarantee(variant: Variant, mode: &str, known: usize) -> Guarantee {
