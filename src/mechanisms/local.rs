@@ -1,56 +1,7 @@
 //! Local perturbation, the DP-CDA paper's first baseline (its reference \[5\]): clip
 //! each row to L2 norm ≤ c, then add N(0, σ² I_d) to it.
 //!
-//! # Privacy proof note
-//!
-//! *What is released.* T ≤ n rows: a uniformly random size-T subset of the input rows (all of
-//! them when T = n, the default), in random order, each one x_i (clipped to ‖x_i‖₂ ≤ c) plus
-//! fresh N(0, σ² I_d), with its own label. Nothing else is computed from the private rows,
-//! apart from normalization statistics, which are public, DP (accounted) or declared
-//! unprotected by the pipeline ([`crate::pipelines::synth`]).
-//!
-//! *Adjacency.* Replace one record's features, keeping its label (as DP-CDA's label-free
-//! mode): n, the labels and the class counts are public under it. (The labels of the released
-//! rows are those of the sampled rows, so they are functions of the sample and public facts.)
-//!
-//! *Sensitivity and accounting.* Each output row depends on exactly one input row. Replacing
-//! record i changes only output row i (if i is sampled), by at most 2c in L2 before the noise;
-//! all other rows have the same distribution and are independent of row i's noise. So the
-//! whole release is ONE Gaussian mechanism with noise multiplier z = σ/(2c) — (α, α/(2z²))-RDP —
-//! not T of them (parallel composition over disjoint records). When T < n the rows are a
-//! uniform size-T sample without replacement, so the bound is amplified by WBK 2019 at
-//! q = T/n ([`crate::accountant::subsampled_gaussian`]); when T = n no amplification is
-//! claimed. Composition with DP normalization and the (ε, δ) conversion are as for every
-//! mechanism ([`crate::accountant`]).
-//!
-//! *Post-processing.* Mapping back to original units, one-hot argmax decoding and rounding touch
-//! only the noisy output and public (or separately accounted) statistics.
-//!
-//! # Exact noise
-//!
-//! x + fl(σ·z) in floating point leaks x through the pattern of representable values
-//! (Mironov 2012), so the noise is exact: each row is released as g·(round(x/g) + Z) with
-//! Z ~ N_ℤ(0, σ_g²) per coordinate, drawn in integer arithmetic, by
-//! [`crate::mechanisms::noise::GridGaussian::covering`] ([`row_noise`]): for a statistic of L2
-//! sensitivity Δ over m coordinates it rounds to g = 2^k and raises σ so that σ'/Δ_eff ≥ σ/Δ
-//! with Δ_eff = Δ + g√m (the noise module's proof note: rounding to the grid adds at most
-//! g√m to the sensitivity; CKS20 gives the discrete Gaussian the continuous one's RDP curve
-//! for integer shifts). So the accountant's z = σ/(2c) is unchanged, at a cost of at most
-//! 2^-10 more noise. The released row (f64, then written as f32) is a deterministic function
-//! of the integers round(x/g) + Z: post-processing.
-//!
-//! **Δ as computed.** The caller of the grid must bound the sensitivity of the row *as
-//! stored*, not of an ideal real row. [`perturb`] re-applies the clip to each copied row (a
-//! no-op on rows the pipeline clipped; the same rule as `preprocess::clip::clip_rows`): a row
-//! is kept when its computed norm fl(√fl(Σ x_j²)) ≤ c, else scaled by c/norm·(1 − 4·2^-23)
-//! and rounded to f32. With u = 2^-53, the squares of f32 values are exact in f64, the sum of
-//! d of them has relative error ≤ γ_{d−1} = (d−1)u/(1 − (d−1)u) and the root ≤ u, so a kept
-//! row's true norm is ≤ c·(1 + (d+2)u) (for d·u ≤ 2^-20); a scaled row's is
-//! ≤ c·(1 − 2^-21)(1 + 2^-24)(1 + (d+3)u) < c. Hence every stored row has true norm
-//! ≤ c·(1 + μ_d) with μ_d = (d + 4)·2^-52 ([`norm_margin`]), and two rows differ by at most
-//! Δ = 2c·(1 + μ_d). [`row_noise`] passes that Δ and σ·(1 + μ_d + 2^-46) to `covering`, so
-//! the grid's noise multiplier is ≥ σ/(2c) (the 2^-46 absorbs the f64 roundings of the two
-//! products and of the accountant's own σ/(2c)).
+#![doc = include_str!("local.proof.md")]
 
 use super::gaussian_steps::{GaussianSteps, StepCalibration};
 use super::noise::GridGaussian;

@@ -14,34 +14,7 @@
 //! Johnson–Lindenstrauss); we instead clip the projected row, which makes the sensitivity 2c
 //! exactly for every P.
 //!
-//! # Privacy proof note
-//!
-//! *What is released.* T ≤ n rows x̂_i for a uniformly random size-T subset of the input rows
-//! (all of them when T = n), in random order, with their own labels; x̂_i lies in span(P), so P's
-//! column space is revealed too — P is data-independent randomness, so that costs nothing.
-//! Normalization statistics are handled by the pipeline ([`crate::pipelines::synth`]).
-//!
-//! *Adjacency.* Replace one record's features, keeping its label (as local perturbation).
-//!
-//! *Sensitivity and accounting.* For a fixed P, y_i = clip_c(Pᵀx_i) has ‖y_i‖ ≤ c, so replacing
-//! record i moves y_i by at most 2c and no other row. Conditioned on P, the release is one
-//! Gaussian mechanism with z = σ/(2c) on one record (parallel composition over rows), amplified
-//! by sampling without replacement at q = T/n when T < n — exactly the accounting of
-//! [`crate::mechanisms::local`] ([`crate::mechanisms::local::LocalPrivacy`]). Since the bound
-//! holds for every P and P is independent of the data, it holds for the joint release.
-//! Lifting by P is post-processing.
-//!
-//! *Exact noise.* y_i is computed in floating point, so the clip bounds its *computed* norm:
-//! fl(√fl(Σ y_c²)) ≤ c, or y_i is scaled by fl(c/norm). With u = 2^-53 the k squares, their
-//! sum and the root carry relative errors ≤ u, γ_{k−1} and u, so a kept y_i has true norm
-//! ≤ c·(1 + (k+2)u), and a scaled one (one more rounding in c/norm and one per product)
-//! ≤ c·(1 + (k+4)u): in both cases ≤ c·(1 + μ_k), μ_k = (k + 4)·2^-52
-//! ([`crate::mechanisms::local::norm_margin`]). The noise is then the exact grid release of
-//! [`crate::mechanisms::local::row_noise`] on the k projected coordinates (g·(round(y/g) + Z),
-//! Z discrete Gaussian in grid units; sensitivity 2c·(1 + μ_k) rounded to the grid and σ
-//! raised so that the noise multiplier stays ≥ σ/(2c); proof in [`crate::mechanisms::local`]
-//! and the noise module). The released ỹ_i lies on the grid; x̂_i = P·ỹ_i, computed in
-//! floating point, is post-processing of it.
+#![doc = include_str!("projection.proof.md")]
 
 use super::local::{each_row, row_noise, RowRelease};
 use super::noise::GridGaussian;

@@ -1,31 +1,7 @@
 //! Decoding that keeps the marginals: numeric columns are quantile-mapped onto their DP
 //! marginal, categorical columns are assigned levels in the DP proportions.
 //!
-//! # Proof note
-//!
-//! Everything here is post-processing. The inputs are (a) the mechanism's released synthetic
-//! rows, all of them (the map of one row depends on the others only through the released
-//! output), and (b) DP histograms released by [`crate::preprocess::normalize`] and composed
-//! into the accountant there. No private value is read, so the (ε, δ) of (a) and (b) together
-//! covers the decoded output (post-processing theorem).
-//!
-//! * [`NumericMarginal`] is a histogram on data-independent bin edges (chosen from the DP
-//!   range) whose noisy counts are thresholded at `2σ` (bins below are set to 0: a
-//!   post-processing that removes most of the mass the noise puts on empty bins; an integer
-//!   column's one-integer bins inside a coarse bin whose noisy count is dense are cut at σ
-//!   instead, so that fewer real integers near 2σ are dropped) and normalized. Runs of bins
-//!   below their cuts are pooled before they are dropped ([`NumericMarginal::from_noisy`]):
-//!   a run whose noisy sum clears the cut of a sum becomes one bin (or, dyadically, a few), so
-//!   mass spread thinly over many bins is kept instead of cut bin by bin (a digits pixel that
-//!   was 41 % nonzero came out constant 0). Its inverse CDF is piecewise linear inside each
-//!   bin.
-//! * [`quantile_map`] replaces the value of rank r (0-based, among T) by F⁻¹((r + ½)/T), so the
-//!   output column's empirical distribution is the DP marginal while the order of the rows —
-//!   what the mechanism learned about how this column moves with the others — is kept.
-//! * [`assign_in_proportion`] gives each level a quota round(T·p_j) (largest remainders) and
-//!   fills the quotas greedily by the rows' standardized scores for that level, best first, so
-//!   the 1-way marginal is the DP marginal and each row gets a level its noisy one-hot average
-//!   favours where the quotas allow (argmax would give every row the most common level).
+#![doc = include_str!("quantile.proof.md")]
 
 use crate::preprocess::dp_counts::CountNoise;
 use rand::Rng;

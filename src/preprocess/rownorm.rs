@@ -1,47 +1,7 @@
 //! Encoding that keeps the signal: every row is scaled to a common L2 norm c (not only the
 //! long ones shrunk), and the scale is restored after the noise from a DP statistic.
 //!
-//! # Proof note
-//!
-//! *Non-negative rows: Δ = √2·c, not 2c.* Let x, x′ ∈ ℝ^d with every entry ≥ 0 and
-//! ‖x‖₂, ‖x′‖₂ ≤ c. Then ⟨x, x′⟩ = Σ_j x_j x′_j ≥ 0 (a sum of products of non-negative
-//! numbers), so
-//! ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ c² + c² − 0 = 2c²,
-//! i.e. ‖x − x′‖ ≤ √2·c. The bound is tight (two orthogonal rows of norm c, e.g. two different
-//! one-hot levels). For DP-CDA's mix f(S) = (1/l)Σ_{i∈S} x_i, replacing one record moves f by
-//! ‖x_i − x_i′‖/l ≤ √2·c/l, so the Gaussian step N(0, σx² I) has noise multiplier
-//! z = σx·l/(√2·c), which is what the accountant is given (as the clip norm c/√2 in its
-//! Δx = 2·c_acc/l; the accountant itself is unchanged). The argument holds for any mechanism
-//! whose per-record input is such a row; it is used only where the encoding guarantees
-//! non-negativity: numeric columns min–max mapped onto [0, 1] by a range fixed before the
-//! data are read (public or DP) with inputs clamped into it, one-hot categorical segments
-//! (entries in {0, 1}), and the positive rescaling below, which keeps signs. Encodings that
-//! can produce a negative entry (the `data` mode's z-scores) keep Δ = 2c/l.
-//!
-//! *Scaling to a common norm* is a per-record map u ↦ c·u/‖u‖ (a zero row stays zero); the
-//! result has norm exactly c (or 0), entries ≥ 0 when u's are, so the bound above applies
-//! unchanged. It depends only on the record itself, so it does not change the adjacency.
-//!
-//! *Restoring the scale* multiplies each released (noisy) row by m̂/c, where m̂ is a DP mean
-//! of ‖u_i‖ (released by [`crate::preprocess::normalize`] as one more coordinate of its
-//! Gaussian histogram mechanism: Σ_i ‖u_i‖/M with M = the public maximum norm of an encoded
-//! row, sensitivity 1 under replace-one, and n public) or a public value. That is
-//! post-processing of two DP releases.
-//!
-//! *Rows in a box: Δ = c·D/M.* Without a common norm (short tables), every encoded entry is
-//! clamped into [0, 1] (a per-record map; numeric columns are min–max mapped by a range fixed
-//! before the data are read, one-hot entries are 0 or 1) and the row is multiplied by c/M,
-//! M = √(feature columns) the public maximum norm. Two such rows x, x′ differ, column by
-//! column, by at most 1 in a numeric column (both entries in [0, 1]) and by at most √2 in a
-//! one-hot segment of ≥ 2 levels (two different levels; a level not released encodes as all
-//! zeros, at distance ≤ 1 from any level), so ‖x − x′‖ ≤ (c/M)·D with
-//! D² = (numeric columns) + 2·(categorical columns with ≥ 2 levels) + (those with one level)
-//! ([`box_diameter`]). D ≤ √2·M, so this never exceeds √2·c, and for numeric-only tables it is
-//! c: a factor √2 less noise for the same ε. The clipping to norm ≤ c that follows is the
-//! projection onto a convex set, which does not increase distances. The zero padding row of
-//! the standard adjacency's pools is in the box too. The mix then moves by ≤ c·D/(M·l) when
-//! one record is replaced, which the accountant is given as the clip norm c·D/(2M)
-//! ([`box_accounting_clip`]).
+#![doc = include_str!("rownorm.proof.md")]
 
 use crate::error::Result;
 use crate::preprocess::clip::check_clip;

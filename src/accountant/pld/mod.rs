@@ -9,7 +9,7 @@
 //! * [`fft`]: the radix-2 FFT and its error bound.
 //!
 //! The proofs (why each pair dominates its mechanism, why every step rounds towards more
-//! privacy loss, what is charged to δ) are in `PROOF.md` beside this file.
+//! privacy loss, what is charged to δ) are in `PROOF.md` beside this file, included below.
 //!
 //! # What is charged
 //! A [`Composed`] PLD carries `charge`, an additive δ term that covers: the +∞ mass of each
@@ -18,6 +18,8 @@
 //! bound, propagated through the powers). Every finite mass is rounded upward in loss
 //! (stochastic dominance) where it is not exact, so δ(ε) = Σ p_i (1 − e^{ε−y_i})₊ + charge is
 //! an upper bound on the true δ of the composition for every ε.
+//!
+#![doc = include_str!("PROOF.md")]
 
 pub mod coupling;
 pub mod fft;

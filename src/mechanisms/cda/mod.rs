@@ -7,44 +7,7 @@
 //! mode (the default) the label is k itself; in paper mode the averaged one-hot label gets
 //! N(0, σy² I) and the label is its argmax. The noise step is [`generate`].
 //!
-//! # Privacy proof note
-//!
-//! *Adjacency.* Datasets are neighbours when one record's feature vector is replaced and its
-//! label kept (so the class sizes n_k are the same in both; they, the label set and the row
-//! count are public under this adjacency and the receipt says so). In paper mode we follow the
-//! paper's accounting, which also charges the label noise.
-//!
-//! *One row.* Every input row is clipped to ‖x‖₂ ≤ c before mixing (`preprocess::clip`). A mix
-//! is f(S) = (1/l)Σ_{i∈S} x_i for a size-l subset S; replacing one x_i by x_i' moves it by
-//! ‖x_i − x_i'‖/l ≤ 2c/l. Adding N(0, σx² I) is the Gaussian mechanism with noise multiplier
-//! z = σx/(2c/l) (with the label term in paper mode: 1/z² = (2c/l)²/σx² + (√2/l)²/σy²), which is
-//! (α, α/(2z²))-RDP (Mironov 2017, Prop. 7). The release draws this noise exactly: the l rows
-//! are truncated toward zero onto a grid h = 2^k and summed as integers, and the sum gets
-//! discrete Gaussian noise of scale σx·l/h; by CKS20 the RDP curve is the same bound
-//! ([`mixer`], "Exact noise"). The label-free label k is the same for neighbours,
-//! and the average of l one-hot vectors of class k is always e_k, so it costs nothing.
-//!
-//! *Subsampling.* S is a uniform size-l subset of class k's n_k rows, i.e. sampling without
-//! replacement at rate q = l/n_k under replace-one adjacency, which is exactly the setting of
-//! Wang–Balle–Kasiviswanathan 2019, Theorems 9/27 ([`crate::accountant::subsampled_gaussian`]).
-//! The bound grows with q, so using q = l/min_k n_k is conservative for every class.
-//!
-//! *Composition.* Each mix uses fresh randomness (subset and noise), so T_k mixes of class k
-//! compose to T_k × ε'(α). A replaced record belongs to exactly one class and the other
-//! classes' outputs do not depend on it, so in label-free mode the release is
-//! max_k T_k × ε'_k(α)-RDP ≤ T_max × ε'(α; q = l/n_min) (parallel composition). Paper mode
-//! charges all T rows, as the paper does. Releases made before the mixing (DP normalization
-//! statistics) are added order by order. Conversion to (ε, δ) and the choice of orders are in
-//! [`crate::accountant`].
-//!
-//! *Randomness of the blocks.* The output rows are made in blocks of [`BLOCK_ROWS`]; block b
-//! draws its subsets and noise from ChaCha20 stream b under one key drawn from the release
-//! CSPRNG ([`crate::rng::Streams`]). Distinct streams are computationally independent
-//! keystreams, so every mix still gets fresh, independent randomness as the composition
-//! argument needs; which thread makes a block changes nothing.
-//!
-//! *Post-processing.* Mapping back to original units, one-hot argmax decoding and rounding
-//! touch only the noisy output and public (or separately accounted) statistics.
+#![doc = include_str!("PROOF.md")]
 
 pub mod accounting;
 pub mod mixer;

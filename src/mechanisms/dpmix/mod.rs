@@ -18,49 +18,7 @@
 //! label; it is [`crate::mechanisms::cda::generate`] in label-free mode on [0, 1]-box features,
 //! accounted with DPMix's dimension-dependent sensitivity.
 //!
-//! # Privacy proof note
-//!
-//! *What is released.* T rows (X'_t, post-processed Y'_t). Nothing else computed from the
-//! private rows, apart from normalization statistics, which are public, DP (accounted) or
-//! declared unprotected by the pipeline ([`crate::pipelines::synth`]).
-//!
-//! *Adjacency (global variant).* Replace one record, features AND label: n and the column names
-//! are public; the class counts are not (and are not released). The set of class labels (and so
-//! dy = K) is read from the data and assumed public, which the receipt states; a label held by
-//! a single record is not protected by this adjacency unless the classes come from a schema.
-//!
-//! *Sensitivity.* Every feature coordinate is clamped to [0, 1] before mixing, so two feature
-//! vectors differ by at most √dx in L2; two one-hot labels by at most √2 ≤ √dy (dy ≥ 2; with a
-//! single class the label never changes). Replacing one record changes the mix by at most √dx/l
-//! (features) and √dy/l (labels). Dividing features by σx and labels by σy (a fixed invertible
-//! map) makes the noise N(0, I) and the sensitivity Δ/l with Δ² = dx/σx² + dy/σy², so each row
-//! is the Gaussian mechanism with noise multiplier z = l/Δ: (α, α·Δ²/(2l²))-RDP (Mironov 2017,
-//! Prop. 7).
-//!
-//! *Subsampling.* S_t is a uniform size-l subset of the n rows: sampling without replacement at
-//! p = l/n under replace-one adjacency, WBK 2019 Theorems 9/27
-//! ([`crate::accountant::subsampled_gaussian`]).
-//!
-//! *Composition.* The T rows use fresh subsets and noise, so the release is T × ε'(α)-RDP,
-//! composed order by order with any DP normalization, then converted to (ε, δ)
-//! ([`accounting`], [`crate::accountant`]).
-//!
-//! *Class-wise variant.* Adjacency: replace one record's features, keeping its label (as
-//! DP-CDA's label-free mode): class sizes are public, the label of a row is its class and costs
-//! nothing, so dy = 0; p = l/min_k n_k is conservative for every class, and a record affects
-//! only its own class's T_k = ⌊T/K⌋ rows (parallel composition), so T_k compositions.
-//!
-//! *Exact noise.* Both halves are drawn exactly: the features by the shared
-//! [`crate::mechanisms::cda::ExactMixer`] (rows truncated toward zero onto a grid and summed as
-//! integers, discrete Gaussian noise of scale σx·l/h on the sum), the labels by summing the
-//! one-hot labels as integer class counts with discrete Gaussian noise of scale σy·l/h_y.
-//! Truncation toward zero keeps every feature in [0, 1] and the counts move by one unit in two
-//! classes, so each block's integer shift is at most √dx/h and √2/h_y; by CKS20 (integer
-//! shifts, independent coordinates) the RDP is at most α·Δ²/(2l²) as above.
-//!
-//! *Post-processing.* Argmax or simplex projection of the noisy label, mapping [0, 1] features
-//! back to original units, one-hot argmax decoding and rounding touch only the noisy output
-//! and public (or separately accounted) statistics.
+#![doc = include_str!("PROOF.md")]
 
 pub mod accounting;
 

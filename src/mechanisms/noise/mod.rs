@@ -20,69 +20,7 @@
 //!   deterministic, injective function of the integer r + Z.
 //! * [`GridLaplace`]: the same for counts and weights with discrete Laplace noise.
 //!
-//! # Proof note
-//!
-//! **Setting.** A statistic f maps a dataset to ℝ^m with L2 sensitivity Δ (‖f(D) − f(D')‖₂
-//! ≤ Δ for neighbours D, D'), and f(D), f(D') differ in at most m coordinates. Fix g = 2^k.
-//! Let r(D) = round(f(D)/g) ∈ ℤ^m, coordinate-wise, rounding half away from zero; f/g is
-//! computed exactly in binary floating point (division by a power of two) and rounding is a
-//! deterministic function, so r is a deterministic function of the data.
-//!
-//! **Lemma 1 (sensitivity on the grid).** ‖r(D) − r(D')‖₂ ≤ Δ/g + √m =: Δ_g.
-//! *Proof.* Write r = f/g + e with e ∈ [−½, ½]^m the rounding residual. On a coordinate where
-//! f(D)_i = f(D')_i the two roundings agree, so r(D)_i − r(D')_i = 0; on each of the ≤ m other
-//! coordinates, |e(D)_i − e(D')_i| ≤ 1. By the triangle inequality,
-//! ‖r(D) − r(D')‖₂ ≤ ‖f(D) − f(D')‖₂/g + ‖e(D) − e(D')‖₂ ≤ Δ/g + √m. ∎
-//!
-//! **Lemma 2 (CKS20, Proposition 6 / Theorem 14 and Corollary 9).** For μ, ν ∈ ℤ^m and Z with
-//! independent N_ℤ(0, σ²) coordinates, the Rényi divergence of order α > 1 satisfies
-//! D_α(μ + Z ‖ ν + Z) ≤ α‖μ − ν‖₂²/(2σ²) — the same bound as the continuous Gaussian
-//! (equality in one dimension for integer shifts; the m-dimensional case adds up the
-//! independent coordinates). Hence r(D) + Z with σ_g = σ/g satisfies the Gaussian
-//! mechanism's RDP curve with noise multiplier σ_g/Δ_g, and it is ½(Δ_g/σ_g)²-zCDP.
-//!
-//! **Theorem.** Releasing g·(r(D) + Z) has (at most) the RDP curve of a Gaussian mechanism
-//! with sensitivity Δ_eff = g·Δ_g = Δ + g√m and noise σ. (Only the RDP curve is proven here.
-//! The discrete pair's privacy-loss distribution is the law of the same linear loss
-//! (‖v‖² − 2⟨Z, v⟩)/(2σ_g²) at lattice points instead of a Gaussian, and its hockey-stick
-//! curve is *not* always below the continuous one's: computed exactly in one dimension, the
-//! discrete δ(ε) exceeds the continuous by up to 0.016 at σ_g = Δ_g = 1 and 6.6·10⁻⁴ at
-//! σ_g = Δ_g = 5, a gap falling about as 1/σ_g². The mixing and the data path's counts (on a
-//! grid 2^-k of a count) use 2^30 ≤ σ_g < 2^31 grid units, where
-//! [`crate::accountant::pld::coupling`] charges the gap to δ, so DP-CDA's PLD figure is a
-//! proven bound. This type's default grid gives σ_g ≥ 2^10·√m·σ/Δ, where no charge is made:
-//! a PLD figure computed for the continuous Gaussian on this noise (local perturbation,
-//! random projection) is declared as such by the receipts, and the RDP figure is the proven
-//! one.) *Proof.* Multiplication by g is exact
-//! and injective, so it is post-processing (it cannot increase any divergence); apply
-//! Lemmas 1 and 2. The accountant must therefore be run with the noise multiplier
-//! σ/Δ_eff = σ_g/Δ_g ([`GridGaussian::noise_multiplier`]), never σ/Δ. ∎
-//!
-//! **Choice of g.** [`GridGaussian::new`] takes g = 2^k as the largest power of two with
-//! g√m ≤ Δ·2^-10 (inflation Δ_eff/Δ ≤ 1 + 2^-10), then enlarges it while σ/g > 2^30 (the
-//! sampler's integer range). A caller that calibrates σ for a target ε must calibrate for
-//! Δ_eff ([`GridGaussian::effective_sensitivity`] gives it before any sampling).
-//!
-//! **Exactness of the sampler.** σ_g is rounded *up* to a rational num/den (den a power of
-//! two): more noise than accounted for is safe. The sampler ([`exact::DiscreteGaussian`],
-//! algorithm and proof in `table.rs`) is rejection sampling from a dyadic proposal (every
-//! proposal probability an integer over 2^22, drawn from fair bits) with acceptance
-//! probability F·e^{−z²/(2σ_g²)}/n_j ≤ 1, resolved by two independent exact coins:
-//! Bernoulli(F·e^{−c_j}/n_j), decided by comparing random bits with rigorous integer bounds
-//! on that number (bounds at 2^{−64} in a table, then at any precision in exact integer
-//! arithmetic, `expbounds.rs`), and Bernoulli(e^{−δ}) with δ rational (CKS20 Algorithm 1,
-//! rational coins by long division). Its output is N_ℤ(0, σ_g²) exactly, except for two
-//! stated events (a tail proposal beyond 2^20·σ_g is rejected, total variation below
-//! e^{−2^39}; a comparison still undecided at 2^{−4096} rejects, probability below
-//! 2^{−4000}). The previous sampler, CKS20 Algorithm 3, remains as
-//! [`exact::DiscreteGaussian::sample_cks_bits`] (one event below e^{−2^64}).
-//!
-//! **Conversion to f32.** Writing a released f64 as f32 is post-processing of the release
-//! and costs no privacy.
-//!
-//! **Laplace.** [`GridLaplace`] releases g·(round(x/g) + L) with L discrete Laplace of scale
-//! b/g: with L1 sensitivity Δ₁ the grid sensitivity is Δ₁/g + m (Lemma 1 in L1), and the
-//! discrete Laplace with scale b_g satisfies (Δ₁,g/b_g)-DP (P(z)/P(z+k) ≤ e^{|k|/b_g}).
+#![doc = include_str!("PROOF.md")]
 
 pub mod exact;
 mod expbounds;
