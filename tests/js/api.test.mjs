@@ -218,3 +218,27 @@ test("writing a file is the caller's job: the result is plain data", () => {
   writeFileSync(join(dir, "s.csv"), csv);
   assert.equal(JSON.parse(JSON.stringify(receipt)).epsilon, receipt.epsilon);
 });
+
+// Errors thrown to JS name the JS option (camelCase, with error.param), never a CLI flag
+// (issue 10): the core's messages carry a parameter identity that the binding renders.
+test("errors name the JS option, never a CLI flag", () => {
+  const csv = messyCsv(120);
+  const cases = [
+    [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, sigmaX: -1 }), "sigmaX"],
+    [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, normalizeShare: 2 }), "normalizeShare"],
+    [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, mix: 0 }), "mix"],
+    [() => cjs.account({ pool: 10, mix: 4, sigmaX: 1, samples: 10, delta: 2 }), "delta"],
+  ];
+  for (const [call, param] of cases) {
+    let err;
+    try {
+      call();
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err, `${param}: no error`);
+    assert.equal(err.param, param, `${param}: ${err.param} (${err.message})`);
+    assert.ok(err.message.includes(param), err.message);
+    assert.ok(!/--[a-z]/.test(err.message), `a CLI flag in: ${err.message}`);
+  }
+});
