@@ -595,20 +595,7 @@ mod tests {
     /// plus that term (each view's ε includes it), within the target.
     #[test]
     fn the_categorical_threshold_travels_and_is_charged() {
-        let mut text = String::from("x,c,y\n");
-        for i in 0..600 {
-            let c = if i % 3 == 0 { "u" } else { "v" };
-            let y = if i % 2 == 0 { "a" } else { "b" };
-            text.push_str(&format!("{},{c},{y}\n", i % 7));
-        }
-        let t = crate::data::read_csv_bytes(
-            text.as_bytes(),
-            &crate::data::CsvOptions {
-                label: Some("y".into()),
-                ..crate::data::CsvOptions::default()
-            },
-        )
-        .unwrap();
+        let t = super::super::testutil::categorical_table(600);
         let o = FedOptions {
             epsilon: 4.0,
             mix: 4,

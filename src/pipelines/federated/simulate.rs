@@ -417,20 +417,7 @@ mod tests {
     /// at a target of 4 on Iris with one categorical column, short of the term's 1e-6.)
     #[test]
     fn the_categorical_threshold_is_charged() {
-        let mut text = String::from("x,c,y\n");
-        for i in 0..800 {
-            let c = if i % 3 == 0 { "u" } else { "v" };
-            let y = if i % 2 == 0 { "a" } else { "b" };
-            text.push_str(&format!("{},{c},{y}\n", i % 7));
-        }
-        let t = crate::data::read_csv_bytes(
-            text.as_bytes(),
-            &crate::data::CsvOptions {
-                label: Some("y".into()),
-                ..crate::data::CsvOptions::default()
-            },
-        )
-        .unwrap();
+        let t = super::super::testutil::categorical_table(800);
         let o = FedOptions {
             variant: Variant::Cape,
             epsilon: 4.0,

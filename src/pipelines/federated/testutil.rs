@@ -31,6 +31,23 @@ pub(super) fn constant_table(n_per_class: usize) -> (Table, Schema) {
     (t, schema)
 }
 
+/// `n` rows of a numeric x (0..6), a categorical c (u/v) and a label y (a/b), with no schema:
+/// the types and c's levels come from the data (DP normalization releases the levels through
+/// its threshold).
+pub(super) fn categorical_table(n: usize) -> Table {
+    let mut text = String::from("x,c,y\n");
+    for i in 0..n {
+        let c = if i % 3 == 0 { "u" } else { "v" };
+        let y = if i % 2 == 0 { "a" } else { "b" };
+        text.push_str(&format!("{},{c},{y}\n", i % 7));
+    }
+    let opts = CsvOptions {
+        label: Some("y".into()),
+        ..CsvOptions::default()
+    };
+    read_csv_bytes(text.as_bytes(), &opts).unwrap()
+}
+
 pub(super) fn opts(variant: Variant, t: usize) -> FedOptions {
     FedOptions {
         variant,
