@@ -343,6 +343,19 @@ fn gmm_release_neither_drops_nor_refuses_by_the_data() {
             "{what}"
         );
     }
+    // A record without a label belongs to no class: dropped and declared (the label set is
+    // public), never a class of its own.
+    let no_label = with(3, &|l: &str| {
+        let (rest, _) = l.rsplit_once(',').unwrap();
+        format!("{rest},")
+    });
+    let c = receipt(&no_label);
+    assert_eq!(c["data"]["classes"], a["data"]["classes"]);
+    assert_eq!(c["data"]["rows_dropped"], 1);
+    assert!(c["guarantee"]["unprotected"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("rows_dropped"));
     // Classes of 6 and 5 rows (the rest of Iris dropped from the input): both release.
     let small = |n_last: usize| {
         let mut out = vec![header.to_string()];

@@ -183,16 +183,32 @@ impl GmmData {
                 }
             }
         }
-        let rows = (0..table.n_rows)
-            .map(|r| cols.iter().map(|c| f64::from(c[r])).collect())
-            .collect();
+        // A record without a label (read as the missing level) belongs to no class: it is
+        // dropped and counted, and the receipt declares the count unprotected (the label set
+        // is public under the release's adjacencies).
+        let mut classes = classes;
+        let missing = classes.iter().position(|c| c == crate::data::MISSING_LEVEL);
+        if let Some(m) = missing {
+            classes.remove(m);
+        }
+        let mut rows = Vec::with_capacity(table.n_rows);
+        let mut labels = Vec::with_capacity(table.n_rows);
+        for (r, &c) in codes.iter().enumerate() {
+            let c = c as usize;
+            match missing {
+                Some(m) if c == m => continue,
+                Some(m) if c > m => labels.push(c - 1),
+                _ => labels.push(c),
+            }
+            rows.push(cols.iter().map(|col| f64::from(col[r])).collect());
+        }
         Ok(GmmData {
             features,
             label: table.names[li].clone(),
             classes,
+            rows_dropped: table.rows_dropped + (table.n_rows - rows.len()),
             rows,
-            labels: codes.iter().map(|&c| c as usize).collect(),
-            rows_dropped: table.rows_dropped,
+            labels,
         })
     }
 
@@ -222,8 +238,8 @@ impl GmmData {
     }
 
     /// Exact f64 values of the feature cells of the CSV `bytes` (plain or gzip) that
-    /// [`GmmData::from_table`] read as f32, in the same row order: every record is a row, and a
-    /// missing or unparsable cell is NaN, as the reader keeps them. Use with
+    /// [`GmmData::from_table`] read as f32, in the same row order: every record with a label is
+    /// a row, and a missing or unparsable cell is NaN, as the reader keeps them. Use with
     /// [`GmmData::with_exact_values`], which checks that every value agrees with the table.
     pub fn exact_values_from_csv(&self, bytes: &[u8], delimiter: u8) -> Result<Vec<Vec<f64>>> {
         use std::io::Read;
@@ -261,11 +277,15 @@ impl GmmData {
                     .ok_or_else(|| Error::Data(format!("csv: no column '{f}'")))
             })
             .collect::<Result<_>>()?;
+        let label = header.iter().position(|h| *h == self.label);
         let mut rows = Vec::with_capacity(self.rows.len());
         for rec in rdr.records() {
             let rec = rec.map_err(|e| Error::Data(format!("csv: {e}")))?;
-            // Every record is a row (the reader keeps them all); a missing, unparsable or
+            // Every record with a label is a row, as in `from_table`; a missing, unparsable or
             // out-of-f32 cell is NaN, as in the table.
+            if label.is_some_and(|li| crate::data::is_missing(rec.get(li).unwrap_or("").trim())) {
+                continue;
+            }
             let row: Vec<f64> = idx
                 .iter()
                 .map(|&i| {

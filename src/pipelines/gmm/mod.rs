@@ -944,7 +944,7 @@ fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usiz
         );
     }
     if rows_dropped > 0 {
-        unprotected.push("rows_dropped (count of rows with missing values)".into());
+        unprotected.push("rows_dropped (count of rows without a label: a missing feature cell takes the public centre, a missing label drops the row)".into());
     }
     Guarantee {
         adjacency: match opts.adjacency {
