@@ -1,7 +1,7 @@
 //! Size probe: see Cargo.toml.
 use privmix::data::{read_csv_bytes, CsvOptions};
-use privmix::rng::ReleaseRng;
 use privmix::pipelines::synth::{synthesize, SynthOptions};
+use privmix::rng::ReleaseRng;
 
 fn input<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     // SAFETY: the caller passes a valid buffer (this crate is only built to be measured).

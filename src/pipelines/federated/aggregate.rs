@@ -495,11 +495,9 @@ fn multi_party_receipt(
             .map(|c| serde_json::json!({"party": c.party, "report": c.normalization}))
             .collect(),
     );
-    let mut g = guarantee(variant, "multi-party", known);
+    let types_from_data = contributions.iter().any(|c| c.accounting.types_from_data);
+    let mut g = guarantee(variant, "multi-party", known, types_from_data);
     g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
-    if contributions.iter().any(|c| c.accounting.types_from_data) {
-        g.unprotected.push(super::receipt::UNPROTECTED_TYPES.into());
-    }
     Ok(FedReceipt {
         epsilon,
         delta: agreed.delta,

@@ -247,7 +247,13 @@ pub(super) fn types_from_data(
         .any(|(_, name)| !schema.is_some_and(|s| s.columns.contains_key(name)))
 }
 
-pub(super) fn guarantee(variant: Variant, mode: &str, known: usize) -> Guarantee {
+/// The federated guarantee; `types_from_data` declares the column types unprotected.
+pub(super) fn guarantee(
+    variant: Variant,
+    mode: &str,
+    known: usize,
+    types_from_data: bool,
+) -> Guarantee {
     let mut limitations = vec![
         "the message noise (g_s and the pairwise e_s) is sampled in floating point (ziggurat); its floating-point side channels are not mitigated (the DP normalization's counts get exact discrete Gaussian noise)".to_string(),
         format!("honest-but-curious model: parties follow the protocol; {} (views.party_aggregator; views.collusion is the aggregator colluding with every other party)", aggregator_trust(known)),
@@ -264,7 +270,10 @@ pub(super) fn guarantee(variant: Variant, mode: &str, known: usize) -> Guarantee
             "the class labels, the number of rows of each class at each party, the number of parties".into(),
             "the column names and types".into(),
         ],
-        unprotected: vec!["rows_dropped: rows with missing values are dropped before the mechanism; the count is computed from the raw data".into()],
+        unprotected: std::iter::once("rows_dropped: rows with missing values are dropped before the mechanism; the count is computed from the raw data")
+            .chain(types_from_data.then_some(UNPROTECTED_TYPES))
+            .map(String::from)
+            .collect(),
         limitations,
     }
 }

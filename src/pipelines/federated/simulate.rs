@@ -143,9 +143,19 @@ fn party_inputs(parts: &[Vec<Vec<u32>>], pool: usize, tau_g: f64, norm: &Norm) -
 }
 
 /// The simulation receipt's warnings and guarantee.
-fn notes(opts: &FedOptions, norm: &Norm, seeded: bool) -> (Vec<String>, Guarantee) {
+fn notes(
+    opts: &FedOptions,
+    norm: &Norm,
+    seeded: bool,
+    types_from_data: bool,
+) -> (Vec<String>, Guarantee) {
     let mut warnings = norm.report.warnings.clone();
-    let mut guarantee = guarantee(opts.variant, "simulation", opts.aggregator_seeds);
+    let mut guarantee = guarantee(
+        opts.variant,
+        "simulation",
+        opts.aggregator_seeds,
+        types_from_data,
+    );
     if opts.normalize == NormalizeMode::Data {
         warnings.push(norm.report.statement.clone());
         guarantee
@@ -312,12 +322,8 @@ pub fn simulate(
         opts.delta,
         &parties,
     )?;
-    let (warnings, mut guarantee) = notes(opts, &norm, rng.seed().is_some());
-    if super::receipt::types_from_data(table, schema) {
-        guarantee
-            .unprotected
-            .push(super::receipt::UNPROTECTED_TYPES.into());
-    }
+    let types_from_data = super::receipt::types_from_data(table, schema);
+    let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some(), types_from_data);
     Ok(FedReceipt {
         epsilon,
         delta: opts.delta,

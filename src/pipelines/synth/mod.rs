@@ -1574,7 +1574,7 @@ fn auto_l(
     opts: &SynthOptions,
     cls: &mut Classes,
     per_class_counts: &[usize],
-    rows: &mut EncodedRows,
+    rows: &EncodedRows,
     norm: &Normalized,
     rng: &mut ReleaseRng,
 ) -> Result<usize> {
@@ -1596,8 +1596,7 @@ fn auto_l(
         rows.acc_clip,
         &goal,
     )?;
-    // The padding row exists under the standard adjacency only.
-    if rows.padding_row.is_some() && l == smallest {
+    if rows.fixed_pools && l == smallest {
         // l = the smallest pool: every pool is cut to that size (a random subset of the
         // pool, whose size is the public minimum of the DP floors), so every class has
         // sampling rate 1 (preprocess::auto).
@@ -1818,9 +1817,9 @@ struct EncodedRows {
     entries_clamped: usize,
     /// The clip norm the accountant is given (the encoding's sensitivity bound).
     acc_clip: f64,
-    /// The zero row's index: the row that pads a pool whose DP floor exceeds its class
-    /// (standard adjacency).
-    padding_row: Option<u32>,
+    /// The classes' members were replaced by fixed-size pools, padded with a zero row where a
+    /// DP floor exceeds the class (standard adjacency).
+    fixed_pools: bool,
 }
 
 /// Encodes `table` in `norm`'s feature space (the unit box for DPMix), brings the rows into
@@ -1876,14 +1875,13 @@ fn encode_rows(
         }
         _ => accounting_clip(opts.clip, nonneg),
     };
-    let mut padding_row = None;
+
     if standard {
         // Fixed-size pools; padding rows are the zero vector (the clip ball's centre).
         features.push_zero_row(space.dim);
         let zero_row = u32::try_from(table.n_rows)
             .map_err(|_| Error::Data("the table has too many rows".into()))?;
         cls.members = build_pools(&cls.members, &cls.sizes, zero_row, rng);
-        padding_row = Some(zero_row);
     }
     Ok(EncodedRows {
         features,
@@ -1892,7 +1890,7 @@ fn encode_rows(
         rows_clipped,
         entries_clamped,
         acc_clip,
-        padding_row,
+        fixed_pools: standard,
     })
 }
 
@@ -2054,9 +2052,9 @@ fn prepare(
         rng,
     )?;
     indicator_marginals(table, &decisions, &mut norm.released);
-    let mut rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
+    let rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
     let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
-        let l = auto_l(opts, &mut cls, &per_class_counts, &mut rows, &norm, rng)?;
+        let l = auto_l(opts, &mut cls, &per_class_counts, &rows, &norm, rng)?;
         let resolved = SynthOptions {
             mix: l,
             ..opts.clone()
