@@ -252,7 +252,14 @@ export interface GmmResult {
   model: GmmModel; epsilon: number; delta: number; receipt: Record<string, unknown>;
   csv: string | null; marginals: unknown[] | null;
   /** Computed from the private data without protection (KL, reference marginals). */
-  private?: { kl?: number | null; klUnavailable?: string; referenceMarginals?: unknown[] | null; [key: string]: unknown };
+  private?: {
+    kl?: number | null;
+    klUnavailable?: string;
+    referenceMarginals?: unknown[] | null;
+    /** Features whose missing or non-numeric cells took the public centre (owner only). */
+    filledCells?: { feature: string; cells: number }[];
+    [key: string]: unknown;
+  };
   [key: string]: unknown;
 }
 export interface FederatedOptions extends CallOptions {

@@ -554,6 +554,50 @@ fn iris_release_with_a_public_bound() {
     );
 }
 
+#[test]
+fn a_text_column_is_reported_to_the_owner_only() {
+    // Iris with a text column left in: its cells take the centre (no record is dropped and
+    // nothing is refused by the data), and the owner is told, outside the receipt.
+    let iris = std::env::var("PRIVMIX_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join("data/iris.csv");
+    let text = std::fs::read_to_string(&iris).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let with_city: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let (rest, label) = l.rsplit_once(',').unwrap();
+            let city = if i == 0 { "city" } else { "Rome" };
+            format!("{rest},{city},{label}\n")
+        })
+        .collect();
+    let input = dir.path().join("iris_city.csv");
+    std::fs::write(&input, with_city).unwrap();
+    let (m, r) = (dir.path().join("m.json"), dir.path().join("r.json"));
+    let a = iris_gmm(&input, &m, &r, &["--json"]);
+    let v = json(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(
+        v["private"]["filled_cells"],
+        serde_json::json!([{"feature": "city", "cells": 150}])
+    );
+    let receipt = std::fs::read_to_string(&r).unwrap();
+    assert!(!receipt.contains("filled") && !receipt.contains("150 cells"));
+    let a = iris_gmm(&input, &m, &r, &[]);
+    let out = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("privmix: private:") && l.contains("city (150 cells)")),
+        "{err}"
+    );
+    // Iris itself has no such cells: nothing is said.
+    let a = iris_gmm(&iris, &m, &r, &["--json"]);
+    let v = json(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert!(v["private"].get("filled_cells").is_none());
+}
+
 /// Distance of x/g to the nearest integer.
 fn off_grid(x: f64, g: f64) -> f64 {
     let u = x / g;

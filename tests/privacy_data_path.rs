@@ -332,7 +332,15 @@ fn gmm_release_neither_drops_nor_refuses_by_the_data() {
     };
     let a = receipt(&base);
     assert_eq!(a["data"]["rows_used"], 150);
+    let first = header.split(',').next().unwrap();
     for (what, text) in [("empty", &missing), ("N/A", &na), ("oops", &oops)] {
+        // The owner is told which column had a cell filled, outside the receipt.
+        let r = gmm_release(text.as_bytes(), &req).unwrap();
+        assert_eq!(
+            serde_json::to_value(&r.private).unwrap()["filledCells"],
+            serde_json::json!([{"feature": first, "cells": 1}]),
+            "{what}"
+        );
         let b = receipt(text);
         assert_eq!(skeleton(&a), skeleton(&b), "{what}");
         assert_eq!(b["data"]["rows_used"], 150, "{what}");
@@ -349,6 +357,8 @@ fn gmm_release_neither_drops_nor_refuses_by_the_data() {
         let (rest, _) = l.rsplit_once(',').unwrap();
         format!("{rest},")
     });
+    let r = gmm_release(base.as_bytes(), &req).unwrap();
+    assert!(serde_json::to_value(&r.private).unwrap()["filledCells"].is_null());
     let c = receipt(&no_label);
     assert_eq!(c["data"]["classes"], a["data"]["classes"]);
     assert_eq!(c["data"]["rows_dropped"], 1);

@@ -99,7 +99,11 @@ async function release() {
     const kl = typeof r.private?.kl === "number"
       ? `KL to the non-private fit (computed without protection, not for release) = ${r.private.kl.toPrecision(4)}`
       : `no KL to the non-private fit (${r.private?.klUnavailable ?? "not computed"}); the release does not depend on it`;
-    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${o.samples} rows sampled.`);
+    // Cells that were missing or not numbers took the centre value (owner only: a text
+    // column left in by mistake shows here).
+    const filled = (r.private?.filledCells ?? []).map((f) => `${f.feature} (${f.cells})`).join(", ");
+    const fillNote = filled ? ` Not numbers, set to the centre value (not for release): ${filled}; leave text columns out.` : "";
+    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${o.samples} rows sampled.${fillNote}`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,
       `weights: ${r.model.weights.map((w) => w.toFixed(4)).join(", ")}`,

@@ -85,6 +85,10 @@ pub struct GmmPrivate {
     pub kl_unavailable: Option<String>,
     /// The marginal curves of the non-private fit.
     pub reference_marginals: Option<Vec<gmm::MarginalCurves>>,
+    /// Each feature with cells that were missing or not numbers (they took the public
+    /// centre), and how many; omitted when every cell was a number.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub filled_cells: Vec<gmm::FilledCells>,
 }
 
 /// Sampled rows as CSV: the model's feature columns, then the label column. The CLI's
@@ -252,6 +256,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
             kl: release.kl,
             kl_unavailable: release.kl_unavailable,
             reference_marginals,
+            filled_cells: release.filled_cells,
         },
     })
 }

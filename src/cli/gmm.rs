@@ -218,6 +218,13 @@ fn report(
     json: bool,
 ) {
     if json {
+        let mut private = match &release.kl_unavailable {
+            None => json!({ "kl": release.kl }),
+            Some(why) => json!({ "kl": null, "kl_unavailable": why }),
+        };
+        if !release.filled_cells.is_empty() {
+            private["filled_cells"] = json!(release.filled_cells);
+        }
         print_json(&json!({
             "epsilon": release.epsilon, "delta": release.delta,
             "noise": opts.noise.name(),
@@ -226,10 +233,7 @@ fn report(
             "rows": rows, "model": model_out, "receipt": receipt, "output": output,
             "warnings": release.receipt.warnings, "seeded": release.receipt.randomness.seeded,
             // Computed from the data without protection: for the data owner's eyes only.
-            "private": match &release.kl_unavailable {
-                None => json!({ "kl": release.kl }),
-                Some(why) => json!({ "kl": null, "kl_unavailable": why }),
-            },
+            "private": private,
         }));
     } else {
         eprintln!(
@@ -248,6 +252,17 @@ fn report(
                 "privmix: private: no KL to the non-private fit ({}); the release does not depend on it",
                 why.as_deref().unwrap_or("not computed")
             ),
+        }
+        if !release.filled_cells.is_empty() {
+            let cols: Vec<String> = release
+                .filled_cells
+                .iter()
+                .map(|f| format!("{} ({} cells)", f.feature, f.cells))
+                .collect();
+            eprintln!(
+                "privmix: private: cells that were missing or not numbers took the centre value in {}; if a column holds text, leave it out of the input",
+                cols.join(", ")
+            );
         }
         for w in &release.receipt.warnings {
             eprintln!("privmix: warning: {w}");

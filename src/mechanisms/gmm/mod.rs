@@ -309,6 +309,17 @@ impl GmmData {
     /// record, so replace-one neighbours stay replace-one neighbours and N is unchanged; a
     /// missing cell then adds nothing along its axis once the rows are centred. `None` when
     /// no cell is missing.
+    /// The number of missing (NaN) cells in each feature column, in feature order.
+    pub fn missing_counts(&self) -> Vec<usize> {
+        let mut n = vec![0usize; self.dim()];
+        for r in &self.rows {
+            for (c, x) in n.iter_mut().zip(r) {
+                *c += usize::from(x.is_nan());
+            }
+        }
+        n
+    }
+
     pub fn with_missing_filled(&self, center: Option<&[f64]>) -> Option<GmmData> {
         if !self.rows.iter().flatten().any(|x| x.is_nan()) {
             return None;
@@ -757,6 +768,15 @@ impl GmmReceipt {
     }
 }
 
+/// Owner-only: a feature whose missing or non-numeric cells took the public centre.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FilledCells {
+    /// The feature's name.
+    pub feature: String,
+    /// How many of its cells were filled.
+    pub cells: usize,
+}
+
 /// A release: the model, its exact KL to the non-private fit, (ε, δ) and the receipt.
 #[derive(Debug, Clone, Serialize)]
 pub struct GmmRelease {
@@ -769,6 +789,11 @@ pub struct GmmRelease {
     /// Why `kl` is None.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kl_unavailable: Option<String>,
+    /// For the data owner only (computed from the data without protection, never part of
+    /// the release): each feature with cells that were missing or not numbers, and how many;
+    /// those cells took the public centre. Empty when every cell was a number.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub filled_cells: Vec<FilledCells>,
     /// The non-private fit `kl` compares with ([`reference_model`] of the input as read; of
     /// the projected data under `--pca`), for the data owner's own plots; None exactly when
     /// `kl` is. Never part of the release, so never serialized.

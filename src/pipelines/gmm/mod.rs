@@ -35,22 +35,37 @@ pub fn release_gmm_data(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     check_options(opts)?;
-    // Missing or unparsable cells (NaN) take the public centre: no row is dropped.
+    // Missing or unparsable cells (NaN) take the public centre: no row is dropped. How many
+    // did is told to the data owner only (a text column left in by mistake shows here).
+    let filled_cells: Vec<FilledCells> = data
+        .missing_counts()
+        .into_iter()
+        .zip(&data.features)
+        .filter(|(cells, _)| *cells > 0)
+        .map(|(cells, feature)| FilledCells {
+            feature: feature.clone(),
+            cells,
+        })
+        .collect();
     let filled = data.with_missing_filled(opts.center.as_deref());
     let data = filled.as_ref().unwrap_or(data);
-    if let Some(c) = &opts.center {
-        return release_centered(data, opts, c, rng);
-    }
-    if let Some(k) = opts.pca {
-        return release_projected(data, opts, k, rng);
-    }
-    let p = Prepared::new(data, opts)?;
-    let noised = match opts.noise {
-        Noise::Optimized if p.end_to_end => noise_suffstats(&p, rng)?,
-        Noise::Optimized => noise_designed(&p, rng)?,
-        Noise::IidGaussian | Noise::IidLaplace | Noise::ColoredGaussian => noise_baseline(&p, rng)?,
+    let mut release = if let Some(c) = &opts.center {
+        release_centered(data, opts, c, rng)?
+    } else if let Some(k) = opts.pca {
+        release_projected(data, opts, k, rng)?
+    } else {
+        let p = Prepared::new(data, opts)?;
+        let noised = match opts.noise {
+            Noise::Optimized if p.end_to_end => noise_suffstats(&p, rng)?,
+            Noise::Optimized => noise_designed(&p, rng)?,
+            Noise::IidGaussian | Noise::IidLaplace | Noise::ColoredGaussian => {
+                noise_baseline(&p, rng)?
+            }
+        };
+        finish(p, noised, rng)?
     };
-    finish(p, noised, rng)
+    release.filled_cells = filled_cells;
+    Ok(release)
 }
 
 /// `center`: the release of the rows x − c for a public c, with the means (and the owner's
@@ -880,6 +895,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         model,
         kl,
         kl_unavailable,
+        filled_cells: vec![],
         reference,
         epsilon: eps_total,
         delta: delta_total,
