@@ -389,3 +389,75 @@ fn gmm_release_neither_drops_nor_refuses_by_the_data() {
     assert_eq!(skeleton(&six), skeleton(&five));
     assert_eq!(five["guarantee"]["unprotected"], serde_json::json!([]));
 }
+
+/// Federated (simulation, and a party's contribution file): a missing cell, a missing token
+/// or, in a column the schema types numeric, an unparsable cell drops no record, changes no
+/// row count and no receipt field's kind; only a record without a label is dropped, and that
+/// follows from the labels, public under the federated adjacency. On the code before this
+/// change the one-cell neighbours dropped the record (rows_used 599, rows_dropped 1, a
+/// different τ_g) and the receipt declared rows_dropped unprotected.
+#[test]
+fn federated_records_drop_nothing_for_a_missing_cell() {
+    use privmix::api::{federated_contribute, federated_keygen, federated_simulate, FedRequest};
+    let schema = serde_json::json!({"columns": {
+        "x": {"type": "numeric", "min": 0, "max": 16},
+        "z": {"type": "numeric", "min": 0, "max": 16},
+        "c": {"type": "categorical"}
+    }});
+    let req: FedRequest = serde_json::from_value(serde_json::json!({
+        "label": "y", "epsilon": 4.0, "delta": 1e-5, "clients": 3, "seed": 5.0,
+        "schema": schema
+    }))
+    .unwrap();
+    let rows = base_rows();
+    let with = |r: usize, c: usize, v: &str| {
+        let mut t = rows.clone();
+        t[r][c] = v.to_string();
+        csv(&t)
+    };
+    let sim = |text: &str| {
+        let (out, receipt) = federated_simulate(text.as_bytes(), &req).unwrap();
+        (out, serde_json::to_value(&receipt).unwrap())
+    };
+    let (out_a, a) = sim(&csv(&rows));
+    assert_eq!(a["data"]["rows_used"], 600);
+    assert_eq!(a["guarantee"]["unprotected"], serde_json::json!([]));
+    for (what, text) in [
+        ("empty", with(4, 0, "")),
+        ("N/A", with(4, 1, "N/A")),
+        ("oops", with(4, 0, "oops")),
+        ("categorical empty", with(4, 2, "")),
+    ] {
+        let (out_b, b) = sim(&text);
+        assert_eq!(skeleton(&a), skeleton(&b), "{what}");
+        assert_eq!(b["data"]["rows_used"], 600, "{what}");
+        assert_eq!(b["data"]["rows_dropped"], 0, "{what}");
+        assert_eq!(a["parameters"]["tau_g"], b["parameters"]["tau_g"], "{what}");
+        assert_eq!(a["epsilon"], b["epsilon"], "{what}");
+        assert_eq!(out_a.lines().count(), out_b.lines().count(), "{what}");
+        assert_eq!(
+            b["guarantee"]["unprotected"],
+            serde_json::json!([]),
+            "{what}"
+        );
+    }
+    // A record without a label is dropped; the labels are public, so it is not declared.
+    let (_, c) = sim(&with(4, 3, ""));
+    assert_eq!(c["data"]["rows_dropped"], 1);
+    assert_eq!(c["data"]["class_labels"], a["data"]["class_labels"]);
+    assert_eq!(c["guarantee"]["unprotected"], serde_json::json!([]));
+    // A contribution file carries the same counts for a one-cell neighbour.
+    let (k1, p1) = federated_keygen(1).unwrap();
+    let (_, p2) = federated_keygen(2).unwrap();
+    let mut creq = req.clone();
+    creq.samples = Some(600);
+    let contribution = |text: &str| {
+        let (file, _) =
+            federated_contribute(text.as_bytes(), &k1, &[p1.clone(), p2.clone()], &creq).unwrap();
+        serde_json::from_str::<Value>(&file).unwrap()["accounting"].clone()
+    };
+    let (fa, fb) = (contribution(&csv(&rows)), contribution(&with(4, 0, "")));
+    assert_eq!(fa, fb);
+    assert_eq!(fa["missing_encoded"], true);
+    assert_eq!(fa["rows_used"], 600);
+}

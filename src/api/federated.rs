@@ -4,7 +4,7 @@
 
 use super::{csv_sink, csv_string, csv_write_err, preset_of, rng_for, schema_of, DEFAULT_DELTA};
 use crate::accountant::{check_delta, check_epsilon};
-use crate::data::{read_csv_bytes, CsvOptions, Schema, Table};
+use crate::data::{read_csv_bytes, CsvOptions, MissingPolicy, Schema, Table};
 use crate::error::{Error, Result};
 use crate::pipelines::federated::{FedOptions, FedReceipt, Partition, Simulation};
 use crate::rng::ReleaseRng;
@@ -95,15 +95,22 @@ impl FedRequest {
         Ok((opts, schema_of(&self.schema)?))
     }
 
+    /// The party's records: every record with a label, its missing cells encoded
+    /// ([`crate::pipelines::federated::federated_records`]).
     pub fn table(&self, csv: &[u8], schema: &Option<Schema>) -> Result<Table> {
-        read_csv_bytes(
-            csv,
-            &CsvOptions {
-                label: Some(self.label.clone()),
-                schema: schema.clone(),
-                ..CsvOptions::default()
-            },
-        )
+        let table = read_csv_bytes(csv, &fed_csv_options(&self.label, schema))?;
+        crate::pipelines::federated::federated_records(table, schema.as_ref())
+    }
+}
+
+/// How a federated input is read: every record kept (missing cells encoded afterwards by
+/// [`crate::pipelines::federated::federated_records`]).
+pub fn fed_csv_options(label: &str, schema: &Option<Schema>) -> CsvOptions {
+    CsvOptions {
+        label: Some(label.to_string()),
+        schema: schema.clone(),
+        missing: MissingPolicy::Keep,
+        ..CsvOptions::default()
     }
 }
 

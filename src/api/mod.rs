@@ -35,7 +35,8 @@ pub use dataset::{
     UtilityReport,
 };
 pub use federated::{
-    federated_aggregate, federated_contribute, federated_keygen, federated_simulate, FedRequest,
+    fed_csv_options, federated_aggregate, federated_contribute, federated_keygen,
+    federated_simulate, FedRequest,
 };
 pub use gmm::{
     gmm_csv_options, gmm_data_exact, gmm_release, gmm_sample, gmm_samples_csv, GmmParams,

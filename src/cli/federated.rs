@@ -2,11 +2,13 @@
 
 use super::{name_of, print_json, read_text, rng_for, same_file, Common, NormalizeArg, Staged};
 use clap::{Args, Subcommand, ValueEnum};
-use privmix::data::{read_csv_path, CsvOptions, CsvOut, Schema};
+use privmix::api::fed_csv_options;
+use privmix::data::{read_csv_path, CsvOut, Schema};
 use privmix::error::{Error, Result};
 use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
 use privmix::pipelines::federated::{
-    aggregate, contribute, simulate, Contribution, FedOptions, Partition, Simulation,
+    aggregate, contribute, federated_records, simulate, Contribution, FedOptions, Partition,
+    Simulation,
 };
 use serde_json::json;
 use std::io::Write;
@@ -192,15 +194,14 @@ fn fed_inputs(p: &FedParams) -> Result<(FedOptions, Option<Schema>, privmix::dat
         Some(path) => Some(Schema::from_json(&read_text(path)?)?),
         None => None,
     };
-    let table = read_csv_path(
-        &p.input,
-        &CsvOptions {
-            label: Some(p.label.clone()),
-            schema: schema.clone(),
-            ..CsvOptions::default()
-        },
-    )?;
-    super::report_dropped(table.rows_dropped);
+    let table = read_csv_path(&p.input, &fed_csv_options(&p.label, &schema))?;
+    let table = federated_records(table, schema.as_ref())?;
+    if table.rows_dropped > 0 {
+        eprintln!(
+            "privmix: dropped {} record(s) without a label",
+            table.rows_dropped
+        );
+    }
     Ok((opts, schema, table))
 }
 

@@ -233,13 +233,6 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Reports rows dropped for missing values.
-pub(crate) fn report_dropped(rows_dropped: usize) {
-    if rows_dropped > 0 {
-        eprintln!("privmix: dropped {rows_dropped} row(s) with missing values ('', NA or ?)");
-    }
-}
-
 /// Parses the command line, runs the subcommand, and renders an error with `--flag` names
 /// (also as `{"error": ...}` on stdout under `--json`).
 pub fn main() {

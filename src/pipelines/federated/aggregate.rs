@@ -379,7 +379,9 @@ fn write_rows(
                             best = (sum, li);
                         }
                     }
-                    cell.push_str(&levels[best.1]);
+                    if levels[best.1] != crate::data::MISSING_LEVEL {
+                        cell.push_str(&levels[best.1]);
+                    }
                 }
             }
         }
@@ -497,7 +499,16 @@ fn multi_party_receipt(
     );
     let types_from_data = contributions.iter().any(|c| c.accounting.types_from_data);
     let mut g = guarantee(variant, "multi-party", known, types_from_data);
-    g.unprotected[0] = format!("rows_dropped ({rows_dropped}): rows with missing values are dropped before the mechanism; the count is computed from the raw data");
+    // Files of earlier versions dropped every record with a missing cell: that count is not
+    // public, and is declared.
+    let old_drops: usize = contributions
+        .iter()
+        .filter(|c| !c.accounting.missing_encoded)
+        .map(|c| c.accounting.rows_dropped)
+        .sum();
+    if old_drops > 0 {
+        g.unprotected.insert(0, format!("rows_dropped ({old_drops}): a contribution of an earlier version dropped the rows with missing values before the mechanism; the count is computed from the raw data"));
+    }
     Ok(FedReceipt {
         epsilon,
         delta: agreed.delta,
@@ -647,6 +658,33 @@ mod tests {
         assert!(cs.iter().all(|c| c.accounting.types_from_data));
         let types = super::super::receipt::UNPROTECTED_TYPES;
         assert!(r.guarantee.unprotected.iter().any(|u| u == types));
+    }
+
+    /// A file of an earlier version (no `missing_encoded`) dropped its records with missing
+    /// cells: a count the labels do not give, so the receipt declares it. This version's files
+    /// drop only records without a label (public) and declare nothing.
+    #[test]
+    fn rows_dropped_by_an_earlier_version_are_declared() {
+        let (t, schema) = constant_table(50);
+        let o = FedOptions {
+            mix: 5,
+            ..opts(Variant::Cape, 40)
+        };
+        let ps = parties(2, 2);
+        let mut cs = contribute_all(&ps, &o, &t, &schema);
+        assert!(cs.iter().all(|c| c.accounting.missing_encoded));
+        let (_, r) = run(&cs).unwrap();
+        assert!(r.guarantee.unprotected.is_empty(), "{:?}", r.guarantee);
+        cs[1].accounting.missing_encoded = false;
+        cs[1].accounting.rows_dropped = 2;
+        cs[1].integrity = cs[1].compute_integrity();
+        let (_, r) = run(&cs).unwrap();
+        assert!(
+            r.guarantee.unprotected[0]
+                .starts_with("rows_dropped (2): a contribution of an earlier version"),
+            "{:?}",
+            r.guarantee
+        );
     }
 
     #[test]

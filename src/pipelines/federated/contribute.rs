@@ -320,6 +320,7 @@ pub fn contribute(
             class_counts: sizes,
             rows_used: table.n_rows,
             rows_dropped: table.rows_dropped,
+            missing_encoded: true,
             types_from_data: super::receipt::types_from_data(table, schema),
             normalization_noise_multiplier: norm.z,
             delta_rdp: norm.delta_rdp,

@@ -132,8 +132,14 @@ pub struct PartyAccounting {
     pub class_counts: Vec<usize>,
     /// Rows used.
     pub rows_used: usize,
-    /// Rows dropped (NOT protected).
+    /// Records dropped: those without a label (public under the federated adjacency); in
+    /// files of earlier versions (`missing_encoded` absent), every record with a missing cell
+    /// (NOT protected).
     pub rows_dropped: usize,
+    /// Missing cells were encoded ([`super::federated_records`]) and only records without a
+    /// label dropped (absent: a file of an earlier version).
+    #[serde(default)]
+    pub missing_encoded: bool,
     /// Some column's type came from the data, not the schema (NOT protected; absent: false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub types_from_data: bool,

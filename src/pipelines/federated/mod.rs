@@ -21,7 +21,8 @@
 //! estimate over the union of the partitions is made (as a trusted simulator can), so the
 //! space is common.
 //!
-//! **Files.** `options` (the options and their checks), `space` (the common feature space),
+//! **Files.** `options` (the options and their checks), `records` (missing cells encoded, the
+//! records a party uses), `space` (the common feature space),
 //! `simulate`, `file` (keys and the contribution file format), `contribute`, `aggregate`, and
 //! `receipt` (the receipt and the accounting of the views); every row is mixed by the shared
 //! kernel [`crate::mechanisms::cda::Mixer`].
@@ -31,6 +32,7 @@ mod contribute;
 mod file;
 mod options;
 mod receipt;
+mod records;
 mod simulate;
 mod space;
 #[cfg(test)]
@@ -47,4 +49,5 @@ pub use receipt::{
     aggregator_trust, FedAccountant, FedData, FedParameters, FedReceipt, PartyReport, ReceiptViews,
     ResidualNoise,
 };
+pub use records::federated_records;
 pub use simulate::simulate;

@@ -209,7 +209,7 @@ pub struct FedData {
     pub class_labels: Vec<String>,
     /// Rows used over all parties present.
     pub rows_used: usize,
-    /// Rows dropped for missing values (NOT protected).
+    /// Records dropped because they have no label (public: the labels are).
     pub rows_dropped: usize,
 }
 
@@ -269,9 +269,11 @@ pub(super) fn guarantee(
         public_information: vec![
             "the class labels, the number of rows of each class at each party, the number of parties".into(),
             "the column names and types".into(),
+            super::records::MISSING_STATEMENT.into(),
         ],
-        unprotected: std::iter::once("rows_dropped: rows with missing values are dropped before the mechanism; the count is computed from the raw data")
-            .chain(types_from_data.then_some(UNPROTECTED_TYPES))
+        unprotected: types_from_data
+            .then_some(UNPROTECTED_TYPES)
+            .into_iter()
             .map(String::from)
             .collect(),
         limitations,

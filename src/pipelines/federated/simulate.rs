@@ -111,6 +111,7 @@ fn generate(
                 *a = (sum / clients as f64) as f32;
             }
             space.decode_row(&avg, label, &mut cells);
+            super::records::blank_missing(&mut cells);
             row(&cells)?;
         }
     }
