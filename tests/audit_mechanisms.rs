@@ -96,3 +96,43 @@ fn noise_step_catches_half_sigma() {
         "{bug:?}"
     );
 }
+
+fn gmm_audit(epsilon: f64, canary: Canary, runs: usize) -> privmix::audit::AuditReport {
+    audit(
+        SynthRequest {
+            mechanism: Some("gmm".into()),
+            epsilon: Some(epsilon),
+            ..Default::default()
+        },
+        canary,
+        runs,
+    )
+}
+
+/// The GMM release's default path (record adjacency at the audit's public bound, noisy
+/// sufficient statistics, missing cells at the public centre) passes with every canary.
+#[test]
+fn gmm_default_path_passes() {
+    for canary in [
+        Canary::Extreme,
+        Canary::ClassChange,
+        Canary::UnparsableCell,
+        Canary::MissingCell,
+    ] {
+        let r = gmm_audit(1.0, canary, 100);
+        assert_eq!(r.mechanism, "gmm");
+        assert!(r.passed, "{canary:?}: {r:?}");
+        assert!(r.claimed_epsilon <= 1.0 && r.claimed_epsilon > 0.9, "{r:?}");
+    }
+}
+
+/// The GMM audit sees the canary: at a large ε the noise is small, so the released mean of
+/// the canary's class tells the neighbours apart and the bound is far above 0 (a score that
+/// missed the canary, or a test on noise alone, would give a bound near 0).
+#[test]
+fn gmm_audit_sees_the_canary_when_the_noise_is_small() {
+    let r = gmm_audit(40.0, Canary::Extreme, 100);
+    assert!(r.passed, "{r:?}");
+    assert!(r.epsilon_lower_bound > 1.5, "{r:?}");
+    assert!(r.test.starts_with("score"), "{r:?}");
+}

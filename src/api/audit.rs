@@ -11,7 +11,8 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AuditRequest {
-    /// `cda` (default), `dpmix`, `local` or `projection`.
+    /// `cda` (default), `dpmix`, `local`, `projection` or `gmm` (the GMM release's default
+    /// path at the audit's public bound).
     #[serde(default)]
     pub mechanism: Option<String>,
     /// Target ε.

@@ -30,7 +30,11 @@
 //!
 //! A pass is not a proof (an audit can only find violations its tests see); a failure is a
 //! bug, at the stated confidence.
+//!
+//! `mechanism: "gmm"` audits the GMM release's default path the same way (`gmm`: the score is
+//! the released mean of the canary's class along its direction).
 
+mod gmm;
 pub mod stats;
 
 use crate::api::synth::{synthesize_csv, MixChoice, SynthRequest};
@@ -469,6 +473,9 @@ pub fn run_audit(
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<AuditReport> {
     check_options(opts)?;
+    if opts.request.mechanism.as_deref() == Some("gmm") {
+        return gmm::run_gmm_audit(opts, progress);
+    }
     let (mut req, mix) = audit_request(opts);
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);

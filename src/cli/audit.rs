@@ -7,7 +7,7 @@ use privmix::error::{Error, Result};
 
 #[derive(Args)]
 pub(crate) struct AuditArgs {
-    /// cda (default), dpmix, local or projection.
+    /// cda (default), dpmix, local, projection or gmm (the GMM release's default path).
     #[arg(long)]
     mechanism: Option<String>,
     /// Target ε of the configuration under audit.
