@@ -1,5 +1,5 @@
-// privmix/full (and privmix under Node): the core plus GMM release and federated synthesis.
-import type { CsvInput, FederatedOptions, FederatedResult, GmmModel, GmmOptions, GmmResult } from "./types.js";
+// privmix/full (and privmix under Node): the core plus GMM release, federated synthesis and the audit.
+import type { AuditOptions, AuditReport, CsvInput, FederatedOptions, FederatedResult, GmmModel, GmmOptions, GmmResult, ProgressCallback } from "./types.js";
 export * from "./core.js";
 export { default } from "./core.js";
 
@@ -9,3 +9,5 @@ export declare function federatedSimulate(input: CsvInput, options: FederatedOpt
 export declare function federatedKeygen(party: number): { secretKey: string; publicKey: string };
 export declare function federatedContribute(input: CsvInput, secretKey: string, peers: string[], options: FederatedOptions): { contribution: string; secretKey: string };
 export declare function federatedAggregate(contributions: string[]): FederatedResult;
+/** The built-in privacy audit: runs the real pipeline on its own neighbouring datasets. */
+export declare function audit(options: AuditOptions, onProgress?: ProgressCallback): AuditReport;

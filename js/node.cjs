@@ -35,7 +35,7 @@ const OPS = {
   version: undefined, rdp: undefined, account: undefined, calibrate: undefined, noisePreview: undefined,
   inspectCsv: undefined, synthesizeCsv: 1, inspectImages: 1, synthesizeImages: 1, gmmRelease: 1,
   gmmSample: undefined, federatedSimulate: 1, federatedKeygen: undefined, federatedContribute: 3,
-  federatedAggregate: undefined,
+  federatedAggregate: undefined, audit: 0,
 };
 for (const [name, nBefore] of Object.entries(OPS)) {
   exports[name] = function (...args) {

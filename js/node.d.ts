@@ -7,7 +7,7 @@ export type * from "./types.js";
 export {
   default, version, rdp, account, calibrate, noisePreview, inspectCsv, synthesizeCsv, inspectImages,
   synthesizeImages, Dataset, gmmRelease, gmmSample, federatedSimulate, federatedKeygen,
-  federatedContribute, federatedAggregate,
+  federatedContribute, federatedAggregate, audit,
 } from "./full.js";
 
 /** synthesizeCsv in a `worker_threads` worker: the event loop keeps running. */

@@ -19,6 +19,6 @@ export default async function init() {
   load();
 }
 export const { version, rdp, account, calibrate, noisePreview, inspectCsv, synthesizeCsv, inspectImages, synthesizeImages } = a;
-export const { gmmRelease, gmmSample, federatedSimulate, federatedKeygen, federatedContribute, federatedAggregate } = a;
+export const { gmmRelease, gmmSample, federatedSimulate, federatedKeygen, federatedContribute, federatedAggregate, audit } = a;
 export const Dataset = datasetClass(glue.Dataset, load);
 export { synthesizeCsvAsync } from "./node-thread.mjs";

@@ -278,5 +278,38 @@ export interface FederatedOptions extends CallOptions {
 }
 export interface FederatedResult { csv: string; receipt: Record<string, unknown>; }
 
+/** Options of `audit`: the configuration under audit (the synthesis options that apply to the
+ * audit's own two-class dataset; no user data is involved) and the audit's effort. */
+export interface AuditOptions extends CallOptions {
+  /** `gmm`: the GMM release's default path (only `epsilon` and `delta` apply). */
+  mechanism?: "cda" | "dpmix" | "local" | "projection" | "gmm";
+  epsilon?: number; delta?: number; sigmaX?: number; mix?: number; clip?: number; samples?: number;
+  /** `dp` (default), `public` (the audit supplies bounds [−1, 1]) or `data`. */
+  normalize?: "dp" | "public" | "data";
+  /** How the neighbouring dataset differs: a record at the opposite corner (default), moved to
+   * the other class, with one unparsable cell, or with one missing cell. */
+  canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell";
+  /** Runs per dataset (default 500, at most 1 000 000). */
+  runs?: number;
+  /** 1 − confidence of the lower bound (default 0.05). */
+  alpha?: number;
+  /** Feature columns of the audit's dataset (default 2). */
+  features?: number;
+  /** First seed of the runs (default 1; the audit releases nothing). */
+  seed?: number;
+}
+/** The audit's result: a Clopper–Pearson lower bound on ε beside the receipt's claim. */
+export interface AuditReport {
+  mechanism: string; canary: string;
+  claimedEpsilon: number; delta: number;
+  epsilonLowerBound: number; alpha: number;
+  /** True when the lower bound does not exceed the claim. */
+  passed: boolean;
+  /** The test chosen on the calibration half, and the bound it certified there. */
+  test: string; calibrationEstimate: number;
+  holdout: { truePositives: number; runsNeighbour: number; falsePositives: number; runsBase: number };
+  runs: number; sigmaX: number | null; plantedNoiseScale: number | null;
+}
+
 /** What `init` accepts: the wasm's URL or bytes, a Response, or a compiled module. */
 export type InitInput = string | URL | Response | ArrayBuffer | ArrayBufferView | object;

@@ -1,6 +1,6 @@
 // privmix/worker: the API in a Web Worker (the full build), Promise-only.
 import type {
-  AccountParams, AccountResult, CalibrateParams, CalibrateResult, ColumnHistogram, CsvResult,
+  AccountParams, AccountResult, AuditOptions, AuditReport, CalibrateParams, CalibrateResult, ColumnHistogram, CsvResult,
   CsvSummary, DatasetInfo, DatasetOptions, FederatedOptions, FederatedResult, GmmModel, GmmOptions,
   GmmResult, ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewParams, PreviewResult, PreviewView,
   ProgressCallback, RdpParams, RdpResult, Receipt, SynthOptions, UtilityReport, CallOptions,
@@ -42,6 +42,8 @@ export declare class PrivmixWorker {
   federatedKeygen(party: number): Promise<{ secretKey: string; publicKey: string }>;
   federatedContribute(input: WorkerCsvInput, secretKey: string, peers: string[], options: FederatedOptions): Promise<{ contribution: string; secretKey: string }>;
   federatedAggregate(contributions: (string | Uint8Array | Blob)[]): Promise<FederatedResult>;
+  /** The built-in privacy audit (`audit` of privmix/full). */
+  audit(options: AuditOptions, onProgress?: ProgressCallback): Promise<AuditReport>;
   /** Stops the worker; pending calls reject with an AbortError. */
   terminate(): void;
 }

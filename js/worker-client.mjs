@@ -256,6 +256,10 @@ export class PrivmixWorker {
   federatedAggregate(contributions) {
     return this._call("federatedAggregate", [contributions]);
   }
+  /** The built-in privacy audit (`audit`): a lower bound on ε beside the claim. */
+  audit(options, onProgress) {
+    return this._withOptions("audit", [], options, onProgress);
+  }
   /** Stops the worker; pending operations reject with an AbortError. */
   terminate() {
     const err = Object.assign(new Error("privmix worker terminated"), { name: "AbortError" });

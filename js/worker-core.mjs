@@ -102,6 +102,10 @@ export function serve(loadModule, scope = self) {
           result = m.federatedAggregate(texts);
           break;
         }
+        case "audit":
+          need(m, op);
+          result = m.audit(args[0] ?? {}, progress);
+          break;
         case "inspectCsv":
           result = m.inspectCsv(await bytesOf(args[0]), args[1]);
           break;

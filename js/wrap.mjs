@@ -61,6 +61,7 @@ export function api(load) {
     federatedKeygen: call("federatedKeygen"),
     federatedContribute: call("federatedContribute", 3),
     federatedAggregate: call("federatedAggregate"),
+    audit: call("audit", 0),
   };
 }
 

@@ -4,7 +4,7 @@
 //! * [`accountant`] (feature `wasm-accountant`): `rdp`, `account`, `calibrate`,
 //!   `noisePreview`, and `version` here;
 //! * [`dataset`] and [`images`] (feature `wasm`): CSV and image synthesis, the `Dataset` class;
-//! * [`gmm`] and [`federated`] (feature `wasm-extra`).
+//! * [`gmm`], [`federated`] and [`audit`] (feature `wasm-extra`).
 //!
 //! Request objects go through JSON text into serde types, so a misspelt key is rejected by
 //! name. Every thrown value is an `Error` whose `name` is `ParameterError`, `DataError`,
@@ -13,6 +13,8 @@
 //! its exception is rethrown unchanged.
 
 pub mod accountant;
+#[cfg(feature = "wasm-extra")]
+pub mod audit;
 #[cfg(feature = "wasm")]
 pub mod dataset;
 #[cfg(feature = "wasm-extra")]

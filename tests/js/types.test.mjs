@@ -61,6 +61,7 @@ test("every request type: the TypeScript fields are exactly the fields the core 
   same("AccountParams ∪ CalibrateParams", mech, [...new Set([...types.AccountParams, ...types.CalibrateParams])].sort());
   same("GmmOptions", rustFields((o) => privmix.gmmRelease(csv, o)), types.GmmOptions);
   same("FederatedOptions", rustFields((o) => privmix.federatedSimulate(csv, o)), types.FederatedOptions);
+  same("AuditOptions", rustFields((o) => privmix.audit(o)), types.AuditOptions);
 });
 
 test("image options: the shape keys of the core's ImageOptions plus the synthesis keys, without the CSV-only ones", () => {

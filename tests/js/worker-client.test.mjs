@@ -111,3 +111,15 @@ test("an exception thrown by onProgress rejects the call with that exception", a
   assert.ok((await pm.synthesizeCsv(csv, opts)).receipt.epsilon <= 3, "the worker works afterwards");
   pm.terminate();
 });
+
+test("audit runs in the worker with progress, and gives the same report as the direct call", async () => {
+  const pm = new PrivmixWorker({ createWorker: () => new FakeWorker() });
+  const seen = [];
+  const o = { epsilon: 1, runs: 60, seed: 9 };
+  const r = await pm.audit(o, (p) => seen.push(p));
+  assert.deepEqual(r, privmix.audit(o));
+  assert.ok(r.epsilonLowerBound <= r.claimedEpsilon && r.passed);
+  assert.equal(seen.at(-1), 1);
+  await assert.rejects(pm.audit({ runs: 2_000_000 }), (e) => e.name === "ParameterError" && e.param === "runs");
+  pm.terminate();
+});
