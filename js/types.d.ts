@@ -281,8 +281,10 @@ export interface FederatedResult { csv: string; receipt: Record<string, unknown>
 /** Options of `audit`: the configuration under audit (the synthesis options that apply to the
  * audit's own two-class dataset; no user data is involved) and the audit's effort. */
 export interface AuditOptions extends CallOptions {
-  /** `gmm`: the GMM release's default path (only `epsilon` and `delta` apply). */
-  mechanism?: "cda" | "dpmix" | "local" | "projection" | "gmm";
+  /** `gmm`: the GMM release's default path (`epsilon` and `delta` apply); `federated`: a CAPE
+   * simulation with two parties and schema-typed columns (`epsilon`, `delta`, `mix`, `clip`,
+   * `normalize` apply; not the `class-change` canary, which its adjacency excludes). */
+  mechanism?: "cda" | "dpmix" | "local" | "projection" | "gmm" | "federated";
   epsilon?: number; delta?: number; sigmaX?: number; mix?: number; clip?: number; samples?: number;
   /** `dp` (default), `public` (the audit supplies bounds [−1, 1]) or `data`. */
   normalize?: "dp" | "public" | "data";

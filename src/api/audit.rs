@@ -11,8 +11,8 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AuditRequest {
-    /// `cda` (default), `dpmix`, `local`, `projection` or `gmm` (the GMM release's default
-    /// path at the audit's public bound).
+    /// `cda` (default), `dpmix`, `local`, `projection`, `gmm` (the GMM release's default
+    /// path at the audit's public bound) or `federated` (a CAPE simulation, two parties).
     #[serde(default)]
     pub mechanism: Option<String>,
     /// Target ε.

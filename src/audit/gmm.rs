@@ -8,8 +8,7 @@
 //! deterministic field an observer sees (the receipt's data report, guarantee, parameters,
 //! budget, protected items and warnings; the model's classes and features) as the signature.
 
-use super::{choose_test, counts, dataset, stats, AuditOptions, AuditReport, Canary};
-use super::{HoldoutCounts, Outcome};
+use super::{conclude, dataset, AuditOptions, AuditReport, Canary, Claim, Outcome};
 use crate::api::{gmm_release, GmmReleaseResult, GmmRequest};
 use crate::error::{Error, Result};
 
@@ -33,13 +32,7 @@ fn request(opts: &AuditOptions, seed: u64) -> Result<GmmRequest> {
 fn outcome(result: Result<GmmReleaseResult>, class: &str) -> Outcome {
     let r = match result {
         Ok(r) => r,
-        Err(e) => {
-            return Outcome {
-                signature: format!("error: {e}"),
-                parts: vec![format!("error: {e}")],
-                score: f64::NEG_INFINITY,
-            }
-        }
+        Err(e) => return Outcome::failed(&e),
     };
     // The canary's direction: −x1 + x2 + … + xd.
     let score = r
@@ -114,30 +107,17 @@ pub(super) fn run_gmm_audit(
         }
         progress((i + 1) as f64 / n as f64)?;
     }
-    let half = n / 2;
-    let delta = claim.delta;
-    let (test, est) = choose_test(&base_out[..half], &nb_out[..half], delta);
-    let (tp, fp) = counts(&test, &base_out[half..], &nb_out[half..]);
-    let m = n - half;
-    let lb = stats::epsilon_lower_bound(tp, m, fp, m, delta, opts.alpha);
-    Ok(AuditReport {
-        mechanism: "gmm".into(),
-        canary: opts.canary,
-        claimed_epsilon: claim.epsilon,
-        delta,
-        epsilon_lower_bound: lb,
-        alpha: opts.alpha,
-        passed: lb <= claim.epsilon,
-        test: test.describe(),
-        calibration_estimate: est,
-        holdout: HoldoutCounts {
-            true_positives: tp,
-            runs_neighbour: m,
-            false_positives: fp,
-            runs_base: m,
+    Ok(conclude(
+        Claim {
+            mechanism: "gmm".into(),
+            canary: opts.canary,
+            epsilon: claim.epsilon,
+            delta: claim.delta,
+            sigma_x: None,
+            planted_noise_scale: None,
         },
-        runs: n,
-        sigma_x: None,
-        planted_noise_scale: None,
-    })
+        &base_out,
+        &nb_out,
+        opts.alpha,
+    ))
 }

@@ -32,8 +32,10 @@
 //! bug, at the stated confidence.
 //!
 //! `mechanism: "gmm"` audits the GMM release's default path the same way (`gmm`: the score is
-//! the released mean of the canary's class along its direction).
+//! the released mean of the canary's class along its direction), and `mechanism: "federated"`
+//! a federated DP-CDA simulation (`federated`).
 
+mod federated;
 mod gmm;
 pub mod stats;
 
@@ -81,6 +83,9 @@ pub struct AuditOptions {
     /// Planted bug for self-tests: run the mechanism with σx·f while the claim stays that
     /// of the unmodified configuration. None in a real audit.
     pub planted_noise_scale: Option<f64>,
+    /// Federated only: leave the feature columns' types to the data (declared unprotected)
+    /// instead of the schema the audit otherwise gives; a self-test of the type flip.
+    pub types_from_data: bool,
 }
 
 impl Default for AuditOptions {
@@ -94,6 +99,7 @@ impl Default for AuditOptions {
             rows_per_class: None,
             seed: 1,
             planted_noise_scale: None,
+            types_from_data: false,
         }
     }
 }
@@ -225,24 +231,18 @@ fn collect_keys(v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
     }
 }
 
-fn outcome(
-    result: Result<(Vec<u8>, crate::receipt::Receipt)>,
+/// What an observer reads off an output CSV: its header, row count and column kinds (`n`:
+/// every cell a number, `c` otherwise), and the score: the sum, over the rows labelled
+/// `score_label` (every row with `score_all_rows`), of the cells along the canary's direction
+/// −x1 + x2 + … + xd.
+fn read_output(
+    bytes: &[u8],
     score_label: &str,
     score_all_rows: bool,
-) -> Outcome {
-    let (bytes, receipt) = match result {
-        Ok(x) => x,
-        Err(e) => {
-            return Outcome {
-                signature: format!("error: {e}"),
-                parts: vec![format!("error: {e}")],
-                score: f64::NEG_INFINITY,
-            }
-        }
-    };
+) -> (Vec<String>, usize, String, f64) {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(true)
-        .from_reader(bytes.as_slice());
+        .from_reader(bytes);
     let header: Vec<String> = rdr
         .headers()
         .map(|h| h.iter().map(str::to_string).collect())
@@ -270,11 +270,35 @@ fn outcome(
             }
         }
     }
+    let kinds: String = numeric.iter().map(|&n| if n { 'n' } else { 'c' }).collect();
+    (header, rows, kinds, score)
+}
+
+impl Outcome {
+    /// A run that failed: its message is what an observer sees.
+    fn failed(e: &Error) -> Outcome {
+        Outcome {
+            signature: format!("error: {e}"),
+            parts: vec![format!("error: {e}")],
+            score: f64::NEG_INFINITY,
+        }
+    }
+}
+
+fn outcome(
+    result: Result<(Vec<u8>, crate::receipt::Receipt)>,
+    score_label: &str,
+    score_all_rows: bool,
+) -> Outcome {
+    let (bytes, receipt) = match result {
+        Ok(x) => x,
+        Err(e) => return Outcome::failed(&e),
+    };
+    let (header, rows, kinds, score) = read_output(&bytes, score_label, score_all_rows);
     let mut params = BTreeMap::new();
     if let Ok(v) = serde_json::to_value(&receipt.parameters) {
         collect_keys(&v, &mut params);
     }
-    let kinds: String = numeric.iter().map(|&n| if n { 'n' } else { 'c' }).collect();
     // The receipt states each column's type and indicator: part of what an observer sees.
     let types: String = receipt
         .column_types
@@ -473,8 +497,10 @@ pub fn run_audit(
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<AuditReport> {
     check_options(opts)?;
-    if opts.request.mechanism.as_deref() == Some("gmm") {
-        return gmm::run_gmm_audit(opts, progress);
+    match opts.request.mechanism.as_deref() {
+        Some("gmm") => return gmm::run_gmm_audit(opts, progress),
+        Some("federated") => return federated::run_federated_audit(opts, progress),
+        _ => {}
     }
     let (mut req, mix) = audit_request(opts);
     let base = dataset(opts, mix, false);
@@ -528,32 +554,60 @@ pub fn run_audit(
         }
         progress((i + 1) as f64 / n as f64)?;
     }
+    Ok(conclude(
+        Claim {
+            mechanism,
+            canary: opts.canary,
+            epsilon: claimed,
+            delta: claim_receipt.delta,
+            sigma_x,
+            planted_noise_scale: opts.planted_noise_scale,
+        },
+        &base_out,
+        &nb_out,
+        opts.alpha,
+    ))
+}
+
+/// What a report states besides the test: the claim under audit.
+struct Claim {
+    mechanism: String,
+    canary: Canary,
+    epsilon: f64,
+    delta: f64,
+    sigma_x: Option<f64>,
+    planted_noise_scale: Option<f64>,
+}
+
+/// The report of runs on D (`base_out`) and D' (`nb_out`): the best test chosen on the first
+/// half of the runs, its counts on the second half, and the Clopper–Pearson bound at 1 − α.
+fn conclude(claim: Claim, base_out: &[Outcome], nb_out: &[Outcome], alpha: f64) -> AuditReport {
+    let n = base_out.len().min(nb_out.len());
     let half = n / 2;
-    let delta = claim_receipt.delta;
-    let (test, est) = choose_test(&base_out[..half], &nb_out[..half], delta);
-    let (tp, fp) = counts(&test, &base_out[half..], &nb_out[half..]);
-    let (n1, n0) = (n - half, n - half);
-    let lb = stats::epsilon_lower_bound(tp, n1, fp, n0, delta, opts.alpha);
-    Ok(AuditReport {
-        mechanism,
-        canary: opts.canary,
-        claimed_epsilon: claimed,
-        delta,
+    let (test, est) = choose_test(&base_out[..half], &nb_out[..half], claim.delta);
+    let (tp, fp) = counts(&test, &base_out[half..n], &nb_out[half..n]);
+    let m = n - half;
+    let lb = stats::epsilon_lower_bound(tp, m, fp, m, claim.delta, alpha);
+    AuditReport {
+        mechanism: claim.mechanism,
+        canary: claim.canary,
+        claimed_epsilon: claim.epsilon,
+        delta: claim.delta,
         epsilon_lower_bound: lb,
-        alpha: opts.alpha,
-        passed: lb <= claimed,
+        alpha,
+        passed: lb <= claim.epsilon,
         test: test.describe(),
         calibration_estimate: est,
         holdout: HoldoutCounts {
             true_positives: tp,
-            runs_neighbour: n1,
+            runs_neighbour: m,
             false_positives: fp,
-            runs_base: n0,
+            runs_base: m,
         },
         runs: n,
-        sigma_x,
-        planted_noise_scale: opts.planted_noise_scale,
-    })
+        sigma_x: claim.sigma_x,
+        planted_noise_scale: claim.planted_noise_scale,
+    }
 }
 
 /// An audit of DP-CDA's noise step alone ([`crate::mechanisms::cda::generate`]), in the
@@ -642,29 +696,17 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
         base_out.push(run(&base, a.seed.wrapping_add(2 * i))?);
         nb_out.push(run(&nb, a.seed.wrapping_add(2 * i + 1))?);
     }
-    let half = a.runs / 2;
-    let (test, est) = choose_test(&base_out[..half], &nb_out[..half], a.delta);
-    let (tp, fp) = counts(&test, &base_out[half..], &nb_out[half..]);
-    let m = a.runs - half;
-    let lb = stats::epsilon_lower_bound(tp, m, fp, m, a.delta, a.alpha);
-    Ok(AuditReport {
-        mechanism: "dp-cda (noise step)".into(),
-        canary: Canary::Extreme,
-        claimed_epsilon: claim,
-        delta: a.delta,
-        epsilon_lower_bound: lb,
-        alpha: a.alpha,
-        passed: lb <= claim,
-        test: test.describe(),
-        calibration_estimate: est,
-        holdout: HoldoutCounts {
-            true_positives: tp,
-            runs_neighbour: m,
-            false_positives: fp,
-            runs_base: m,
+    Ok(conclude(
+        Claim {
+            mechanism: "dp-cda (noise step)".into(),
+            canary: Canary::Extreme,
+            epsilon: claim,
+            delta: a.delta,
+            sigma_x: Some(a.sigma_x),
+            planted_noise_scale: a.planted_noise_scale,
         },
-        runs: a.runs,
-        sigma_x: Some(a.sigma_x),
-        planted_noise_scale: a.planted_noise_scale,
-    })
+        &base_out,
+        &nb_out,
+        a.alpha,
+    ))
 }

@@ -7,7 +7,8 @@ use privmix::error::{Error, Result};
 
 #[derive(Args)]
 pub(crate) struct AuditArgs {
-    /// cda (default), dpmix, local, projection or gmm (the GMM release's default path).
+    /// cda (default), dpmix, local, projection, gmm (the GMM release's default path) or
+    /// federated (a CAPE simulation with two parties).
     #[arg(long)]
     mechanism: Option<String>,
     /// Target ε of the configuration under audit.
