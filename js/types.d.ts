@@ -288,6 +288,8 @@ export interface AuditOptions extends CallOptions {
   epsilon?: number; delta?: number; sigmaX?: number; mix?: number; clip?: number; samples?: number;
   /** `dp` (default), `public` (the audit supplies bounds [−1, 1]) or `data`. */
   normalize?: "dp" | "public" | "data";
+  /** `standard` (default) or `keep-label` (declared: exact class counts are public there). */
+  adjacency?: "standard" | "keep-label";
   /** How the neighbouring dataset differs: a record at the opposite corner (default), moved to
    * the other class, with one unparsable cell, or with one missing cell. */
   canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell";
@@ -297,6 +299,9 @@ export interface AuditOptions extends CallOptions {
   alpha?: number;
   /** Feature columns of the audit's dataset (default 2). */
   features?: number;
+  /** Rows per class of the audit's dataset (default mix + 1; from 64 on, DP-CDA's pools and T
+   * come from the noisy class counts: the whole default path). */
+  rowsPerClass?: number;
   /** First seed of the runs (default 1; the audit releases nothing). */
   seed?: number;
 }

@@ -225,3 +225,57 @@ fn federated_audit_sees_the_canary_when_the_noise_is_small() {
     // 1.31 measured (seed 20261127); at ε = 1 the same score certifies 0.
     assert!(r.epsilon_lower_bound > 1.0, "{r:?}");
 }
+
+fn counted_audit(
+    canary: Canary,
+    adjacency: Option<&str>,
+    runs: usize,
+) -> privmix::audit::AuditReport {
+    let r = run_audit(
+        &AuditOptions {
+            request: SynthRequest {
+                epsilon: Some(1.0),
+                adjacency: adjacency.map(String::from),
+                ..Default::default()
+            },
+            canary,
+            runs,
+            rows_per_class: Some(privmix::audit::DP_COUNT_ROWS),
+            seed: 20261127,
+            ..Default::default()
+        },
+        |_| Ok(()),
+    )
+    .unwrap();
+    eprintln!("{r:?}");
+    r
+}
+
+/// With classes large enough for the noisy counts, nothing public is injected: the pools, T
+/// and the output's class proportions come from the DP class counts, as on the default path,
+/// and every canary passes.
+#[test]
+fn default_path_with_dp_class_counts_passes() {
+    for canary in [
+        Canary::Extreme,
+        Canary::ClassChange,
+        Canary::UnparsableCell,
+        Canary::MissingCell,
+    ] {
+        let r = counted_audit(canary, None, 40);
+        assert!(r.passed, "{canary:?}: {r:?}");
+        assert!(r.claimed_epsilon <= 1.0, "{r:?}");
+    }
+}
+
+/// The label-keeping adjacency (declared: exact class counts are public there) fails the
+/// class-change canary: the receipt's exact class counts tell the neighbours apart.
+#[test]
+fn keep_label_fails_the_class_change_canary() {
+    let r = counted_audit(Canary::ClassChange, Some("keep-label"), 100);
+    assert!(!r.passed, "{r:?}");
+    assert!(r.epsilon_lower_bound > 2.0 * r.claimed_epsilon, "{r:?}");
+    // 49 of 50 neighbour runs flagged, none of the 50 base runs (seed 20261127).
+    let h = &r.holdout;
+    assert!(h.true_positives >= 45 && h.false_positives == 0, "{r:?}");
+}

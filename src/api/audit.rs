@@ -36,6 +36,9 @@ pub struct AuditRequest {
     /// `dp` (default), `public` (the audit supplies bounds [−1, 1]) or `data`.
     #[serde(default)]
     pub normalize: Option<String>,
+    /// `standard` (default) or `keep-label` (declared: exact class counts are public).
+    #[serde(default)]
+    pub adjacency: Option<String>,
     /// `extreme` (default), `class-change`, `unparsable-cell` or `missing-cell`.
     #[serde(default)]
     pub canary: Option<String>,
@@ -48,6 +51,10 @@ pub struct AuditRequest {
     /// Feature columns of the audit dataset (default 2).
     #[serde(default)]
     pub features: Option<usize>,
+    /// Rows per class of the audit dataset (default l + 1; from 64 on, DP-CDA's pools and T
+    /// come from the noisy class counts, the whole default path).
+    #[serde(default)]
+    pub rows_per_class: Option<usize>,
     /// First seed of the runs (default 1; the audit releases nothing).
     #[serde(default)]
     pub seed: Option<u64>,
@@ -66,6 +73,7 @@ pub fn audit(req: &AuditRequest, progress: impl FnMut(f64) -> Result<()>) -> Res
             clip: req.clip,
             samples: req.samples,
             normalize: req.normalize.clone(),
+            adjacency: req.adjacency.clone(),
             ..Default::default()
         },
         canary: match &req.canary {
@@ -75,9 +83,20 @@ pub fn audit(req: &AuditRequest, progress: impl FnMut(f64) -> Result<()>) -> Res
         runs: req.runs.unwrap_or(d.runs),
         alpha: req.alpha.unwrap_or(d.alpha),
         features: req.features.unwrap_or(d.features),
+        rows_per_class: req.rows_per_class,
         seed: req.seed.unwrap_or(d.seed),
         ..d
     };
+    if opts
+        .rows_per_class
+        .is_some_and(|r| !(1..=100_000).contains(&r))
+    {
+        return Err(Error::param(
+            "rows_per_class",
+            opts.rows_per_class.unwrap_or(0),
+            "1 to 100 000 rows per class",
+        ));
+    }
     if opts.runs > 1_000_000 {
         return Err(Error::param(
             "runs",

@@ -76,7 +76,8 @@ pub struct AuditOptions {
     pub alpha: f64,
     /// Numeric feature columns of the audit dataset (default 2).
     pub features: usize,
-    /// Rows per class (default: the mix order l + 1).
+    /// Rows per class (default: the mix order l + 1). From [`DP_COUNT_ROWS`] on, DP-CDA's
+    /// pools and T come from the noisy class counts, as on the default path.
     pub rows_per_class: Option<usize>,
     /// First seed of the runs (run i uses seed + i).
     pub seed: u64,
@@ -445,6 +446,10 @@ fn check_options(opts: &AuditOptions) -> Result<()> {
     Ok(())
 }
 
+/// Rows per class from which the audit leaves pools and T to the noisy class counts (below,
+/// it states the class size as a public pool floor and T = 2 × rows per class).
+pub const DP_COUNT_ROWS: usize = 64;
+
 /// The synthesis request every run makes (the configuration under audit with the audit's
 /// public label, schema, pool floor and T filled in) and the mix size l its datasets use.
 fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize) {
@@ -476,14 +481,18 @@ fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize) {
         }));
     }
     let cda = matches!(req.mechanism.as_deref(), None | Some("cda"));
-    if cda && req.pool_floor.is_none() && req.adjacency.as_deref() != Some("keep-label") {
+    let rows = opts.rows_per_class.unwrap_or(mix + 1);
+    // With `DP_COUNT_ROWS` rows per class or more the run is the whole default path: pools
+    // and T from the noisy class counts.
+    let tiny = rows < DP_COUNT_ROWS;
+    if cda && tiny && req.pool_floor.is_none() && req.adjacency.as_deref() != Some("keep-label") {
         // The standard adjacency sizes each class's pool from noisy counts, which need a few
         // dozen rows per class; the audit's classes are tiny, so it states their size as a
         // public floor (the rest of the path — fixed-size pools, DP proportions, the type
         // decisions, the accountant — is the default one).
-        req.pool_floor = Some(opts.rows_per_class.unwrap_or(mix + 1) as u64);
+        req.pool_floor = Some(rows as u64);
     }
-    if cda && req.samples.is_none() {
+    if cda && tiny && req.samples.is_none() {
         // T from the noisy counts would make every run's row count different and blunt the
         // signature test; a public T keeps it sharp.
         req.samples = Some(2 * opts.rows_per_class.unwrap_or(mix + 1) as u64);
@@ -503,6 +512,8 @@ pub fn run_audit(
         _ => {}
     }
     let (mut req, mix) = audit_request(opts);
+    let counted =
+        req.pool_floor.is_none() && opts.rows_per_class.unwrap_or(mix + 1) >= DP_COUNT_ROWS;
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);
 
@@ -520,10 +531,11 @@ pub fn run_audit(
             )
         })?;
         req.sigma_x = Some(s * f);
-    } else if opts.canary == Canary::Extreme && req.sigma_x.is_none() {
+    } else if opts.canary == Canary::Extreme && req.sigma_x.is_none() && !counted {
         // Replacing a record within its class leaves every public input of the calibration
         // unchanged, so σx is the claim run's on D and D' alike: pin it instead of
-        // recalibrating in every run (the same noise, much faster).
+        // recalibrating in every run (the same noise, much faster). Not when the pools come
+        // from noisy counts: each run calibrates for its own.
         req.sigma_x = sigma_x;
     }
     let mechanism = claim_receipt.mechanism.to_string();

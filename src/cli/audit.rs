@@ -32,6 +32,9 @@ pub(crate) struct AuditArgs {
     /// dp (default), public (the audit supplies bounds [−1, 1]) or data.
     #[arg(long)]
     normalize: Option<String>,
+    /// standard (default) or keep-label (declared: exact class counts are public).
+    #[arg(long)]
+    adjacency: Option<String>,
     /// extreme (default), class-change, unparsable-cell or missing-cell.
     #[arg(long)]
     canary: Option<String>,
@@ -44,6 +47,10 @@ pub(crate) struct AuditArgs {
     /// Feature columns of the audit dataset (default 2).
     #[arg(long)]
     features: Option<usize>,
+    /// Rows per class of the audit dataset (default l + 1; from 64 on, pools and T come from
+    /// the noisy class counts).
+    #[arg(long)]
+    rows_per_class: Option<usize>,
     /// First seed of the runs (the audit's runs are seeded; it releases nothing).
     #[arg(long)]
     seed: Option<u64>,
@@ -62,10 +69,12 @@ pub(crate) fn run(a: AuditArgs) -> Result<()> {
         clip: a.clip,
         samples: a.samples,
         normalize: a.normalize,
+        adjacency: a.adjacency,
         canary: a.canary,
         runs: a.runs,
         alpha: a.alpha,
         features: a.features,
+        rows_per_class: a.rows_per_class,
         seed: a.seed,
     };
     let r = audit(&req, |_| Ok(()))?;
