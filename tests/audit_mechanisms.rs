@@ -4,20 +4,21 @@
 use privmix::api::synth::SynthRequest;
 use privmix::audit::{run_audit, run_noise_step_audit, AuditOptions, Canary, NoiseStepAudit};
 
-fn audit(request: SynthRequest, canary: Canary, runs: usize) -> privmix::audit::AuditReport {
-    let r = run_audit(
-        &AuditOptions {
-            request,
-            canary,
-            runs,
-            seed: 20261123,
-            ..Default::default()
-        },
-        |_| Ok(()),
-    )
-    .unwrap();
+/// Runs the audit (and prints its report, for `--nocapture`).
+fn report(o: AuditOptions) -> privmix::audit::AuditReport {
+    let r = run_audit(&o, |_| Ok(())).unwrap();
     eprintln!("{r:?}");
     r
+}
+
+fn audit(request: SynthRequest, canary: Canary, runs: usize) -> privmix::audit::AuditReport {
+    report(AuditOptions {
+        request,
+        canary,
+        runs,
+        seed: 20261123,
+        ..Default::default()
+    })
 }
 
 #[test]
@@ -143,24 +144,18 @@ fn federated_audit(
     types_from_data: bool,
     runs: usize,
 ) -> privmix::audit::AuditReport {
-    let r = run_audit(
-        &AuditOptions {
-            request: SynthRequest {
-                mechanism: Some("federated".into()),
-                epsilon: Some(epsilon),
-                ..Default::default()
-            },
-            canary,
-            runs,
-            seed: 20261127,
-            types_from_data,
+    report(AuditOptions {
+        request: SynthRequest {
+            mechanism: Some("federated".into()),
+            epsilon: Some(epsilon),
             ..Default::default()
         },
-        |_| Ok(()),
-    )
-    .unwrap();
-    eprintln!("{r:?}");
-    r
+        canary,
+        runs,
+        seed: 20261127,
+        types_from_data,
+        ..Default::default()
+    })
 }
 
 /// Federated DP-CDA (a CAPE simulation) with schema-typed columns passes with every canary
@@ -205,22 +200,17 @@ fn federated_audit_catches_types_from_data() {
 /// class a move with it and the bound is far above 0.
 #[test]
 fn federated_audit_sees_the_canary_when_the_noise_is_small() {
-    let r = run_audit(
-        &AuditOptions {
-            request: SynthRequest {
-                mechanism: Some("federated".into()),
-                epsilon: Some(40.0),
-                normalize: Some("public".into()),
-                ..Default::default()
-            },
-            runs: 100,
-            seed: 20261127,
+    let r = report(AuditOptions {
+        request: SynthRequest {
+            mechanism: Some("federated".into()),
+            epsilon: Some(40.0),
+            normalize: Some("public".into()),
             ..Default::default()
         },
-        |_| Ok(()),
-    )
-    .unwrap();
-    eprintln!("{r:?}");
+        runs: 100,
+        seed: 20261127,
+        ..Default::default()
+    });
     assert!(r.passed, "{r:?}");
     // 1.31 measured (seed 20261127); at ε = 1 the same score certifies 0.
     assert!(r.epsilon_lower_bound > 1.0, "{r:?}");
@@ -231,24 +221,18 @@ fn counted_audit(
     adjacency: Option<&str>,
     runs: usize,
 ) -> privmix::audit::AuditReport {
-    let r = run_audit(
-        &AuditOptions {
-            request: SynthRequest {
-                epsilon: Some(1.0),
-                adjacency: adjacency.map(String::from),
-                ..Default::default()
-            },
-            canary,
-            runs,
-            rows_per_class: Some(privmix::audit::DP_COUNT_ROWS),
-            seed: 20261127,
+    report(AuditOptions {
+        request: SynthRequest {
+            epsilon: Some(1.0),
+            adjacency: adjacency.map(String::from),
             ..Default::default()
         },
-        |_| Ok(()),
-    )
-    .unwrap();
-    eprintln!("{r:?}");
-    r
+        canary,
+        runs,
+        rows_per_class: Some(privmix::audit::DP_COUNT_ROWS),
+        seed: 20261127,
+        ..Default::default()
+    })
 }
 
 /// With classes large enough for the noisy counts, nothing public is injected: the pools, T

@@ -10,7 +10,8 @@
 //! output CSV (header, rows, column kinds; the score along the canary's direction over the
 //! canary's class) and every receipt field but the randomness and version.
 
-use super::{conclude, dataset, read_output, AuditOptions, AuditReport, Canary, Claim, Outcome};
+use super::{conclude, dataset, read_output, run_pairs};
+use super::{AuditOptions, AuditReport, Canary, Claim, Outcome};
 use crate::api::federated::{federated_simulate, FedRequest};
 use crate::api::synth::MixChoice;
 use crate::error::{Error, Result};
@@ -75,11 +76,7 @@ fn outcome(result: Result<(String, FedReceipt)>) -> Outcome {
             }
         }
     }
-    Outcome {
-        signature: parts.join(" "),
-        parts,
-        score,
-    }
+    Outcome::new(parts, score)
 }
 
 /// Runs the federated audit. `progress` gets the finished fraction.
@@ -113,31 +110,14 @@ pub(super) fn run_federated_audit(
     let base = dataset(&opts, mix, false);
     let nb = dataset(&opts, mix, true);
     let (_, claim) = federated_simulate(&base, &request(&opts, mix, opts.seed)?)?;
-    let n = opts.runs;
-    let mut base_out = Vec::with_capacity(n);
-    let mut nb_out = Vec::with_capacity(n);
-    for i in 0..n {
-        for (j, (data, out)) in [(&base, &mut base_out), (&nb, &mut nb_out)]
-            .into_iter()
-            .enumerate()
-        {
-            let seed = opts.seed.wrapping_add(1 + 2 * i as u64 + j as u64);
-            out.push(outcome(federated_simulate(
-                data,
-                &request(&opts, mix, seed)?,
-            )));
-        }
-        progress((i + 1) as f64 / n as f64)?;
-    }
+    let (base_out, nb_out) = run_pairs(&opts, &base, &nb, &mut progress, |data, seed| {
+        Ok(outcome(federated_simulate(
+            data,
+            &request(&opts, mix, seed)?,
+        )))
+    })?;
     Ok(conclude(
-        Claim {
-            mechanism: claim.mechanism.clone(),
-            canary: opts.canary,
-            epsilon: claim.epsilon,
-            delta: claim.delta,
-            sigma_x: None,
-            planted_noise_scale: None,
-        },
+        Claim::without_sigma(&claim.mechanism, opts.canary, claim.epsilon, claim.delta),
         &base_out,
         &nb_out,
         opts.alpha,

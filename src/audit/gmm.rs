@@ -8,7 +8,7 @@
 //! deterministic field an observer sees (the receipt's data report, guarantee, parameters,
 //! budget, protected items and warnings; the model's classes and features) as the signature.
 
-use super::{conclude, dataset, AuditOptions, AuditReport, Canary, Claim, Outcome};
+use super::{conclude, dataset, run_pairs, AuditOptions, AuditReport, Canary, Claim, Outcome};
 use crate::api::{gmm_release, GmmReleaseResult, GmmRequest};
 use crate::error::{Error, Result};
 
@@ -62,11 +62,7 @@ fn outcome(result: Result<GmmReleaseResult>, class: &str) -> Outcome {
     ] {
         parts.push(format!("{key}={}", receipt[key]));
     }
-    Outcome {
-        signature: parts.join(" "),
-        parts,
-        score,
-    }
+    Outcome::new(parts, score)
 }
 
 /// Runs the GMM audit. `progress` gets the finished fraction.
@@ -94,28 +90,11 @@ pub(super) fn run_gmm_audit(
     } else {
         "a"
     };
-    let n = opts.runs;
-    let mut base_out = Vec::with_capacity(n);
-    let mut nb_out = Vec::with_capacity(n);
-    for i in 0..n {
-        for (j, (data, out)) in [(&base, &mut base_out), (&nb, &mut nb_out)]
-            .into_iter()
-            .enumerate()
-        {
-            let seed = opts.seed.wrapping_add(1 + 2 * i as u64 + j as u64);
-            out.push(outcome(gmm_release(data, &request(&opts, seed)?), class));
-        }
-        progress((i + 1) as f64 / n as f64)?;
-    }
+    let (base_out, nb_out) = run_pairs(&opts, &base, &nb, &mut progress, |data, seed| {
+        Ok(outcome(gmm_release(data, &request(&opts, seed)?), class))
+    })?;
     Ok(conclude(
-        Claim {
-            mechanism: "gmm".into(),
-            canary: opts.canary,
-            epsilon: claim.epsilon,
-            delta: claim.delta,
-            sigma_x: None,
-            planted_noise_scale: None,
-        },
+        Claim::without_sigma("gmm", opts.canary, claim.epsilon, claim.delta),
         &base_out,
         &nb_out,
         opts.alpha,

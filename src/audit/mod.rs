@@ -276,6 +276,15 @@ fn read_output(
 }
 
 impl Outcome {
+    /// A run's outcome from the components of its signature and its score.
+    fn new(parts: Vec<String>, score: f64) -> Outcome {
+        Outcome {
+            signature: parts.join(" "),
+            parts,
+            score,
+        }
+    }
+
     /// A run that failed: its message is what an observer sees.
     fn failed(e: &Error) -> Outcome {
         Outcome {
@@ -330,11 +339,7 @@ fn outcome(
         format!("warnings={}", receipt.warnings.join(" | ")),
     ];
     parts.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
-    Outcome {
-        signature: parts.join(" "),
-        parts,
-        score,
-    }
+    Outcome::new(parts, score)
 }
 
 /// A test: which runs it flags as "D'".
@@ -546,26 +551,15 @@ pub fn run_audit(
     };
     let all_rows = mechanism != "dp-cda";
 
-    let n = opts.runs;
-    let mut base_out = Vec::with_capacity(n);
-    let mut nb_out = Vec::with_capacity(n);
-    for i in 0..n {
-        // Independent runs: D uses seed + 1 + 2i, D' uses seed + 2 + 2i.
-        for (j, (data, out)) in [(&base, &mut base_out), (&nb, &mut nb_out)]
-            .into_iter()
-            .enumerate()
-        {
-            let mut r = req.clone();
-            let s = opts.seed.wrapping_add(1 + 2 * i as u64 + j as u64) % (1u64 << 52);
-            r.seed = Some(s as f64);
-            out.push(outcome(
-                synthesize_csv(data, &r, |_| Ok(())),
-                score_label,
-                all_rows,
-            ));
-        }
-        progress((i + 1) as f64 / n as f64)?;
-    }
+    let (base_out, nb_out) = run_pairs(opts, &base, &nb, &mut progress, |data, seed| {
+        let mut r = req.clone();
+        r.seed = Some(seed as f64);
+        Ok(outcome(
+            synthesize_csv(data, &r, |_| Ok(())),
+            score_label,
+            all_rows,
+        ))
+    })?;
     Ok(conclude(
         Claim {
             mechanism,
@@ -581,6 +575,32 @@ pub fn run_audit(
     ))
 }
 
+/// Runs the mechanism `opts.runs` times on each of D (`base`) and D' (`nb`), run i on D with
+/// seed s + 1 + 2i and on D' with s + 2 + 2i (s = `opts.seed`; every seed below 2^52, exact as
+/// a JS number), reporting progress after each pair; returns the outcomes on D and on D'.
+fn run_pairs(
+    opts: &AuditOptions,
+    base: &[u8],
+    nb: &[u8],
+    progress: &mut impl FnMut(f64) -> Result<()>,
+    mut run: impl FnMut(&[u8], u64) -> Result<Outcome>,
+) -> Result<(Vec<Outcome>, Vec<Outcome>)> {
+    let n = opts.runs;
+    let mut base_out = Vec::with_capacity(n);
+    let mut nb_out = Vec::with_capacity(n);
+    for i in 0..n as u64 {
+        for (j, (data, out)) in [(base, &mut base_out), (nb, &mut nb_out)]
+            .into_iter()
+            .enumerate()
+        {
+            let seed = opts.seed.wrapping_add(1 + 2 * i + j as u64) % (1u64 << 52);
+            out.push(run(data, seed)?);
+        }
+        progress((i + 1) as f64 / n as f64)?;
+    }
+    Ok((base_out, nb_out))
+}
+
 /// What a report states besides the test: the claim under audit.
 struct Claim {
     mechanism: String,
@@ -589,6 +609,20 @@ struct Claim {
     delta: f64,
     sigma_x: Option<f64>,
     planted_noise_scale: Option<f64>,
+}
+
+impl Claim {
+    /// The claim of a mechanism that reports no σx (and has no bug to plant).
+    fn without_sigma(mechanism: &str, canary: Canary, epsilon: f64, delta: f64) -> Claim {
+        Claim {
+            mechanism: mechanism.to_string(),
+            canary,
+            epsilon,
+            delta,
+            sigma_x: None,
+            planted_noise_scale: None,
+        }
+    }
 }
 
 /// The report of runs on D (`base_out`) and D' (`nb_out`): the best test chosen on the first
