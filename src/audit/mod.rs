@@ -79,7 +79,7 @@ pub struct AuditOptions {
     /// Rows per class (default: the mix order l + 1). From [`DP_COUNT_ROWS`] on, DP-CDA's
     /// pools and T come from the noisy class counts, as on the default path.
     pub rows_per_class: Option<usize>,
-    /// First seed of the runs (run i uses seed + i).
+    /// First seed s of the runs (run i uses s + 1 + 2i on D and s + 2 + 2i on D').
     pub seed: u64,
     /// Planted bug for self-tests: run the mechanism with σx·f while the claim stays that
     /// of the unmodified configuration. None in a real audit.
