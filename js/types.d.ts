@@ -299,8 +299,8 @@ export interface AuditOptions extends CallOptions {
   alpha?: number;
   /** Feature columns of the audit's dataset (default 2). */
   features?: number;
-  /** Rows per class of the audit's dataset (default mix + 1; from 64 on, DP-CDA's pools and T
-   * come from the noisy class counts: the whole default path). */
+  /** Rows per class of the audit's dataset (default mix + 1; gmm 10; federated 2 × mix). From
+   * 64 on, DP-CDA's pools and T come from the noisy class counts: the whole default path. */
   rowsPerClass?: number;
   /** First seed of the runs (default 1; the audit releases nothing). */
   seed?: number;

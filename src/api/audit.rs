@@ -51,8 +51,8 @@ pub struct AuditRequest {
     /// Feature columns of the audit dataset (default 2).
     #[serde(default)]
     pub features: Option<usize>,
-    /// Rows per class of the audit dataset (default l + 1; from 64 on, DP-CDA's pools and T
-    /// come from the noisy class counts, the whole default path).
+    /// Rows per class of the audit dataset (default l + 1; gmm 10; federated 2l). From 64
+    /// on, DP-CDA's pools and T come from the noisy class counts: the whole default path.
     #[serde(default)]
     pub rows_per_class: Option<usize>,
     /// First seed of the runs (default 1; the audit releases nothing).

@@ -47,8 +47,8 @@ pub(crate) struct AuditArgs {
     /// Feature columns of the audit dataset (default 2).
     #[arg(long)]
     features: Option<usize>,
-    /// Rows per class of the audit dataset (default l + 1; from 64 on, pools and T come from
-    /// the noisy class counts).
+    /// Rows per class of the audit dataset (default l + 1; gmm 10; federated 2l). From 64
+    /// on, pools and T come from the noisy class counts.
     #[arg(long)]
     rows_per_class: Option<usize>,
     /// First seed of the runs (the audit's runs are seeded; it releases nothing).
