@@ -87,16 +87,6 @@ pub fn audit(req: &AuditRequest, progress: impl FnMut(f64) -> Result<()>) -> Res
         seed: req.seed.unwrap_or(d.seed),
         ..d
     };
-    if opts
-        .rows_per_class
-        .is_some_and(|r| !(1..=100_000).contains(&r))
-    {
-        return Err(Error::param(
-            "rows_per_class",
-            opts.rows_per_class.unwrap_or(0),
-            "1 to 100 000 rows per class",
-        ));
-    }
     if opts.runs > 1_000_000 {
         return Err(Error::param(
             "runs",

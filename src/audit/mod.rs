@@ -432,6 +432,16 @@ fn check_options(opts: &AuditOptions) -> Result<()> {
             "the audit's error rate must lie in (0, 1), e.g. 0.05",
         ));
     }
+    if opts
+        .rows_per_class
+        .is_some_and(|r| !(1..=100_000).contains(&r))
+    {
+        return Err(Error::param(
+            "rows_per_class",
+            opts.rows_per_class.unwrap_or(0),
+            "1 to 100 000 rows per class",
+        ));
+    }
     if opts.features == 0 || opts.features > 1000 {
         return Err(Error::param(
             "features",
@@ -456,8 +466,9 @@ fn check_options(opts: &AuditOptions) -> Result<()> {
 pub const DP_COUNT_ROWS: usize = 64;
 
 /// The synthesis request every run makes (the configuration under audit with the audit's
-/// public label, schema, pool floor and T filled in) and the mix size l its datasets use.
-fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize) {
+/// public label, schema, pool floor and T filled in), the mix size l its datasets use, and
+/// whether the pools come from the noisy class counts (no public floor stated).
+fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize, bool) {
     let mut req = opts.request.clone();
     req.label = Some("y".into());
     let mix = match &req.mix {
@@ -500,9 +511,10 @@ fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize) {
     if cda && tiny && req.samples.is_none() {
         // T from the noisy counts would make every run's row count different and blunt the
         // signature test; a public T keeps it sharp.
-        req.samples = Some(2 * opts.rows_per_class.unwrap_or(mix + 1) as u64);
+        req.samples = Some(2 * rows as u64);
     }
-    (req, mix)
+    let counted = req.pool_floor.is_none() && !tiny;
+    (req, mix, counted)
 }
 
 /// Runs the audit. `progress` gets the finished fraction.
@@ -516,9 +528,7 @@ pub fn run_audit(
         Some("federated") => return federated::run_federated_audit(opts, progress),
         _ => {}
     }
-    let (mut req, mix) = audit_request(opts);
-    let counted =
-        req.pool_floor.is_none() && opts.rows_per_class.unwrap_or(mix + 1) >= DP_COUNT_ROWS;
+    let (mut req, mix, counted) = audit_request(opts);
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);
 

@@ -379,12 +379,11 @@ fn write_rows(
                             best = (sum, li);
                         }
                     }
-                    if levels[best.1] != crate::data::MISSING_LEVEL {
-                        cell.push_str(&levels[best.1]);
-                    }
+                    cell.push_str(&levels[best.1]);
                 }
             }
         }
+        super::records::blank_missing(&mut cells);
         row(&cells)?;
     }
     Ok(())
