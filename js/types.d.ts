@@ -258,6 +258,8 @@ export interface GmmResult {
     referenceMarginals?: unknown[] | null;
     /** Features whose missing or non-numeric cells took the public centre (owner only). */
     filledCells?: { feature: string; cells: number }[];
+    /** Records without a label: they count in N and belong to no class (owner only). */
+    unlabelled?: number;
     [key: string]: unknown;
   };
   [key: string]: unknown;
@@ -283,7 +285,8 @@ export interface FederatedResult { csv: string; receipt: Record<string, unknown>
 export interface AuditOptions extends CallOptions {
   /** `gmm`: the GMM release's default path (`epsilon` and `delta` apply); `federated`: a CAPE
    * simulation with two parties and schema-typed columns (`epsilon`, `delta`, `mix`, `clip`,
-   * `normalize` apply; not the `class-change` canary, which its adjacency excludes). */
+   * `normalize` apply; not the `class-change` or `missing-label` canary, which its adjacency
+   * excludes). */
   mechanism?: "cda" | "dpmix" | "local" | "projection" | "gmm" | "federated";
   epsilon?: number; delta?: number; sigmaX?: number; mix?: number; clip?: number; samples?: number;
   /** `dp` (default), `public` (the audit supplies bounds [−1, 1]) or `data`. */
@@ -292,7 +295,7 @@ export interface AuditOptions extends CallOptions {
   adjacency?: "standard" | "keep-label";
   /** How the neighbouring dataset differs: a record at the opposite corner (default), moved to
    * the other class, with one unparsable cell, or with one missing cell. */
-  canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell";
+  canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell" | "missing-label";
   /** Runs per dataset (default 500, at most 1 000 000). */
   runs?: number;
   /** 1 − confidence of the lower bound (default 0.05). */

@@ -36,15 +36,16 @@ fn default_paths_pass() {
     }
 }
 
-/// Issue 11 items 2–4: one unparsable or missing cell, or one record that changes class,
-/// must not tell the neighbours apart on the default path (DP column types, missingness
-/// encoded, standard adjacency).
+/// Issue 11 items 2–4: one unparsable or missing cell, one record that changes class, or one
+/// whose label is missing must not tell the neighbours apart on the default path (DP column
+/// types, missingness encoded, standard adjacency).
 #[test]
 fn data_path_canaries_pass_by_default() {
     for canary in [
         Canary::UnparsableCell,
         Canary::MissingCell,
         Canary::ClassChange,
+        Canary::MissingLabel,
     ] {
         let req = SynthRequest {
             epsilon: Some(1.0),
@@ -111,7 +112,8 @@ fn gmm_audit(epsilon: f64, canary: Canary, runs: usize) -> privmix::audit::Audit
 }
 
 /// The GMM release's default path (record adjacency at the audit's public bound, noisy
-/// sufficient statistics, missing cells at the public centre) passes with every canary.
+/// sufficient statistics, missing cells at the public centre, a record without a label in no
+/// class but counted in N) passes with every canary.
 #[test]
 fn gmm_default_path_passes() {
     for canary in [
@@ -119,6 +121,7 @@ fn gmm_default_path_passes() {
         Canary::ClassChange,
         Canary::UnparsableCell,
         Canary::MissingCell,
+        Canary::MissingLabel,
     ] {
         let r = gmm_audit(1.0, canary, 100);
         assert_eq!(r.mechanism, "gmm");
@@ -183,6 +186,19 @@ fn federated_default_path_passes() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("keeps each record's label"), "{e}");
+    let e = run_audit(
+        &AuditOptions {
+            request: SynthRequest {
+                mechanism: Some("federated".into()),
+                ..Default::default()
+            },
+            canary: Canary::MissingLabel,
+            ..Default::default()
+        },
+        |_| Ok(()),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("missing-label"), "{e}");
 }
 
 /// With the types left to the data (declared unprotected), one unparsable cell turns a
@@ -245,6 +261,7 @@ fn default_path_with_dp_class_counts_passes() {
         Canary::ClassChange,
         Canary::UnparsableCell,
         Canary::MissingCell,
+        Canary::MissingLabel,
     ] {
         let r = counted_audit(canary, None, 40);
         assert!(r.passed, "{canary:?}: {r:?}");

@@ -596,6 +596,34 @@ fn a_text_column_is_reported_to_the_owner_only() {
     let a = iris_gmm(&iris, &m, &r, &["--json"]);
     let v = json(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
     assert!(v["private"].get("filled_cells").is_none());
+    assert!(v["private"].get("unlabelled").is_none());
+    // Two records without a label: in no class, counted in N, told to the owner only.
+    let no_label: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            1 | 2 => format!("{},\n", l.rsplit_once(',').unwrap().0),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let input = dir.path().join("iris_no_label.csv");
+    std::fs::write(&input, no_label).unwrap();
+    let a = iris_gmm(&input, &m, &r, &["--json"]);
+    let v = json(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(v["private"]["unlabelled"], 2);
+    let receipt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
+    assert_eq!(receipt["data"]["rows_used"], 150);
+    assert_eq!(receipt["data"]["rows_dropped"], 0);
+    assert_eq!(receipt["guarantee"]["unprotected"], serde_json::json!([]));
+    let a = iris_gmm(&input, &m, &r, &[]);
+    let out = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("privmix: private: 2 record(s) have no label")),
+        "{err}"
+    );
 }
 
 /// Distance of x/g to the nearest integer.

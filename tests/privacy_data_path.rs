@@ -351,21 +351,28 @@ fn gmm_release_neither_drops_nor_refuses_by_the_data() {
             "{what}"
         );
     }
-    // A record without a label belongs to no class: dropped and declared (the label set is
-    // public), never a class of its own.
+    // A record without a label belongs to no class, never a class of its own. It counts in
+    // N (public under replace-one), so the receipt cannot tell it from a labelled record:
+    // only the owner is told.
     let no_label = with(3, &|l: &str| {
         let (rest, _) = l.rsplit_once(',').unwrap();
         format!("{rest},")
     });
     let r = gmm_release(base.as_bytes(), &req).unwrap();
-    assert!(serde_json::to_value(&r.private).unwrap()["filledCells"].is_null());
+    let private = serde_json::to_value(&r.private).unwrap();
+    assert!(private["filledCells"].is_null() && private["unlabelled"].is_null());
+    let r = gmm_release(no_label.as_bytes(), &req).unwrap();
+    assert_eq!(serde_json::to_value(&r.private).unwrap()["unlabelled"], 1);
+    assert_eq!(r.model.weights.iter().sum::<f64>().round(), 1.0);
     let c = receipt(&no_label);
+    assert_eq!(skeleton(&a), skeleton(&c));
     assert_eq!(c["data"]["classes"], a["data"]["classes"]);
-    assert_eq!(c["data"]["rows_dropped"], 1);
-    assert!(c["guarantee"]["unprotected"][0]
-        .as_str()
-        .unwrap()
-        .starts_with("rows_dropped"));
+    assert_eq!(c["data"]["rows_used"], 150);
+    assert_eq!(c["data"]["rows_dropped"], 0);
+    assert_eq!(c["guarantee"]["unprotected"], serde_json::json!([]));
+    for field in ["guarantee", "protected", "budget", "warnings"] {
+        assert_eq!(c[field], a[field], "{field}");
+    }
     // Classes of 6 and 5 rows (the rest of Iris dropped from the input): both release.
     let small = |n_last: usize| {
         let mut out = vec![header.to_string()];

@@ -102,7 +102,8 @@ async function release() {
     // Cells that were missing or not numbers took the centre value (owner only: a text
     // column left in by mistake shows here).
     const filled = (r.private?.filledCells ?? []).map((f) => `${f.feature} (${f.cells})`).join(", ");
-    const fillNote = filled ? ` Not numbers, set to the centre value (not for release): ${filled}; leave text columns out.` : "";
+    const fillNote = (filled ? ` Not numbers, set to the centre value (not for release): ${filled}; leave text columns out.` : "")
+      + (r.private?.unlabelled ? ` ${r.private.unlabelled} record(s) without a label belong to no class (not for release).` : "");
     setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${o.samples} rows sampled.${fillNote}`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,

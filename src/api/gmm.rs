@@ -89,6 +89,9 @@ pub struct GmmPrivate {
     /// centre), and how many; omitted when every cell was a number.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub filled_cells: Vec<gmm::FilledCells>,
+    /// Records without a label (they count in N and belong to no class); omitted when 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlabelled: Option<usize>,
 }
 
 /// Sampled rows as CSV: the model's feature columns, then the label column. The CLI's
@@ -257,6 +260,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
             kl_unavailable: release.kl_unavailable,
             reference_marginals,
             filled_cells: release.filled_cells,
+            unlabelled: (release.unlabelled > 0).then_some(release.unlabelled),
         },
     })
 }

@@ -84,10 +84,10 @@ pub(super) fn run_federated_audit(
     opts: &AuditOptions,
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<AuditReport> {
-    if opts.canary == Canary::ClassChange {
+    if matches!(opts.canary, Canary::ClassChange | Canary::MissingLabel) {
         return Err(Error::param(
             "canary",
-            "class-change",
+            opts.canary.as_str(),
             "federated DP-CDA's adjacency keeps each record's label (class sizes are public there); audit it with extreme, unparsable-cell or missing-cell",
         ));
     }

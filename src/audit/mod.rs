@@ -59,6 +59,9 @@ named_enum! {
         UnparsableCell = "unparsable-cell",
         /// One numeric cell of one record left empty (missing).
         MissingCell = "missing-cell",
+        /// One record of class `a` replaced by one at the far corner with no label: it
+        /// belongs to no class (the standard adjacency: the label is part of the record).
+        MissingLabel = "missing-label",
     }
 }
 
@@ -181,12 +184,14 @@ fn dataset(opts: &AuditOptions, mix: usize, neighbour: bool) -> Vec<u8> {
             let mut label = class.to_string();
             if canary_row {
                 match opts.canary {
-                    Canary::Extreme | Canary::ClassChange => {
+                    Canary::Extreme | Canary::ClassChange | Canary::MissingLabel => {
                         for (j, c) in cells.iter_mut().enumerate() {
                             *c = if j == 0 { "-1" } else { "1" }.into();
                         }
-                        if opts.canary == Canary::ClassChange {
-                            label = "b".into();
+                        match opts.canary {
+                            Canary::ClassChange => label = "b".into(),
+                            Canary::MissingLabel => label = String::new(),
+                            _ => {}
                         }
                     }
                     Canary::UnparsableCell => cells[0] = "oops".into(),

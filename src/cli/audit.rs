@@ -35,7 +35,7 @@ pub(crate) struct AuditArgs {
     /// standard (default) or keep-label (declared: exact class counts are public).
     #[arg(long)]
     adjacency: Option<String>,
-    /// extreme (default), class-change, unparsable-cell or missing-cell.
+    /// extreme (default), class-change, unparsable-cell, missing-cell or missing-label.
     #[arg(long)]
     canary: Option<String>,
     /// Runs on each of the two neighbouring datasets (default 500).

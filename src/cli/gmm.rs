@@ -225,6 +225,9 @@ fn report(
         if !release.filled_cells.is_empty() {
             private["filled_cells"] = json!(release.filled_cells);
         }
+        if release.unlabelled > 0 {
+            private["unlabelled"] = json!(release.unlabelled);
+        }
         print_json(&json!({
             "epsilon": release.epsilon, "delta": release.delta,
             "noise": opts.noise.name(),
@@ -262,6 +265,12 @@ fn report(
             eprintln!(
                 "privmix: private: cells that were missing or not numbers took the centre value in {}; if a column holds text, leave it out of the input",
                 cols.join(", ")
+            );
+        }
+        if release.unlabelled > 0 {
+            eprintln!(
+                "privmix: private: {} record(s) have no label; they count in N and belong to no class",
+                release.unlabelled
             );
         }
         for w in &release.receipt.warnings {

@@ -145,11 +145,22 @@ pub struct GmmData {
     pub rows: Vec<Vec<f64>>,
     /// Class index per row.
     pub labels: Vec<usize>,
-    /// Rows dropped while reading (missing values).
+    /// Rows the CSV reader dropped before the table was built (0 under the keep policy the
+    /// api reads with).
     pub rows_dropped: usize,
+    /// Records without a label: they count in N and belong to no class (see
+    /// [`GmmData::records`]).
+    pub unlabelled: usize,
 }
 
 impl GmmData {
+    /// N: the records read, those without a label included. Public under the release's
+    /// adjacencies (replace one record; flip one label), so the weights divide by it and the
+    /// released class counts sum to it.
+    pub fn records(&self) -> usize {
+        self.rows.len() + self.unlabelled
+    }
+
     /// From a [`Table`] whose label column is set; every other column must be numeric.
     pub fn from_table(table: &Table) -> Result<GmmData> {
         let li = table.label_index.ok_or_else(|| {
@@ -183,9 +194,10 @@ impl GmmData {
                 }
             }
         }
-        // A record without a label (read as the missing level) belongs to no class: it is
-        // dropped and counted, and the receipt declares the count unprotected (the label set
-        // is public under the release's adjacencies).
+        // A record without a label (read as the missing level) belongs to no class: its
+        // features are not read, but it counts in N (the number of records, public under
+        // replace-one), so replacing it by a labelled record is one class gaining a record,
+        // which the release's adjacency covers. How many there were is for the owner only.
         let mut classes = classes;
         let missing = classes.iter().position(|c| c == crate::data::MISSING_LEVEL);
         if let Some(m) = missing {
@@ -206,7 +218,8 @@ impl GmmData {
             features,
             label: table.names[li].clone(),
             classes,
-            rows_dropped: table.rows_dropped + (table.n_rows - rows.len()),
+            rows_dropped: table.rows_dropped,
+            unlabelled: table.n_rows - rows.len(),
             rows,
             labels,
         })
@@ -587,6 +600,7 @@ pub fn pca_project(data: &GmmData, k: usize) -> Result<(GmmData, Projection)> {
         rows,
         labels: data.labels.clone(),
         rows_dropped: data.rows_dropped,
+        unlabelled: data.unlabelled,
     };
     Ok((
         projected,
@@ -720,9 +734,11 @@ impl NoiseGrid {
 /// Facts about the input.
 #[derive(Debug, Clone, Serialize)]
 pub struct GmmDataReport {
-    /// N (public).
+    /// N (public): every record read, those without a label included (they belong to no
+    /// class).
     pub rows_used: usize,
-    /// Rows dropped for missing values (NOT protected).
+    /// Rows the CSV reader dropped (0 under the api's keep policy; declared unprotected
+    /// otherwise).
     pub rows_dropped: usize,
     /// Feature columns.
     pub features: Vec<String>,
@@ -777,6 +793,10 @@ pub struct FilledCells {
     pub cells: usize,
 }
 
+fn is_zero(x: &usize) -> bool {
+    *x == 0
+}
+
 /// A release: the model, its exact KL to the non-private fit, (ε, δ) and the receipt.
 #[derive(Debug, Clone, Serialize)]
 pub struct GmmRelease {
@@ -794,6 +814,10 @@ pub struct GmmRelease {
     /// those cells took the public centre. Empty when every cell was a number.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub filled_cells: Vec<FilledCells>,
+    /// For the data owner only: records without a label (they count in N and belong to no
+    /// class). 0 when every record has one.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unlabelled: usize,
     /// The non-private fit `kl` compares with ([`reference_model`] of the input as read; of
     /// the projected data under `--pca`), for the data owner's own plots; None exactly when
     /// `kl` is. Never part of the release, so never serialized.
@@ -986,6 +1010,7 @@ pub fn synthetic_paper_data<R: Rng + ?Sized>(k: usize, d: usize, n: usize, rng: 
                 rows,
                 labels,
                 rows_dropped: 0,
+                unlabelled: 0,
             };
         }
     }

@@ -210,11 +210,14 @@ pub struct Released {
     pub moment_scale: f64,
 }
 
-/// Releases counts, means and covariances of the unit-ball rows `z` (labels in 0..k).
+/// Releases counts, means and covariances of the unit-ball rows `z` (labels in 0..k). The
+/// released counts sum to the public `records` (N ≥ the rows: records without a label count
+/// in N and belong to no class).
 pub fn release(
     z: &[Vec<f64>],
     labels: &[usize],
     k: usize,
+    records: usize,
     split: &Split,
     lambda: f64,
     rng: &mut ReleaseRng,
@@ -231,9 +234,9 @@ pub fn release(
     }
     let stats = class_stats(z, labels, k, d)?;
     let counts: Vec<usize> = stats.iter().map(|s| s.count).collect();
-    let n: usize = counts.iter().sum();
-    let (released, branch) = weights::release_counts(&counts, split.eps_counts, lambda, rng)?;
-    debug_assert_eq!(released.iter().sum::<usize>(), n);
+    let (released, branch) =
+        weights::release_counts(&counts, records, split.eps_counts, lambda, rng)?;
+    debug_assert_eq!(released.iter().sum::<usize>(), records);
     let sum_noise = split.sum_noise()?;
     let moment_noise = split.moment_noise()?;
     let mut means = Vec::with_capacity(k);
@@ -364,7 +367,7 @@ mod tests {
             labels.push(c);
         }
         let s = Split::new(50.0, 1e-5, 2).unwrap();
-        let r = release(&z, &labels, 2, &s, 0.0, &mut rng).unwrap();
+        let r = release(&z, &labels, 2, z.len(), &s, 0.0, &mut rng).unwrap();
         assert_eq!(r.counts.iter().sum::<usize>(), 4000);
         assert!((r.means[1][0] - 0.3).abs() < 0.01, "{:?}", r.means);
         assert!((r.means[0][1] + 0.2).abs() < 0.01);
@@ -389,7 +392,7 @@ mod tests {
             .collect();
         let labels: Vec<usize> = (0..300).map(|i| i % 3).collect();
         let s = Split::new(1.0, 1e-5, 3).unwrap();
-        let r = release(&z, &labels, 3, &s, 0.0, &mut rng).unwrap();
+        let r = release(&z, &labels, 3, z.len(), &s, 0.0, &mut rng).unwrap();
         assert_eq!(r.sum_grid, s.sum_noise().unwrap().grid());
         assert_eq!(r.moment_grid, s.moment_noise().unwrap().grid());
         assert!(r.sum_grid < 0.01 && r.moment_grid < 0.01);

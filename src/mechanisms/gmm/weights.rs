@@ -169,15 +169,24 @@ pub enum Branch {
     Uniform,
 }
 
-/// Draws π̃·N (released counts, each ≥ 1, summing to N) from f(· | counts).
+/// Draws π̃·N (released counts, each ≥ 1, summing to the public N = `records`) from
+/// f(· | counts). N may exceed Σ counts: records without a label count in N and belong to no
+/// class, and replacing one by a labelled record changes one count by 1, within the two
+/// counts by 1 that f′'s ε0 covers.
 pub fn release_counts<R: Rng + ?Sized>(
     counts: &[usize],
+    records: usize,
     eps0: f64,
     lambda: f64,
     rng: &mut R,
 ) -> Result<(Vec<usize>, Branch)> {
-    let n: usize = counts.iter().sum();
+    let n = records;
     let k = counts.len();
+    if n < counts.iter().sum::<usize>() || n < k {
+        return Err(Error::Data(format!(
+            "internal: {n} records cannot hold the class counts {counts:?}"
+        )));
+    }
     if rng.gen::<f64>() < lambda {
         return Ok((uniform_composition(n, k, rng), Branch::Uniform));
     }
@@ -303,9 +312,16 @@ mod tests {
             .map(|&c| c as i64 + lap.sample_bits(&mut bits))
             .collect();
         assert_eq!(got, want);
-        let (r, branch) = release_counts(&counts, 0.5, 0.0, &mut ReleaseRng::seeded(9)).unwrap();
+        let (r, branch) =
+            release_counts(&counts, 1000, 0.5, 0.0, &mut ReleaseRng::seeded(9)).unwrap();
         assert_eq!(branch, Branch::NoisyCounts);
         assert_eq!(r.iter().sum::<usize>(), 1000);
+        // Records without a label count in N: the released counts sum to it.
+        let (r, _) = release_counts(&counts, 1003, 0.5, 0.0, &mut ReleaseRng::seeded(9)).unwrap();
+        assert_eq!(r.iter().sum::<usize>(), 1003);
+        let (r, _) = release_counts(&counts, 1003, 0.5, 1.0, &mut ReleaseRng::seeded(9)).unwrap();
+        assert_eq!(r.iter().sum::<usize>(), 1003);
+        assert!(release_counts(&counts, 999, 0.5, 0.0, &mut ReleaseRng::seeded(9)).is_err());
         assert!(count_noise(0.0).is_err() && count_noise(1e-12).is_err());
         // A subnormal ε0 (2/ε0 overflows): refused, never a tiny scale.
         assert!(count_noise(1e-310).is_err());

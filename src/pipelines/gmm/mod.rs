@@ -65,6 +65,7 @@ pub fn release_gmm_data(
         finish(p, noised, rng)?
     };
     release.filled_cells = filled_cells;
+    release.unlabelled = data.unlabelled;
     Ok(release)
 }
 
@@ -188,7 +189,8 @@ impl<'a> Prepared<'a> {
                 format!("at most {MAX_DIM} features are supported; drop columns or reduce the dimension first"),
             ));
         }
-        let n = data.rows.len();
+        // N counts the records without a label too (public; they belong to no class).
+        let n = data.records();
         let k = data.classes.len();
         if n < d + 2 {
             return Err(Error::Data(format!(
@@ -319,7 +321,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     } = *p;
     let mut noise_grids = Vec::new();
     let split = suffstats::Split::new(opts.epsilon, opts.delta, d)?;
-    let r = suffstats::release(z, &data.labels, k, &split, opts.lambda, rng)?;
+    let r = suffstats::release(z, &data.labels, k, n, &split, opts.lambda, rng)?;
     let weights_branch = branch_name(r.branch);
     let w_rel: Vec<f64> = r.counts.iter().map(|&c| c as f64 / n as f64).collect();
     noise_grids.push(NoiseGrid::counts(split.eps_counts)?);
@@ -510,7 +512,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     );
     let design_iterations = des.iterations;
     let (means, covs) = designed_means_covs(p, &des, &x1, gaussian_cov, &mut noise_grids, rng)?;
-    let (cnt, branch) = weights::release_counts(counts, des.eps0, opts.lambda, rng)?;
+    let (cnt, branch) = weights::release_counts(counts, n, des.eps0, opts.lambda, rng)?;
     noise_grids.insert(0, NoiseGrid::counts(des.eps0)?);
     let weights_branch = branch_name(branch);
     let w_rel: Vec<f64> = cnt
@@ -896,6 +898,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         kl,
         kl_unavailable,
         filled_cells: vec![],
+        unlabelled: 0,
         reference,
         epsilon: eps_total,
         delta: delta_total,
@@ -937,7 +940,7 @@ fn model_in_units(
 /// not protected, and its limitations.
 fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usize) -> Guarantee {
     let mut public_information = vec![
-        "the number of rows N".to_string(),
+        "the number of records N (a record without a label counts in N and belongs to no class; how many there were is told to the data owner only)".to_string(),
         "the set of class labels and feature names".to_string(),
     ];
     if opts.adjacency == Adjacency::Label {
@@ -960,7 +963,7 @@ fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usiz
         );
     }
     if rows_dropped > 0 {
-        unprotected.push("rows_dropped (count of rows without a label: a missing feature cell takes the public centre, a missing label drops the row)".into());
+        unprotected.push("rows_dropped (count of rows the CSV reader dropped before the release; computed from the raw data)".into());
     }
     Guarantee {
         adjacency: match opts.adjacency {
