@@ -294,7 +294,7 @@ export interface AuditOptions extends CallOptions {
   /** `standard` (default) or `keep-label` (declared: exact class counts are public there). */
   adjacency?: "standard" | "keep-label";
   /** How the neighbouring dataset differs: a record at the opposite corner (default), moved to
-   * the other class, with one unparsable cell, or with one missing cell. */
+   * the other class, with one unparsable cell, with one missing cell, or without its label. */
   canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell" | "missing-label";
   /** Runs per dataset (default 500, at most 1 000 000). */
   runs?: number;
@@ -307,6 +307,9 @@ export interface AuditOptions extends CallOptions {
   rowsPerClass?: number;
   /** First seed of the runs (default 1; the audit releases nothing). */
   seed?: number;
+  /** `federated` only: each party's own contribution file, then their aggregation, instead of
+   * the one-process simulation. */
+  multiParty?: boolean;
 }
 /** The audit's result: a Clopper–Pearson lower bound on ε beside the receipt's claim. */
 export interface AuditReport {

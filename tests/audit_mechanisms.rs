@@ -211,6 +211,51 @@ fn federated_audit_catches_types_from_data() {
     assert!(r.test.contains("kinds=cnc"), "{r:?}");
 }
 
+/// The path real parties take (each party's key and own contribution file, then the
+/// aggregation of the files) passes with every canary its adjacency admits, sees the canary
+/// at a large ε, and catches the type flip when the types are left to the data.
+#[test]
+fn federated_multi_party_path_passes_and_catches_the_type_flip() {
+    let multi = |epsilon: f64, canary: Canary, types_from_data: bool, normalize: Option<&str>| {
+        report(AuditOptions {
+            request: SynthRequest {
+                mechanism: Some("federated".into()),
+                epsilon: Some(epsilon),
+                normalize: normalize.map(String::from),
+                ..Default::default()
+            },
+            canary,
+            runs: 60,
+            seed: 20261128,
+            types_from_data,
+            multi_party: true,
+            ..Default::default()
+        })
+    };
+    for canary in [Canary::Extreme, Canary::UnparsableCell, Canary::MissingCell] {
+        let r = multi(1.0, canary, false, None);
+        assert_eq!(r.mechanism, "federated-dp-cda");
+        assert!(r.passed, "{canary:?}: {r:?}");
+        assert!(r.claimed_epsilon <= 1.0 && r.claimed_epsilon > 0.9, "{r:?}");
+    }
+    let r = multi(40.0, Canary::Extreme, false, Some("public"));
+    assert!(r.passed, "{r:?}");
+    assert!(r.epsilon_lower_bound > 1.0, "{r:?}");
+    let r = multi(1.0, Canary::UnparsableCell, true, None);
+    assert!(!r.passed, "{r:?}");
+    assert!(r.epsilon_lower_bound > 2.0 * r.claimed_epsilon, "{r:?}");
+    // Only federated DP-CDA has a multi-party path.
+    let e = run_audit(
+        &AuditOptions {
+            multi_party: true,
+            ..Default::default()
+        },
+        |_| Ok(()),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("mechanism federated"), "{e}");
+}
+
 /// The federated audit's score sees the canary: at a large ε, with the public bounds the audit
 /// supplies for `normalize: public` (16 rows are too few for DP ranges), the released rows of
 /// class a move with it and the bound is far above 0.

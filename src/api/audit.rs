@@ -39,7 +39,8 @@ pub struct AuditRequest {
     /// `standard` (default) or `keep-label` (declared: exact class counts are public).
     #[serde(default)]
     pub adjacency: Option<String>,
-    /// `extreme` (default), `class-change`, `unparsable-cell` or `missing-cell`.
+    /// `extreme` (default), `class-change`, `unparsable-cell`, `missing-cell` or
+    /// `missing-label`.
     #[serde(default)]
     pub canary: Option<String>,
     /// Runs per dataset (default 500).
@@ -58,6 +59,10 @@ pub struct AuditRequest {
     /// First seed of the runs (default 1; the audit releases nothing).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// `federated` only: each party's own contribution file, then their aggregation,
+    /// instead of the one-process simulation.
+    #[serde(default)]
+    pub multi_party: Option<bool>,
 }
 
 /// Runs the audit; `progress` gets the finished fraction.
@@ -85,6 +90,7 @@ pub fn audit(req: &AuditRequest, progress: impl FnMut(f64) -> Result<()>) -> Res
         features: req.features.unwrap_or(d.features),
         rows_per_class: req.rows_per_class,
         seed: req.seed.unwrap_or(d.seed),
+        multi_party: req.multi_party.unwrap_or(false),
         ..d
     };
     if opts.runs > 1_000_000 {

@@ -5,6 +5,11 @@
 //! unprotected in the receipt): the unparsable-cell canary then flips a column's type, which
 //! the audit must catch.
 //!
+//! `multi_party` runs the path real parties take instead: the audit's rows are split between
+//! two parties (alternately, so the canary's record is party 1's), each makes its key pair
+//! and its own contribution file, and the two files are aggregated; the outcome is the
+//! aggregate's CSV and receipt.
+//!
 //! The federated adjacency replaces one record's features and keeps its label and party, so
 //! the class-change canary is not a neighbour there and is refused. Each run's outcome is the
 //! output CSV (header, rows, column kinds; the score along the canary's direction over the
@@ -12,10 +17,13 @@
 
 use super::{conclude, dataset, read_output, run_pairs};
 use super::{AuditOptions, AuditReport, Canary, Claim, Outcome};
-use crate::api::federated::{federated_simulate, FedRequest};
+use crate::api::federated::{
+    federated_aggregate, federated_contribute, federated_simulate, FedRequest,
+};
 use crate::api::synth::MixChoice;
 use crate::error::{Error, Result};
 use crate::pipelines::federated::FedReceipt;
+use crate::rng::ReleaseRng;
 
 /// Parties of the simulation.
 const PARTIES: usize = 2;
@@ -109,12 +117,17 @@ pub(super) fn run_federated_audit(
     };
     let base = dataset(&opts, mix, false);
     let nb = dataset(&opts, mix, true);
-    let (_, claim) = federated_simulate(&base, &request(&opts, mix, opts.seed)?)?;
+    let one = |data: &[u8], seed: u64| -> Result<Result<(String, FedReceipt)>> {
+        let req = request(&opts, mix, seed)?;
+        Ok(if opts.multi_party {
+            parties(data, &req, seed)
+        } else {
+            federated_simulate(data, &req)
+        })
+    };
+    let (_, claim) = one(&base, opts.seed)??;
     let (base_out, nb_out) = run_pairs(&opts, &base, &nb, &mut progress, |data, seed| {
-        Ok(outcome(federated_simulate(
-            data,
-            &request(&opts, mix, seed)?,
-        )))
+        Ok(outcome(one(data, seed)?))
     })?;
     Ok(conclude(
         Claim::without_sigma(&claim.mechanism, opts.canary, claim.epsilon, claim.delta),
@@ -122,4 +135,40 @@ pub(super) fn run_federated_audit(
         &nb_out,
         opts.alpha,
     ))
+}
+
+/// The multi-party path on `data`: rows dealt alternately to the parties (the canary, the
+/// first row, is party 1's), a key pair per party, one contribution file per party (T = all
+/// rows, unless the request gives T), and their aggregation. Keys and contributions are seeded
+/// from `seed` (the audit releases nothing).
+fn parties(data: &[u8], req: &FedRequest, seed: u64) -> Result<(String, FedReceipt)> {
+    let text = std::str::from_utf8(data)
+        .map_err(|e| Error::Internal(format!("internal: the audit's dataset: {e}")))?;
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    let mut parts = vec![format!("{header}\n"); PARTIES];
+    let mut rows = 0usize;
+    for (i, line) in lines.enumerate() {
+        parts[i % PARTIES].push_str(line);
+        parts[i % PARTIES].push('\n');
+        rows += 1;
+    }
+    // Seeds kept apart from the runs' (which step by 1): 4s for the keys, 4s + p for party p.
+    let base = seed.wrapping_mul(4) % (1u64 << 52);
+    let mut key_rng = ReleaseRng::seeded(base);
+    let keys: Vec<(String, String)> = (1..=PARTIES as u32)
+        .map(|p| crate::pipelines::federated::keygen(p, &mut key_rng))
+        .collect();
+    let publics: Vec<String> = keys.iter().map(|(_, p)| p.clone()).collect();
+    let mut files = Vec::with_capacity(PARTIES);
+    for (p, (part, (secret, _))) in parts.iter().zip(&keys).enumerate() {
+        let req = FedRequest {
+            clients: None,
+            samples: Some(req.samples.unwrap_or(rows)),
+            seed: Some(((base + 1 + p as u64) % (1u64 << 52)) as f64),
+            ..req.clone()
+        };
+        files.push(federated_contribute(part.as_bytes(), secret, &publics, &req)?.0);
+    }
+    federated_aggregate(&files)
 }

@@ -90,6 +90,9 @@ pub struct AuditOptions {
     /// Federated only: leave the feature columns' types to the data (declared unprotected)
     /// instead of the schema the audit otherwise gives; a self-test of the type flip.
     pub types_from_data: bool,
+    /// Federated only: run the multi-party path — each party's key, its own contribution
+    /// file, and the aggregation of the files — instead of the one-process simulation.
+    pub multi_party: bool,
 }
 
 impl Default for AuditOptions {
@@ -104,6 +107,7 @@ impl Default for AuditOptions {
             seed: 1,
             planted_noise_scale: None,
             types_from_data: false,
+            multi_party: false,
         }
     }
 }
@@ -445,6 +449,13 @@ fn check_options(opts: &AuditOptions) -> Result<()> {
             "rows_per_class",
             opts.rows_per_class.unwrap_or(0),
             "1 to 100 000 rows per class",
+        ));
+    }
+    if opts.multi_party && opts.request.mechanism.as_deref() != Some("federated") {
+        return Err(Error::param(
+            "multi_party",
+            "true",
+            "the multi-party path belongs to federated DP-CDA: audit mechanism federated, or turn the multi-party option off",
         ));
     }
     if opts.features == 0 || opts.features > 1000 {

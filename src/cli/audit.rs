@@ -54,6 +54,10 @@ pub(crate) struct AuditArgs {
     /// First seed of the runs (the audit's runs are seeded; it releases nothing).
     #[arg(long)]
     seed: Option<u64>,
+    /// --mechanism federated only: each party's key and own contribution file, then their
+    /// aggregation, instead of the one-process simulation.
+    #[arg(long)]
+    multi_party: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub(crate) json: bool,
@@ -76,6 +80,7 @@ pub(crate) fn run(a: AuditArgs) -> Result<()> {
         features: a.features,
         rows_per_class: a.rows_per_class,
         seed: a.seed,
+        multi_party: a.multi_party.then_some(true),
     };
     let r = audit(&req, |_| Ok(()))?;
     if a.json {
