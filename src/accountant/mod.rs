@@ -11,6 +11,7 @@
 pub mod calibrate;
 pub mod moments;
 pub mod pld;
+mod recent;
 pub mod subsampled_gaussian;
 
 use crate::enums::named_enum;

@@ -36,6 +36,7 @@
 //! calibrations evaluate again and again; neither changes a value.
 
 use super::moments::ln_b_even;
+use super::recent::Recent;
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
 use std::cell::RefCell;
@@ -200,30 +201,21 @@ thread_local! {
     /// most recent last. Every calibration brackets from z = 1 by factors of 4, and the
     /// automatic l calibrates a dozen candidates in a row, so the same z comes back; its
     /// moments (one numerical integral per order) are the costly part.
-    static RECENT: RefCell<Vec<Remembered>> = const { RefCell::new(Vec::new()) };
+    static RECENT: RefCell<Recent<(u64, WorBound, u32), Rc<WorTerms>>> =
+        const { RefCell::new(Recent::new(RECENT_TERMS)) };
 }
-
-/// z's bits, the bound, the largest order, the terms.
-type Remembered = (u64, WorBound, u32, Rc<WorTerms>);
 
 /// [`WorTerms::new`], or the same terms remembered on this thread (computed for these z and
 /// bound, up to at least `max_order`: a term depends only on its own j).
 fn wor_terms(z: f64, max_order: u32, bound: WorBound) -> Rc<WorTerms> {
     RECENT.with(|r| {
         let mut r = r.borrow_mut();
-        let hit = (r.iter()).position(|e| e.0 == z.to_bits() && e.1 == bound && e.2 >= max_order);
-        let entry = match hit {
-            Some(i) => r.remove(i),
-            None => {
-                if r.len() == RECENT_TERMS {
-                    r.remove(0);
-                }
-                let t = Rc::new(WorTerms::new(z, max_order, bound));
-                (z.to_bits(), bound, max_order, t)
-            }
-        };
-        let t = Rc::clone(&entry.3);
-        r.push(entry);
+        // Keys: z's bits, the bound, the largest order the terms reach.
+        if let Some(t) = r.find(|k| k.0 == z.to_bits() && k.1 == bound && k.2 >= max_order) {
+            return t;
+        }
+        let t = Rc::new(WorTerms::new(z, max_order, bound));
+        r.keep((z.to_bits(), bound, max_order), Rc::clone(&t));
         t
     })
 }

@@ -12,6 +12,7 @@ use super::pairs::{
     DiscretePair, GaussianPair, LaplacePair, LossPair, MixtureAdd, MixtureRemove, Symmetrized,
 };
 use super::{compose, discretize, no_nan, PldEpsilon, PldOptions, StepPmf};
+use crate::accountant::recent::Recent;
 use crate::accountant::{check_delta, check_epsilon};
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
@@ -285,8 +286,8 @@ thread_local! {
     /// its answer at the noise it last accounted, and a receipt accounts that noise again:
     /// both get the composition back instead of redoing it. The same input gives the same
     /// bits either way.
-    static MEMO: std::cell::RefCell<std::collections::VecDeque<(String, super::Composed)>> =
-        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+    static MEMO: std::cell::RefCell<Recent<String, super::Composed>> =
+        const { std::cell::RefCell::new(Recent::new(MEMO_ENTRIES)) };
 }
 
 /// Forgets the compositions [`branch_composed`] remembers on this thread, so that a benchmark
@@ -299,22 +300,12 @@ pub fn forget_compositions() {
 /// its last eight answers on each thread ([`forget_compositions`] clears them).
 pub fn branch_composed(parts: &[Part], opts: &PldOptions, refine: f64) -> Result<super::Composed> {
     let key = format!("{parts:?}|{opts:?}|{refine:?}");
-    let hit = MEMO.with(|m| {
-        let m = m.borrow();
-        m.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
-    });
-    if let Some(c) = hit {
+    if let Some(c) = MEMO.with(|m| m.borrow_mut().find(|k| *k == key)) {
         return Ok(c);
     }
     let c = compose_branch(parts, opts, refine)?;
     if c.pmf.len() <= MEMO_MAX_LEN {
-        MEMO.with(|m| {
-            let mut m = m.borrow_mut();
-            if m.len() == MEMO_ENTRIES {
-                m.pop_front();
-            }
-            m.push_back((key, c.clone()));
-        });
+        MEMO.with(|m| m.borrow_mut().keep(key, c.clone()));
     }
     Ok(c)
 }
