@@ -21,6 +21,15 @@ fn audit(request: SynthRequest, canary: Canary, runs: usize) -> privmix::audit::
     })
 }
 
+/// Every canary the audit knows.
+const EVERY_CANARY: [Canary; 5] = [
+    Canary::Extreme,
+    Canary::ClassChange,
+    Canary::UnparsableCell,
+    Canary::MissingCell,
+    Canary::MissingLabel,
+];
+
 #[test]
 fn default_paths_pass() {
     for mech in ["cda", "dpmix", "local", "projection"] {
@@ -116,13 +125,7 @@ fn gmm_audit(epsilon: f64, canary: Canary, runs: usize) -> privmix::audit::Audit
 /// class but counted in N) passes with every canary.
 #[test]
 fn gmm_default_path_passes() {
-    for canary in [
-        Canary::Extreme,
-        Canary::ClassChange,
-        Canary::UnparsableCell,
-        Canary::MissingCell,
-        Canary::MissingLabel,
-    ] {
+    for canary in EVERY_CANARY {
         let r = gmm_audit(1.0, canary, 100);
         assert_eq!(r.mechanism, "gmm");
         assert!(r.passed, "{canary:?}: {r:?}");
@@ -293,13 +296,7 @@ fn counted_audit(
 /// and every canary passes.
 #[test]
 fn default_path_with_dp_class_counts_passes() {
-    for canary in [
-        Canary::Extreme,
-        Canary::ClassChange,
-        Canary::UnparsableCell,
-        Canary::MissingCell,
-        Canary::MissingLabel,
-    ] {
+    for canary in EVERY_CANARY {
         let r = counted_audit(canary, None, 40);
         assert!(r.passed, "{canary:?}: {r:?}");
         assert!(r.claimed_epsilon <= 1.0, "{r:?}");
