@@ -44,6 +44,22 @@ test("audit: a canary moved to the other class passes under the default adjacenc
   assert.ok(r.passed && r.epsilonLowerBound <= r.claimedEpsilon, JSON.stringify(r));
 });
 
+test("audit: federated DP-CDA through each party's own file (multiParty), and a missing label", () => {
+  const r = cjs.audit({ mechanism: "federated", multiParty: true, epsilon: 1, runs: 30, seed: 7 });
+  assert.equal(r.mechanism, "federated-dp-cda");
+  assert.ok(r.passed && r.claimedEpsilon > 0.9 && r.claimedEpsilon <= 1, JSON.stringify(r));
+  // Its adjacency keeps labels: a canary without its label is refused by name.
+  assert.throws(
+    () => cjs.audit({ mechanism: "federated", canary: "missing-label", runs: 20 }),
+    (e) => e.name === "ParameterError" && e.param === "canary",
+  );
+  // The multi-party path is federated DP-CDA's only.
+  assert.throws(() => cjs.audit({ multiParty: true, runs: 20 }), (e) => e.name === "ParameterError" && e.param === "multiParty");
+  const g = esm.audit({ mechanism: "gmm", canary: "missing-label", epsilon: 1, runs: 40, seed: 7 });
+  assert.equal(g.canary, "missing-label");
+  assert.ok(g.passed, JSON.stringify(g));
+});
+
 test("audit: bad options are ParameterErrors naming the option; an abort stops it", () => {
   const named = (options, param) => {
     assert.throws(() => esm.audit(options), (e) => e.name === "ParameterError" && e.param === param, param);
