@@ -40,6 +40,8 @@ fn default_paths_pass() {
         };
         let r = audit(req, Canary::Extreme, 150);
         assert!(r.passed, "{mech}: {r:?}");
+        // The runs ran: an error in every run would be an error, never a pass.
+        assert!(!r.test.contains("error:"), "{mech}: {r:?}");
         assert!(r.epsilon_lower_bound <= r.claimed_epsilon);
         assert!(r.claimed_epsilon <= 1.0);
     }
@@ -99,6 +101,22 @@ fn noise_step_catches_half_sigma() {
     let ok = run_noise_step_audit(&cfg(None)).unwrap();
     eprintln!("{ok:?}");
     assert!(ok.passed, "{ok:?}");
+    // Through the decoded pipeline the planted σx runs without an ε target, so it needs the
+    // public normalization (DP normalization sizes its share from the target).
+    let e = run_audit(
+        &AuditOptions {
+            request: SynthRequest {
+                epsilon: Some(1.0),
+                ..Default::default()
+            },
+            planted_noise_scale: Some(0.5),
+            runs: 20,
+            ..Default::default()
+        },
+        |_| Ok(()),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("public normalization"), "{e}");
     let bug = run_noise_step_audit(&cfg(Some(0.5))).unwrap();
     eprintln!("{bug:?}");
     assert_eq!(bug.claimed_epsilon, ok.claimed_epsilon);

@@ -85,7 +85,10 @@ pub struct AuditOptions {
     /// First seed s of the runs (run i uses s + 1 + 2i on D and s + 2 + 2i on D').
     pub seed: u64,
     /// Planted bug for self-tests: run the mechanism with σx·f while the claim stays that
-    /// of the unmodified configuration. None in a real audit.
+    /// of the unmodified configuration. None in a real audit. The runs then have no ε target
+    /// (σx·f would exceed it and be refused), so it needs `normalize: public`. Through the
+    /// decoded pipeline σx/2 is not caught at 600 runs (clamping and the quantile map hide
+    /// the noise's scale); [`run_noise_step_audit`] catches it.
     pub planted_noise_scale: Option<f64>,
     /// Federated only: leave the feature columns' types to the data (declared unprotected)
     /// instead of the schema the audit otherwise gives; a self-test of the type flip.
@@ -163,6 +166,8 @@ struct Outcome {
     /// The signature's components ("rows=10", "types=…", "sigma_x=…"): a test may look at one.
     parts: Vec<String>,
     score: f64,
+    /// The error of a run that failed.
+    failure: Option<String>,
 }
 
 fn dataset(opts: &AuditOptions, mix: usize, neighbour: bool) -> Vec<u8> {
@@ -291,6 +296,7 @@ impl Outcome {
             signature: parts.join(" "),
             parts,
             score,
+            failure: None,
         }
     }
 
@@ -300,6 +306,7 @@ impl Outcome {
             signature: format!("error: {e}"),
             parts: vec![format!("error: {e}")],
             score: f64::NEG_INFINITY,
+            failure: Some(e.to_string()),
         }
     }
 }
@@ -482,9 +489,8 @@ fn check_options(opts: &AuditOptions) -> Result<()> {
 pub const DP_COUNT_ROWS: usize = 64;
 
 /// The synthesis request every run makes (the configuration under audit with the audit's
-/// public label, schema, pool floor and T filled in), the mix size l its datasets use, and
-/// whether the pools come from the noisy class counts (no public floor stated).
-fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize, bool) {
+/// public label, schema, pool floor and T filled in) and the mix size l its datasets use.
+fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize) {
     let mut req = opts.request.clone();
     req.label = Some("y".into());
     let mix = match &req.mix {
@@ -529,8 +535,7 @@ fn audit_request(opts: &AuditOptions) -> (SynthRequest, usize, bool) {
         // signature test; a public T keeps it sharp.
         req.samples = Some(2 * rows as u64);
     }
-    let counted = req.pool_floor.is_none() && !tiny;
-    (req, mix, counted)
+    (req, mix)
 }
 
 /// Runs the audit. `progress` gets the finished fraction.
@@ -544,7 +549,7 @@ pub fn run_audit(
         Some("federated") => return federated::run_federated_audit(opts, progress),
         _ => {}
     }
-    let (mut req, mix, counted) = audit_request(opts);
+    let (mut req, mix) = audit_request(opts);
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);
 
@@ -561,14 +566,21 @@ pub fn run_audit(
                 "this mechanism reports no σx to scale",
             )
         })?;
+        if req.normalize.as_deref() != Some("public") {
+            return Err(Error::param(
+                "planted-noise-scale",
+                f,
+                "a planted σx runs without an ε target (it would exceed it and be refused), and DP normalization needs one: plant it with public normalization (the audit supplies the bounds)",
+            ));
+        }
+        // The claim stays the unmodified configuration's; the runs use σx·f and no target.
         req.sigma_x = Some(s * f);
-    } else if opts.canary == Canary::Extreme && req.sigma_x.is_none() && !counted {
-        // Replacing a record within its class leaves every public input of the calibration
-        // unchanged, so σx is the claim run's on D and D' alike: pin it instead of
-        // recalibrating in every run (the same noise, much faster). Not when the pools come
-        // from noisy counts: each run calibrates for its own.
-        req.sigma_x = sigma_x;
+        req.epsilon = None;
     }
+    // σx is never pinned to the claim run's: each run calibrates its own, as a release does.
+    // The DP decisions before the calibration (column types, missing indicators, ranges) are
+    // random, and σx follows their outcome, so the claim run's σx can fall short of the target
+    // in another run (which then fails: 2.52 gave ε = 1.26–1.41 > 1 in most runs).
     let mechanism = claim_receipt.mechanism.to_string();
     let score_label = if opts.canary == Canary::ClassChange {
         "b"
@@ -623,6 +635,17 @@ fn run_pairs(
             out.push(run(data, seed)?);
         }
         progress((i + 1) as f64 / n as f64)?;
+    }
+    // A run that fails on D' alone tells the neighbours apart, and counts. A configuration
+    // that fails in most runs on D, whose claim run succeeded, leaves the audit nothing to
+    // measure: say so instead of passing on identical error messages.
+    let failed: Vec<&String> = base_out.iter().filter_map(|o| o.failure.as_ref()).collect();
+    if failed.len() * 2 > n {
+        return Err(Error::Data(format!(
+            "the configuration failed in {} of {n} runs on the audit's own dataset, so the audit measured nothing; the first failure: {}",
+            failed.len(),
+            failed[0]
+        )));
     }
     Ok((base_out, nb_out))
 }
@@ -760,6 +783,7 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
             signature: String::new(),
             parts: Vec::new(),
             score,
+            failure: None,
         })
     };
     let mut base_out = Vec::with_capacity(a.runs);
@@ -781,4 +805,42 @@ pub fn run_noise_step_audit(a: &NoiseStepAudit) -> Result<AuditReport> {
         &nb_out,
         a.alpha,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A configuration that fails in most runs on D leaves nothing to measure: the audit says
+    /// so instead of passing on identical error messages (which it did while it pinned σx to
+    /// the claim run's, and every run exceeded its target).
+    #[test]
+    fn runs_that_fail_on_d_are_an_error_not_a_pass() {
+        let opts = AuditOptions {
+            runs: 20,
+            ..Default::default()
+        };
+        let fail = |_: &[u8], _: u64| Ok(Outcome::failed(&Error::Data("refused".into())));
+        let e = run_pairs(&opts, b"d", b"d'", &mut |_| Ok(()), fail)
+            .err()
+            .expect("an error");
+        let e = e.to_string();
+        assert!(e.contains("20 of 20 runs") && e.contains("refused"), "{e}");
+        // Failing on D' alone tells the neighbours apart: it is measured, not an error.
+        let only_nb = |d: &[u8], _: u64| {
+            Ok(if d == b"d'" {
+                Outcome::failed(&Error::Data("refused".into()))
+            } else {
+                Outcome::new(vec!["ok".into()], 0.0)
+            })
+        };
+        let (base, nb) = run_pairs(&opts, b"d", b"d'", &mut |_| Ok(()), only_nb).unwrap();
+        let report = conclude(
+            Claim::without_sigma("test", Canary::Extreme, 1.0, 1e-5),
+            &base,
+            &nb,
+            0.05,
+        );
+        assert!(report.holdout.true_positives == 10 && report.holdout.false_positives == 0);
+    }
 }
