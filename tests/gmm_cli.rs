@@ -677,7 +677,13 @@ fn model_file_holds_released_grid_multiples() {
                 .all(|g| g["noise"].as_str().unwrap().starts_with("discrete ")),
             "{grids:?}"
         );
-        let n = receipt["data"]["rows_used"].as_f64().unwrap();
+        // Σ Ñ_k, for the default release's sums (its weights are ratios of released counts).
+        let n = || {
+            released_total(
+                model["weights"].as_array().unwrap(),
+                receipt["data"]["rows_used"].as_u64().unwrap() as usize,
+            )
+        };
         let classes = model["classes"].as_array().unwrap();
         for (c, mean) in model["means"].as_array().unwrap().iter().enumerate() {
             let class = classes[c].as_str().unwrap();
@@ -694,7 +700,7 @@ fn model_file_holds_released_grid_multiples() {
                 .unwrap();
             assert!(g > 0.0 && g < 1e-3, "{g}");
             let scale = if grid_name == "class sums" {
-                (model["weights"][c].as_f64().unwrap() * n).round()
+                (model["weights"][c].as_f64().unwrap() * n()).round()
             } else {
                 1.0
             };
@@ -731,6 +737,11 @@ fn a_public_center_from_the_command_line() {
     let (m, r) = (dir.path().join("m.json"), dir.path().join("r.json"));
     let mut args = gmm_args(&csv, "40", &["--center", "-1.5,0,2.25", "--seed", "1"]);
     args.extend_from_slice(&["--model-out", s(&m), "--receipt", s(&r)]);
+    // At ε = 20 a class mean's noise is about 0.13 (σ_S·B/N_k), so a tolerance of 1, below
+    // the centre's 1.5 and 2.25, sees a mean left shifted. (At ε = 1 it is about 2.5, and the
+    // old tolerance of 3 held by the seed's luck.)
+    let e = args.iter().position(|a| *a == "--epsilon").unwrap();
+    args[e + 1] = "20";
     json(&run(&args));
     let receipt: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&r).unwrap()).unwrap();
@@ -750,7 +761,7 @@ fn a_public_center_from_the_command_line() {
         let data_mean = mine.iter().map(|x| x[j]).sum::<f64>() / mine.len() as f64;
         let released = model["means"][0][j].as_f64().unwrap();
         assert!(
-            (released - data_mean).abs() < 3.0,
+            (released - data_mean).abs() < 1.0,
             "feature {j}: released {released}, data {data_mean}"
         );
     }
@@ -758,4 +769,15 @@ fn a_public_center_from_the_command_line() {
     let mut bad = gmm_args(&csv, "40", &["--center", "1,2"]);
     bad.extend_from_slice(&["--model-out", s(&m2), "--receipt", s(&r2)]);
     fails(&bad, "center", &[&m2, &r2]);
+}
+
+/// Σ_k Ñ_k of a release from its weights Ñ_k / Σ_j Ñ_j: the largest M ≤ N at which every
+/// weight times M is an integer (the released counts sum to N less the unlabelled cell).
+fn released_total(weights: &[serde_json::Value], n: usize) -> f64 {
+    let w: Vec<f64> = weights.iter().map(|x| x.as_f64().unwrap()).collect();
+    (1..=n)
+        .rev()
+        .map(|m| m as f64)
+        .find(|m| w.iter().all(|w| ((w * m) - (w * m).round()).abs() < 1e-6))
+        .expect("the weights are ratios of counts summing to at most N")
 }

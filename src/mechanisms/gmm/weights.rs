@@ -24,6 +24,15 @@
 //! weight by at most 2^{−53}, the same weight on both neighbours, so the bound above holds for
 //! the weight actually used.
 //!
+//! **Records without a label** ([`release_counts`]). The counts carry one more cell, always:
+//! the records without a label, U = N − Σ N_k (0 for most data). f runs on the K + 1 cells
+//! (compositions of N into K + 1 positive parts), and the last cell is dropped afterwards
+//! (post-processing). A record that loses or gains its label moves one unit between a class
+//! cell and that cell, L1 sensitivity 2 as above; the cell is there whether or not U = 0, so
+//! the mechanism's shape does not depend on the data. The classes' released counts then
+//! estimate N_k itself (not N_k plus a share of U), and the weights are renormalized over the
+//! classes.
+//!
 //! A uniform draw from S is a uniform (K − 1)-subset of {1, …, N − 1} (stars and bars): the
 //! gaps between the sorted cut points are the parts.
 
@@ -169,10 +178,9 @@ pub enum Branch {
     Uniform,
 }
 
-/// Draws π̃·N (released counts, each ≥ 1, summing to the public N = `records`) from
-/// f(· | counts). N may exceed Σ counts: records without a label count in N and belong to no
-/// class, and replacing one by a labelled record changes one count by 1, within the two
-/// counts by 1 that f′'s ε0 covers.
+/// Draws the classes' released counts (each ≥ 1) from f(· | counts, U) on the compositions of
+/// the public N = `records` into K + 1 parts, the last part for the U = N − Σ counts records
+/// without a label, which is dropped (see the module docs): the K counts sum to less than N.
 pub fn release_counts<R: Rng + ?Sized>(
     counts: &[usize],
     records: usize,
@@ -181,20 +189,26 @@ pub fn release_counts<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<(Vec<usize>, Branch)> {
     let n = records;
-    let k = counts.len();
-    if n < counts.iter().sum::<usize>() || n < k {
+    let labelled: usize = counts.iter().sum();
+    let k = counts.len() + 1;
+    if n < labelled || n < k {
         return Err(Error::Data(format!(
-            "internal: {n} records cannot hold the class counts {counts:?}"
+            "internal: {n} records cannot hold the class counts {counts:?} and the unlabelled cell"
         )));
     }
-    if rng.gen::<f64>() < lambda {
-        return Ok((uniform_composition(n, k, rng), Branch::Uniform));
-    }
-    let y: Vec<f64> = noisy_counts(counts, eps0, rng)?
-        .into_iter()
-        .map(|c| c as f64)
-        .collect();
-    Ok((project_counts(&y, n), Branch::NoisyCounts))
+    let mut cells = counts.to_vec();
+    cells.push(n - labelled);
+    let (mut released, branch) = if rng.gen::<f64>() < lambda {
+        (uniform_composition(n, k, rng), Branch::Uniform)
+    } else {
+        let y: Vec<f64> = noisy_counts(&cells, eps0, rng)?
+            .into_iter()
+            .map(|c| c as f64)
+            .collect();
+        (project_counts(&y, n), Branch::NoisyCounts)
+    };
+    released.pop();
+    Ok((released, branch))
 }
 
 #[cfg(test)]
@@ -312,15 +326,27 @@ mod tests {
             .map(|&c| c as i64 + lap.sample_bits(&mut bits))
             .collect();
         assert_eq!(got, want);
+        // The counts and the unlabelled cell (0 here) are noised alike, projected onto the
+        // compositions of N into four parts, and the last part dropped.
         let (r, branch) =
             release_counts(&counts, 1000, 0.5, 0.0, &mut ReleaseRng::seeded(9)).unwrap();
         assert_eq!(branch, Branch::NoisyCounts);
-        assert_eq!(r.iter().sum::<usize>(), 1000);
-        // Records without a label count in N: the released counts sum to it.
-        let (r, _) = release_counts(&counts, 1003, 0.5, 0.0, &mut ReleaseRng::seeded(9)).unwrap();
-        assert_eq!(r.iter().sum::<usize>(), 1003);
+        let mut c = ReleaseRng::seeded(9);
+        let _coin: f64 = c.gen();
+        let y: Vec<f64> = noisy_counts(&[500, 300, 200, 0], 0.5, &mut c)
+            .unwrap()
+            .into_iter()
+            .map(|v| v as f64)
+            .collect();
+        assert_eq!(r[..], project_counts(&y, 1000)[..3]);
+        assert!(r.len() == 3 && r.iter().sum::<usize>() < 1000);
+        // Records without a label are the last cell: the classes' counts leave them out.
+        let (r, _) = release_counts(&counts, 1300, 0.5, 0.0, &mut ReleaseRng::seeded(9)).unwrap();
+        assert_eq!(r.len(), 3);
+        let total = r.iter().sum::<usize>() as f64;
+        assert!((total - 1000.0).abs() < 100.0, "{r:?}");
         let (r, _) = release_counts(&counts, 1003, 0.5, 1.0, &mut ReleaseRng::seeded(9)).unwrap();
-        assert_eq!(r.iter().sum::<usize>(), 1003);
+        assert!(r.len() == 3 && r.iter().all(|&c| c >= 1) && r.iter().sum::<usize>() < 1003);
         assert!(release_counts(&counts, 999, 0.5, 0.0, &mut ReleaseRng::seeded(9)).is_err());
         assert!(count_noise(0.0).is_err() && count_noise(1e-12).is_err());
         // A subnormal ε0 (2/ε0 overflows): refused, never a tiny scale.

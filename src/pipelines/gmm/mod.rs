@@ -299,6 +299,13 @@ struct Noised {
     warnings: Vec<String>,
 }
 
+/// The weights π̃_k = Ñ_k / Σ_j Ñ_j of released class counts (the cell of the records without
+/// a label was dropped, so they sum to less than N).
+fn weights_of(counts: &[usize]) -> Vec<f64> {
+    let total: usize = counts.iter().sum();
+    counts.iter().map(|&c| c as f64 / total as f64).collect()
+}
+
 /// The receipt's name for the weights' branch.
 fn branch_name(b: weights::Branch) -> String {
     match b {
@@ -323,7 +330,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let split = suffstats::Split::new(opts.epsilon, opts.delta, d)?;
     let r = suffstats::release(z, &data.labels, k, n, &split, opts.lambda, rng)?;
     let weights_branch = branch_name(r.branch);
-    let w_rel: Vec<f64> = r.counts.iter().map(|&c| c as f64 / n as f64).collect();
+    let w_rel = weights_of(&r.counts);
     noise_grids.push(NoiseGrid::counts(split.eps_counts)?);
     noise_grids.push(NoiseGrid {
         what: "class sums Σ z (unit ball)".into(),
@@ -344,7 +351,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let protected = vec![
         ProtectedItem {
             what: "class counts (the weights π̃ = Ñ/N and the divisors of the means and covariances)".into(),
-            how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2), projected onto the compositions of N, smoothed with λ·Uniform".into(),
+            how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2), with one more cell for the records without a label, projected onto the compositions of N and that cell dropped, smoothed with λ·Uniform".into(),
             epsilon: split.eps_counts,
             delta: 0.0,
         },
@@ -448,7 +455,7 @@ fn designed_protected(
     vec![
         ProtectedItem {
             what: "weights π̃".into(),
-            how: "randomized mapping on the compositions of N: exact discrete Laplace noise (scale ≥ 2/ε_weights) on the class counts projected onto S, smoothed with λ·Uniform(S)".into(),
+            how: "randomized mapping on the compositions of N: exact discrete Laplace noise (scale ≥ 2/ε_weights) on the class counts and a cell for the records without a label, projected onto S and that cell dropped, smoothed with λ·Uniform(S)".into(),
             epsilon: des.eps0,
             delta: 0.0,
         },
@@ -515,10 +522,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let (cnt, branch) = weights::release_counts(counts, n, des.eps0, opts.lambda, rng)?;
     noise_grids.insert(0, NoiseGrid::counts(des.eps0)?);
     let weights_branch = branch_name(branch);
-    let w_rel: Vec<f64> = cnt
-        .iter()
-        .map(|&c| c as f64 / n as f64)
-        .collect::<Vec<f64>>();
+    let w_rel = weights_of(&cnt);
     let mu_rel = means;
     let cov_rel = covs;
     let per_class_max = (0..k)

@@ -249,9 +249,9 @@ fn model_means_are_released_grid_multiples() {
     };
     let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
     let g = grid_of(&r, "class sums");
-    let n = data.rows.len() as f64;
+    let total = released_total(&r.model.weights, data.rows.len());
     for (m, w) in r.model.means.iter().zip(&r.model.weights) {
-        let nk = (w * n).round();
+        let nk = (w * total).round();
         for &x in m {
             assert!(
                 off_grid(x / bound * nk, g) < 1e-6,
@@ -450,4 +450,18 @@ fn default_release_design_does_not_depend_on_the_data() {
     // The per-class split is the same for every class.
     let e = &a.receipt.budget.epsilon_means;
     assert!(e.iter().all(|&x| x == e[0]));
+}
+
+/// Σ_k Ñ_k of a release from its weights Ñ_k / Σ_j Ñ_j: the largest M ≤ N at which every
+/// weight times M is an integer (the released counts sum to N less the unlabelled cell).
+pub(super) fn released_total(weights: &[f64], n: usize) -> f64 {
+    (1..=n)
+        .rev()
+        .map(|m| m as f64)
+        .find(|m| {
+            weights
+                .iter()
+                .all(|w| ((w * m) - (w * m).round()).abs() < 1e-6)
+        })
+        .expect("the weights are ratios of counts summing to at most N")
 }
