@@ -50,7 +50,7 @@
 //! profile is not proven for the discrete noise, whose RDP curve is.)
 //!
 //! *Post-processing.* The released numbers are Ñ (integers), S̃_k (multiples of G_S) and M̃_k
-//! (multiples of G_M); everything below is computed from them. π̃ = Ñ/N; μ̃_k = S̃_k / Ñ_k; Σ̃_k = (M̃_k − Ñ_k μ̃_k μ̃_kᵀ)/max(Ñ_k − 1, 1),
+//! (multiples of G_M); everything below is computed from them. π̃_k = Ñ_k/Σ_j Ñ_j (the unlabelled cell dropped); μ̃_k = S̃_k / Ñ_k; Σ̃_k = (M̃_k − Ñ_k μ̃_k μ̃_kᵀ)/max(Ñ_k − 1, 1),
 //! symmetrized, eigenvalues clipped below at σ_M / max(Ñ_k − 1, 1) (a function of released
 //! and public numbers only); then mapped back to input units (μ·B, Σ·B²). Nothing else about
 //! the data reaches the model or the receipt.
