@@ -197,11 +197,11 @@ fn dataset(opts: &AuditOptions, mix: usize, neighbour: bool) -> Vec<u8> {
                         for (j, c) in cells.iter_mut().enumerate() {
                             *c = if j == 0 { "-1" } else { "1" }.into();
                         }
-                        match opts.canary {
-                            Canary::ClassChange => label = "b".into(),
-                            Canary::MissingLabel => label = String::new(),
-                            _ => {}
-                        }
+                        label = match opts.canary {
+                            Canary::ClassChange => "b".into(),
+                            Canary::MissingLabel => String::new(),
+                            _ => label,
+                        };
                     }
                     Canary::UnparsableCell => cells[0] = "oops".into(),
                     Canary::MissingCell => cells[0] = String::new(),
@@ -550,6 +550,15 @@ pub fn run_audit(
         _ => {}
     }
     let (mut req, mix) = audit_request(opts);
+    if let Some(f) = opts.planted_noise_scale {
+        if req.normalize.as_deref() != Some("public") {
+            return Err(Error::param(
+                "planted-noise-scale",
+                f,
+                "a planted σx runs without an ε target (it would exceed it and be refused), and DP normalization needs one: plant it with public normalization (the audit supplies the bounds)",
+            ));
+        }
+    }
     let base = dataset(opts, mix, false);
     let nb = dataset(opts, mix, true);
 
@@ -566,13 +575,6 @@ pub fn run_audit(
                 "this mechanism reports no σx to scale",
             )
         })?;
-        if req.normalize.as_deref() != Some("public") {
-            return Err(Error::param(
-                "planted-noise-scale",
-                f,
-                "a planted σx runs without an ε target (it would exceed it and be refused), and DP normalization needs one: plant it with public normalization (the audit supplies the bounds)",
-            ));
-        }
         // The claim stays the unmodified configuration's; the runs use σx·f and no target.
         req.sigma_x = Some(s * f);
         req.epsilon = None;

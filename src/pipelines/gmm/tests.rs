@@ -454,7 +454,7 @@ fn default_release_design_does_not_depend_on_the_data() {
 
 /// Σ_k Ñ_k of a release from its weights Ñ_k / Σ_j Ñ_j: the largest M ≤ N at which every
 /// weight times M is an integer (the released counts sum to N less the unlabelled cell).
-pub(super) fn released_total(weights: &[f64], n: usize) -> f64 {
+fn released_total(weights: &[f64], n: usize) -> f64 {
     (1..=n)
         .rev()
         .map(|m| m as f64)
