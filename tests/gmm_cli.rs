@@ -624,6 +624,32 @@ fn a_text_column_is_reported_to_the_owner_only() {
             .any(|l| l.starts_with("privmix: private: 2 record(s) have no label")),
         "{err}"
     );
+    // Every label missing: an error that names the column and the fix (it said "no rows or
+    // no features to model"), and no model or receipt is left behind.
+    let no_labels: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l}\n"),
+            _ => format!("{},\n", l.rsplit_once(',').unwrap().0),
+        })
+        .collect();
+    let input = dir.path().join("iris_no_labels.csv");
+    std::fs::write(&input, no_labels).unwrap();
+    let (m2, r2) = (
+        dir.path().join("none.json"),
+        dir.path().join("none.receipt.json"),
+    );
+    let a = iris_gmm(&input, &m2, &r2, &[]);
+    let out = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("label column 'species' is missing in every record (150 read)")
+            && err.contains("fill in the labels"),
+        "{err}"
+    );
+    assert!(!m2.exists() && !r2.exists());
 }
 
 /// Distance of x/g to the nearest integer.

@@ -214,6 +214,21 @@ impl GmmData {
             }
             rows.push(cols.iter().map(|col| f64::from(col[r])).collect());
         }
+        if rows.is_empty() && table.n_rows > 0 {
+            return Err(Error::Data(format!(
+                "label column '{}' is missing in every record ({} read): the Gaussian mixture \
+                 has one component per class and learns it from that class's records, so it \
+                 needs records with a label; fill in the labels, or choose the column that holds them",
+                table.names[li], table.n_rows
+            )));
+        }
+        if features.is_empty() {
+            return Err(Error::Data(format!(
+                "there are no feature columns besides the label '{}': a Gaussian mixture needs \
+                 at least one numeric column to model",
+                table.names[li]
+            )));
+        }
         Ok(GmmData {
             features,
             label: table.names[li].clone(),

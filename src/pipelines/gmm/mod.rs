@@ -350,7 +350,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let delta_total = split.delta();
     let protected = vec![
         ProtectedItem {
-            what: "class counts (the weights π̃ = Ñ/N and the divisors of the means and covariances)".into(),
+            what: "class counts (the weights π̃_k = Ñ_k/Σ_j Ñ_j and the divisors of the means and covariances)".into(),
             how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2), with one more cell for the records without a label, projected onto the compositions of N and that cell dropped, smoothed with λ·Uniform".into(),
             epsilon: split.eps_counts,
             delta: 0.0,
