@@ -462,3 +462,88 @@ fn bad_input_samples_below_classes_and_bad_mix() {
     expect_synth_error(MESSY, &["--mix", "0"], "mix = 0");
     expect_synth_error(MESSY, &["--mix", "2", "--clip", "-1"], "clip = -1");
 }
+
+/// Non-negotiable 2, out loud: every item the receipt declares unprotected is also said on
+/// stderr (in `--json` mode too), and a default run, which keeps the whole promise, says none.
+#[test]
+fn unprotected_items_are_said_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let iris = shared("data/iris.csv");
+    let (out, rec) = (dir.path().join("out.csv"), dir.path().join("r.json"));
+    let said = |o: &std::process::Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix(
+                    "privmix: warning: NOT protected by DP (the receipt's guarantee.unprotected): ",
+                )
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let declared = |path: &Path, key: &str| -> Vec<String> {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        r[key]["unprotected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u.as_str().unwrap().to_string())
+            .collect()
+    };
+    let synth = |extra: &[&str]| {
+        let mut a = vec![
+            "synth",
+            "--input",
+            s(&iris),
+            "--label",
+            "species",
+            "--epsilon",
+            "5",
+            "--delta",
+            "1e-5",
+            "--output",
+            s(&out),
+            "--receipt",
+            s(&rec),
+        ];
+        a.extend_from_slice(extra);
+        run(&a)
+    };
+    // Defaults: nothing unprotected, nothing said.
+    assert!(said(&synth(&[])).is_empty());
+    assert!(declared(&rec, "guarantee").is_empty());
+    // Column types from the data (an explicit option): declared and said, also with --json.
+    let lines = said(&synth(&["--column-types", "data", "--json"]));
+    assert_eq!(lines, declared(&rec, "guarantee"));
+    assert!(
+        lines.len() == 1 && lines[0].contains("column types"),
+        "{lines:?}"
+    );
+    // A federated simulation whose schema types no column takes the types from the data.
+    let o = run(&[
+        "federated",
+        "simulate",
+        "--input",
+        s(&iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--clients",
+        "2",
+        "--output",
+        s(&out),
+        "--receipt",
+        s(&rec),
+    ]);
+    let lines = said(&o);
+    assert_eq!(lines, declared(&rec, "guarantee"));
+    assert!(
+        lines.iter().any(|l| l.starts_with("column types")),
+        "{lines:?}"
+    );
+}

@@ -280,6 +280,7 @@ fn print_fed_summary(
     output: &Path,
     receipt: &Path,
 ) {
+    super::print_unprotected(&r.guarantee);
     if json_out {
         print_json(&fed_summary(r, output, receipt));
     } else {

@@ -217,6 +217,7 @@ fn report(
     output: Option<&PathBuf>,
     json: bool,
 ) {
+    super::print_unprotected(&release.receipt.guarantee);
     if json {
         let mut private = match &release.kl_unavailable {
             None => json!({ "kl": release.kl }),

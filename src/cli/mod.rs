@@ -128,6 +128,17 @@ impl Common {
     }
 }
 
+/// Says on stderr, in every output mode, each data-dependent number the receipt declares
+/// unprotected (`guarantee.unprotected`): a run that does not keep the whole promise says so
+/// where the user sees it, not only in the receipt file.
+pub(crate) fn print_unprotected(g: &privmix::receipt::Guarantee) {
+    for u in &g.unprotected {
+        eprintln!(
+            "privmix: warning: NOT protected by DP (the receipt's guarantee.unprotected): {u}"
+        );
+    }
+}
+
 /// Prints one JSON value on stdout.
 pub(crate) fn print_json(v: &serde_json::Value) {
     println!("{v}");

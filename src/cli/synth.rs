@@ -389,6 +389,7 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
     {
         eprintln!("privmix: warning: {w}");
     }
+    super::print_unprotected(&receipt.guarantee);
     if a.common.json {
         super::print_json(&summary);
     } else {
@@ -485,6 +486,14 @@ fn run_synth_images(
         "seeded": receipt.randomness.seeded, "images": n_images, "classes": n_classes,
         "shape": shape, "files": files, "preview": a.preview,
     });
+    for w in receipt
+        .warnings
+        .iter()
+        .filter(|w| !w.starts_with("seeded, not for release"))
+    {
+        eprintln!("privmix: warning: {w}");
+    }
+    super::print_unprotected(&receipt.guarantee);
     if a.common.json {
         super::print_json(&summary);
     } else {
