@@ -125,12 +125,25 @@ fn aggregate(f: &Fed, which: &[usize], extra: &[&str]) -> (Output, PathBuf, Path
 #[test]
 fn three_parties_without_schema_make_a_well_formed_csv() {
     let f = setup();
+    // Without a schema the column types come from each party's data: every party is told
+    // on stderr, and so is the aggregator (the receipt declares it).
+    let unprotected = |o: &Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| {
+                l.starts_with("privmix: warning: NOT protected by DP") && l.contains("column types")
+            })
+            .count()
+    };
     for i in 1..=3 {
-        let j = ok(&contribute(&f, i, &[]));
+        let o = contribute(&f, i, &[]);
+        assert_eq!(unprotected(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+        let j = ok(&o);
         assert_eq!(j["rows"], 60);
         assert!(j["tau_e"].as_f64().unwrap() > 0.0);
     }
     let (o, out, rec) = aggregate(&f, &[1, 2, 3], &[]);
+    assert_eq!(unprotected(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
     let j = ok(&o);
     assert_eq!(j["rows"], 60);
     assert_eq!(j["mode"], "multi-party");

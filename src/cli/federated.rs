@@ -426,6 +426,14 @@ fn run_fed_contribute(a: FedContributeArgs) -> Result<()> {
     )
     .map_err(|e| Error::io(a.key.display().to_string(), e))?;
     staged.commit()?;
+    // The aggregate's receipt declares it; the party whose types came from its data is told
+    // now.
+    if c.accounting.types_from_data {
+        eprintln!(
+            "privmix: warning: NOT protected by DP (the aggregate receipt's guarantee.unprotected): {}",
+            privmix::pipelines::federated::UNPROTECTED_TYPES
+        );
+    }
     if a.params.common.json {
         print_json(&json!({
             "party": c.party, "context": c.context, "rows": c.rows, "coordinates": c.coordinates.len(),

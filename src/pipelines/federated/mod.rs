@@ -47,7 +47,7 @@ pub use file::{
 pub use options::{auto_clip, FedOptions, Partition, Simulation};
 pub use receipt::{
     aggregator_trust, FedAccountant, FedData, FedParameters, FedReceipt, PartyReport, ReceiptViews,
-    ResidualNoise,
+    ResidualNoise, UNPROTECTED_TYPES,
 };
 pub use records::federated_records;
 pub use simulate::simulate;

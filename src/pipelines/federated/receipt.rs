@@ -231,7 +231,7 @@ pub fn aggregator_trust(known: usize) -> String {
 
 /// What the receipt declares when a column's type came from the data (issue 11 item 2: a
 /// schema that types every column keeps the types public).
-pub(super) const UNPROTECTED_TYPES: &str = "column types: a column the schema does not type takes its type from the data (one unparsable cell makes a numeric column categorical); type every column in the schema to keep the types public";
+pub const UNPROTECTED_TYPES: &str = "column types: a column the schema does not type takes its type from the data (one unparsable cell makes a numeric column categorical); type every column in the schema to keep the types public";
 
 /// Whether some feature column of `table` has no type in `schema` (its type then came from
 /// the data).
