@@ -128,6 +128,19 @@ impl Common {
     }
 }
 
+/// Says on stderr every receipt warning (a column on a default range, a class too small to
+/// release, …; the seed note is printed at the start) and every unprotected item
+/// ([`print_unprotected`]).
+pub(crate) fn print_receipt_notes(warnings: &[String], g: &privmix::receipt::Guarantee) {
+    for w in warnings
+        .iter()
+        .filter(|w| !w.starts_with("seeded, not for release"))
+    {
+        eprintln!("privmix: warning: {w}");
+    }
+    print_unprotected(g);
+}
+
 /// Says on stderr, in every output mode, each data-dependent number the receipt declares
 /// unprotected (`guarantee.unprotected`): a run that does not keep the whole promise says so
 /// where the user sees it, not only in the receipt file.

@@ -380,16 +380,7 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
         "rows_dropped": receipt.data.rows_dropped, "output": a.output, "receipt": a.receipt,
         "seeded": receipt.randomness.seeded,
     });
-    // Every receipt warning (a column on a default range, a class too small to release, …)
-    // is printed, not only filed in the receipt; the seed note was printed at the start.
-    for w in receipt
-        .warnings
-        .iter()
-        .filter(|w| !w.starts_with("seeded, not for release"))
-    {
-        eprintln!("privmix: warning: {w}");
-    }
-    super::print_unprotected(&receipt.guarantee);
+    super::print_receipt_notes(&receipt.warnings, &receipt.guarantee);
     if a.common.json {
         super::print_json(&summary);
     } else {
@@ -486,14 +477,7 @@ fn run_synth_images(
         "seeded": receipt.randomness.seeded, "images": n_images, "classes": n_classes,
         "shape": shape, "files": files, "preview": a.preview,
     });
-    for w in receipt
-        .warnings
-        .iter()
-        .filter(|w| !w.starts_with("seeded, not for release"))
-    {
-        eprintln!("privmix: warning: {w}");
-    }
-    super::print_unprotected(&receipt.guarantee);
+    super::print_receipt_notes(&receipt.warnings, &receipt.guarantee);
     if a.common.json {
         super::print_json(&summary);
     } else {
