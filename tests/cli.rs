@@ -482,19 +482,20 @@ fn unprotected_items_are_said_on_stderr() {
             .map(str::to_string)
             .collect()
     };
-    let declared = |path: &Path, key: &str| -> Vec<String> {
+    let declared = || -> Vec<String> {
         let r: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        r[key]["unprotected"]
+            serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+        r["guarantee"]["unprotected"]
             .as_array()
             .unwrap()
             .iter()
             .map(|u| u.as_str().unwrap().to_string())
             .collect()
     };
-    let synth = |extra: &[&str]| {
-        let mut a = vec![
-            "synth",
+    // `command` on Iris at ε = 5, writing `out` and `rec`, with `extra` flags.
+    let iris_run = |command: &[&str], extra: &[&str]| {
+        let mut a = command.to_vec();
+        a.extend_from_slice(&[
             "--input",
             s(&iris),
             "--label",
@@ -507,41 +508,25 @@ fn unprotected_items_are_said_on_stderr() {
             s(&out),
             "--receipt",
             s(&rec),
-        ];
+        ]);
         a.extend_from_slice(extra);
         run(&a)
     };
+    let synth = |extra: &[&str]| iris_run(&["synth"], extra);
     // Defaults: nothing unprotected, nothing said.
     assert!(said(&synth(&[])).is_empty());
-    assert!(declared(&rec, "guarantee").is_empty());
+    assert!(declared().is_empty());
     // Column types from the data (an explicit option): declared and said, also with --json.
     let lines = said(&synth(&["--column-types", "data", "--json"]));
-    assert_eq!(lines, declared(&rec, "guarantee"));
+    assert_eq!(lines, declared());
     assert!(
         lines.len() == 1 && lines[0].contains("column types"),
         "{lines:?}"
     );
     // A federated simulation whose schema types no column takes the types from the data.
-    let o = run(&[
-        "federated",
-        "simulate",
-        "--input",
-        s(&iris),
-        "--label",
-        "species",
-        "--epsilon",
-        "5",
-        "--delta",
-        "1e-5",
-        "--clients",
-        "2",
-        "--output",
-        s(&out),
-        "--receipt",
-        s(&rec),
-    ]);
+    let o = iris_run(&["federated", "simulate"], &["--clients", "2"]);
     let lines = said(&o);
-    assert_eq!(lines, declared(&rec, "guarantee"));
+    assert_eq!(lines, declared());
     assert!(
         lines.iter().any(|l| l.starts_with("column types")),
         "{lines:?}"

@@ -429,9 +429,9 @@ fn run_fed_contribute(a: FedContributeArgs) -> Result<()> {
     // The aggregate's receipt declares it; the party whose types came from its data is told
     // now.
     if c.accounting.types_from_data {
-        eprintln!(
-            "privmix: warning: NOT protected by DP (the aggregate receipt's guarantee.unprotected): {}",
-            privmix::pipelines::federated::UNPROTECTED_TYPES
+        super::say_unprotected(
+            privmix::pipelines::federated::UNPROTECTED_TYPES,
+            "the aggregate receipt's",
         );
     }
     if a.params.common.json {

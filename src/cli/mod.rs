@@ -146,10 +146,13 @@ pub(crate) fn print_receipt_notes(warnings: &[String], g: &privmix::receipt::Gua
 /// where the user sees it, not only in the receipt file.
 pub(crate) fn print_unprotected(g: &privmix::receipt::Guarantee) {
     for u in &g.unprotected {
-        eprintln!(
-            "privmix: warning: NOT protected by DP (the receipt's guarantee.unprotected): {u}"
-        );
+        say_unprotected(u, "the receipt's");
     }
+}
+
+/// The stderr line for one unprotected item, filed in `whose` guarantee.unprotected.
+pub(crate) fn say_unprotected(item: &str, whose: &str) {
+    eprintln!("privmix: warning: NOT protected by DP ({whose} guarantee.unprotected): {item}");
 }
 
 /// Prints one JSON value on stdout.

@@ -575,6 +575,18 @@ fn candidate(key: u32, row: usize) -> u64 {
     (u64::from(key) << 32) | row as u64
 }
 
+/// The row of a [`candidate`].
+#[inline]
+fn row_of(c: u64) -> usize {
+    (c & 0xffff_ffff) as usize
+}
+
+/// Whether row i is set in the bitset `taken`.
+#[inline]
+fn is_taken(taken: &[u64], i: usize) -> bool {
+    (taken[i >> 6] >> (i & 63)) & 1 == 1
+}
+
 /// The first `want` (≥ 1) candidates of level j after `after` (exclusive; all when None), in
 /// order, rows already `taken` left out (they would be stepped over). One pass over the rows
 /// in at most 16 bytes a wanted candidate: the buffer keeps the `want` smallest candidates
@@ -592,7 +604,7 @@ fn next_chunk(
     let cap = want.saturating_mul(2).min(t.max(1));
     let mut c: Vec<u64> = Vec::with_capacity(cap);
     for i in 0..t {
-        if (taken[i >> 6] >> (i & 63)) & 1 == 1 {
+        if is_taken(taken, i) {
             continue;
         }
         let p = candidate(descending_key(z(scores.at(i, j), j)), i);
@@ -644,7 +656,6 @@ fn greedy_merged(
     // The rows assigned so far, one bit each (a cache-resident copy of `out != usize::MAX`:
     // stepping over assigned rows reads it for up to every candidate).
     let mut taken = vec![0u64; t.div_ceil(64)];
-    let is_taken = |taken: &[u64], i: usize| (taken[i >> 6] >> (i & 63)) & 1 == 1;
     // Each level's first chunk, the levels on all cores natively.
     let mut chunks: Vec<Vec<u64>> = crate::par::map_range(0..live.len(), |slot| {
         let j = live[slot];
@@ -654,8 +665,8 @@ fn greedy_merged(
     let mut size: Vec<usize> = live.iter().map(|&j| want(quota[j])).collect();
     // Heap entries: ((descending score key, position), slot in `live`).
     let entry = |slot: usize, c: u64| {
-        let (key, i) = ((c >> 32) as u32, (c & 0xffff_ffff) as usize);
-        Reverse(((key, (i * levels + live[slot]) as u64), slot))
+        let key = (c >> 32) as u32;
+        Reverse(((key, (row_of(c) * levels + live[slot]) as u64), slot))
     };
     let mut heap: BinaryHeap<_> = (0..live.len())
         .filter_map(|slot| chunks[slot].first().map(|&c| entry(slot, c)))
@@ -663,7 +674,7 @@ fn greedy_merged(
     let mut done = 0;
     while let Some(Reverse((_, slot))) = heap.pop() {
         let j = live[slot];
-        let i = (chunks[slot][at[slot]] & 0xffff_ffff) as usize;
+        let i = row_of(chunks[slot][at[slot]]);
         // A level is in the heap only while it has quota.
         debug_assert!(quota[j] > 0);
         if !is_taken(&taken, i) {
@@ -694,7 +705,7 @@ fn greedy_merged(
                 }
             }
             let c = chunks[slot][at[slot]];
-            if !is_taken(&taken, (c & 0xffff_ffff) as usize) {
+            if !is_taken(&taken, row_of(c)) {
                 heap.push(entry(slot, c));
                 break;
             }
