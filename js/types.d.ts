@@ -276,6 +276,9 @@ export interface FederatedOptions extends CallOptions {
    * (default 1: any one party may aggregate; 0: a seedless aggregator, assumed, not enforced;
    * at most clients − 1). Every party must agree on it. */
   aggregatorSeeds?: number;
+  /** How columns the schema does not type get their type: `dp` (default: decided under DP at
+   *  each party, charged in the receipt) or `data` (inferred from the data, NOT protected). */
+  columnTypes?: "dp" | "data";
   seed?: number;
 }
 export interface FederatedResult { csv: string; receipt: Record<string, unknown>; }

@@ -523,12 +523,19 @@ fn unprotected_items_are_said_on_stderr() {
         lines.len() == 1 && lines[0].contains("column types"),
         "{lines:?}"
     );
-    // A federated simulation whose schema types no column takes the types from the data.
-    let o = iris_run(&["federated", "simulate"], &["--clients", "2"]);
-    let lines = said(&o);
+    // A federated simulation: its defaults decide the types under DP and declare nothing;
+    // with the types from the data, the item is declared and said.
+    let fed = |extra: &[&str]| {
+        let mut a = vec!["--clients", "2"];
+        a.extend_from_slice(extra);
+        iris_run(&["federated", "simulate"], &a)
+    };
+    assert!(said(&fed(&[])).is_empty());
+    assert!(declared().is_empty());
+    let lines = said(&fed(&["--column-types", "data"]));
     assert_eq!(lines, declared());
     assert!(
-        lines.iter().any(|l| l.starts_with("column types")),
+        lines.len() == 1 && lines[0].starts_with("column types"),
         "{lines:?}"
     );
 }

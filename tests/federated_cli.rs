@@ -125,8 +125,9 @@ fn aggregate(f: &Fed, which: &[usize], extra: &[&str]) -> (Output, PathBuf, Path
 #[test]
 fn three_parties_without_schema_make_a_well_formed_csv() {
     let f = setup();
-    // Without a schema the column types come from each party's data: every party is told
-    // on stderr, and so is the aggregator (the receipt declares it).
+    // Without a schema each party decides its column types under DP: nothing is declared
+    // or said. (With `--column-types data`, see `unprotected_items_are_said_on_stderr` in
+    // tests/cli.rs.)
     let unprotected = |o: &Output| {
         String::from_utf8_lossy(&o.stderr)
             .lines()
@@ -137,13 +138,13 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
     };
     for i in 1..=3 {
         let o = contribute(&f, i, &[]);
-        assert_eq!(unprotected(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(unprotected(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
         let j = ok(&o);
         assert_eq!(j["rows"], 60);
         assert!(j["tau_e"].as_f64().unwrap() > 0.0);
     }
     let (o, out, rec) = aggregate(&f, &[1, 2, 3], &[]);
-    assert_eq!(unprotected(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(unprotected(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
     let j = ok(&o);
     assert_eq!(j["rows"], 60);
     assert_eq!(j["mode"], "multi-party");
@@ -180,6 +181,16 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
         );
     }
     assert_eq!(r["per_party"].as_array().unwrap().len(), 3);
+    // Each party's decisions: the four measurements numeric, decided under DP.
+    let decided = r["column_types"].as_array().unwrap();
+    assert_eq!(decided.len(), 3);
+    for p in decided {
+        let cols = p["report"]["columns"].as_array().unwrap();
+        for c in &cols[..4] {
+            assert_eq!(c["kind"], "numeric", "{c}");
+            assert_eq!(c["type_source"], "dp", "{c}");
+        }
+    }
     assert_eq!(r["epsilon"], r["views"]["party_aggregator"]["epsilon"]);
     assert_eq!(r["parameters"]["aggregator_seeds"], 1);
     // No agreed pool: every party relies on its own noise only, so the target holds even
@@ -525,14 +536,18 @@ fn party_view_z(s: usize, tau_g: f64, tau_e: f64, d: f64, agg: usize, target: us
     1.0 / (d * m[at][n + at].sqrt())
 }
 
-/// ε at δ = 1e-5 of T_k = `t_k` rounds of a mix sampled at rate `q` with noise multiplier `z`
-/// (the default preset's bound and conversion, on the default orders): a party's view,
-/// re-accounted here independently of the receipt.
-fn view_epsilon(q: f64, z: f64, t_k: u64) -> f64 {
+/// ε at δ = 1e-5 of T_k = `t_k` rounds of a mix sampled at rate `q` with noise multiplier `z`,
+/// composed with the column-type decision (a Gaussian release with noise multiplier
+/// `types_z`), under the default preset's bound and conversion on the default orders: a
+/// party's view, re-accounted here independently of the receipt.
+fn view_epsilon(q: f64, z: f64, t_k: u64, types_z: f64) -> f64 {
     use privmix::accountant::{default_orders, Preset, RdpCurve};
-    RdpCurve::subsampled_gaussian(q, z, &default_orders(), Preset::Default.bound())
+    let orders = default_orders();
+    RdpCurve::subsampled_gaussian(q, z, &orders, Preset::Default.bound())
         .unwrap()
         .times(t_k)
+        .compose(&RdpCurve::gaussian(types_z, &orders).unwrap())
+        .unwrap()
         .epsilon(1e-5, Preset::Default.conversion())
         .unwrap()
         .epsilon
@@ -600,7 +615,10 @@ fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() 
             })
             .map(|(agg, t)| party_view_z(clients, tau_g, tau_e, d, agg, t))
             .fold(f64::INFINITY, f64::min);
-        let eps = view_epsilon(q, z, t_k);
+        // No schema: the column types were decided under DP (`--normalize data` makes it the
+        // data path's only release; the test's own tool, not a default).
+        let types_z = rec["column_types"]["noise_multiplier"].as_f64().unwrap();
+        let eps = view_epsilon(q, z, t_k, types_z);
         assert!(eps <= 4.0, "S = {clients}: party-aggregator ε = {eps}");
         assert!(
             (eps - rec["epsilon"].as_f64().unwrap()).abs() < 1e-6,
@@ -619,7 +637,7 @@ fn cape_receipt_holds_against_a_party_as_aggregator_reaccounted_independently() 
             .contains("ASSUMES"));
         let tau_g0 = rec0["per_party"][0]["tau_g"].as_f64().unwrap();
         let z0 = party_view_z(clients, tau_g0, tau_e, d, clients - 1, 0);
-        let eps0 = view_epsilon(q, z0, t_k);
+        let eps0 = view_epsilon(q, z0, t_k, types_z);
         assert!(eps0 > 4.0, "S = {clients}: {eps0}");
     }
     // t must leave the target party's own seeds unknown.

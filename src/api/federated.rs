@@ -61,6 +61,10 @@ pub struct FedRequest {
     /// party aggregates; 0: a seedless aggregator, assumed; at most S − 1).
     #[serde(default)]
     pub aggregator_seeds: Option<usize>,
+    /// How the columns the schema does not type get their type: `dp` (default: decided under
+    /// DP at each party) or `data` (inferred from the data, NOT protected).
+    #[serde(default)]
+    pub column_types: Option<String>,
     /// Fixed seed (tests only).
     #[serde(default)]
     pub seed: Option<f64>,
@@ -89,22 +93,25 @@ impl FedRequest {
             pool: self.pool,
             session: self.session.clone(),
             aggregator_seeds: self.aggregator_seeds.unwrap_or(d.aggregator_seeds),
+            column_types: match &self.column_types {
+                Some(s) => s.parse()?,
+                None => d.column_types,
+            },
         };
         check_delta(opts.delta)?;
         check_epsilon(opts.epsilon)?;
         Ok((opts, schema_of(&self.schema)?))
     }
 
-    /// The party's records: every record with a label, its missing cells encoded
-    /// ([`crate::pipelines::federated::federated_records`]).
+    /// The party's table as read: the run decides the column types the schema leaves open and
+    /// encodes the records ([`crate::pipelines::federated::federated_records`]).
     pub fn table(&self, csv: &[u8], schema: &Option<Schema>) -> Result<Table> {
-        let table = read_csv_bytes(csv, &fed_csv_options(&self.label, schema))?;
-        crate::pipelines::federated::federated_records(table, schema.as_ref())
+        read_csv_bytes(csv, &fed_csv_options(&self.label, schema))
     }
 }
 
-/// How a federated input is read: every record kept (missing cells encoded afterwards by
-/// [`crate::pipelines::federated::federated_records`]).
+/// How a federated input is read: every record kept (the run decides the column types, then
+/// encodes the missing cells with [`crate::pipelines::federated::federated_records`]).
 pub fn fed_csv_options(label: &str, schema: &Option<Schema>) -> CsvOptions {
     CsvOptions {
         label: Some(label.to_string()),
@@ -132,7 +139,7 @@ pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedRece
     let mut rng = rng_for(r.seed)?;
     let w = csv_sink();
     let receipt = crate::pipelines::federated::simulate(
-        &table,
+        table,
         schema.as_ref(),
         &opts,
         Simulation { clients, partition },
@@ -179,7 +186,7 @@ pub fn federated_contribute(
     let table = r.table(csv, &schema)?;
     let mut rng = rng_for(r.seed)?;
     let c = crate::pipelines::federated::contribute(
-        &table,
+        table,
         schema.as_ref(),
         &key,
         &peers,

@@ -1,7 +1,8 @@
 //! The audit of federated DP-CDA (`mechanism: "federated"`): the audit's neighbouring datasets
 //! through a federated simulation ([`crate::api::federated_simulate`], CAPE, two parties, the
-//! party-aggregator guarantee) with the column types given by a schema, as the federated
-//! guarantee asks. `types_from_data` leaves the feature types to the data instead (declared
+//! party-aggregator guarantee) with the feature types decided as a party's defaults decide
+//! them: under DP (public normalization gets them, with their bounds, from a schema).
+//! `types_from_data` leaves them to the data instead (`columnTypes: "data"`, declared
 //! unprotected in the receipt): the unparsable-cell canary then flips a column's type, which
 //! the audit must catch.
 //!
@@ -33,14 +34,14 @@ fn request(opts: &AuditOptions, mix: usize, seed: u64) -> Result<FedRequest> {
     let r = &opts.request;
     let public = r.normalize.as_deref() == Some("public");
     let mut cols = serde_json::Map::new();
-    if !opts.types_from_data {
+    // Public normalization needs the bounds; otherwise the feature types are left to the
+    // run's decision (under DP by default, from the data with `types_from_data`).
+    if public && !opts.types_from_data {
         for j in 1..=opts.features {
-            let spec = if public {
-                serde_json::json!({"type": "numeric", "min": -1, "max": 1})
-            } else {
-                serde_json::json!({"type": "numeric"})
-            };
-            cols.insert(format!("x{j}"), spec);
+            cols.insert(
+                format!("x{j}"),
+                serde_json::json!({"type": "numeric", "min": -1, "max": 1}),
+            );
         }
     }
     cols.insert(
@@ -56,6 +57,9 @@ fn request(opts: &AuditOptions, mix: usize, seed: u64) -> Result<FedRequest> {
         "schema": { "columns": cols },
         "seed": (seed % (1u64 << 52)) as f64,
     });
+    if opts.types_from_data {
+        v["columnTypes"] = serde_json::json!("data");
+    }
     if let Some(n) = &r.normalize {
         v["normalize"] = serde_json::json!(n);
     }
@@ -79,12 +83,38 @@ fn outcome(result: Result<(String, FedReceipt)>) -> Outcome {
     ];
     if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&receipt) {
         for (k, v) in m {
-            if !matches!(k.as_str(), "randomness" | "seeded" | "version" | "build_id") {
-                parts.push(format!("{k}={v}"));
+            match k.as_str() {
+                "randomness" | "seeded" | "version" | "build_id" => {}
+                // The decisions (each column's kind and how it was decided), not the noisy
+                // statistics they were read off (fresh noise in every run).
+                "column_types" => {
+                    let mut kinds = Vec::new();
+                    decided_kinds(&v, &mut kinds);
+                    parts.push(format!("column_types={}", kinds.join("|")));
+                }
+                _ => parts.push(format!("{k}={v}")),
             }
         }
     }
     Outcome::new(parts, score)
+}
+
+/// Every `name:kind:type_source` in a receipt's `column_types` (one report, or one per party).
+fn decided_kinds(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Array(a) => a.iter().for_each(|x| decided_kinds(x, out)),
+        serde_json::Value::Object(m) => {
+            if let (Some(n), Some(k)) = (m.get("name"), m.get("kind")) {
+                out.push(format!(
+                    "{n}:{k}:{}",
+                    m.get("type_source").unwrap_or(&"".into())
+                ));
+            } else {
+                m.values().for_each(|x| decided_kinds(x, out));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Runs the federated audit. `progress` gets the finished fraction.

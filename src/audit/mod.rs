@@ -90,8 +90,9 @@ pub struct AuditOptions {
     /// decoded pipeline σx/2 is not caught at 600 runs (clamping and the quantile map hide
     /// the noise's scale); [`run_noise_step_audit`] catches it.
     pub planted_noise_scale: Option<f64>,
-    /// Federated only: leave the feature columns' types to the data (declared unprotected)
-    /// instead of the schema the audit otherwise gives; a self-test of the type flip.
+    /// Federated only: leave the feature columns' types to the data (`columnTypes: "data"`,
+    /// declared unprotected) instead of the DP decision the parties make by default; a
+    /// self-test of the type flip.
     pub types_from_data: bool,
     /// Federated only: run the multi-party path — each party's key, its own contribution
     /// file, and the aggregation of the files — instead of the one-process simulation.

@@ -7,8 +7,7 @@ use privmix::data::{read_csv_path, CsvOut, Schema};
 use privmix::error::{Error, Result};
 use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
 use privmix::pipelines::federated::{
-    aggregate, contribute, federated_records, simulate, Contribution, FedOptions, Partition,
-    Simulation,
+    aggregate, contribute, simulate, Contribution, FedOptions, Partition, Simulation,
 };
 use serde_json::json;
 use std::io::Write;
@@ -87,6 +86,10 @@ struct FedParams {
     /// (1: any one party aggregates; 0: a seedless aggregator, assumed; at most S − 1).
     #[arg(long, default_value_t = 1)]
     aggregator_seeds: usize,
+    /// Types of columns the schema does not type: dp (default: decided under DP at each
+    /// party) or data (inferred from the data, NOT protected).
+    #[arg(long, value_enum, default_value = "dp")]
+    column_types: super::synth::ColumnTypesArg,
     #[command(flatten)]
     common: Common,
 }
@@ -187,6 +190,7 @@ fn fed_inputs(p: &FedParams) -> Result<(FedOptions, Option<Schema>, privmix::dat
         pool: None,
         session: None,
         aggregator_seeds: p.aggregator_seeds,
+        column_types: name_of(&p.column_types).parse()?,
     };
     privmix::accountant::check_delta(opts.delta)?;
     privmix::accountant::check_epsilon(opts.epsilon)?;
@@ -194,15 +198,17 @@ fn fed_inputs(p: &FedParams) -> Result<(FedOptions, Option<Schema>, privmix::dat
         Some(path) => Some(Schema::from_json(&read_text(path)?)?),
         None => None,
     };
+    // As read: the run decides the column types, then encodes the records
+    // (`federated_records`).
     let table = read_csv_path(&p.input, &fed_csv_options(&p.label, &schema))?;
-    let table = federated_records(table, schema.as_ref())?;
-    if table.rows_dropped > 0 {
-        eprintln!(
-            "privmix: dropped {} record(s) without a label",
-            table.rows_dropped
-        );
-    }
     Ok((opts, schema, table))
+}
+
+/// Says how many records had no label (public under the federated adjacency).
+fn say_unlabelled(dropped: usize) {
+    if dropped > 0 {
+        eprintln!("privmix: dropped {dropped} record(s) without a label");
+    }
 }
 
 fn check_distinct(input: &Path, outputs: &[&Path]) -> Result<()> {
@@ -312,7 +318,7 @@ fn run_fed_simulate(a: FedSimulateArgs) -> Result<()> {
     let receipt = write_csv_and_receipt(&a.output, &a.receipt, |put| {
         let put = std::cell::RefCell::new(put);
         simulate(
-            &table,
+            table,
             schema.as_ref(),
             &opts,
             Simulation {
@@ -324,6 +330,7 @@ fn run_fed_simulate(a: FedSimulateArgs) -> Result<()> {
             |cells| (put.borrow_mut())(cells),
         )
     })?;
+    say_unlabelled(receipt.data.rows_dropped);
     print_fed_summary(a.params.common.json, &receipt, &a.output, &a.receipt);
     Ok(())
 }
@@ -403,7 +410,8 @@ fn run_fed_contribute(a: FedContributeArgs) -> Result<()> {
     opts.pool = a.pool;
     opts.session = a.session.clone();
     let mut rng = rng_for(a.params.seed)?;
-    let c = contribute(&table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
+    let c = contribute(table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
+    say_unlabelled(c.accounting.rows_dropped);
     key.used_contexts.push(c.context.clone());
     let mut staged = Staged::new();
     let (_, mut f) = staged.file(&a.output)?;

@@ -35,7 +35,7 @@ enum AdjacencyArg {
 
 /// How columns the schema does not type get their type.
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum ColumnTypesArg {
+pub(super) enum ColumnTypesArg {
     /// Decided under DP (default).
     Dp,
     /// Inferred from the data (NOT protected).

@@ -277,7 +277,7 @@ fn numeric_out(contributions: &[Contribution], kinds: &[&ColumnLayout], name: &s
             }
             _ => {
                 return Err(Error::Data(format!(
-                    "party {} treats column '{name}' as categorical and party {} as numeric; give every party the same schema",
+                    "party {} treats column '{name}' as categorical and party {} as numeric; each party decided the column's type from its own data: type the column in a schema every party uses (e.g. {{\"{name}\": {{\"type\": \"numeric\"}}}}) and contribute again",
                     c.party, first.party
                 )))
             }
@@ -311,7 +311,7 @@ fn categorical_out(
             }
             _ => {
                 return Err(Error::Data(format!(
-                    "party {} treats column '{name}' as numeric and party {} as categorical; give every party the same schema",
+                    "party {} treats column '{name}' as numeric and party {} as categorical; each party decided the column's type from its own data: type the column in a schema every party uses (e.g. {{\"{name}\": {{\"type\": \"numeric\"}}}}) and contribute again",
                     c.party, first.party
                 )))
             }
@@ -496,6 +496,12 @@ fn multi_party_receipt(
             .map(|c| serde_json::json!({"party": c.party, "report": c.normalization}))
             .collect(),
     );
+    let column_types = serde_json::Value::Array(
+        contributions
+            .iter()
+            .map(|c| serde_json::json!({"party": c.party, "report": c.column_types}))
+            .collect(),
+    );
     let types_from_data = contributions.iter().any(|c| c.accounting.types_from_data);
     let mut g = guarantee(variant, "multi-party", known, types_from_data);
     // Files of earlier versions dropped every record with a missing cell: that count is not
@@ -529,6 +535,7 @@ fn multi_party_receipt(
                 .fold(f64::INFINITY, f64::min),
         ),
         normalization,
+        column_types,
         data: FedData {
             columns: agreed.columns.clone(),
             label: agreed.label.clone(),
@@ -653,10 +660,74 @@ mod tests {
             "{} < {e0} + {without}",
             v.epsilon
         );
-        // No schema: each file flags its types as the data's, and the receipt declares it.
-        assert!(cs.iter().all(|c| c.accounting.types_from_data));
+        // No schema: each party decided its types under DP, and its file's data-path noise
+        // multiplier composes that decision with its histograms; nothing is declared.
+        for c in &cs {
+            assert!(!c.accounting.types_from_data);
+            let hist = c.normalization["dp_histogram"]["noise_multiplier"].as_f64();
+            let types_z = c.column_types["noise_multiplier"].as_f64();
+            assert!(hist.is_some() && types_z.is_some());
+            assert_eq!(
+                c.accounting.normalization_noise_multiplier,
+                super::super::space::combined_z(hist, types_z)
+            );
+        }
         let types = super::super::receipt::UNPROTECTED_TYPES;
-        assert!(r.guarantee.unprotected.iter().any(|u| u == types));
+        assert!(!r.guarantee.unprotected.iter().any(|u| u == types));
+        assert_eq!(r.column_types.as_array().map(Vec::len), Some(2));
+    }
+
+    /// Each party decides the types the schema leaves open from its own data (under DP):
+    /// where one party's column holds text and another's numbers, the decisions differ and
+    /// the aggregation is refused, naming the column and the fix; `column_types` says what
+    /// each party decided.
+    #[test]
+    fn parties_whose_type_decisions_differ_are_refused() {
+        let table = |numbers: bool| {
+            let mut text = String::from("x,c,y\n");
+            for i in 0..600 {
+                let c = if numbers {
+                    (i % 5).to_string()
+                } else {
+                    ["u", "v", "w"][i % 3].to_string()
+                };
+                text.push_str(&format!("{},{c},{}\n", i % 7, ["a", "b"][i % 2]));
+            }
+            crate::data::read_csv_bytes(
+                text.as_bytes(),
+                &crate::data::CsvOptions {
+                    label: Some("y".into()),
+                    missing: crate::data::MissingPolicy::Keep,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+        };
+        let o = FedOptions {
+            epsilon: 4.0,
+            mix: 4,
+            samples: Some(200),
+            ..FedOptions::default()
+        };
+        let ps = parties(2, 5);
+        let cs: Vec<Contribution> = ps
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let peer = ps[1 - i].public.clone();
+                let mut rng = ReleaseRng::seeded(60 + i as u64);
+                contribute(table(i == 1), None, &p.key, &[peer], &o, &mut rng).unwrap()
+            })
+            .collect();
+        let kind = |c: &Contribution| c.column_types["columns"][1]["kind"].clone();
+        assert_eq!(kind(&cs[0]), "categorical");
+        assert_eq!(kind(&cs[1]), "numeric");
+        let e = run(&cs).unwrap_err().to_string();
+        assert!(e.contains("column 'c'"), "{e}");
+        assert!(
+            e.contains("type the column in a schema every party uses"),
+            "{e}"
+        );
     }
 
     /// A file of an earlier version (no `missing_encoded`) dropped its records with missing

@@ -5,6 +5,7 @@ use super::file::{
     AgreedParameters, ColumnLayout, Contribution, PartyAccounting, CONTRIBUTION_FORMAT,
 };
 use super::options::{check_options, classes_of, clip_of, FedOptions};
+use super::records::prepare;
 use super::space::{normalize, snap_dp_ranges, tau_e_for, DELTA_CATEGORY_SHARE};
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
@@ -22,6 +23,7 @@ use crate::preprocess::{ColumnCodec, FeatureSpace, NormalizeMode};
 use crate::rng::ReleaseRng;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
+use std::borrow::Cow;
 
 fn coordinate_names(space: &FeatureSpace) -> Vec<String> {
     let mut out = Vec::with_capacity(space.dim);
@@ -236,8 +238,8 @@ fn check_party_options(opts: &FedOptions) -> Result<usize> {
 /// Makes this party's contribution from its own `table` (label column set). The caller must
 /// then record `contribution.context` in the key's `used_contexts` (and save the key): a key is
 /// refused for a context it already contributed to.
-pub fn contribute(
-    table: &Table,
+pub fn contribute<'a>(
+    table: impl Into<Cow<'a, Table>>,
     schema: Option<&Schema>,
     key: &SecretKeyFile,
     peers: &[PublicKeyFile],
@@ -245,6 +247,8 @@ pub fn contribute(
     rng: &mut ReleaseRng,
 ) -> Result<Contribution> {
     let t = check_party_options(opts)?;
+    let records = prepare(table, schema, opts, rng)?;
+    let table = &records.table;
     let (peers, parties) = party_list(key, peers)?;
     let peers = &peers[..];
     check_clients(parties.len())?;
@@ -267,7 +271,7 @@ pub fn contribute(
         ));
     }
 
-    let mut norm = normalize(table, schema, opts, rng)?;
+    let mut norm = normalize(table, schema, opts, records.types_z(), rng)?;
     let borrowed = snap_dp_ranges(&mut norm.space, &norm.report);
     norm.report.warnings.extend(borrowed);
     let d = norm.space.dim;
@@ -321,7 +325,7 @@ pub fn contribute(
             rows_used: table.n_rows,
             rows_dropped: table.rows_dropped,
             missing_encoded: true,
-            types_from_data: super::receipt::types_from_data(table, schema),
+            types_from_data: records.types_from_data(),
             normalization_noise_multiplier: norm.z,
             delta_rdp: norm.delta_rdp,
             threshold_epsilon: norm.threshold_epsilon(),
@@ -329,6 +333,7 @@ pub fn contribute(
             tau_e,
         },
         normalization: serde_json::to_value(&norm.report).expect("serializes"),
+        column_types: serde_json::to_value(&records.decisions).expect("serializes"),
         // A seeded key makes every derived noise reproducible: the contribution is seeded too.
         seeded: rng.seed().is_some() || key.seeded,
         values: B64.encode(&bytes),

@@ -143,7 +143,9 @@ pub struct PartyAccounting {
     /// Some column's type came from the data, not the schema (NOT protected; absent: false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub types_from_data: bool,
-    /// Noise multiplier of the DP normalization histograms (None: none).
+    /// Noise multiplier of this party's data-path Gaussian releases: the DP normalization
+    /// histograms and the column-type decision, composed into one Gaussian mechanism
+    /// (1/z² = Σ 1/z_i², rounded down by a relative 10⁻¹⁰; None: neither ran).
     pub normalization_noise_multiplier: Option<f64>,
     /// δ used for the RDP conversion.
     pub delta_rdp: f64,
@@ -179,6 +181,9 @@ pub struct Contribution {
     pub accounting: PartyAccounting,
     /// This party's normalization report.
     pub normalization: serde_json::Value,
+    /// This party's column-type decisions (absent in files of earlier versions).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub column_types: serde_json::Value,
     /// Whether this contribution used a fixed seed (not for release).
     pub seeded: bool,
     /// rows × coordinates little-endian f32, base64.

@@ -8,6 +8,7 @@ use crate::enums::named_enum;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::check_mix;
 use crate::mechanisms::federated::{Federation, Variant};
+use crate::pipelines::synth::ColumnTypes;
 use crate::preprocess::clip::check_clip;
 use crate::preprocess::NormalizeMode;
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,10 @@ pub struct FedOptions {
     /// (default): the aggregator is one of the parties; 0: a seedless aggregator (an
     /// assumption the product cannot enforce, stated in the receipt); up to S − 1.
     pub aggregator_seeds: usize,
+    /// How the columns the schema leaves untyped get their type: under DP (default, a share
+    /// [`TYPES_SHARE`](crate::pipelines::synth::TYPES_SHARE) of ε at each party) or from the
+    /// data (NOT protected; declared).
+    pub column_types: ColumnTypes,
 }
 
 impl FedOptions {
@@ -78,6 +83,7 @@ impl Default for FedOptions {
             pool: None,
             session: None,
             aggregator_seeds: 1,
+            column_types: ColumnTypes::Dp,
         }
     }
 }

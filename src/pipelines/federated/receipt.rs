@@ -184,6 +184,10 @@ pub struct FedReceipt {
     pub accountant: FedAccountant,
     /// Normalization (per party in multi-party mode).
     pub normalization: serde_json::Value,
+    /// How the column types the schema leaves open were decided (per party in multi-party
+    /// mode): under DP (`type_source: "dp"`, with the noisy statistics), by the schema, or from
+    /// the data (NOT protected; then `guarantee.unprotected` says so).
+    pub column_types: serde_json::Value,
     /// Input columns, label and classes.
     pub data: FedData,
     /// True when any randomness was seeded (not for release).
@@ -229,23 +233,10 @@ pub fn aggregator_trust(known: usize) -> String {
     }
 }
 
-/// What the receipt declares when a column's type came from the data (issue 11 item 2: a
-/// schema that types every column keeps the types public).
-pub const UNPROTECTED_TYPES: &str = "column types: a column the schema does not type takes its type from the data (one unparsable cell makes a numeric column categorical); type every column in the schema to keep the types public";
-
-/// Whether some feature column of `table` has no type in `schema` (its type then came from
-/// the data).
-pub(super) fn types_from_data(
-    table: &crate::data::Table,
-    schema: Option<&crate::data::Schema>,
-) -> bool {
-    table
-        .names
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| Some(j) != table.label_index)
-        .any(|(_, name)| !schema.is_some_and(|s| s.columns.contains_key(name)))
-}
+/// What the receipt declares when the column types were taken from the data (the column
+/// types option `data`; by default they are decided under DP, and a schema that types every
+/// column keeps them public).
+pub const UNPROTECTED_TYPES: &str = "column types: a column the schema does not type took its type from the data (one unparsable cell makes a numeric column categorical); decide the types under DP (the default) or type every column in the schema to keep them protected";
 
 /// The federated guarantee; `types_from_data` declares the column types unprotected.
 pub(super) fn guarantee(
@@ -268,7 +259,7 @@ pub(super) fn guarantee(
         adjacency: "replace one record's features, keeping its label and its party".into(),
         public_information: vec![
             "the class labels, the number of rows of each class at each party, the number of parties".into(),
-            "the column names and types".into(),
+            "the column names, and the column types the schema gives (the others are decided under DP at each party: column_types)".into(),
             super::records::MISSING_STATEMENT.into(),
         ],
         unprotected: types_from_data

@@ -12,10 +12,76 @@
 //!
 //! The fill is a fixed map of each record, so neighbouring tables stay neighbouring tables
 //! with the same number of records.
+//!
+//! Before that, [`prepare`] gives every column the schema leaves untyped its type: under DP
+//! by default ([`crate::data::decide::decide_columns`], the mechanism synthesis uses, at a
+//! share [`TYPES_SHARE`] of ε), so that one unparsable cell cannot turn a numeric column
+//! categorical in the output. Its cost is composed into the party's accounting with the
+//! normalization's (see [`super::space::normalize`]).
 
+use std::borrow::Cow;
+
+use super::options::FedOptions;
+use crate::data::decide::{decide_columns, decide_from_data, DecisionReport};
 use crate::data::{Column, Schema, Table, MISSING_LEVEL};
 use crate::error::Result;
+use crate::pipelines::synth::{shape_z_at, ColumnTypes, TYPES_SHARE};
 use crate::preprocess::missing::encode_missing;
+use crate::rng::ReleaseRng;
+
+/// A run's records as the mechanism reads them, and how their column types were decided.
+pub(super) struct Records {
+    /// The records ([`federated_records`] of the retyped table).
+    pub(super) table: Table,
+    /// The column-type decisions (the receipt's `column_types`).
+    pub(super) decisions: DecisionReport,
+}
+
+impl Records {
+    /// Noise multiplier of the column-type decision (None: nothing was decided under DP).
+    pub(super) fn types_z(&self) -> Option<f64> {
+        self.decisions.noise_multiplier
+    }
+
+    /// Whether some column's type came from the data (NOT protected; declared).
+    pub(super) fn types_from_data(&self) -> bool {
+        self.decisions
+            .columns
+            .iter()
+            .any(|c| c.type_source == "data")
+    }
+}
+
+/// Decides the types of the columns `schema` leaves untyped (`opts.column_types`: under DP
+/// with noise multiplier [`shape_z_at`]`(ε, δ, TYPES_SHARE)`, or from the data) on `table`
+/// read with [`crate::data::MissingPolicy::Keep`], then encodes its records
+/// ([`federated_records`]). The federated mechanism gives numeric columns no missing
+/// indicator (a missing cell takes the public fill), so the decision's indicator half is
+/// drawn (the mechanism analysed is the whole decision) and not used.
+pub(super) fn prepare<'a>(
+    table: impl Into<Cow<'a, Table>>,
+    schema: Option<&Schema>,
+    opts: &FedOptions,
+    rng: &mut ReleaseRng,
+) -> Result<Records> {
+    let (decided, mut decisions) = match opts.column_types {
+        ColumnTypes::Dp => {
+            let z = shape_z_at(opts.epsilon, opts.delta, TYPES_SHARE);
+            decide_columns(table, schema, z, rng)?
+        }
+        ColumnTypes::Data => decide_from_data(table, schema),
+    };
+    for c in &mut decisions.columns {
+        c.missing_indicator = false;
+        if c.indicator_source != "none" {
+            c.indicator_source = "unused: the federated mechanism fills a missing numeric cell with the public fill value";
+        }
+    }
+    Ok(Records {
+        table: federated_records(decided, schema)?,
+        decisions,
+    })
+}
 
 /// What the receipt says about missing cells (public information: the rule, not the data).
 pub(super) const MISSING_STATEMENT: &str = "missing cells: no record is dropped for a missing feature cell. A numeric cell that is missing (or, in a column the schema types numeric, not a number) takes a public fill value (the midpoint of the schema's min/max, else the one given, else 0); a missing categorical cell is the level '(missing)', written back empty. Only records without a label are dropped (rows_dropped): the labels are public under this adjacency";

@@ -6,6 +6,7 @@ use super::receipt::{
     accounted_views, aggregator_trust, guarantee, FedAccountant, FedData, FedParameters,
     FedReceipt, PartyInput,
 };
+use super::records::prepare;
 use super::space::{normalize, tau_e_for, Norm};
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
@@ -20,6 +21,7 @@ use crate::preprocess::{FeatureSpace, NormalizeMode};
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use rand::seq::SliceRandom;
+use std::borrow::Cow;
 
 /// Each party's rows, per class: `parts[party][class]`.
 type PartyRows = Vec<Vec<Vec<u32>>>;
@@ -267,10 +269,12 @@ impl SimNoise {
     }
 }
 
-/// Simulates the federation `sim` on `table` (label column set), calling
-/// `header` once and `row` for each released row; returns the receipt.
-pub fn simulate(
-    table: &Table,
+/// Simulates the federation `sim` on `table` (label column set, read with
+/// [`crate::data::MissingPolicy::Keep`]), calling `header` once and `row` for each released
+/// row; returns the receipt. The column types the schema leaves open are decided once over
+/// the union of the partitions (under DP by default, as a party does), as the normalization is.
+pub fn simulate<'a>(
+    table: impl Into<Cow<'a, Table>>,
     schema: Option<&Schema>,
     opts: &FedOptions,
     sim: Simulation,
@@ -279,11 +283,14 @@ pub fn simulate(
     mut row: impl FnMut(&[String]) -> Result<()>,
 ) -> Result<FedReceipt> {
     let clients = sim.clients;
+    check_options(opts)?;
+    let records = prepare(table, schema, opts, rng)?;
+    let table = &records.table;
     let (class_labels, parts, t) = checked_parts(table, opts, sim, rng)?;
     let k = class_labels.len();
     let per_class = t / k;
     let clip = clip_of(table, opts);
-    let norm = normalize(table, schema, opts, rng)?;
+    let norm = normalize(table, schema, opts, records.types_z(), rng)?;
     let d = norm.space.dim;
     let mut features = norm.space.encode(table)?;
     clip_rows(&mut features, d, clip)?;
@@ -323,8 +330,7 @@ pub fn simulate(
         opts.delta,
         &parties,
     )?;
-    let types_from_data = super::receipt::types_from_data(table, schema);
-    let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some(), types_from_data);
+    let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some(), records.types_from_data());
     Ok(FedReceipt {
         epsilon,
         delta: opts.delta,
@@ -339,6 +345,7 @@ pub fn simulate(
         residual_noise: vec![],
         accountant: FedAccountant::new(opts.preset, &opts.orders, norm.delta_rdp),
         normalization: serde_json::to_value(&norm.report).expect("serializes"),
+        column_types: serde_json::to_value(&records.decisions).expect("serializes"),
         data: FedData {
             columns: table.names.clone(),
             label: table.names[table.label_index.expect("checked")].clone(),
@@ -360,6 +367,7 @@ mod tests {
     use super::*;
     use crate::accountant::{Preset, RdpCurve};
     use crate::mechanisms::federated::Accounting;
+    use crate::pipelines::synth::ColumnTypes;
 
     fn sim_values(variant: Variant, seed: u64) -> (Vec<f64>, FedReceipt) {
         let (t, schema) = constant_table(2000);
@@ -446,7 +454,12 @@ mod tests {
         let exact = -(-1e-6f64).ln_1p();
         assert!(term >= exact && term <= exact * (1.0 + 1e-9), "{term}");
         let orders = crate::accountant::default_orders();
-        let curve = RdpCurve::gaussian(h["noise_multiplier"].as_f64().unwrap(), &orders).unwrap();
+        // The data path: the histograms and the column-type decision (no schema), composed.
+        let types_z = r.column_types["noise_multiplier"].as_f64();
+        assert!(types_z.is_some_and(|z| z > 0.5), "{}", r.column_types);
+        let z = super::super::space::combined_z(h["noise_multiplier"].as_f64(), types_z).unwrap();
+        assert!(z < h["noise_multiplier"].as_f64().unwrap() && z < types_z.unwrap());
+        let curve = RdpCurve::gaussian(z, &orders).unwrap();
         let v = &r.views.party_aggregator;
         let without = Accounting {
             sampling_rate: v.sampling_rate,
@@ -465,9 +478,38 @@ mod tests {
         assert_eq!(r.epsilon, v.epsilon);
         assert!(r.epsilon <= 4.0 && r.meets_target, "{}", r.epsilon);
         assert!(r.epsilon > 3.99, "{}", r.epsilon);
-        // No schema: the column types came from the data, and the receipt says so.
+        // No schema: the column types were decided under DP (charged above), so nothing
+        // about them is declared.
         let types = super::super::receipt::UNPROTECTED_TYPES;
+        assert!(!r.guarantee.unprotected.iter().any(|u| u == types));
+        let decided: Vec<(&str, &str)> = r.column_types["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["kind"].as_str().unwrap(),
+                    c["type_source"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            decided,
+            [
+                ("numeric", "dp"),
+                ("categorical", "dp"),
+                ("label", "schema")
+            ]
+        );
+        // Types from the data: declared, and not charged.
+        let from_data = FedOptions {
+            column_types: ColumnTypes::Data,
+            ..o.clone()
+        };
+        let mut rng = ReleaseRng::seeded(1);
+        let r = simulate(&t, None, &from_data, sim, &mut rng, |_| Ok(()), |_| Ok(())).unwrap();
         assert!(r.guarantee.unprotected.iter().any(|u| u == types));
+        assert!(r.column_types.get("noise_multiplier").is_none());
         // A schema that types the feature: nothing about types is declared.
         let (_, typed) = sim_values(Variant::Cape, 3);
         assert!(!typed.guarantee.unprotected.iter().any(|u| u == types));

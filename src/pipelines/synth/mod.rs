@@ -1716,12 +1716,16 @@ fn early_mix(opts: &SynthOptions, mechanism: &Mechanism) -> Option<SynthOptions>
 /// curves and the mixing's calibration absorbs the cost, so ε never exceeds the target.
 fn shape_z(opts: &SynthOptions, share: f64) -> f64 {
     match opts.epsilon {
-        Some(e) => {
-            let alpha = 1.0 + 2.0 * (1.0 / opts.delta).ln() / e;
-            (alpha / (2.0 * share * e)).sqrt().max(0.5)
-        }
+        Some(e) => shape_z_at(e, opts.delta, share),
         None => DEFAULT_SHAPE_Z,
     }
+}
+
+/// [`shape_z`] at a target (`epsilon`, `delta`): the federated parties size their column-type
+/// decision with it.
+pub(crate) fn shape_z_at(epsilon: f64, delta: f64, share: f64) -> f64 {
+    let alpha = 1.0 + 2.0 * (1.0 / delta).ln() / epsilon;
+    (alpha / (2.0 * share * epsilon)).sqrt().max(0.5)
 }
 
 /// The column types the schema leaves open, decided under DP (a share of ε) or from the data
