@@ -114,6 +114,13 @@ test("federated: simulate gives both views; keygen → contribute → aggregate 
   const sim = p.federatedSimulate(iris, { label: "species", epsilon: 5, clients: 3, mix: 2, seed: 1 });
   assert.ok(sim.receipt.epsilon <= 5 + 1e-12);
   assert.ok(sim.receipt.views.client && sim.receipt.views.aggregate);
+  // The column types are decided under DP by default (nothing declared); columnTypes: "data"
+  // infers them from the data, declared unprotected.
+  assert.deepEqual(sim.receipt.guarantee.unprotected, []);
+  assert.deepEqual(sim.receipt.column_types.columns.slice(0, 4).map((c) => c.type_source), ["dp", "dp", "dp", "dp"]);
+  const fromData = p.federatedSimulate(iris, { label: "species", epsilon: 5, clients: 3, mix: 2, seed: 1, columnTypes: "data" });
+  assert.equal(fromData.receipt.guarantee.unprotected.length, 1);
+  assert.match(fromData.receipt.guarantee.unprotected[0], /^column types/);
 
   const keys = [1, 2, 3].map((i) => p.federatedKeygen(i));
   const lines = iris.trim().split(/\r?\n/);
