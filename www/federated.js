@@ -8,11 +8,11 @@ const pm = fullWorker();
 // The private key lives only in `keys`: read once, replaced by the updated key after each
 // contribution (a key reused for the same run would repeat its correlated noise).
 const keys = new KeyHolder();
-const state = { secretKey: null, publicKey: null, party: null, contribution: null, updatedKey: null, result: null, source: null };
+const state = { secretKey: null, publicKey: null, party: null, contribution: null, updatedKey: null, result: null, source: null, schema: null };
 // The latest key and data-file loads (their change handlers read the files asynchronously):
 // a contribution waits for both, so a click right after choosing a file never uses the
 // previous party's key or data.
-const loading = { key: Promise.resolve(), source: Promise.resolve() };
+const loading = { key: Promise.resolve(), source: Promise.resolve(), schema: Promise.resolve() };
 
 async function keygen() {
   try {
@@ -30,7 +30,7 @@ async function keygen() {
 
 async function contribute() {
   try {
-    await Promise.all([loading.key, loading.source]);
+    await Promise.all([loading.key, loading.source, loading.schema]);
     const secretKey = keys.current();
     const peers = await Promise.all([...$("peers-input").files].map((f) => f.text()));
     if (!peers.length) throw new Error("load the other parties' public key files");
@@ -43,6 +43,7 @@ async function contribute() {
       mix: num("mix-input", "l", { integer: true }),
       samples: num("samples-input", "T", { integer: true }),
     };
+    if (state.schema) o.schema = state.schema;
     const pool = num("pool-input", "pool", { integer: true, optional: true });
     if (pool !== undefined) o.pool = pool;
     o.aggregatorSeeds = num("aggregator-seeds-input", "t", { integer: true });
@@ -107,6 +108,19 @@ async function loadKey(input) {
 $("file-input").addEventListener("change", (e) => {
   const f = e.target.files[0];
   if (f) loading.source = loadSource(f);
+});
+$("schema-input").addEventListener("change", (e) => {
+  const f = e.target.files[0];
+  state.schema = null;
+  if (f) {
+    loading.schema = f.text().then(
+      (t) => {
+        state.schema = t;
+        setStatus("idle", `Schema ${f.name} loaded.`);
+      },
+      (err) => setStatus("error", friendly(err, "Could not read the schema")),
+    );
+  }
 });
 $("key-input").addEventListener("change", (e) => {
   if (e.target.files[0]) loading.key = loadKey(e.target);

@@ -106,8 +106,12 @@ test("Federated page: three parties keygen → contribute → aggregate", async 
     writeFileSync(csv, [iris[0], ...iris.slice(1).filter((_, i) => i % 3 === party - 1)].join("\n") + "\n");
     keys[party - 1].csv = csv;
   }
+  // A schema that types one column (every party loads it); the others are decided under DP.
+  const schemaPath = join(dir, "schema.json");
+  writeFileSync(schemaPath, JSON.stringify({ columns: { sepal_length: { type: "numeric", min: 4, max: 8, integer: false } } }));
   const contributions = [];
   for (const [i, k] of keys.entries()) {
+    await page.setInputFiles('[data-testid="fed-schema-input"]', schemaPath);
     await page.setInputFiles('[data-testid="fed-key-input"]', k.kp);
     await page.setInputFiles('[data-testid="fed-peers-input"]', keys.map((x) => x.pp));
     await page.setInputFiles('[data-testid="fed-file-input"]', k.csv);
@@ -133,6 +137,13 @@ test("Federated page: three parties keygen → contribute → aggregate", async 
   assert.equal(rows.length - 1, 60);
   const receipt = JSON.parse((await downloadBytes(page, "fed-download-receipt")).bytes.toString("utf8"));
   assert.ok(receipt.epsilon <= 5 + 1e-12);
+  // Each party's column types: the schema's for sepal_length, decided under DP for the rest;
+  // nothing declared unprotected.
+  assert.equal(receipt.column_types.length, 3);
+  for (const p of receipt.column_types) {
+    assert.deepEqual(p.report.columns.slice(0, 4).map((c) => c.type_source), ["schema", "dp", "dp", "dp"]);
+  }
+  assert.deepEqual(receipt.guarantee.unprotected, []);
   assert.deepEqual(networkRequestsAfterLoad(), []);
   assert.deepEqual(errors, []);
   await page.context().close();
