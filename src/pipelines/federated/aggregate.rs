@@ -604,6 +604,30 @@ mod tests {
     use base64::engine::general_purpose::STANDARD as B64;
     use base64::Engine;
 
+    /// The contributions of two parties (keys from `key_seed`; party i's table `table(i)`,
+    /// no schema, its run seeded `run_seed + i`) at the defaults but ε = 4, l = 4, T = 200.
+    fn two_parties_at_defaults(
+        key_seed: u64,
+        run_seed: u64,
+        table: impl Fn(usize) -> crate::data::Table,
+    ) -> Vec<Contribution> {
+        let o = FedOptions {
+            epsilon: 4.0,
+            mix: 4,
+            samples: Some(200),
+            ..FedOptions::default()
+        };
+        let ps = parties(2, key_seed);
+        ps.iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let peer = ps[1 - i].public.clone();
+                let mut rng = ReleaseRng::seeded(run_seed + i as u64);
+                contribute(table(i), None, &p.key, &[peer], &o, &mut rng).unwrap()
+            })
+            .collect()
+    }
+
     /// The categorical threshold's ε term travels in each contribution file and the
     /// aggregator charges it: two parties with a categorical column under DP normalization;
     /// the file states ln(1/(1 − δ/10)) and the receipt's ε is at least the view's RDP ε
@@ -611,22 +635,7 @@ mod tests {
     #[test]
     fn the_categorical_threshold_travels_and_is_charged() {
         let t = super::super::testutil::categorical_table(600);
-        let o = FedOptions {
-            epsilon: 4.0,
-            mix: 4,
-            samples: Some(200),
-            ..FedOptions::default()
-        };
-        let ps = parties(2, 3);
-        let cs: Vec<Contribution> = ps
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let peer = ps[1 - i].public.clone();
-                let mut rng = ReleaseRng::seeded(40 + i as u64);
-                contribute(&t, None, &p.key, &[peer], &o, &mut rng).unwrap()
-            })
-            .collect();
+        let cs = two_parties_at_defaults(3, 40, |_| t.clone());
         let exact = -(-1e-6f64).ln_1p();
         for c in &cs {
             let term = c.accounting.threshold_epsilon;
@@ -703,22 +712,7 @@ mod tests {
             )
             .unwrap()
         };
-        let o = FedOptions {
-            epsilon: 4.0,
-            mix: 4,
-            samples: Some(200),
-            ..FedOptions::default()
-        };
-        let ps = parties(2, 5);
-        let cs: Vec<Contribution> = ps
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let peer = ps[1 - i].public.clone();
-                let mut rng = ReleaseRng::seeded(60 + i as u64);
-                contribute(table(i == 1), None, &p.key, &[peer], &o, &mut rng).unwrap()
-            })
-            .collect();
+        let cs = two_parties_at_defaults(5, 60, |i| table(i == 1));
         let kind = |c: &Contribution| c.column_types["columns"][1]["kind"].clone();
         assert_eq!(kind(&cs[0]), "categorical");
         assert_eq!(kind(&cs[1]), "numeric");
