@@ -539,3 +539,76 @@ fn unprotected_items_are_said_on_stderr() {
         "{lines:?}"
     );
 }
+
+/// A small table with text columns and no schema types: at ε = 5 the type decision gets the
+/// larger share 120 rows need to tell text (2.9 % of ε instead of 2 %) and decides both text
+/// columns categorical; at ε = 1 no share up to 10 % would do, so the columns are treated as
+/// numeric and the run says so on stderr and in the receipt, likeliest text column first.
+#[test]
+fn a_small_table_gets_the_type_share_it_needs_or_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("small.csv");
+    let mut text = String::from("age,sex,city,y\n");
+    for i in 0..120 {
+        let sex = ["M", "F"][i % 2];
+        let city = ["Oslo", "Bergen", "Tromso"][i % 3];
+        text.push_str(&format!(
+            "{},{sex},{city},{}\n",
+            18 + i % 60,
+            ["a", "b"][(i / 2) % 2]
+        ));
+    }
+    std::fs::write(&input, text).unwrap();
+    let schema = dir.path().join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"columns": {"y": {"type": "categorical", "categories": ["a", "b"]}}}"#,
+    )
+    .unwrap();
+    let (out, rec) = (dir.path().join("out.csv"), dir.path().join("r.json"));
+    let synth = |epsilon: &str| {
+        let o = run(&[
+            "synth",
+            "--input",
+            s(&input),
+            "--label",
+            "y",
+            "--schema",
+            s(&schema),
+            "--pool-floor",
+            "40",
+            "--epsilon",
+            epsilon,
+            "--delta",
+            "1e-5",
+            "--seed",
+            "4",
+            "--output",
+            s(&out),
+            "--receipt",
+            s(&rec),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+        let kinds: Vec<String> = r["column_types"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["kind"].as_str().unwrap().to_string())
+            .collect();
+        (String::from_utf8_lossy(&o.stderr).into_owned(), r, kinds)
+    };
+    let (err, r, kinds) = synth("5");
+    assert_eq!(kinds, ["numeric", "categorical", "categorical", "label"]);
+    let z = r["column_types"]["noise_multiplier"].as_f64().unwrap();
+    // 2.9 % of ε: α/(2z²ε) with α = 1 + 2 ln(1e5)/5.
+    let share = (1.0 + 2.0 * 1e5f64.ln() / 5.0) / (2.0 * z * z * 5.0);
+    assert!(share > 0.028 && share < 0.03, "{share}");
+    assert!(!err.contains("column types:"), "{err}");
+    let (err, r, kinds) = synth("1");
+    assert_eq!(kinds, ["numeric", "numeric", "numeric", "label"]);
+    let w = r["warnings"][0].as_str().unwrap();
+    assert!(w.starts_with("column types: 120 rows are too few"), "{w}");
+    assert!(err.contains(&format!("privmix: warning: {w}")), "{err}");
+}

@@ -139,6 +139,13 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
     for i in 1..=3 {
         let o = contribute(&f, i, &[]);
         assert_eq!(unprotected(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
+        // A party of 50 rows is too small for its type decision to tell a text column at
+        // ε = 5: it is told so (its file carries the warning to the aggregate receipt).
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("privmix: warning: column types: 50 rows are too few"),
+            "{err}"
+        );
         let j = ok(&o);
         assert_eq!(j["rows"], 60);
         assert!(j["tau_e"].as_f64().unwrap() > 0.0);

@@ -40,6 +40,13 @@
 //!   public m_u only, so the decided types, indicators and everything computed from them are
 //!   covered by the same guarantee.
 //!
+//! * **Budget.** The caller picks z from public values ([`decision_z`]): its standard share
+//!   of ε, or, on a table whose record count n is too small for that share to tell an
+//!   all-text column (n below [`rows_to_tell_text`]), the larger share it needs, if at most
+//!   [`MAX_TYPES_SHARE`] suffices. A table too small even then keeps the standard share and
+//!   gets a warning in the report naming the columns decided numeric and the fix (a schema
+//!   type).
+//!
 //! No δ is spent here: there is no thresholding of a count that may be absent in a neighbour
 //! (every statistic exists for every dataset with this header).
 //!
@@ -64,6 +71,48 @@ pub const T_INDICATOR: f64 = 3.0;
 /// Per-table probability bound for a wrong decision on a column whose true statistic is ≤ 0
 /// (no text cells, or no missing cells).
 pub const FAMILY_RATE: f64 = 1e-3;
+
+/// The largest share of ε the decision takes on a small table ([`decision_z`]).
+pub const MAX_TYPES_SHARE: f64 = 0.1;
+/// How many noise standard deviations beyond the type margin an all-text column's statistic
+/// must lie for [`decision_z`] to call a table large enough to tell text from numbers.
+pub const DECIDABLE_SIGMAS: f64 = 3.0;
+
+/// The number of columns whose type the decision must make (no schema type, not the label).
+pub fn undecided_columns(table: &Table, schema: Option<&Schema>) -> usize {
+    roles(table, schema)
+        .iter()
+        .filter(|r| matches!(r, Role::Undecided))
+        .count()
+}
+
+/// The rows a table needs for the decision with noise std `sigma` over `m` undecided columns
+/// to tell an all-text column: its statistic a = n must clear the type margin by
+/// [`DECIDABLE_SIGMAS`] (then it is decided categorical with probability ≥ Φ(3) ≈ 0.9987).
+pub fn rows_to_tell_text(sigma: f64, m: usize) -> f64 {
+    (margin(T_TYPE, m) + DECIDABLE_SIGMAS) * sigma + DISCRETE_TAIL_MARGIN
+}
+
+/// The decision's noise multiplier for a table of `n` records with `m` undecided columns:
+/// `z_default` (the standard share of ε), lowered as far as the table needs to tell an
+/// all-text column ([`rows_to_tell_text`]) when that is possible at `z_floor` or above (the
+/// noise multiplier of [`MAX_TYPES_SHARE`]). A table too small even at `z_floor` keeps
+/// `z_default` (a larger share would buy nothing) and gets the decision's warning. A
+/// function of public values only: n (invariant under replacing a record), the header and
+/// schema (m), and the target (the two z's).
+pub fn decision_z(n: usize, m: usize, z_default: f64, z_floor: f64) -> f64 {
+    if m == 0 {
+        return z_default;
+    }
+    let delta = (5.0 * m as f64).sqrt();
+    let per_sigma = margin(T_TYPE, m) + DECIDABLE_SIGMAS;
+    let z_need = (n as f64 - DISCRETE_TAIL_MARGIN) / (per_sigma * delta);
+    if z_need >= z_floor && z_need < z_default {
+        z_need
+    } else {
+        z_default
+    }
+}
 
 /// The decision margin in noise standard deviations over `m` undecided columns: the smallest
 /// t ≥ `base` with m·Φ̄(t) ≤ [`FAMILY_RATE`] (to 1e-9, rounded up).
@@ -122,6 +171,10 @@ pub struct DecisionReport {
     pub noise_std: Option<f64>,
     /// Per-column decisions, in the table's column order.
     pub columns: Vec<ColumnDecision>,
+    /// Said when the table is too small for the decision to tell a text column (every
+    /// undecided column is then almost surely numeric).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl DecisionReport {
@@ -398,6 +451,9 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
         }
         cols.push(d);
     }
+    let warnings = too_small_warning(out.n_rows, sigma, undecided, &cols)
+        .into_iter()
+        .collect();
     Ok((
         out,
         DecisionReport {
@@ -406,7 +462,36 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
             l2_sensitivity: noise.as_ref().map(|_| sens),
             noise_std: noise.as_ref().map(|_| sigma),
             columns: cols,
+            warnings,
         },
+    ))
+}
+
+/// The warning when `n` records are too few for noise `sigma` over `m` undecided columns to
+/// tell a text column ([`rows_to_tell_text`]): the columns decided numeric under DP are
+/// named, with the fix. Public values only (n, σ, m) decide whether it is said.
+fn too_small_warning(n: usize, sigma: f64, m: usize, cols: &[ColumnDecision]) -> Option<String> {
+    let need = rows_to_tell_text(sigma, m);
+    // σ is z·Δ rounded up by the sampler (relative ~2⁻⁴⁸): a table sized exactly by
+    // [`decision_z`] is not warned about.
+    if m == 0 || n as f64 >= need * (1.0 - 1e-9) {
+        return None;
+    }
+    // Most non-number cells first (the released noisy counts): the likeliest text columns.
+    let mut numeric: Vec<&ColumnDecision> = cols
+        .iter()
+        .filter(|c| c.type_source == "dp" && c.kind == "numeric")
+        .collect();
+    numeric.sort_by(|a, b| {
+        let key = |c: &ColumnDecision| c.noisy_missing.unwrap_or(f64::NEG_INFINITY);
+        key(b).total_cmp(&key(a))
+    });
+    let numeric: Vec<&str> = numeric.iter().map(|c| c.name.as_str()).collect();
+    let first = numeric.first()?;
+    Some(format!(
+        "column types: {n} rows are too few for the DP type decision at this budget to tell a text column (its noise has standard deviation {sigma:.0} per count; telling one needs about {need:.0} rows), so {} treated as numeric ({}; most non-number cells first, by their noisy counts). If one of them holds categories, its output is meaningless: give its type in a schema (e.g. {{\"{first}\": {{\"type\": \"categorical\"}}}}), raise ε, or use more rows",
+        if numeric.len() == 1 { "this column is" } else { "these columns are" },
+        numeric.join(", ")
     ))
 }
 
@@ -463,6 +548,7 @@ pub fn decide_from_data<'a>(
             l2_sensitivity: None,
             noise_std: None,
             columns: cols,
+            warnings: Vec::new(),
         },
     )
 }
@@ -497,6 +583,91 @@ mod tests {
             s.push_str(&format!("{x},w{},{}\n", i % 3, i % 2));
         }
         s
+    }
+
+    /// The decision's z: the default share's on a table large enough for it, exactly what a
+    /// smaller table needs to tell an all-text column where the largest share can, and the
+    /// default share's again on a table too small for any (more budget would buy nothing).
+    #[test]
+    fn decision_z_raises_the_share_only_as_far_as_a_small_table_needs() {
+        let (z_default, z_floor) = (24.5, 10.95);
+        for m in [1usize, 3, 50] {
+            let delta = (5.0 * m as f64).sqrt();
+            let big = rows_to_tell_text(z_default * delta, m).ceil() as usize;
+            assert_eq!(decision_z(big, m, z_default, z_floor), z_default);
+            assert_eq!(decision_z(10 * big, m, z_default, z_floor), z_default);
+            let small = rows_to_tell_text(z_floor * delta, m).ceil() as usize;
+            let at_floor = decision_z(small, m, z_default, z_floor);
+            assert!(
+                at_floor >= z_floor && at_floor < z_floor * (1.0 + 1e-2),
+                "{at_floor}"
+            );
+            assert_eq!(decision_z(small - 2, m, z_default, z_floor), z_default);
+            assert_eq!(decision_z(1, m, z_default, z_floor), z_default);
+            // In between: the z at which the table has just the rows it needs.
+            let n = (big + small) / 2;
+            let z = decision_z(n, m, z_default, z_floor);
+            assert!(z > z_floor && z < z_default, "{m}: {z}");
+            let need = rows_to_tell_text(z * delta, m);
+            assert!(
+                (need - n as f64).abs() < 1e-6 * n as f64,
+                "{m}: {need} vs {n}"
+            );
+        }
+        assert_eq!(decision_z(10, 0, z_default, z_floor), z_default);
+    }
+
+    /// A 300-row table with a text column at z = 24.5 (ε = 1's default share) cannot tell it:
+    /// the statistic 300 sits about at the margin (4σ + 1 = 311), so it is decided numeric
+    /// about half the time (expected 112 of 200 seeded runs; the test asks for more than 80,
+    /// 4.5 standard deviations below). At the z [`decision_z`] gives for 300 rows it is
+    /// categorical in every one of the 200 runs (each errs with probability ≤ Φ̄(3) ≈ 0.00135:
+    /// all 200 pass with probability ≥ 0.76; these seeds are fixed). No warning at that z. A
+    /// 40-row table, too small even at the largest share, keeps the default z and gets a
+    /// warning naming the columns, the likeliest text column first, and the fix.
+    #[test]
+    fn a_small_table_gets_the_share_it_needs_to_tell_text_or_a_warning() {
+        let text = |n: usize| {
+            let mut s = String::from("x,c,y\n");
+            for i in 0..n {
+                s.push_str(&format!("{},{},{}\n", i % 7, ["u", "v", "w"][i % 3], i % 2));
+            }
+            read(&s)
+        };
+        let t = text(300);
+        let m = undecided_columns(&t, None);
+        assert_eq!(m, 2);
+        let z = decision_z(t.n_rows, m, 24.5, 10.95);
+        assert!(z < 24.5);
+        let kind = |z: f64, seed: u64| {
+            let (_, r) = decide_columns(&t, None, z, &mut ReleaseRng::seeded(seed)).unwrap();
+            (r.columns[1].kind, r.warnings.len())
+        };
+        let mut at_default = 0;
+        for seed in 0..200 {
+            assert_eq!(kind(z, seed), ("categorical", 0), "seed {seed}");
+            if kind(24.5, seed).0 == "numeric" {
+                at_default += 1;
+            }
+        }
+        assert!(at_default > 80, "{at_default}");
+        let tiny = text(40);
+        // Too small even at the largest share: the default share's z, and the warning.
+        let z = decision_z(tiny.n_rows, m, 24.5, 10.95);
+        assert_eq!(z, 24.5);
+        let (_, r) = decide_columns(&tiny, None, z, &mut ReleaseRng::seeded(1)).unwrap();
+        assert_eq!(r.columns[1].kind, "numeric");
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        let w = &r.warnings[0];
+        assert!(w.contains("40 rows are too few"), "{w}");
+        // Both columns, the one with more noisy non-number cells first, and it is the example.
+        let b = |j: usize| r.columns[j].noisy_missing.unwrap();
+        let (first, second) = if b(1) > b(0) { ("c", "x") } else { ("x", "c") };
+        assert!(w.contains(&format!("({first}, {second};")), "{w}");
+        assert!(
+            w.contains(&format!(r#"{{"{first}": {{"type": "categorical"}}}}"#)),
+            "{w}"
+        );
     }
 
     #[test]

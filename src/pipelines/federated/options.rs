@@ -47,9 +47,9 @@ pub struct FedOptions {
     /// (default): the aggregator is one of the parties; 0: a seedless aggregator (an
     /// assumption the product cannot enforce, stated in the receipt); up to S − 1.
     pub aggregator_seeds: usize,
-    /// How the columns the schema leaves untyped get their type: under DP (default, a share
-    /// [`TYPES_SHARE`](crate::pipelines::synth::TYPES_SHARE) of ε at each party) or from the
-    /// data (NOT protected; declared).
+    /// How the columns the schema leaves untyped get their type: under DP (default, at each
+    /// party, with the share of ε `synth` gives the decision) or from the data (NOT protected;
+    /// declared).
     pub column_types: ColumnTypes,
 }
 

@@ -14,8 +14,8 @@
 //! with the same number of records.
 //!
 //! Before that, [`prepare`] gives every column the schema leaves untyped its type: under DP
-//! by default ([`crate::data::decide::decide_columns`], the mechanism synthesis uses, at a
-//! share [`TYPES_SHARE`] of ε), so that one unparsable cell cannot turn a numeric column
+//! by default ([`crate::data::decide::decide_columns`], the mechanism synthesis uses, at the
+//! same share of ε), so that one unparsable cell cannot turn a numeric column
 //! categorical in the output. Its cost is composed into the party's accounting with the
 //! normalization's (see [`super::space::normalize`]).
 
@@ -25,7 +25,7 @@ use super::options::FedOptions;
 use crate::data::decide::{decide_columns, decide_from_data, DecisionReport};
 use crate::data::{Column, Schema, Table, MISSING_LEVEL};
 use crate::error::Result;
-use crate::pipelines::synth::{shape_z_at, ColumnTypes, TYPES_SHARE};
+use crate::pipelines::synth::{types_z_at, ColumnTypes};
 use crate::preprocess::missing::encode_missing;
 use crate::rng::ReleaseRng;
 
@@ -53,7 +53,8 @@ impl Records {
 }
 
 /// Decides the types of the columns `schema` leaves untyped (`opts.column_types`: under DP
-/// with noise multiplier [`shape_z_at`]`(ε, δ, TYPES_SHARE)`, or from the data) on `table`
+/// with the noise multiplier `synth` uses, a share of ε sized for the table's record count, or
+/// from the data) on `table`
 /// read with [`crate::data::MissingPolicy::Keep`], then encodes its records
 /// ([`federated_records`]). The federated mechanism gives numeric columns no missing
 /// indicator (a missing cell takes the public fill), so the decision's indicator half is
@@ -66,7 +67,8 @@ pub(super) fn prepare<'a>(
 ) -> Result<Records> {
     let (decided, mut decisions) = match opts.column_types {
         ColumnTypes::Dp => {
-            let z = shape_z_at(opts.epsilon, opts.delta, TYPES_SHARE);
+            let table = table.into();
+            let z = types_z_at(opts.epsilon, opts.delta, &table, schema);
             decide_columns(table, schema, z, rng)?
         }
         ColumnTypes::Data => decide_from_data(table, schema),

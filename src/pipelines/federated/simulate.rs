@@ -330,7 +330,9 @@ pub fn simulate<'a>(
         opts.delta,
         &parties,
     )?;
-    let (warnings, guarantee) = notes(opts, &norm, rng.seed().is_some(), records.types_from_data());
+    let (mut warnings, guarantee) =
+        notes(opts, &norm, rng.seed().is_some(), records.types_from_data());
+    warnings.splice(0..0, records.decisions.warnings.iter().cloned());
     Ok(FedReceipt {
         epsilon,
         delta: opts.delta,

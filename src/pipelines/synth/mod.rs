@@ -17,7 +17,10 @@ use crate::accountant::pld::mechanisms::Adjacency as PldAdjacency;
 use crate::accountant::{
     check_delta, check_epsilon, default_orders, AccountantKind, Preset, RdpCurve,
 };
-use crate::data::decide::{decide_columns, decide_from_data, decision_sensitivity, DecisionReport};
+use crate::data::decide::{
+    decide_columns, decide_from_data, decision_sensitivity, decision_z, undecided_columns,
+    DecisionReport, MAX_TYPES_SHARE,
+};
 use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
 use crate::enums::named_enum;
@@ -125,7 +128,9 @@ named_enum! {
     }
 }
 
-/// Share of ε spent on the column-type and missing-indicator decisions (when any is needed).
+/// Share of ε spent on the column-type and missing-indicator decisions (when any is needed);
+/// a table too small for it to tell a text column gets the larger share it needs, up to
+/// [`MAX_TYPES_SHARE`] ([`crate::data::decide::decision_z`]).
 pub const TYPES_SHARE: f64 = 0.02;
 /// Share of ε spent on the noisy class counts (standard adjacency).
 pub const COUNTS_SHARE: f64 = 0.05;
@@ -669,7 +674,7 @@ pub fn data_path_budget(
     let c = choose_share(table, schema, opts, opts.delta - delta_lab, want)?;
     let types_z = (opts.column_types == ColumnTypes::Dp
         && decision_sensitivity(table, schema) > 0.0)
-        .then(|| shape_z(opts, TYPES_SHARE));
+        .then(|| types_z(opts, table, schema));
     let epsilon_categories = if c.dp && c.delta_cat > 0.0 {
         crate::preprocess::dp_counts::threshold_epsilon(c.delta_cat)
     } else {
@@ -1721,9 +1726,31 @@ fn shape_z(opts: &SynthOptions, share: f64) -> f64 {
     }
 }
 
-/// [`shape_z`] at a target (`epsilon`, `delta`): the federated parties size their column-type
-/// decision with it.
-pub(crate) fn shape_z_at(epsilon: f64, delta: f64, share: f64) -> f64 {
+/// The column-type decision's noise multiplier for `table` (as read): [`types_z_at`] at the
+/// target ε, else [`DEFAULT_SHAPE_Z`].
+fn types_z(opts: &SynthOptions, table: &Table, schema: Option<&Schema>) -> f64 {
+    match opts.epsilon {
+        Some(e) => types_z_at(e, opts.delta, table, schema),
+        None => DEFAULT_SHAPE_Z,
+    }
+}
+
+/// The column-type decision's noise multiplier at a target (`epsilon`, `delta`) for `table`
+/// (as read): a share [`TYPES_SHARE`] of ε, raised (up to [`MAX_TYPES_SHARE`]) where the
+/// table's record count (public) is too small for that share to tell a text column and the
+/// larger share suffices ([`decision_z`]). The federated parties size their decision with it
+/// too.
+pub(crate) fn types_z_at(epsilon: f64, delta: f64, table: &Table, schema: Option<&Schema>) -> f64 {
+    decision_z(
+        table.n_rows,
+        undecided_columns(table, schema),
+        shape_z_at(epsilon, delta, TYPES_SHARE),
+        shape_z_at(epsilon, delta, MAX_TYPES_SHARE),
+    )
+}
+
+/// [`shape_z`] at a target (`epsilon`, `delta`).
+fn shape_z_at(epsilon: f64, delta: f64, share: f64) -> f64 {
     let alpha = 1.0 + 2.0 * (1.0 / delta).ln() / epsilon;
     (alpha / (2.0 * share * epsilon)).sqrt().max(0.5)
 }
@@ -1739,7 +1766,7 @@ fn decide_types(
     let (decided, decisions) = match opts.column_types {
         ColumnTypes::Dp => {
             let z = if decision_sensitivity(&table, schema) > 0.0 {
-                shape_z(opts, TYPES_SHARE)
+                types_z(opts, &table, schema)
             } else {
                 1.0
             };

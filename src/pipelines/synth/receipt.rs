@@ -209,10 +209,11 @@ fn components(p: &ReceiptParts<'_>) -> Vec<RdpComponent> {
     components
 }
 
-/// The receipt's warnings: the normalization's, the mechanism plan's, the adjacency's, the
-/// class counts' and the seed's.
+/// The receipt's warnings: the column-type decision's, the normalization's, the mechanism
+/// plan's, the adjacency's, the class counts' and the seed's.
 fn warnings(p: &ReceiptParts<'_>, rng: &ReleaseRng) -> Vec<String> {
-    let mut warnings = p.norm_report.warnings.clone();
+    let mut warnings = p.decisions.warnings.clone();
+    warnings.extend(p.norm_report.warnings.iter().cloned());
     if p.opts.normalize == NormalizeMode::Data {
         warnings.push(p.norm_report.statement.clone());
     }
