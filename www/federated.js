@@ -54,6 +54,11 @@ async function contribute() {
     state.updatedKey = r.secretKey;
     state.secretKey = r.secretKey;
     state.party = c.party;
+    // This party's own warnings (its column-type decision's and its normalization's); the
+    // file carries them to the aggregate receipt.
+    const made = JSON.parse(r.contribution);
+    const own = [...(made.column_types?.warnings ?? []), ...(made.normalization?.warnings ?? [])];
+    $("summary").textContent = own.map((w) => `warning: ${w}`).join("\n");
     $("download-contribution").disabled = false;
     $("download-updated-key").disabled = false;
     setStatus("done", `Contribution of party ${state.party} ready: download it and send it to the aggregator. Save the updated private key (it records this run, so the key is never reused for it).`);
