@@ -2,7 +2,7 @@
 //! per bad input (non-zero exit, a message naming the value, and no output left behind).
 
 mod common;
-use common::{json, run, s, shared};
+use common::{iris_at_5, json, run, s, shared};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -495,20 +495,7 @@ fn unprotected_items_are_said_on_stderr() {
     // `command` on Iris at ε = 5, writing `out` and `rec`, with `extra` flags.
     let iris_run = |command: &[&str], extra: &[&str]| {
         let mut a = command.to_vec();
-        a.extend_from_slice(&[
-            "--input",
-            s(&iris),
-            "--label",
-            "species",
-            "--epsilon",
-            "5",
-            "--delta",
-            "1e-5",
-            "--output",
-            s(&out),
-            "--receipt",
-            s(&rec),
-        ]);
+        a.extend_from_slice(&iris_at_5(&iris, &out, &rec));
         a.extend_from_slice(extra);
         run(&a)
     };

@@ -3,7 +3,7 @@
 //! of a missing party.
 
 mod common;
-use common::{fails, json as ok, run, s, shared};
+use common::{fails, iris_at_5, json as ok, run, s, shared};
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -363,22 +363,8 @@ fn bad_simulations_are_named() {
             "invalid value 'weird' for '--partition",
         ),
     ] {
-        let mut a = vec![
-            "federated",
-            "simulate",
-            "--input",
-            s(&iris),
-            "--label",
-            "species",
-            "--epsilon",
-            "5",
-            "--delta",
-            "1e-5",
-            "--output",
-            s(&o),
-            "--receipt",
-            s(&r),
-        ];
+        let mut a = vec!["federated", "simulate"];
+        a.extend(iris_at_5(&iris, &o, &r));
         a.extend(args);
         fails(&run(&a), &[needle]);
         assert!(!o.exists() && !r.exists());

@@ -444,14 +444,13 @@ fn run_fed_contribute(a: FedContributeArgs) -> Result<()> {
     }
     // This party's own warnings (its column-type decision's and its normalization's), which
     // its file carries to the aggregator.
-    for w in [&c.column_types["warnings"], &c.normalization["warnings"]]
-        .into_iter()
-        .filter_map(|w| w.as_array())
-        .flatten()
-        .filter_map(|w| w.as_str())
-    {
-        eprintln!("privmix: warning: {w}");
-    }
+    super::print_warnings(
+        [&c.column_types["warnings"], &c.normalization["warnings"]]
+            .into_iter()
+            .filter_map(|w| w.as_array())
+            .flatten()
+            .filter_map(|w| w.as_str()),
+    );
     if a.params.common.json {
         print_json(&json!({
             "party": c.party, "context": c.context, "rows": c.rows, "coordinates": c.coordinates.len(),

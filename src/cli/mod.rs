@@ -132,13 +132,18 @@ impl Common {
 /// release, …; the seed note is printed at the start) and every unprotected item
 /// ([`print_unprotected`]).
 pub(crate) fn print_receipt_notes(warnings: &[String], g: &privmix::receipt::Guarantee) {
+    print_warnings(warnings.iter().map(String::as_str));
+    print_unprotected(g);
+}
+
+/// Says each warning on stderr (the seed note is left out: it is printed at the start).
+pub(crate) fn print_warnings<'a>(warnings: impl IntoIterator<Item = &'a str>) {
     for w in warnings
-        .iter()
+        .into_iter()
         .filter(|w| !w.starts_with("seeded, not for release"))
     {
         eprintln!("privmix: warning: {w}");
     }
-    print_unprotected(g);
 }
 
 /// Says on stderr, in every output mode, each data-dependent number the receipt declares

@@ -52,6 +52,25 @@ pub fn shared(rel: &str) -> PathBuf {
     p
 }
 
+/// The arguments an Iris run at ε = 5, δ = 1e-5 shares: the input and its label, the target,
+/// and where the output and the receipt go.
+pub fn iris_at_5<'a>(iris: &'a Path, out: &'a Path, rec: &'a Path) -> [&'a str; 12] {
+    [
+        "--input",
+        s(iris),
+        "--label",
+        "species",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--output",
+        s(out),
+        "--receipt",
+        s(rec),
+    ]
+}
+
 /// A path as a command-line argument.
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()

@@ -172,8 +172,8 @@ fn notes(
     (warnings, guarantee)
 }
 
-/// Checks the options, the classes and the simulation; returns the class labels, each
-/// party's rows per class, and T.
+/// Checks the classes and the partition of `table` (the options were checked before it was
+/// read: [`check_parameters`]); returns the class labels, each party's rows per class, and T.
 fn checked_parts(
     table: &Table,
     opts: &FedOptions,
@@ -181,9 +181,6 @@ fn checked_parts(
     rng: &mut ReleaseRng,
 ) -> Result<(Vec<String>, PartyRows, usize)> {
     let Simulation { clients, partition } = sim;
-    check_options(opts)?;
-    check_clients(clients)?;
-    check_known(opts.aggregator_seeds, clients)?;
     let (class_labels, classes) = classes_of(table)?;
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
     cda::check_pools(&sizes, &class_labels, opts.mix)?;
@@ -191,6 +188,14 @@ fn checked_parts(
     let parts = partition_rows(&classes, clients, partition, rng);
     check_parts(&parts, &class_labels, opts.mix)?;
     Ok((class_labels, parts, t))
+}
+
+/// The checks that need no data: the options and the number of parties, before the column
+/// types are decided on the table.
+fn check_parameters(opts: &FedOptions, clients: usize) -> Result<()> {
+    check_options(opts)?;
+    check_clients(clients)?;
+    check_known(opts.aggregator_seeds, clients)
 }
 
 /// The simulation's noise: the clip, the sensitivity, the smallest pool over all parties,
@@ -283,7 +288,7 @@ pub fn simulate<'a>(
     mut row: impl FnMut(&[String]) -> Result<()>,
 ) -> Result<FedReceipt> {
     let clients = sim.clients;
-    check_options(opts)?;
+    check_parameters(opts, clients)?;
     let records = prepare(table, schema, opts, rng)?;
     let table = &records.table;
     let (class_labels, parts, t) = checked_parts(table, opts, sim, rng)?;
