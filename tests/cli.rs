@@ -525,6 +525,18 @@ fn unprotected_items_are_said_on_stderr() {
         lines.len() == 1 && lines[0].starts_with("column types"),
         "{lines:?}"
     );
+    // A schema that types every feature column leaves the data nothing to decide: with the
+    // types "from the data" nothing is declared, in synth and federated alike.
+    let schema = write(
+        dir.path(),
+        "schema.json",
+        r#"{"columns": {"sepal_length": {"type": "numeric"}, "sepal_width": {"type": "numeric"}, "petal_length": {"type": "numeric"}, "petal_width": {"type": "numeric"}}}"#,
+    );
+    let typed = ["--column-types", "data", "--schema", s(&schema)];
+    assert!(said(&synth(&typed)).is_empty());
+    assert!(declared().is_empty());
+    assert!(said(&fed(&typed)).is_empty());
+    assert!(declared().is_empty());
 }
 
 /// A small table with text columns and no schema types: at ε = 5 the type decision gets the

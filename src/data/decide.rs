@@ -540,10 +540,12 @@ pub fn decide_from_data<'a>(
         }
         cols.push(d);
     }
+    // Protected when the schema typed every column: nothing was then taken from the data.
+    let protected = cols.iter().all(|c| c.type_source != "data");
     (
         out,
         DecisionReport {
-            protected: false,
+            protected,
             noise_multiplier: None,
             l2_sensitivity: None,
             noise_std: None,
@@ -729,6 +731,15 @@ mod tests {
         let (_, rep) = decide_from_data(read(&tall(400, Some("oops"))), None);
         assert_eq!(rep.columns[0].kind, "categorical");
         assert!(!rep.protected);
+        // A schema that types every column leaves the data nothing to decide: protected,
+        // as the federated path already judged per column.
+        let schema: Schema = serde_json::from_str(
+            r#"{"columns": {"x": {"type": "numeric"}, "c": {"type": "categorical"}}}"#,
+        )
+        .unwrap();
+        let (_, rep) = decide_from_data(read(&tall(400, Some("oops"))), Some(&schema));
+        assert!(rep.protected, "{rep:?}");
+        assert!(rep.columns.iter().all(|c| c.type_source == "schema"));
     }
 
     /// The released decision statistics are multiples of the count grid 2^-k (exact discrete
