@@ -279,6 +279,8 @@ export interface FederatedOptions extends CallOptions {
   /** How columns the schema does not type get their type: `dp` (default: decided under DP at
    *  each party, charged in the receipt) or `data` (inferred from the data, NOT protected). */
   columnTypes?: "dp" | "data";
+  /** RDP orders (default 2..256), as the CLI's --orders. */
+  orders?: number[];
   seed?: number;
 }
 export interface FederatedResult { csv: string; receipt: Record<string, unknown>; }

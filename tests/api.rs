@@ -183,10 +183,33 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
 fn federated_aggregator_seeds_default_and_identity() {
     let r: api::FedRequest =
         serde_json::from_str(r#"{"label":"y","epsilon":4,"aggregatorSeeds":2}"#).unwrap();
-    assert_eq!(r.options().unwrap().0.aggregator_seeds, 2);
+    assert_eq!(
+        api::FedParams::try_from(&r)
+            .unwrap()
+            .options
+            .aggregator_seeds,
+        2
+    );
     let r: api::FedRequest = serde_json::from_str(r#"{"label":"y","epsilon":4}"#).unwrap();
     // Default t = 1: any one party may aggregate.
-    assert_eq!(r.options().unwrap().0.aggregator_seeds, 1);
+    assert_eq!(
+        api::FedParams::try_from(&r)
+            .unwrap()
+            .options
+            .aggregator_seeds,
+        1
+    );
+    // The RDP orders are an option of the request (the CLI's --orders), checked there.
+    let r: api::FedRequest =
+        serde_json::from_str(r#"{"label":"y","epsilon":4,"orders":[2,3,8]}"#).unwrap();
+    assert_eq!(
+        api::FedParams::try_from(&r).unwrap().options.orders,
+        vec![2, 3, 8]
+    );
+    let r: api::FedRequest =
+        serde_json::from_str(r#"{"label":"y","epsilon":4,"orders":[1]}"#).unwrap();
+    let e = api::FedParams::try_from(&r).unwrap_err();
+    assert_eq!(param_of(&e).as_deref(), Some("orders"), "{e}");
     // t = S is refused, naming the parameter (CLI: --aggregator-seeds, JS: aggregatorSeeds).
     let mut csv = String::from("a,b,y\n");
     for i in 0..60 {

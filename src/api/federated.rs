@@ -2,10 +2,14 @@
 //! `federatedAggregate` in JS; `privmix federated simulate|keygen|contribute|aggregate` in
 //! the CLI.
 
-use super::{csv_sink, csv_string, csv_write_err, preset_of, rng_for, schema_of, DEFAULT_DELTA};
+use super::{
+    check_seed, csv_sink, csv_string, csv_write_err, orders_of, preset_of, rng_for_seed, schema_of,
+    DEFAULT_DELTA,
+};
 use crate::accountant::{check_delta, check_epsilon};
 use crate::data::{read_csv_bytes, CsvOptions, MissingPolicy, Schema, Table};
 use crate::error::{Error, Result};
+use crate::mechanisms::federated::check_clients;
 use crate::pipelines::federated::{FedOptions, FedReceipt, Partition, Simulation};
 use crate::rng::ReleaseRng;
 use serde::Deserialize;
@@ -65,84 +69,127 @@ pub struct FedRequest {
     /// DP at each party) or `data` (inferred from the data, NOT protected).
     #[serde(default)]
     pub column_types: Option<String>,
+    /// RDP orders (default 2..=256).
+    #[serde(default)]
+    pub orders: Option<Vec<u32>>,
     /// Fixed seed (tests only).
     #[serde(default)]
     pub seed: Option<f64>,
 }
 
-impl FedRequest {
-    pub fn options(&self) -> Result<(FedOptions, Option<Schema>)> {
+/// Checked federated parameters, built once from a [`FedRequest`] by `TryFrom`: every
+/// default and every check that needs no data, for the CLI and the bindings alike.
+#[derive(Debug, Clone)]
+pub struct FedParams {
+    /// Label column.
+    pub label: String,
+    /// The core options.
+    pub options: FedOptions,
+    /// The schema, if any.
+    pub schema: Option<Schema>,
+    /// Simulation: the number of parties S (None: not given; a simulation needs it).
+    pub clients: Option<usize>,
+    /// Simulation: how the rows are split (default iid).
+    pub partition: Partition,
+    /// Fixed seed (tests only).
+    pub seed: Option<u64>,
+}
+
+impl TryFrom<&FedRequest> for FedParams {
+    type Error = Error;
+
+    fn try_from(r: &FedRequest) -> Result<Self> {
         let d = FedOptions::default();
-        let opts = FedOptions {
-            variant: match &self.variant {
+        let options = FedOptions {
+            variant: match &r.variant {
                 Some(v) => v.parse()?,
                 None => d.variant,
             },
-            epsilon: self.epsilon,
-            delta: self.delta.unwrap_or(DEFAULT_DELTA),
-            mix: self.mix.unwrap_or(d.mix),
-            clip: self.clip,
-            samples: self.samples,
-            normalize: match &self.normalize {
+            epsilon: r.epsilon,
+            delta: r.delta.unwrap_or(DEFAULT_DELTA),
+            mix: r.mix.unwrap_or(d.mix),
+            clip: r.clip,
+            samples: r.samples,
+            normalize: match &r.normalize {
                 Some(s) => s.parse()?,
                 None => d.normalize,
             },
-            normalize_share: self.normalize_share.unwrap_or(d.normalize_share),
-            preset: preset_of(&self.preset)?,
-            orders: d.orders,
-            pool: self.pool,
-            session: self.session.clone(),
-            aggregator_seeds: self.aggregator_seeds.unwrap_or(d.aggregator_seeds),
-            column_types: match &self.column_types {
+            normalize_share: r.normalize_share.unwrap_or(d.normalize_share),
+            preset: preset_of(&r.preset)?,
+            orders: orders_of(&r.orders)?,
+            pool: r.pool,
+            session: r.session.clone(),
+            aggregator_seeds: r.aggregator_seeds.unwrap_or(d.aggregator_seeds),
+            column_types: match &r.column_types {
                 Some(s) => s.parse()?,
                 None => d.column_types,
             },
         };
-        check_delta(opts.delta)?;
-        check_epsilon(opts.epsilon)?;
-        Ok((opts, schema_of(&self.schema)?))
-    }
-
-    /// The party's table as read: the run decides the column types the schema leaves open and
-    /// encodes the records ([`crate::pipelines::federated::federated_records`]).
-    pub fn table(&self, csv: &[u8], schema: &Option<Schema>) -> Result<Table> {
-        read_csv_bytes(csv, &fed_csv_options(&self.label, schema))
+        check_delta(options.delta)?;
+        check_epsilon(options.epsilon)?;
+        if let Some(s) = r.clients {
+            check_clients(s)?;
+        }
+        Ok(FedParams {
+            label: r.label.clone(),
+            options,
+            schema: schema_of(&r.schema)?,
+            clients: r.clients,
+            partition: match &r.partition {
+                Some(p) => p.parse()?,
+                None => Partition::Iid,
+            },
+            seed: check_seed(r.seed)?,
+        })
     }
 }
 
-/// How a federated input is read: every record kept (the run decides the column types, then
-/// encodes the missing cells with [`crate::pipelines::federated::federated_records`]).
-pub fn fed_csv_options(label: &str, schema: &Option<Schema>) -> CsvOptions {
-    CsvOptions {
-        label: Some(label.to_string()),
-        schema: schema.clone(),
-        missing: MissingPolicy::Keep,
-        ..CsvOptions::default()
+impl FedParams {
+    /// How a party's input is read: every record kept (the run decides the column types the
+    /// schema leaves open, then encodes the missing cells with
+    /// [`crate::pipelines::federated::federated_records`]).
+    pub fn csv_options(&self) -> CsvOptions {
+        CsvOptions {
+            label: Some(self.label.clone()),
+            schema: self.schema.clone(),
+            missing: MissingPolicy::Keep,
+            ..CsvOptions::default()
+        }
+    }
+
+    /// The simulation these parameters describe (S is required).
+    pub fn simulation(&self) -> Result<Simulation> {
+        let clients = self.clients.ok_or_else(|| {
+            Error::param(
+                "clients",
+                "(none)",
+                "give the number of simulated parties, e.g. clients: 10",
+            )
+        })?;
+        Ok(Simulation {
+            clients,
+            partition: self.partition,
+        })
+    }
+
+    /// The party's table as read from CSV bytes.
+    fn table(&self, csv: &[u8]) -> Result<Table> {
+        read_csv_bytes(csv, &self.csv_options())
     }
 }
 
 /// `federatedSimulate`: S parties in one process; `{csv, receipt}` with both views.
 pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedReceipt)> {
-    let (opts, schema) = r.options()?;
-    let clients = r.clients.ok_or_else(|| {
-        Error::param(
-            "clients",
-            "(none)",
-            "give the number of simulated parties, e.g. clients: 10",
-        )
-    })?;
-    let partition: Partition = match &r.partition {
-        Some(p) => p.parse()?,
-        None => Partition::Iid,
-    };
-    let table = r.table(csv, &schema)?;
-    let mut rng = rng_for(r.seed)?;
+    let p = FedParams::try_from(r)?;
+    let simulation = p.simulation()?;
+    let table = p.table(csv)?;
+    let mut rng = rng_for_seed(p.seed)?;
     let w = csv_sink();
     let receipt = crate::pipelines::federated::simulate(
         table,
-        schema.as_ref(),
-        &opts,
-        Simulation { clients, partition },
+        p.schema.as_ref(),
+        &p.options,
+        simulation,
         &mut rng,
         |h| w.borrow_mut().write_record(h).map_err(csv_write_err),
         |row| w.borrow_mut().write_record(row).map_err(csv_write_err),
@@ -182,15 +229,15 @@ pub fn federated_contribute(
                 .map_err(|e| Error::Data(format!("public key {}: {e}", i + 1)))
         })
         .collect::<Result<Vec<_>>>()?;
-    let (opts, schema) = r.options()?;
-    let table = r.table(csv, &schema)?;
-    let mut rng = rng_for(r.seed)?;
+    let p = FedParams::try_from(r)?;
+    let table = p.table(csv)?;
+    let mut rng = rng_for_seed(p.seed)?;
     let c = crate::pipelines::federated::contribute(
         table,
-        schema.as_ref(),
+        p.schema.as_ref(),
         &key,
         &peers,
-        &opts,
+        &p.options,
         &mut rng,
     )?;
     key.used_contexts.push(c.context.clone());

@@ -35,8 +35,8 @@ pub use dataset::{
     UtilityReport,
 };
 pub use federated::{
-    fed_csv_options, federated_aggregate, federated_contribute, federated_keygen,
-    federated_simulate, FedRequest,
+    federated_aggregate, federated_contribute, federated_keygen, federated_simulate, FedParams,
+    FedRequest,
 };
 pub use gmm::{
     gmm_csv_options, gmm_data_exact, gmm_release, gmm_sample, gmm_samples_csv, GmmParams,

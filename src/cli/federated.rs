@@ -2,13 +2,11 @@
 
 use super::{name_of, print_json, read_text, rng_for, same_file, Common, NormalizeArg, Staged};
 use clap::{Args, Subcommand, ValueEnum};
-use privmix::api::fed_csv_options;
-use privmix::data::{read_csv_path, CsvOut, Schema};
+use privmix::api::{FedParams, FedRequest};
+use privmix::data::{read_csv_path, CsvOut, Table};
 use privmix::error::{Error, Result};
 use privmix::mechanisms::federated::pairwise::{PublicKeyFile, SecretKeyFile};
-use privmix::pipelines::federated::{
-    aggregate, contribute, simulate, Contribution, FedOptions, Partition, Simulation,
-};
+use privmix::pipelines::federated::{aggregate, contribute, simulate, Contribution};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,7 +43,7 @@ pub(crate) enum FedCommand {
 
 #[derive(Args)]
 #[command(allow_negative_numbers = true)]
-struct FedParams {
+struct FedFlags {
     /// cape (correlated noise that cancels in the average) or conventional.
     #[arg(long, value_enum, default_value = "cape")]
     variant: VariantArg,
@@ -104,7 +102,7 @@ pub(crate) struct FedSimulateArgs {
     #[arg(long, value_enum, default_value = "iid")]
     partition: PartitionArg,
     #[command(flatten)]
-    params: FedParams,
+    params: FedFlags,
     /// Output CSV.
     #[arg(long)]
     output: PathBuf,
@@ -149,7 +147,7 @@ pub(crate) struct FedContributeArgs {
     #[arg(long)]
     session: Option<String>,
     #[command(flatten)]
-    params: FedParams,
+    params: FedFlags,
     /// Contribution file to send to the aggregator.
     #[arg(long)]
     output: PathBuf,
@@ -171,37 +169,48 @@ pub(crate) struct FedAggregateArgs {
     json: bool,
 }
 
-/// Options, schema and table of a federated run.
-fn fed_inputs(p: &FedParams) -> Result<(FedOptions, Option<Schema>, privmix::data::Table)> {
-    let opts = FedOptions {
-        variant: name_of(&p.variant).parse()?,
-        epsilon: p.epsilon,
-        delta: p.delta,
-        mix: p.mix,
-        clip: p.clip,
-        samples: p.samples,
-        normalize: name_of(&p.normalize).parse()?,
-        normalize_share: p.normalize_share,
-        preset: name_of(&p.common.preset).parse()?,
-        orders: match p.common.orders()? {
-            Some(o) => o,
-            None => privmix::accountant::default_orders(),
-        },
-        pool: None,
-        session: None,
-        aggregator_seeds: p.aggregator_seeds,
-        column_types: name_of(&p.column_types).parse()?,
-    };
-    privmix::accountant::check_delta(opts.delta)?;
-    privmix::accountant::check_epsilon(opts.epsilon)?;
-    let schema = match &p.schema {
-        Some(path) => Some(Schema::from_json(&read_text(path)?)?),
-        None => None,
-    };
-    // As read: the run decides the column types, then encodes the records
-    // (`federated_records`).
-    let table = read_csv_path(&p.input, &fed_csv_options(&p.label, &schema))?;
-    Ok((opts, schema, table))
+impl FedFlags {
+    /// The request these flags make (the seed stays with the CLI, which says it is seeded).
+    fn request(&self) -> Result<FedRequest> {
+        Ok(FedRequest {
+            label: self.label.clone(),
+            variant: Some(name_of(&self.variant)),
+            epsilon: self.epsilon,
+            delta: Some(self.delta),
+            mix: Some(self.mix),
+            clip: self.clip,
+            samples: self.samples,
+            normalize: Some(name_of(&self.normalize)),
+            normalize_share: Some(self.normalize_share),
+            schema: None,
+            preset: self.common.preset(),
+            clients: None,
+            partition: None,
+            pool: None,
+            session: None,
+            aggregator_seeds: Some(self.aggregator_seeds),
+            column_types: Some(name_of(&self.column_types)),
+            orders: self.common.orders()?,
+            seed: None,
+        })
+    }
+}
+
+/// The checked parameters of a federated run (`request` adds the subcommand's own flags) and
+/// its table as read: the run decides the column types, then encodes the records
+/// (`federated_records`).
+fn fed_inputs(
+    flags: &FedFlags,
+    request: impl FnOnce(&mut FedRequest),
+) -> Result<(FedParams, Table)> {
+    let mut r = flags.request()?;
+    request(&mut r);
+    let mut params = FedParams::try_from(&r)?;
+    if let Some(path) = &flags.schema {
+        params.schema = Some(privmix::data::Schema::from_json(&read_text(path)?)?);
+    }
+    let table = read_csv_path(&flags.input, &params.csv_options())?;
+    Ok((params, table))
 }
 
 /// Says how many records had no label (public under the federated adjacency).
@@ -310,21 +319,20 @@ fn print_fed_summary(
 }
 
 fn run_fed_simulate(a: FedSimulateArgs) -> Result<()> {
-    let partition: Partition = name_of(&a.partition).parse()?;
-    privmix::mechanisms::federated::check_clients(a.clients)?;
     check_distinct(&a.params.input, &[&a.output, &a.receipt])?;
-    let (opts, schema, table) = fed_inputs(&a.params)?;
+    let (p, table) = fed_inputs(&a.params, |r| {
+        r.clients = Some(a.clients);
+        r.partition = Some(name_of(&a.partition));
+    })?;
+    let simulation = p.simulation()?;
     let mut rng = rng_for(a.params.seed)?;
     let receipt = write_csv_and_receipt(&a.output, &a.receipt, |put| {
         let put = std::cell::RefCell::new(put);
         simulate(
             table,
-            schema.as_ref(),
-            &opts,
-            Simulation {
-                clients: a.clients,
-                partition,
-            },
+            p.schema.as_ref(),
+            &p.options,
+            simulation,
             &mut rng,
             |names| (put.borrow_mut())(names),
             |cells| (put.borrow_mut())(cells),
@@ -406,11 +414,12 @@ fn run_fed_contribute(a: FedContributeArgs) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     check_distinct(&a.params.input, &[&a.output, &a.key])?;
-    let (mut opts, schema, table) = fed_inputs(&a.params)?;
-    opts.pool = a.pool;
-    opts.session = a.session.clone();
+    let (p, table) = fed_inputs(&a.params, |r| {
+        r.pool = a.pool;
+        r.session = a.session.clone();
+    })?;
     let mut rng = rng_for(a.params.seed)?;
-    let c = contribute(table, schema.as_ref(), &key, &peers, &opts, &mut rng)?;
+    let c = contribute(table, p.schema.as_ref(), &key, &peers, &p.options, &mut rng)?;
     say_unlabelled(c.accounting.rows_dropped);
     key.used_contexts.push(c.context.clone());
     let mut staged = Staged::new();
