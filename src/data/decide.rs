@@ -17,7 +17,10 @@
 //!   cell between the three classes (number / text / missing), so |Δa_j| ≤ 2 and |Δb_j| ≤ 1.
 //!   Adding or removing a record changes each by at most 1. The L2 sensitivity of the whole
 //!   vector is therefore at most `Δ = √(5·m_u)`, with `m_u` the number of undecided columns,
-//!   fixed by the header and the schema (public).
+//!   fixed by the header and the schema (public). A caller whose mechanism gives no column
+//!   an indicator (the federated one: a missing numeric cell takes the public fill) releases
+//!   the `a_j` alone ([`Release::TypesOnly`]): then `Δ = √(4·m_u) = 2√m_u`, and the same z
+//!   buys noise √(4/5) ≈ 0.89 times as large.
 //! * **Mechanism.** Each statistic gets independent discrete Gaussian noise N_ℤ(0, σ²) with
 //!   σ ≥ z·Δ, sampled exactly in integer arithmetic
 //!   ([`crate::preprocess::dp_counts::CountNoise`]): the statistics are integers and
@@ -78,6 +81,27 @@ pub const MAX_TYPES_SHARE: f64 = 0.1;
 /// must lie for [`decision_z`] to call a table large enough to tell text from numbers.
 pub const DECIDABLE_SIGMAS: f64 = 3.0;
 
+/// What the decision releases for each undecided column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// `a_j` and `b_j`: the type and, for a numeric column, whether it gets a missing
+    /// indicator (synthesis). Sensitivity √5 per column.
+    TypesAndIndicators,
+    /// `a_j` only: the type (a mechanism that gives no column an indicator). Sensitivity 2
+    /// per column.
+    TypesOnly,
+}
+
+impl Release {
+    /// The squared L2 sensitivity per undecided column.
+    fn per_column(self) -> f64 {
+        match self {
+            Release::TypesAndIndicators => 5.0,
+            Release::TypesOnly => 4.0,
+        }
+    }
+}
+
 /// The number of columns whose type the decision must make (no schema type, not the label).
 pub fn undecided_columns(table: &Table, schema: Option<&Schema>) -> usize {
     roles(table, schema)
@@ -100,11 +124,11 @@ pub fn rows_to_tell_text(sigma: f64, m: usize) -> f64 {
 /// `z_default` (a larger share would buy nothing) and gets the decision's warning. A
 /// function of public values only: n (invariant under replacing a record), the header and
 /// schema (m), and the target (the two z's).
-pub fn decision_z(n: usize, m: usize, z_default: f64, z_floor: f64) -> f64 {
+pub fn decision_z(n: usize, m: usize, release: Release, z_default: f64, z_floor: f64) -> f64 {
     if m == 0 {
         return z_default;
     }
-    let delta = (5.0 * m as f64).sqrt();
+    let delta = (release.per_column() * m as f64).sqrt();
     let per_sigma = margin(T_TYPE, m) + DECIDABLE_SIGMAS;
     let z_need = (n as f64 - DISCRETE_TAIL_MARGIN) / (per_sigma * delta);
     if z_need >= z_floor && z_need < z_default {
@@ -163,7 +187,8 @@ pub struct DecisionReport {
     /// Noise multiplier z of the Gaussian mechanism (None when nothing was decided under DP).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_multiplier: Option<f64>,
-    /// L2 sensitivity √(5·m_u).
+    /// L2 sensitivity: √(5·m_u), or 2√m_u when only the types are released
+    /// ([`Release::TypesOnly`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l2_sensitivity: Option<f64>,
     /// Noise standard deviation on each statistic (exact discrete Gaussian, ≥ z·Δ).
@@ -357,32 +382,27 @@ fn roles(table: &Table, schema: Option<&Schema>) -> Vec<Role> {
         .collect()
 }
 
-/// The L2 sensitivity of the decision statistics for this table's header and schema:
-/// √(5·m_u) (0 when nothing is decided).
-pub fn decision_sensitivity(table: &Table, schema: Option<&Schema>) -> f64 {
-    let s: usize = roles(table, schema)
-        .iter()
-        .map(|r| match r {
-            Role::Undecided => 5,
-            _ => 0,
-        })
-        .sum();
-    (s as f64).sqrt()
+/// The L2 sensitivity of the statistics `release` names for this table's header and schema:
+/// √(5·m_u) or 2√m_u (0 when nothing is decided).
+pub fn decision_sensitivity(table: &Table, schema: Option<&Schema>, release: Release) -> f64 {
+    (release.per_column() * undecided_columns(table, schema) as f64).sqrt()
 }
 
-/// Decides every column's type and missing indicator under DP with noise multiplier `z`
-/// (see the module docs), and returns the retyped table and the report. Call it on a table
-/// read with [`super::MissingPolicy::Keep`] (and, for undecided columns,
-/// [`super::TypeInference::Deferred`]; a column already read as numeric is handled too).
+/// Decides every column's type and (with [`Release::TypesAndIndicators`]) missing indicator
+/// under DP with noise multiplier `z` (see the module docs), and returns the retyped table and
+/// the report. Call it on a table read with [`super::MissingPolicy::Keep`] (and, for
+/// undecided columns, [`super::TypeInference::Deferred`]; a column already read as numeric is
+/// handled too).
 pub fn decide_columns<'a, R: Rng + ?Sized>(
     table: impl Into<Cow<'a, Table>>,
     schema: Option<&Schema>,
+    release: Release,
     z: f64,
     rng: &mut R,
 ) -> Result<(Table, DecisionReport)> {
     let table: Cow<'a, Table> = table.into();
     let roles = roles(&table, schema);
-    let sens = decision_sensitivity(&table, schema);
+    let sens = decision_sensitivity(&table, schema, release);
     let noise = if sens > 0.0 {
         if !(z.is_finite() && z > 0.0) {
             return Err(Error::Data(format!(
@@ -437,12 +457,17 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
                 let numeric = a <= t_type * sigma + DISCRETE_TAIL_MARGIN;
                 // Drawn for every column that needs it, whatever the type decision, so the
                 // mechanism is the one analysed (its output is simply unused otherwise).
-                let b = g.add((c.missing + c.text) as f64, rng);
+                let b = match release {
+                    Release::TypesAndIndicators => Some(g.add((c.missing + c.text) as f64, rng)),
+                    Release::TypesOnly => None,
+                };
                 if numeric {
                     d.kind = "numeric";
-                    d.noisy_missing = Some(b);
-                    d.indicator_source = "dp";
-                    d.missing_indicator = b > t_ind * sigma + DISCRETE_TAIL_MARGIN;
+                    if let Some(b) = b {
+                        d.noisy_missing = Some(b);
+                        d.indicator_source = "dp";
+                        d.missing_indicator = b > t_ind * sigma + DISCRETE_TAIL_MARGIN;
+                    }
                     convert(&mut out, j, to_numeric);
                 } else {
                     convert(&mut out, j, to_categorical);
@@ -477,13 +502,18 @@ fn too_small_warning(n: usize, sigma: f64, m: usize, cols: &[ColumnDecision]) ->
     if m == 0 || n as f64 >= need * (1.0 - 1e-9) {
         return None;
     }
-    // Most non-number cells first (the released noisy counts): the likeliest text columns.
+    // Most non-number cells first (the released noisy counts, or without them the noisy
+    // text-minus-number counts): the likeliest text columns.
     let mut numeric: Vec<&ColumnDecision> = cols
         .iter()
         .filter(|c| c.type_source == "dp" && c.kind == "numeric")
         .collect();
     numeric.sort_by(|a, b| {
-        let key = |c: &ColumnDecision| c.noisy_missing.unwrap_or(f64::NEG_INFINITY);
+        let key = |c: &ColumnDecision| {
+            c.noisy_missing
+                .or(c.noisy_text_minus_numeric)
+                .unwrap_or(f64::NEG_INFINITY)
+        };
         key(b).total_cmp(&key(a))
     });
     let numeric: Vec<&str> = numeric.iter().map(|c| c.name.as_str()).collect();
@@ -596,19 +626,37 @@ mod tests {
         for m in [1usize, 3, 50] {
             let delta = (5.0 * m as f64).sqrt();
             let big = rows_to_tell_text(z_default * delta, m).ceil() as usize;
-            assert_eq!(decision_z(big, m, z_default, z_floor), z_default);
-            assert_eq!(decision_z(10 * big, m, z_default, z_floor), z_default);
+            assert_eq!(
+                decision_z(big, m, Release::TypesAndIndicators, z_default, z_floor),
+                z_default
+            );
+            assert_eq!(
+                decision_z(10 * big, m, Release::TypesAndIndicators, z_default, z_floor),
+                z_default
+            );
             let small = rows_to_tell_text(z_floor * delta, m).ceil() as usize;
-            let at_floor = decision_z(small, m, z_default, z_floor);
+            let at_floor = decision_z(small, m, Release::TypesAndIndicators, z_default, z_floor);
             assert!(
                 at_floor >= z_floor && at_floor < z_floor * (1.0 + 1e-2),
                 "{at_floor}"
             );
-            assert_eq!(decision_z(small - 2, m, z_default, z_floor), z_default);
-            assert_eq!(decision_z(1, m, z_default, z_floor), z_default);
+            assert_eq!(
+                decision_z(
+                    small - 2,
+                    m,
+                    Release::TypesAndIndicators,
+                    z_default,
+                    z_floor
+                ),
+                z_default
+            );
+            assert_eq!(
+                decision_z(1, m, Release::TypesAndIndicators, z_default, z_floor),
+                z_default
+            );
             // In between: the z at which the table has just the rows it needs.
             let n = (big + small) / 2;
-            let z = decision_z(n, m, z_default, z_floor);
+            let z = decision_z(n, m, Release::TypesAndIndicators, z_default, z_floor);
             assert!(z > z_floor && z < z_default, "{m}: {z}");
             let need = rows_to_tell_text(z * delta, m);
             assert!(
@@ -616,7 +664,10 @@ mod tests {
                 "{m}: {need} vs {n}"
             );
         }
-        assert_eq!(decision_z(10, 0, z_default, z_floor), z_default);
+        assert_eq!(
+            decision_z(10, 0, Release::TypesAndIndicators, z_default, z_floor),
+            z_default
+        );
     }
 
     /// A 300-row table with a text column at z = 24.5 (ε = 1's default share) cannot tell it:
@@ -639,10 +690,17 @@ mod tests {
         let t = text(300);
         let m = undecided_columns(&t, None);
         assert_eq!(m, 2);
-        let z = decision_z(t.n_rows, m, 24.5, 10.95);
+        let z = decision_z(t.n_rows, m, Release::TypesAndIndicators, 24.5, 10.95);
         assert!(z < 24.5);
         let kind = |z: f64, seed: u64| {
-            let (_, r) = decide_columns(&t, None, z, &mut ReleaseRng::seeded(seed)).unwrap();
+            let (_, r) = decide_columns(
+                &t,
+                None,
+                Release::TypesAndIndicators,
+                z,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
             (r.columns[1].kind, r.warnings.len())
         };
         let mut at_default = 0;
@@ -655,9 +713,16 @@ mod tests {
         assert!(at_default > 80, "{at_default}");
         let tiny = text(40);
         // Too small even at the largest share: the default share's z, and the warning.
-        let z = decision_z(tiny.n_rows, m, 24.5, 10.95);
+        let z = decision_z(tiny.n_rows, m, Release::TypesAndIndicators, 24.5, 10.95);
         assert_eq!(z, 24.5);
-        let (_, r) = decide_columns(&tiny, None, z, &mut ReleaseRng::seeded(1)).unwrap();
+        let (_, r) = decide_columns(
+            &tiny,
+            None,
+            Release::TypesAndIndicators,
+            z,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
         assert_eq!(r.columns[1].kind, "numeric");
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
         let w = &r.warnings[0];
@@ -691,9 +756,22 @@ mod tests {
         // Columns that convert each way, one kept as it is, a label.
         let t = read("a,b,c,y\n1,x,2.5,u\n2,3,,v\nq,4,1,u\n5,6,7,v\n");
         for seed in 0..4 {
-            let (b, rb) = decide_columns(&t, None, 0.5, &mut ReleaseRng::seeded(seed)).unwrap();
-            let (o, ro) =
-                decide_columns(t.clone(), None, 0.5, &mut ReleaseRng::seeded(seed)).unwrap();
+            let (b, rb) = decide_columns(
+                &t,
+                None,
+                Release::TypesAndIndicators,
+                0.5,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
+            let (o, ro) = decide_columns(
+                t.clone(),
+                None,
+                Release::TypesAndIndicators,
+                0.5,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
             assert_eq!(
                 format!("{b:?} {rb:?}"),
                 format!("{o:?} {ro:?}"),
@@ -714,7 +792,8 @@ mod tests {
         for bad in [None, Some("N/A"), Some("oops")] {
             let t = read(&tall(400, bad));
             let mut rng = ReleaseRng::seeded(7);
-            let (t2, rep) = decide_columns(&t, None, 2.0, &mut rng).unwrap();
+            let (t2, rep) =
+                decide_columns(&t, None, Release::TypesAndIndicators, 2.0, &mut rng).unwrap();
             assert_eq!(rep.columns[0].kind, "numeric", "{bad:?}");
             assert_eq!(rep.columns[1].kind, "categorical", "{bad:?}");
             assert!(!rep.columns[0].missing_indicator, "{bad:?}");
@@ -760,7 +839,14 @@ mod tests {
         let (mut na, mut nb) = (Vec::new(), Vec::new());
         let mut sigma = 0.0;
         for seed in 0..1500 {
-            let (_, rep) = decide_columns(&t, None, z, &mut ReleaseRng::seeded(seed)).unwrap();
+            let (_, rep) = decide_columns(
+                &t,
+                None,
+                Release::TypesAndIndicators,
+                z,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
             sigma = rep.noise_std.unwrap();
             let a = rep.columns[0].noisy_text_minus_numeric.unwrap();
             let b = rep.columns[0].noisy_missing.unwrap();
@@ -791,7 +877,14 @@ mod tests {
             };
             s.push_str(&format!("{x},{}\n", i % 2));
         }
-        let (t, rep) = decide_columns(read(&s), None, 2.0, &mut ReleaseRng::seeded(1)).unwrap();
+        let (t, rep) = decide_columns(
+            read(&s),
+            None,
+            Release::TypesAndIndicators,
+            2.0,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
         assert!(rep.columns[0].missing_indicator);
         assert_eq!(rep.indicators(), vec![true, false]);
         assert!(
@@ -806,8 +899,18 @@ mod tests {
             r#"{"columns": {"x": {"type": "numeric"}, "c": {"type": "categorical"}}}"#,
         )
         .unwrap();
-        assert_eq!(decision_sensitivity(&t, Some(&s)), 0.0);
-        let (_, rep) = decide_columns(&t, Some(&s), 3.0, &mut ReleaseRng::seeded(1)).unwrap();
+        assert_eq!(
+            decision_sensitivity(&t, Some(&s), Release::TypesAndIndicators),
+            0.0
+        );
+        let (_, rep) = decide_columns(
+            &t,
+            Some(&s),
+            Release::TypesAndIndicators,
+            3.0,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
         assert_eq!(rep.columns[0].type_source, "schema");
         assert_eq!(rep.columns[0].kind, "numeric");
         assert!(!rep.columns[0].missing_indicator);
@@ -866,8 +969,14 @@ mod tests {
         .unwrap();
         let mut spurious = 0;
         for seed in 0..20 {
-            let (_, rep) =
-                decide_columns(&table, None, 2.0, &mut ReleaseRng::seeded(seed)).unwrap();
+            let (_, rep) = decide_columns(
+                &table,
+                None,
+                Release::TypesAndIndicators,
+                2.0,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
             spurious += rep.columns.iter().filter(|c| c.missing_indicator).count();
             assert!(rep.columns.iter().all(|c| c.kind != "categorical"));
         }

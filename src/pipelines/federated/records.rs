@@ -15,14 +15,14 @@
 //!
 //! Before that, [`prepare`] gives every column the schema leaves untyped its type: under DP
 //! by default ([`crate::data::decide::decide_columns`], the mechanism synthesis uses, at the
-//! same share of ε), so that one unparsable cell cannot turn a numeric column
-//! categorical in the output. Its cost is composed into the party's accounting with the
+//! same share of ε, releasing the types alone: no column here gets a missing indicator), so
+//! that one unparsable cell cannot turn a numeric column categorical in the output. Its cost is composed into the party's accounting with the
 //! normalization's (see [`super::space::normalize`]).
 
 use std::borrow::Cow;
 
 use super::options::FedOptions;
-use crate::data::decide::{decide_columns, decide_from_data, DecisionReport};
+use crate::data::decide::{decide_columns, decide_from_data, DecisionReport, Release};
 use crate::data::{Column, Schema, Table, MISSING_LEVEL};
 use crate::error::Result;
 use crate::pipelines::synth::{types_z_at, ColumnTypes};
@@ -57,8 +57,9 @@ impl Records {
 /// from the data) on `table`
 /// read with [`crate::data::MissingPolicy::Keep`], then encodes its records
 /// ([`federated_records`]). The federated mechanism gives numeric columns no missing
-/// indicator (a missing cell takes the public fill), so the decision's indicator half is
-/// drawn (the mechanism analysed is the whole decision) and not used.
+/// indicator (a missing cell takes the public fill), so the decision releases the types alone
+/// ([`Release::TypesOnly`]: sensitivity 2√m_u instead of √(5·m_u), the same z buying noise
+/// √(4/5) as large); types taken from the data have their indicators cleared.
 pub(super) fn prepare<'a>(
     table: impl Into<Cow<'a, Table>>,
     schema: Option<&Schema>,
@@ -68,8 +69,8 @@ pub(super) fn prepare<'a>(
     let (decided, mut decisions) = match opts.column_types {
         ColumnTypes::Dp => {
             let table = table.into();
-            let z = types_z_at(opts.epsilon, opts.delta, &table, schema);
-            decide_columns(table, schema, z, rng)?
+            let z = types_z_at(opts.epsilon, opts.delta, &table, schema, Release::TypesOnly);
+            decide_columns(table, schema, Release::TypesOnly, z, rng)?
         }
         ColumnTypes::Data => decide_from_data(table, schema),
     };

@@ -508,6 +508,19 @@ mod tests {
                 ("label", "schema")
             ]
         );
+        // The types alone are released (no column gets an indicator here): sensitivity 2 per
+        // undecided column, not √5, and no noisy missing-cell count.
+        let sens = r.column_types["l2_sensitivity"].as_f64().unwrap();
+        assert_eq!(sens, 2.0 * 2f64.sqrt(), "{}", r.column_types);
+        let sigma = r.column_types["noise_std"].as_f64().unwrap();
+        assert!(
+            sigma >= types_z.unwrap() * sens && sigma <= types_z.unwrap() * sens * (1.0 + 1e-9)
+        );
+        assert!(r.column_types["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c.get("noisy_missing").is_none() && c["missing_indicator"] == false));
         // Types from the data: declared, and not charged.
         let from_data = FedOptions {
             column_types: ColumnTypes::Data,

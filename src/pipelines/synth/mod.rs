@@ -19,7 +19,7 @@ use crate::accountant::{
 };
 use crate::data::decide::{
     decide_columns, decide_from_data, decision_sensitivity, decision_z, undecided_columns,
-    DecisionReport, MAX_TYPES_SHARE,
+    DecisionReport, Release, MAX_TYPES_SHARE,
 };
 use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
@@ -673,7 +673,7 @@ pub fn data_path_budget(
     let want = extra_stats(table, opts, mechanism);
     let c = choose_share(table, schema, opts, opts.delta - delta_lab, want)?;
     let types_z = (opts.column_types == ColumnTypes::Dp
-        && decision_sensitivity(table, schema) > 0.0)
+        && decision_sensitivity(table, schema, Release::TypesAndIndicators) > 0.0)
         .then(|| types_z(opts, table, schema));
     let epsilon_categories = if c.dp && c.delta_cat > 0.0 {
         crate::preprocess::dp_counts::threshold_epsilon(c.delta_cat)
@@ -1730,7 +1730,7 @@ fn shape_z(opts: &SynthOptions, share: f64) -> f64 {
 /// target ε, else [`DEFAULT_SHAPE_Z`].
 fn types_z(opts: &SynthOptions, table: &Table, schema: Option<&Schema>) -> f64 {
     match opts.epsilon {
-        Some(e) => types_z_at(e, opts.delta, table, schema),
+        Some(e) => types_z_at(e, opts.delta, table, schema, Release::TypesAndIndicators),
         None => DEFAULT_SHAPE_Z,
     }
 }
@@ -1740,10 +1740,17 @@ fn types_z(opts: &SynthOptions, table: &Table, schema: Option<&Schema>) -> f64 {
 /// table's record count (public) is too small for that share to tell a text column and the
 /// larger share suffices ([`decision_z`]). The federated parties size their decision with it
 /// too.
-pub(crate) fn types_z_at(epsilon: f64, delta: f64, table: &Table, schema: Option<&Schema>) -> f64 {
+pub(crate) fn types_z_at(
+    epsilon: f64,
+    delta: f64,
+    table: &Table,
+    schema: Option<&Schema>,
+    release: Release,
+) -> f64 {
     decision_z(
         table.n_rows,
         undecided_columns(table, schema),
+        release,
         shape_z_at(epsilon, delta, TYPES_SHARE),
         shape_z_at(epsilon, delta, MAX_TYPES_SHARE),
     )
@@ -1765,12 +1772,12 @@ fn decide_types(
 ) -> Result<(Table, DecisionReport, RdpCurve)> {
     let (decided, decisions) = match opts.column_types {
         ColumnTypes::Dp => {
-            let z = if decision_sensitivity(&table, schema) > 0.0 {
+            let z = if decision_sensitivity(&table, schema, Release::TypesAndIndicators) > 0.0 {
                 types_z(opts, &table, schema)
             } else {
                 1.0
             };
-            decide_columns(table, schema, z, rng)?
+            decide_columns(table, schema, Release::TypesAndIndicators, z, rng)?
         }
         ColumnTypes::Data => decide_from_data(table, schema),
     };
