@@ -409,6 +409,33 @@ mod tests {
         assert!(e.to_string().contains("K = 3"), "{e}");
     }
 
+    /// Runs [`generate`] on dense rows `f` (`d` per row) with `cfg`, seeded with `seed`,
+    /// handing each synthetic row and its class to `row`.
+    fn run_dense(
+        f: &[f32],
+        d: usize,
+        classes: &[Vec<u32>],
+        cfg: &CdaConfig,
+        seed: u64,
+        mut row: impl FnMut(usize, &[f32]),
+    ) {
+        generate(
+            &Pools {
+                features: Rows::Dense(f),
+                d,
+                classes,
+            },
+            cfg,
+            &mut ReleaseRng::seeded(seed),
+            |k, r| {
+                row(k, r);
+                Ok(())
+            },
+            |_| Ok(()),
+        )
+        .unwrap();
+    }
+
     fn toy() -> (Vec<f32>, Vec<Vec<u32>>) {
         // Class 0 rows near (1, 0), class 1 rows near (0, 1).
         let mut f = Vec::new();
@@ -432,25 +459,12 @@ mod tests {
             clip: 4.0,
         };
         let mut counts = [0usize; 2];
-        let mut rng = ReleaseRng::seeded(1);
-        generate(
-            &Pools {
-                features: Rows::Dense(&f),
-                d: 2,
-                classes: &classes,
-            },
-            &cfg,
-            &mut rng,
-            |k, row| {
-                counts[k] += 1;
-                // Mixed features stay near the class mean (σx = 0.1).
-                let own = if k == 0 { row[0] } else { row[1] };
-                assert!((own - 1.0).abs() < 0.6, "class {k} row {row:?}");
-                Ok(())
-            },
-            |_| Ok(()),
-        )
-        .unwrap();
+        run_dense(&f, 2, &classes, &cfg, 1, |k, row| {
+            counts[k] += 1;
+            // Mixed features stay near the class mean (σx = 0.1).
+            let own = if k == 0 { row[0] } else { row[1] };
+            assert!((own - 1.0).abs() < 0.6, "class {k} row {row:?}");
+        });
         assert_eq!(counts, [7, 5]);
     }
 
@@ -469,22 +483,10 @@ mod tests {
         };
         let mut sum = 0.0f64;
         let mut sq = 0.0f64;
-        generate(
-            &Pools {
-                features: Rows::Dense(&f),
-                d: 1,
-                classes: &classes,
-            },
-            &cfg,
-            &mut ReleaseRng::seeded(3),
-            |_, r| {
-                sum += f64::from(r[0]);
-                sq += f64::from(r[0]) * f64::from(r[0]);
-                Ok(())
-            },
-            |_| Ok(()),
-        )
-        .unwrap();
+        run_dense(&f, 1, &classes, &cfg, 3, |_, r| {
+            sum += f64::from(r[0]);
+            sq += f64::from(r[0]) * f64::from(r[0]);
+        });
         let mean = sum / 20000.0;
         let var = sq / 20000.0 - mean * mean;
         // Std error of the mean is 0.5/sqrt(20000) = 0.0035; 6 std errors ≈ 0.021.
@@ -503,44 +505,20 @@ mod tests {
             clip: 4.0,
         };
         let mut wrong = 0;
-        generate(
-            &Pools {
-                features: Rows::Dense(&f),
-                d: 2,
-                classes: &classes,
-            },
-            &quiet,
-            &mut ReleaseRng::seeded(5),
-            |k, r| {
-                if (k == 0) != (r[0] > r[1]) {
-                    wrong += 1;
-                }
-                Ok(())
-            },
-            |_| Ok(()),
-        )
-        .unwrap();
+        run_dense(&f, 2, &classes, &quiet, 5, |k, r| {
+            if (k == 0) != (r[0] > r[1]) {
+                wrong += 1;
+            }
+        });
         assert_eq!(wrong, 0);
         let loud = CdaConfig {
             sigma_y: Some(10.0),
             ..quiet
         };
         let mut labels = [0usize; 2];
-        generate(
-            &Pools {
-                features: Rows::Dense(&f),
-                d: 2,
-                classes: &classes,
-            },
-            &loud,
-            &mut ReleaseRng::seeded(5),
-            |k, _| {
-                labels[k] += 1;
-                Ok(())
-            },
-            |_| Ok(()),
-        )
-        .unwrap();
+        run_dense(&f, 2, &classes, &loud, 5, |k, _| {
+            labels[k] += 1;
+        });
         // With σy = 10 labels are nearly coin flips: both appear, far from 50/50 by class.
         assert!(labels[0] > 25 && labels[1] > 25, "{labels:?}");
     }
@@ -775,21 +753,9 @@ mod tests {
         };
         let run = |seed| {
             let mut out = Vec::new();
-            generate(
-                &Pools {
-                    features: Rows::Dense(&f),
-                    d: 2,
-                    classes: &classes,
-                },
-                &cfg,
-                &mut ReleaseRng::seeded(seed),
-                |_, r| {
-                    out.extend_from_slice(r);
-                    Ok(())
-                },
-                |_| Ok(()),
-            )
-            .unwrap();
+            run_dense(&f, 2, &classes, &cfg, seed, |_, r| {
+                out.extend_from_slice(r);
+            });
             out
         };
         assert_eq!(run(9), run(9));
