@@ -210,7 +210,10 @@ export interface ImageReadOptions {
 export interface ImageOptions extends Omit<SynthOptions, "label" | "testShare" | "model">, ImageReadOptions {}
 export interface ImageSummary {
   images: number; width: number; height: number; channels: number;
-  classNames: string[]; classCounts: number[]; shapeFromData: boolean; warnings: string[];
+  classNames: string[]; classCounts: number[];
+  /** The shape was taken from the data (the most common size), as shown to the data's owner;
+   *  a synthesis decides what the options leave open under DP instead. */
+  shapeFromData: boolean; warnings: string[];
 }
 export interface ImageResult {
   /** The synthetic images: a ZIP of PNGs in class folders. */

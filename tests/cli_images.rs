@@ -137,6 +137,20 @@ fn zip_of_class_folders_becomes_a_zip_of_pngs() {
         serde_json::json!(["0", "1", "2"])
     );
     assert_eq!(r["randomness"]["seeded"], true);
+    // The shape was left open: decided under DP and charged (a component of the accounting),
+    // not declared as taken from the data.
+    let unprotected = r["guarantee"]["unprotected"].to_string();
+    assert!(!unprotected.contains("image shape"), "{unprotected}");
+    let components: Vec<&str> = r["accountant"]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(components.contains(&"dp image shape"), "{components:?}");
+    assert!(r["guarantee"]["public_information"]
+        .to_string()
+        .contains("6×6×1, decided under DP"));
     // 3 rows of 10 images 6×6 with 1-pixel borders
     assert_eq!(
         png_shape(&std::fs::read(&grid).unwrap()),

@@ -47,17 +47,31 @@ pub fn image_request(json: &str) -> Result<(ImageOptions, SynthRequest)> {
     Ok((image, synth))
 }
 
-/// Reads an image set.
-pub fn load_images(input: ImageInput, opts: &ImageOptions) -> Result<ImageSet> {
+/// Reads an image set, the shape the options leave open chosen by `rule`.
+pub fn load_images(
+    input: ImageInput,
+    opts: &ImageOptions,
+    rule: images::ShapeRule<'_>,
+) -> Result<ImageSet> {
     match input {
-        ImageInput::Zip(bytes) => images::load_zip(&bytes, opts, "the ZIP"),
-        ImageInput::Files(files) => images::load_files(files, opts, "the chosen files"),
+        ImageInput::Zip(bytes) => images::load_zip_with(&bytes, opts, "the ZIP", rule),
+        ImageInput::Files(files) => images::load_files_with(files, opts, "the chosen files", rule),
     }
 }
 
-/// `inspectImages`: what the page shows after loading images.
+/// The rule a synthesis reads its images with: the shape the options leave open decided
+/// under DP at the synthesis's share ([`crate::pipelines::synth::image_shape_z`]).
+pub fn shape_rule<'a>(p: &SynthParams, rng: &'a mut ReleaseRng) -> images::ShapeRule<'a> {
+    images::ShapeRule::Dp {
+        z: crate::pipelines::synth::image_shape_z(&p.options),
+        rng,
+    }
+}
+
+/// `inspectImages`: what the page shows after loading images (for the data's owner: the shape
+/// follows the data, and nothing is released).
 pub fn inspect_images(input: ImageInput, opts: &ImageOptions) -> Result<ImageSetSummary> {
-    Ok(load_images(input, opts)?.summary())
+    Ok(load_images(input, opts, images::ShapeRule::Data)?.summary())
 }
 
 /// The result of [`synthesize_images`].
@@ -113,9 +127,9 @@ pub fn synthesize_images(
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<ImagesResult> {
     let p = image_params(req)?;
-    let set = load_images(input, image)?;
-    let opts = p.synth_options();
     let mut rng = super::rng_for_seed(p.seed)?;
+    let set = load_images(input, image, shape_rule(&p, &mut rng))?;
+    let opts = p.synth_options();
     let real_preview = images::preview_grid(&set, images::PREVIEW_PER_CLASS)?;
     let out = images::synthesize_images(&set, &opts, &mut rng, progress)?;
     Ok(ImagesResult {

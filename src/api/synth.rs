@@ -227,6 +227,7 @@ impl TryFrom<&SynthRequest> for SynthParams {
                 None => AccountantKind::Pld,
                 Some(s) => s.parse()?,
             },
+            prior: None,
         };
         let test_share = r.test_share.unwrap_or(DEFAULT_TEST_SHARE);
         if !(test_share > 0.0 && test_share < 1.0) {

@@ -426,11 +426,21 @@ fn run_synth_images(
     let set = match kind {
         InputKind::Zip => {
             let bytes = std::fs::read(&a.input).map_err(|e| Error::io(source.clone(), e))?;
-            images::load_zip(&bytes, &img_opts, &source)?
+            images::load_zip_with(
+                &bytes,
+                &img_opts,
+                &source,
+                api::images::shape_rule(params, rng),
+            )?
         }
         InputKind::Dir => {
             let files = read_image_dir(&a.input, img_opts.max_bytes)?;
-            images::load_files(files, &img_opts, &source)?
+            images::load_files_with(
+                files,
+                &img_opts,
+                &source,
+                api::images::shape_rule(params, rng),
+            )?
         }
         InputKind::Csv | InputKind::Image => unreachable!("handled in run_synth"),
     };

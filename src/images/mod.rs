@@ -12,8 +12,11 @@
 //!   shrunk (keeping its aspect ratio) so that its longer side is at most
 //!   [`ImageOptions::max_side`] (default [`DEFAULT_MAX_SIDE`] = 32: DP-CDA's per-pixel noise
 //!   does not depend on the dimension, but clipping to a fixed norm shrinks large images more);
-//!   `channels` defaults to 1 when every file is stored as grayscale, else 3. A shape taken
-//!   from the data is declared in the receipt as not protected.
+//!   `channels` defaults to 1 when every file is stored as grayscale, else 3. That is the
+//!   rule for showing the data's owner what was loaded ([`ShapeRule::Data`]); a synthesis
+//!   decides the shape the options leave open under DP ([`ShapeRule::Dp`], [`shape`]'s proof
+//!   note), and a shape taken from the data without it is declared in the receipt as not
+//!   protected.
 //! * Synthesis ([`synthesize_images`]): the images become a [`Table`] of pixel columns with
 //!   the PUBLIC bounds 0..=255 (the pixel range is fixed by the image format, so no budget is spent on
 //!   normalization), and the ordinary DP-CDA pipeline [`crate::pipelines::synth::synthesize`] runs on
@@ -27,6 +30,7 @@ pub mod decode;
 pub mod input;
 pub mod output;
 pub mod resize;
+pub mod shape;
 pub mod zipfile;
 
 use std::collections::BTreeMap;
@@ -37,7 +41,7 @@ use serde::{Deserialize, Serialize};
 pub use self::decode::AlphaMode;
 use crate::data::{natural_cmp, Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
-use crate::pipelines::synth::{synthesize_denoised, SynthOptions};
+use crate::pipelines::synth::{synthesize_denoised, PriorRelease, SynthOptions};
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
 
@@ -98,10 +102,27 @@ pub struct ImageSet {
     pub pixels: Vec<f32>,
     /// Source path of each image.
     pub paths: Vec<String>,
-    /// Whether the shape or the channel count was chosen from the data (not given).
+    /// Whether the shape or the channel count was chosen from the data without DP (not
+    /// given, and not decided under DP).
     pub shape_from_data: bool,
+    /// The DP decision of the shape ([`ShapeRule::Dp`]), when one was made.
+    pub shape_decision: Option<shape::ShapeReport>,
     /// Notes for the data owner (e.g. images resized from other sizes). Not for release.
     pub warnings: Vec<String>,
+}
+
+/// How the shape the options leave open is chosen.
+pub enum ShapeRule<'a> {
+    /// From the data (the most common size; gray iff every file is): for the data owner's own
+    /// view of what was loaded. A synthesis with it declares the shape unprotected.
+    Data,
+    /// Under DP with noise multiplier `z` (the [`shape`] module); the synthesis composes its cost.
+    Dp {
+        /// Noise multiplier.
+        z: f64,
+        /// The release's random generator.
+        rng: &'a mut ReleaseRng,
+    },
 }
 
 /// A serializable summary of an [`ImageSet`] (what a UI shows after loading).
@@ -260,20 +281,41 @@ fn check_options(opts: &ImageOptions) -> Result<()> {
     Ok(())
 }
 
-/// Reads a ZIP of class folders (see [`input`]). `source` names the archive in errors.
+/// Reads a ZIP of class folders (see [`input`]). `source` names the archive in errors. The
+/// shape the options leave open follows the data ([`ShapeRule::Data`]).
 pub fn load_zip(bytes: &[u8], opts: &ImageOptions, source: &str) -> Result<ImageSet> {
+    load_zip_with(bytes, opts, source, ShapeRule::Data)
+}
+
+/// [`load_zip`] with the shape chosen by `rule`.
+pub fn load_zip_with(
+    bytes: &[u8],
+    opts: &ImageOptions,
+    source: &str,
+    rule: ShapeRule<'_>,
+) -> Result<ImageSet> {
     check_options(opts)?;
     let files = input::read_zip(bytes, opts.max_bytes, source)?;
-    load_files(files, opts, source)
+    load_files_with(files, opts, source, rule)
 }
 
 /// Reads labelled images from (relative path, bytes) pairs, e.g. a browser folder pick
 /// (`digits/3/img1.png`) or a directory walked by the CLI. `source` names the input in
-/// errors.
+/// errors. The shape the options leave open follows the data ([`ShapeRule::Data`]).
 pub fn load_files(
     files: Vec<(String, Vec<u8>)>,
     opts: &ImageOptions,
     source: &str,
+) -> Result<ImageSet> {
+    load_files_with(files, opts, source, ShapeRule::Data)
+}
+
+/// [`load_files`] with the shape chosen by `rule`.
+pub fn load_files_with(
+    files: Vec<(String, Vec<u8>)>,
+    opts: &ImageOptions,
+    source: &str,
+    rule: ShapeRule<'_>,
 ) -> Result<ImageSet> {
     check_options(opts)?;
     let files = input::labelled_files(files, source)?;
@@ -286,7 +328,8 @@ pub fn load_files(
     for h in &headers {
         *sizes.entry((h.width, h.height)).or_default() += 1;
     }
-    // Most common size; ties go to the smaller (w, h) (BTreeMap order, strict >).
+    // Most common size; ties go to the smaller (w, h) (BTreeMap order, strict >). Used by the
+    // data rule, and by either rule for the owner's note on resized images.
     let mut common = (0, 0);
     let mut best = 0;
     for (&s, &c) in &sizes {
@@ -295,11 +338,30 @@ pub fn load_files(
             common = s;
         }
     }
-    let (width, height) = shape(common, opts);
-    let channels = opts
-        .channels
-        .unwrap_or(if headers.iter().all(|h| h.gray) { 1 } else { 3 });
-    let shape_from_data = opts.width.is_none() || opts.height.is_none() || opts.channels.is_none();
+    let open = opts.width.is_none() || opts.height.is_none() || opts.channels.is_none();
+    let (width, height, channels, shape_decision) = match rule {
+        ShapeRule::Dp { z, rng } => match shape::decide(&headers, opts, z, rng)? {
+            Some(d) => {
+                let (w, h) = shape(d.size, opts);
+                (w, h, d.channels, Some(d.report))
+            }
+            None => {
+                let (w, h) = shape(common, opts);
+                (w, h, opts.channels.unwrap_or(1), None)
+            }
+        },
+        ShapeRule::Data => {
+            let (w, h) = shape(common, opts);
+            let all_gray = headers.iter().all(|h| h.gray);
+            (
+                w,
+                h,
+                opts.channels.unwrap_or(if all_gray { 1 } else { 3 }),
+                None,
+            )
+        }
+    };
+    let shape_from_data = open && shape_decision.is_none();
 
     let mut class_names: Vec<String> = files.iter().map(|f| f.class.clone()).collect();
     class_names.sort_unstable_by(|a, b| natural_cmp(a, b));
@@ -351,31 +413,39 @@ pub fn load_files(
         pixels,
         paths,
         shape_from_data,
+        shape_decision,
         warnings,
     })
 }
 
-/// The output shape: given sizes win; a missing one follows the most common size's aspect
-/// ratio; with neither, the most common size capped to `max_side` on its longer side.
+/// `a · num / den`, rounded, within 1..=[`MAX_OUTPUT_SIDE`].
+fn ratio(a: usize, num: usize, den: usize) -> usize {
+    ((a as f64 * num as f64 / den as f64).round() as usize).clamp(1, MAX_OUTPUT_SIDE)
+}
+
+/// The output shape: given sizes win; a missing one follows the aspect ratio of `common`
+/// (the most common size, or the size decided under DP); with neither, `common` capped to
+/// `max_side` on its longer side ([`capped`]).
 fn shape(common: (usize, usize), opts: &ImageOptions) -> (usize, usize) {
     let (cw, ch) = common;
-    let ratio = |a: usize, num: usize, den: usize| {
-        ((a as f64 * num as f64 / den as f64).round() as usize).clamp(1, MAX_OUTPUT_SIDE)
-    };
     match (opts.width, opts.height) {
         (Some(w), Some(h)) => (w, h),
         (Some(w), None) => (w, ratio(w, ch, cw)),
         (None, Some(h)) => (ratio(h, cw, ch), h),
-        (None, None) => {
-            let long = cw.max(ch);
-            if long <= opts.max_side {
-                (cw, ch)
-            } else if cw >= ch {
-                (opts.max_side, ratio(opts.max_side, ch, cw))
-            } else {
-                (ratio(opts.max_side, cw, ch), opts.max_side)
-            }
-        }
+        (None, None) => capped(common, opts.max_side),
+    }
+}
+
+/// `size` shrunk, keeping its aspect ratio, so that its longer side is at most `max_side`
+/// (unchanged when it already is): both sides in 1..=`max_side`.
+pub(crate) fn capped(size: (usize, usize), max_side: usize) -> (usize, usize) {
+    let (cw, ch) = size;
+    if cw.max(ch) <= max_side {
+        (cw, ch)
+    } else if cw >= ch {
+        (max_side, ratio(max_side, ch, cw).min(max_side))
+    } else {
+        (ratio(max_side, cw, ch).min(max_side), max_side)
     }
 }
 
@@ -461,6 +531,7 @@ pub fn load_idx(images: &[u8], labels: &[u8], opts: &ImageOptions) -> Result<Ima
         pixels,
         paths: (0..n).map(|i| format!("idx/{i}")).collect(),
         shape_from_data: false,
+        shape_decision: None,
         warnings: Vec::new(),
     })
 }
@@ -555,6 +626,7 @@ pub fn table_as_images(table: &Table) -> Result<ImageSet> {
         pixels,
         paths: (0..n).map(|i| format!("row {}", i + 1)).collect(),
         shape_from_data: false,
+        shape_decision: None,
         warnings: Vec::new(),
     })
 }
@@ -636,6 +708,21 @@ pub fn synthesize_images_to<W: Write>(
             ));
         }
     }
+    // A shape decided under DP is a release from these images: the synthesis composes it.
+    let with_prior;
+    let opts = match &set.shape_decision {
+        Some(d) => {
+            with_prior = SynthOptions {
+                prior: Some(PriorRelease {
+                    name: shape::COMPONENT,
+                    noise_multiplier: d.noise_multiplier,
+                }),
+                ..opts.clone()
+            };
+            &with_prior
+        }
+        None => opts,
+    };
     let (table, schema) = set.to_table();
     // Output folder per class: made safe, and unique.
     let mut folders: Vec<String> = Vec::with_capacity(set.class_names.len());
@@ -692,9 +779,24 @@ pub fn synthesize_images_to<W: Write>(
     let files = zip.files();
     let sink = zip.finish()?;
     let preview_png = output::grid_png(&preview, w, h, c)?;
-    receipt.guarantee.public_information.push(format!(
-        "images: the pixel range 0..=255 (public bounds of every pixel column, no budget spent on it) and the output shape {w}×{h}×{c}"
-    ));
+    match &set.shape_decision {
+        None => receipt.guarantee.public_information.push(format!(
+            "images: the pixel range 0..=255 (public bounds of every pixel column, no budget spent on it) and the output shape {w}×{h}×{c}"
+        )),
+        Some(d) => {
+            receipt.guarantee.public_information.push(
+                "images: the pixel range 0..=255 (public bounds of every pixel column, no budget spent on it)".into(),
+            );
+            receipt.guarantee.public_information.push(format!(
+                "images: the output shape {w}×{h}×{c}, decided under DP where the options left it open (noisy counts of the images' sizes over {} candidates and of the colour images; discrete Gaussian noise of standard deviation {:.3} per count, noise multiplier {:.4}; component '{}')",
+                d.candidates,
+                d.noise_std,
+                d.noise_multiplier,
+                shape::COMPONENT
+            ));
+            receipt.warnings.extend(d.warnings.iter().cloned());
+        }
+    }
     if set.shape_from_data {
         receipt.guarantee.unprotected.push(format!(
             "image shape {w}×{h}, {c} channel(s): chosen from the input (its most common image size, and whether every file is grayscale); give width, height and channels to make it data-independent"

@@ -558,6 +558,7 @@ fn table_has_public_pixel_bounds_and_transposed_values() {
         pixels: vec![1., 2., 3., 4., 5., 6.],
         paths: vec!["1".into(), "2".into(), "3".into()],
         shape_from_data: false,
+        shape_decision: None,
         warnings: vec![],
     };
     let (t, schema) = s.to_table();
@@ -903,4 +904,55 @@ fn cda_params(p: &crate::receipt::Parameters) -> &crate::receipt::CdaParameters 
         crate::receipt::Parameters::Cda(c) => c,
         other => panic!("image synthesis runs DP-CDA, got {other:?}"),
     }
+}
+
+/// A shape decided under DP is charged: at a given σx the receipt's ε with the decision
+/// composed exceeds the ε of the same synthesis with the shape given, the decision is a
+/// component, and at a target ε the calibration absorbs it (ε ≤ target).
+#[test]
+fn the_dp_shape_decision_is_charged_in_the_accounting() {
+    let files = two_class_set(200);
+    let mut rng = ReleaseRng::seeded(3);
+    let rule = ShapeRule::Dp {
+        z: 5.0,
+        rng: &mut rng,
+    };
+    let decided = load_files_with(files.clone(), &ImageOptions::default(), "f", rule).unwrap();
+    let data = load_files(files, &ImageOptions::default(), "f").unwrap();
+    let report = decided.shape_decision.clone().expect("decided under DP");
+    assert_eq!(report.noise_multiplier, 5.0);
+    assert!(!decided.shape_from_data && data.shape_from_data);
+    assert_eq!(
+        (decided.width, decided.height, decided.channels),
+        (data.width, data.height, data.channels)
+    );
+    let given_sigma = SynthOptions {
+        epsilon: None,
+        sigma_x: Some(2.0),
+        ..synth_opts(1.0, 20)
+    };
+    let eps = |set: &ImageSet, o: &SynthOptions| {
+        let out = synthesize_images(set, o, &mut ReleaseRng::seeded(1), |_| Ok(())).unwrap();
+        let names: Vec<String> = out
+            .receipt
+            .accountant
+            .components
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        (
+            out.receipt.epsilon,
+            names,
+            out.receipt.guarantee.unprotected,
+        )
+    };
+    let (with, names, unprotected) = eps(&decided, &given_sigma);
+    let (without, names0, unprotected0) = eps(&data, &given_sigma);
+    assert!(with > without, "{with} vs {without}");
+    assert!(names.iter().any(|n| n == shape::COMPONENT), "{names:?}");
+    assert!(!names0.iter().any(|n| n == shape::COMPONENT));
+    assert!(unprotected.is_empty(), "{unprotected:?}");
+    assert!(unprotected0.iter().any(|u| u.starts_with("image shape")));
+    let (at_target, _, _) = eps(&decided, &synth_opts(1.0, 20));
+    assert!(at_target <= 1.0 && at_target > 0.95, "{at_target}");
 }

@@ -95,6 +95,9 @@ pub struct SynthOptions {
     /// The accountant (default PLD with RDP as a cross-check, for every mechanism under the
     /// default preset; the paper preset uses RDP).
     pub accountant: AccountantKind,
+    /// A DP release made from the same records before this synthesis, composed into its
+    /// accounting (the image path's shape decision); None for a table.
+    pub prior: Option<PriorRelease>,
 }
 
 named_enum! {
@@ -167,8 +170,20 @@ impl Default for SynthOptions {
             pool_floor: None,
             column_types: ColumnTypes::Dp,
             accountant: AccountantKind::Pld,
+            prior: None,
         }
     }
+}
+
+/// A Gaussian release made from the same records before the synthesis (the image shape
+/// decision, [`crate::images::shape`]), which the synthesis composes into its accounting as a
+/// data-path component.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PriorRelease {
+    /// The receipt's name of its RDP component.
+    pub name: &'static str,
+    /// Its noise multiplier z (RDP curve α/(2z²)).
+    pub noise_multiplier: f64,
 }
 
 /// Which mechanism a synthesis runs, with its own options.
@@ -1715,6 +1730,13 @@ fn early_mix(opts: &SynthOptions, mechanism: &Mechanism) -> Option<SynthOptions>
     })
 }
 
+/// The noise multiplier of the image shape decision ([`crate::images::shape`]): the type
+/// decision's standard share [`TYPES_SHARE`] of ε (images have no column type to decide),
+/// else [`DEFAULT_SHAPE_Z`].
+pub fn image_shape_z(opts: &SynthOptions) -> f64 {
+    shape_z(opts, TYPES_SHARE)
+}
+
 /// Noise multiplier of a small Gaussian release of the data path given a share of ε: its RDP
 /// α/(2z²) is `share`·ε at the order α* = 1 + 2·ln(1/δ)/ε where a release at ε typically
 /// converts (half of ε for the δ term). Sizing only: the final guarantee composes the exact
@@ -2009,6 +2031,8 @@ struct Prepared {
     count_report: Option<ClassCountReport>,
     counts_z: Option<f64>,
     counts_curve: RdpCurve,
+    /// The RDP of a release made before the synthesis ([`SynthOptions::prior`]).
+    prior_curve: Option<RdpCurve>,
     /// Classes, input rows, rows requested and the rows each class gets.
     k: usize,
     n: usize,
@@ -2074,6 +2098,10 @@ fn prepare(
         (None, None)
     };
     let counts_curve = RdpCurve::gaussian_or_zero(counts_z, orders)?;
+    let prior_curve = opts
+        .prior
+        .map(|p| RdpCurve::gaussian(p.noise_multiplier, orders))
+        .transpose()?;
     let k = cls.labels.len();
     let n = table.n_rows;
     let (t, per_class_counts) = rows_per_class(opts.samples, count_report.as_ref(), k, n);
@@ -2115,6 +2143,7 @@ fn prepare(
         count_report,
         counts_z,
         counts_curve,
+        prior_curve,
         k,
         n,
         t,
@@ -2138,7 +2167,10 @@ fn account(
     let eps_terms = threshold_terms(norm, p.count_report.as_ref());
     let (given_sigma, target) = sigma_for_target(opts)?;
     let target = target_after_thresholds(opts, target, eps_terms)?;
-    let extra_curve = compose_data_path(&norm.curve, &p.types_curve, &p.counts_curve)?;
+    let mut extra_curve = compose_data_path(&norm.curve, &p.types_curve, &p.counts_curve)?;
+    if let Some(c) = &p.prior_curve {
+        extra_curve = extra_curve.compose(c)?;
+    }
     let label_free_public = vec![
         "the set of class labels and the number of rows in each class (invariant under the adjacency)".to_string(),
         "the number of input rows and the column names and types".to_string(),
@@ -2164,10 +2196,15 @@ fn account(
     let label_term = opts
         .sigma_y
         .map_or(0.0, |sy| 2.0 / ((opts.mix * opts.mix) as f64 * sy * sy));
-    let extra_zs: Vec<f64> = [p.decisions.noise_multiplier, p.counts_z, norm.z]
-        .into_iter()
-        .flatten()
-        .collect();
+    let extra_zs: Vec<f64> = [
+        p.decisions.noise_multiplier,
+        p.counts_z,
+        norm.z,
+        opts.prior.map(|r| r.noise_multiplier),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let inputs = PlanInputs {
         table: &p.encoded,
         opts,
@@ -2275,6 +2312,7 @@ fn synthesize_dyn(
             types_curve: &p.types_curve,
             count_report: p.count_report,
             counts_curve: &p.counts_curve,
+            prior_curve: p.prior_curve.as_ref(),
             missing_report: p.missing_report,
             cls: p.cls,
             rows_used,

@@ -107,6 +107,8 @@ pub(super) struct ReceiptParts<'a> {
     pub types_curve: &'a RdpCurve,
     pub count_report: Option<ClassCountReport>,
     pub counts_curve: &'a RdpCurve,
+    /// A release made before the synthesis ([`SynthOptions::prior`]) and its curve.
+    pub prior_curve: Option<&'a RdpCurve>,
     pub missing_report: MissingReport,
     pub cls: Classes,
     pub rows_used: usize,
@@ -205,6 +207,9 @@ fn components(p: &ReceiptParts<'_>) -> Vec<RdpComponent> {
     }
     if p.count_report.is_some() {
         components.push(component("dp class counts", p.counts_curve));
+    }
+    if let (Some(prior), Some(curve)) = (p.opts.prior, p.prior_curve) {
+        components.push(component(prior.name, curve));
     }
     components
 }
