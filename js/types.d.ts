@@ -150,6 +150,9 @@ export interface PreviewParams {
   adjacency?: "standard" | "keep-label";
   /** The ε curve around σx (default true); false: only the calibrated point, sooner (see `PreviewView`). */
   curve?: boolean;
+  /** An image synthesis whose width, height or channels are left open: the run decides the shape under DP first
+   *  (`synthesizeImages`), and the readout composes that release as the run will (default false). */
+  imageShape?: boolean;
 }
 /**
  * What `Dataset.noisePreview` computes beyond the calibration. The curve's other points cost about a fifth of a

@@ -316,13 +316,16 @@ async function updateReadout() {
     const o = options();
     // A CSV: the loaded table's own readout (the run's normalization share and column-type
     // decisions, from the table). Images: public numbers only (public pixel bounds; their DP
-    // mean norm and marginals at the synthesis's default share).
+    // mean norm and marginals at the synthesis's default share; the DP shape decision unless
+    // the size and the channels are given).
+    const io = state.kind === "csv" ? {} : imageOptions();
     const readout = (view) => state.kind === "csv"
       ? pm.datasetNoisePreview(o, view)
       : pm.noisePreview({
         classSizes: counts, epsilon: o.epsilon, delta: o.delta,
         features: state.images.width * state.images.height * state.images.channels, mix: o.mix,
-        samples: o.samples, clip: o.clip, preset: o.preset, adjacency: o.adjacency, ...view,
+        samples: o.samples, clip: o.clip, preset: o.preset, adjacency: o.adjacency,
+        imageShape: !(io.width && io.height && io.channels), ...view,
       });
     // The numbers first; then the curve, which reuses their calibration (about a fifth of
     // the time of the whole readout).

@@ -73,6 +73,11 @@ pub struct PreviewRequest {
     /// [`PreviewView`]).
     #[serde(default)]
     pub curve: Option<bool>,
+    /// An image synthesis whose shape (width, height or channels) is left open: it decides
+    /// the shape under DP first, and the readout composes that release as the run will
+    /// (default false).
+    #[serde(default)]
+    pub image_shape: Option<bool>,
 }
 
 /// What a readout computes beyond the calibration.
@@ -170,7 +175,7 @@ impl PreviewInputs {
             None => AccountantKind::Pld,
             Some(a) => a.parse()?,
         };
-        let opts = SynthOptions {
+        let mut opts = SynthOptions {
             epsilon: Some(r.epsilon),
             delta: r.delta,
             clip: r.clip.unwrap_or(DEFAULT_CLIP),
@@ -179,6 +184,12 @@ impl PreviewInputs {
             orders: default_orders(),
             ..SynthOptions::default()
         };
+        if r.image_shape == Some(true) {
+            opts.prior = Some(synth::PriorRelease {
+                name: crate::images::shape::COMPONENT,
+                noise_multiplier: synth::image_shape_z(&opts),
+            });
+        }
         let inputs = PreviewInputs {
             class_sizes: r.class_sizes.clone(),
             features: r.features,

@@ -600,12 +600,16 @@ pub struct DataPathBudget {
     pub delta_rdp: f64,
     /// The thresholds' ε terms (labels, categories): ln(1/(1 − δ_thr)) each.
     pub epsilon_thresholds: f64,
+    /// The noise multiplier of a release made before the synthesis ([`SynthOptions::prior`]:
+    /// the image shape decision).
+    pub prior_z: Option<f64>,
 }
 
 impl DataPathBudget {
-    /// The Gaussian releases' noise multipliers (column types, class counts, normalization).
+    /// The Gaussian releases' noise multipliers (column types, class counts, normalization,
+    /// then a prior release), in the synthesis's order.
     pub fn noise_multipliers(&self) -> Vec<f64> {
-        [self.types_z, self.counts_z, self.normalize_z]
+        [self.types_z, self.counts_z, self.normalize_z, self.prior_z]
             .into_iter()
             .flatten()
             .collect()
@@ -616,18 +620,21 @@ impl DataPathBudget {
     /// them).
     pub fn curves(&self, orders: &[u32]) -> Result<(RdpCurve, RdpCurve)> {
         let norm = RdpCurve::gaussian_or_zero(self.normalize_z, orders)?;
-        let all = compose_data_path(
+        let mut all = compose_data_path(
             &norm,
             &RdpCurve::gaussian_or_zero(self.types_z, orders)?,
             &RdpCurve::gaussian_or_zero(self.counts_z, orders)?,
         )?;
+        if let Some(z) = self.prior_z {
+            all = all.compose(&RdpCurve::gaussian(z, orders)?)?;
+        }
         Ok((norm, all))
     }
 
     /// The budget from public numbers only, for a readout without the data: the standard
     /// adjacency's class counts (labels not in a schema), a normalization at `share` of ε
     /// (none at 0), no categorical column and no column type left to decide (a schema, or
-    /// images).
+    /// images), and the prior release `opts` names (an image shape decided under DP).
     pub fn assumed(opts: &SynthOptions, standard: bool, share: f64) -> Result<Self> {
         let delta_lab = label_delta(opts, standard, false);
         let delta_rdp = opts.delta - delta_lab;
@@ -642,6 +649,7 @@ impl DataPathBudget {
             counts_z: standard.then(|| shape_z(opts, COUNTS_SHARE)),
             delta_rdp,
             epsilon_thresholds: label_threshold_epsilon(delta_lab),
+            prior_z: opts.prior.map(|p| p.noise_multiplier),
         })
     }
 }
@@ -703,6 +711,7 @@ pub fn data_path_budget(
         // As the synthesis: its normalization's δ, which is what it converts at.
         delta_rdp: c.delta_rdp,
         epsilon_thresholds: label_threshold_epsilon(delta_lab) + epsilon_categories,
+        prior_z: opts.prior.map(|p| p.noise_multiplier),
     })
 }
 
