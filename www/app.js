@@ -239,7 +239,10 @@ async function loadImagesNow(gen, name, source) {
     if (!current(gen)) return;
     state.images = info;
     const classes = info.classNames.map((c, i) => `${c} (${info.classCounts[i]})`);
-    $("data-info").textContent = `${name}: ${info.images} images, resized to ${info.width}×${info.height} ${info.channels === 3 ? "RGB" : "grayscale"}.`;
+    const io = imageOptions();
+    const open = !(io.width && io.height && io.channels);
+    $("data-info").textContent = `${name}: ${info.images} images, resized to ${info.width}×${info.height} ${info.channels === 3 ? "RGB" : "grayscale"}` +
+      (open ? " (their most common shape; the synthesis confirms it under DP, a small share of ε, unless you give size and color below)." : ".");
     $("class-info").textContent = `Classes from the folder names: ${classes.join(", ")}.`;
     $("samples-input").placeholder = `same as input (${info.images})`;
     readyGen = gen;
