@@ -588,6 +588,9 @@ pub fn decide_from_data<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The synthesis's release (types and indicators), which these tests exercise.
+    const TI: Release = Release::TypesAndIndicators;
     use crate::data::{read_csv_bytes, CsvOptions, MissingPolicy, TypeInference};
     use crate::rng::ReleaseRng;
 
@@ -626,37 +629,19 @@ mod tests {
         for m in [1usize, 3, 50] {
             let delta = (5.0 * m as f64).sqrt();
             let big = rows_to_tell_text(z_default * delta, m).ceil() as usize;
-            assert_eq!(
-                decision_z(big, m, Release::TypesAndIndicators, z_default, z_floor),
-                z_default
-            );
-            assert_eq!(
-                decision_z(10 * big, m, Release::TypesAndIndicators, z_default, z_floor),
-                z_default
-            );
+            assert_eq!(decision_z(big, m, TI, z_default, z_floor), z_default);
+            assert_eq!(decision_z(10 * big, m, TI, z_default, z_floor), z_default);
             let small = rows_to_tell_text(z_floor * delta, m).ceil() as usize;
-            let at_floor = decision_z(small, m, Release::TypesAndIndicators, z_default, z_floor);
+            let at_floor = decision_z(small, m, TI, z_default, z_floor);
             assert!(
                 at_floor >= z_floor && at_floor < z_floor * (1.0 + 1e-2),
                 "{at_floor}"
             );
-            assert_eq!(
-                decision_z(
-                    small - 2,
-                    m,
-                    Release::TypesAndIndicators,
-                    z_default,
-                    z_floor
-                ),
-                z_default
-            );
-            assert_eq!(
-                decision_z(1, m, Release::TypesAndIndicators, z_default, z_floor),
-                z_default
-            );
+            assert_eq!(decision_z(small - 2, m, TI, z_default, z_floor), z_default);
+            assert_eq!(decision_z(1, m, TI, z_default, z_floor), z_default);
             // In between: the z at which the table has just the rows it needs.
             let n = (big + small) / 2;
-            let z = decision_z(n, m, Release::TypesAndIndicators, z_default, z_floor);
+            let z = decision_z(n, m, TI, z_default, z_floor);
             assert!(z > z_floor && z < z_default, "{m}: {z}");
             let need = rows_to_tell_text(z * delta, m);
             assert!(
@@ -664,10 +649,7 @@ mod tests {
                 "{m}: {need} vs {n}"
             );
         }
-        assert_eq!(
-            decision_z(10, 0, Release::TypesAndIndicators, z_default, z_floor),
-            z_default
-        );
+        assert_eq!(decision_z(10, 0, TI, z_default, z_floor), z_default);
     }
 
     /// A 300-row table with a text column at z = 24.5 (ε = 1's default share) cannot tell it:
@@ -690,17 +672,10 @@ mod tests {
         let t = text(300);
         let m = undecided_columns(&t, None);
         assert_eq!(m, 2);
-        let z = decision_z(t.n_rows, m, Release::TypesAndIndicators, 24.5, 10.95);
+        let z = decision_z(t.n_rows, m, TI, 24.5, 10.95);
         assert!(z < 24.5);
         let kind = |z: f64, seed: u64| {
-            let (_, r) = decide_columns(
-                &t,
-                None,
-                Release::TypesAndIndicators,
-                z,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
+            let (_, r) = decide_columns(&t, None, TI, z, &mut ReleaseRng::seeded(seed)).unwrap();
             (r.columns[1].kind, r.warnings.len())
         };
         let mut at_default = 0;
@@ -713,16 +688,9 @@ mod tests {
         assert!(at_default > 80, "{at_default}");
         let tiny = text(40);
         // Too small even at the largest share: the default share's z, and the warning.
-        let z = decision_z(tiny.n_rows, m, Release::TypesAndIndicators, 24.5, 10.95);
+        let z = decision_z(tiny.n_rows, m, TI, 24.5, 10.95);
         assert_eq!(z, 24.5);
-        let (_, r) = decide_columns(
-            &tiny,
-            None,
-            Release::TypesAndIndicators,
-            z,
-            &mut ReleaseRng::seeded(1),
-        )
-        .unwrap();
+        let (_, r) = decide_columns(&tiny, None, TI, z, &mut ReleaseRng::seeded(1)).unwrap();
         assert_eq!(r.columns[1].kind, "numeric");
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
         let w = &r.warnings[0];
@@ -756,22 +724,9 @@ mod tests {
         // Columns that convert each way, one kept as it is, a label.
         let t = read("a,b,c,y\n1,x,2.5,u\n2,3,,v\nq,4,1,u\n5,6,7,v\n");
         for seed in 0..4 {
-            let (b, rb) = decide_columns(
-                &t,
-                None,
-                Release::TypesAndIndicators,
-                0.5,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
-            let (o, ro) = decide_columns(
-                t.clone(),
-                None,
-                Release::TypesAndIndicators,
-                0.5,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
+            let (b, rb) = decide_columns(&t, None, TI, 0.5, &mut ReleaseRng::seeded(seed)).unwrap();
+            let (o, ro) =
+                decide_columns(t.clone(), None, TI, 0.5, &mut ReleaseRng::seeded(seed)).unwrap();
             assert_eq!(
                 format!("{b:?} {rb:?}"),
                 format!("{o:?} {ro:?}"),
@@ -792,8 +747,7 @@ mod tests {
         for bad in [None, Some("N/A"), Some("oops")] {
             let t = read(&tall(400, bad));
             let mut rng = ReleaseRng::seeded(7);
-            let (t2, rep) =
-                decide_columns(&t, None, Release::TypesAndIndicators, 2.0, &mut rng).unwrap();
+            let (t2, rep) = decide_columns(&t, None, TI, 2.0, &mut rng).unwrap();
             assert_eq!(rep.columns[0].kind, "numeric", "{bad:?}");
             assert_eq!(rep.columns[1].kind, "categorical", "{bad:?}");
             assert!(!rep.columns[0].missing_indicator, "{bad:?}");
@@ -839,14 +793,7 @@ mod tests {
         let (mut na, mut nb) = (Vec::new(), Vec::new());
         let mut sigma = 0.0;
         for seed in 0..1500 {
-            let (_, rep) = decide_columns(
-                &t,
-                None,
-                Release::TypesAndIndicators,
-                z,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
+            let (_, rep) = decide_columns(&t, None, TI, z, &mut ReleaseRng::seeded(seed)).unwrap();
             sigma = rep.noise_std.unwrap();
             let a = rep.columns[0].noisy_text_minus_numeric.unwrap();
             let b = rep.columns[0].noisy_missing.unwrap();
@@ -877,14 +824,7 @@ mod tests {
             };
             s.push_str(&format!("{x},{}\n", i % 2));
         }
-        let (t, rep) = decide_columns(
-            read(&s),
-            None,
-            Release::TypesAndIndicators,
-            2.0,
-            &mut ReleaseRng::seeded(1),
-        )
-        .unwrap();
+        let (t, rep) = decide_columns(read(&s), None, TI, 2.0, &mut ReleaseRng::seeded(1)).unwrap();
         assert!(rep.columns[0].missing_indicator);
         assert_eq!(rep.indicators(), vec![true, false]);
         assert!(
@@ -899,18 +839,8 @@ mod tests {
             r#"{"columns": {"x": {"type": "numeric"}, "c": {"type": "categorical"}}}"#,
         )
         .unwrap();
-        assert_eq!(
-            decision_sensitivity(&t, Some(&s), Release::TypesAndIndicators),
-            0.0
-        );
-        let (_, rep) = decide_columns(
-            &t,
-            Some(&s),
-            Release::TypesAndIndicators,
-            3.0,
-            &mut ReleaseRng::seeded(1),
-        )
-        .unwrap();
+        assert_eq!(decision_sensitivity(&t, Some(&s), TI), 0.0);
+        let (_, rep) = decide_columns(&t, Some(&s), TI, 3.0, &mut ReleaseRng::seeded(1)).unwrap();
         assert_eq!(rep.columns[0].type_source, "schema");
         assert_eq!(rep.columns[0].kind, "numeric");
         assert!(!rep.columns[0].missing_indicator);
@@ -969,14 +899,8 @@ mod tests {
         .unwrap();
         let mut spurious = 0;
         for seed in 0..20 {
-            let (_, rep) = decide_columns(
-                &table,
-                None,
-                Release::TypesAndIndicators,
-                2.0,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
+            let (_, rep) =
+                decide_columns(&table, None, TI, 2.0, &mut ReleaseRng::seeded(seed)).unwrap();
             spurious += rep.columns.iter().filter(|c| c.missing_indicator).count();
             assert!(rep.columns.iter().all(|c| c.kind != "categorical"));
         }

@@ -339,29 +339,23 @@ pub fn load_files_with(
         }
     }
     let open = opts.width.is_none() || opts.height.is_none() || opts.channels.is_none();
-    let (width, height, channels, shape_decision) = match rule {
-        ShapeRule::Dp { z, rng } => match shape::decide(&headers, opts, z, rng)? {
-            Some(d) => {
-                let (w, h) = shape(d.size, opts);
-                (w, h, d.channels, Some(d.report))
-            }
-            None => {
-                let (w, h) = shape(common, opts);
-                (w, h, opts.channels.unwrap_or(1), None)
-            }
-        },
-        ShapeRule::Data => {
-            let (w, h) = shape(common, opts);
-            let all_gray = headers.iter().all(|h| h.gray);
-            (
-                w,
-                h,
-                opts.channels.unwrap_or(if all_gray { 1 } else { 3 }),
-                None,
-            )
-        }
+    let decided = match rule {
+        ShapeRule::Dp { z, rng } => shape::decide(&headers, opts, z, rng)?,
+        ShapeRule::Data => None,
     };
-    let shape_from_data = open && shape_decision.is_none();
+    // The decided size and channels, else (the data rule, or everything given) the most
+    // common size and the channels given or gray iff every file is.
+    let (size, channels) = match &decided {
+        Some(d) => (d.report.size.unwrap_or(common), d.channels),
+        None => (
+            common,
+            opts.channels
+                .unwrap_or_else(|| if headers.iter().all(|h| h.gray) { 1 } else { 3 }),
+        ),
+    };
+    let (width, height) = shape(size, opts);
+    let shape_from_data = open && decided.is_none();
+    let shape_decision = decided.map(|d| d.report);
 
     let mut class_names: Vec<String> = files.iter().map(|f| f.class.clone()).collect();
     class_names.sort_unstable_by(|a, b| natural_cmp(a, b));

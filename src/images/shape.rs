@@ -73,11 +73,9 @@ pub struct ShapeReport {
     pub warnings: Vec<String>,
 }
 
-/// The outcome of [`decide`].
+/// The outcome of [`decide`]: the size is the report's (a candidate, to which the options'
+/// width or height apply: `shape` in the parent module; None when the options give both).
 pub(super) struct Decided {
-    /// The decided candidate size, to which the options' width or height apply (`shape` in
-    /// the parent module); (1, 1) when the options give both.
-    pub size: (usize, usize),
     /// 1 or 3.
     pub channels: usize,
     pub report: ShapeReport,
@@ -151,12 +149,7 @@ pub(super) fn decide(
         noisy_colour,
         warnings,
     };
-    // A size the options give in full is used as is (`shape` ignores the candidate).
-    Ok(Some(Decided {
-        size: size.unwrap_or((1, 1)),
-        channels,
-        report,
-    }))
+    Ok(Some(Decided { channels, report }))
 }
 
 #[cfg(test)]
@@ -182,12 +175,12 @@ mod tests {
         for seed in 1..=20 {
             let mut rng = ReleaseRng::seeded(seed);
             let Decided {
-                size,
                 channels: c,
                 report: r,
             } = decide(&headers(600, 8, 8, true), &opts, 5.3, &mut rng)
                 .unwrap()
                 .unwrap();
+            let size = r.size.unwrap();
             assert_eq!((size, c), ((8, 8), 1), "{r:?}");
             assert!(r.warnings.is_empty());
             assert_eq!(r.l2_sensitivity, 3f64.sqrt());
@@ -196,8 +189,10 @@ mod tests {
             photos.extend(headers(40, 500, 500, false));
             photos.extend(headers(10, 16, 16, true));
             let Decided {
-                size, channels: c, ..
+                channels: c,
+                report: r,
             } = decide(&photos, &opts, 5.3, &mut rng).unwrap().unwrap();
+            let size = r.size.unwrap();
             assert_eq!((size, c), ((32, 24), 3));
         }
     }
@@ -209,12 +204,12 @@ mod tests {
         let opts = ImageOptions::default();
         let mut rng = ReleaseRng::seeded(1);
         let Decided {
-            size,
             channels: c,
             report: r,
         } = decide(&headers(12, 8, 8, true), &opts, 5.3, &mut rng)
             .unwrap()
             .unwrap();
+        let size = r.size.unwrap();
         assert_eq!((size, c), ((32, 32), 1));
         assert!(r.warnings[0].contains("12 images are too few"), "{r:?}");
         let given = ImageOptions {

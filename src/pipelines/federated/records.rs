@@ -16,8 +16,9 @@
 //! Before that, [`prepare`] gives every column the schema leaves untyped its type: under DP
 //! by default ([`crate::data::decide::decide_columns`], the mechanism synthesis uses, at the
 //! same share of ε, releasing the types alone: no column here gets a missing indicator), so
-//! that one unparsable cell cannot turn a numeric column categorical in the output. Its cost is composed into the party's accounting with the
-//! normalization's (see [`super::space::normalize`]).
+//! that one unparsable cell cannot turn a numeric column categorical in the output. Its cost
+//! is composed into the party's accounting with the normalization's (see
+//! [`super::space::normalize`]).
 
 use std::borrow::Cow;
 
@@ -54,9 +55,8 @@ impl Records {
 
 /// Decides the types of the columns `schema` leaves untyped (`opts.column_types`: under DP
 /// with the noise multiplier `synth` uses, a share of ε sized for the table's record count, or
-/// from the data) on `table`
-/// read with [`crate::data::MissingPolicy::Keep`], then encodes its records
-/// ([`federated_records`]). The federated mechanism gives numeric columns no missing
+/// from the data) on `table` read with [`crate::data::MissingPolicy::Keep`], then encodes its
+/// records ([`federated_records`]). The federated mechanism gives numeric columns no missing
 /// indicator (a missing cell takes the public fill), so the decision releases the types alone
 /// ([`Release::TypesOnly`]: sensitivity 2√m_u instead of √(5·m_u), the same z buying noise
 /// √(4/5) as large); types taken from the data have their indicators cleared.

@@ -18,8 +18,8 @@ use crate::accountant::{
     check_delta, check_epsilon, default_orders, AccountantKind, Preset, RdpCurve,
 };
 use crate::data::decide::{
-    decide_columns, decide_from_data, decision_sensitivity, decision_z, undecided_columns,
-    DecisionReport, Release, MAX_TYPES_SHARE,
+    decide_columns, decide_from_data, decision_z, undecided_columns, DecisionReport, Release,
+    MAX_TYPES_SHARE,
 };
 use crate::data::ColumnSpec;
 use crate::data::{Column, Schema, Table};
@@ -695,8 +695,7 @@ pub fn data_path_budget(
     let delta_lab = label_delta(opts, standard, labels_public);
     let want = extra_stats(table, opts, mechanism);
     let c = choose_share(table, schema, opts, opts.delta - delta_lab, want)?;
-    let types_z = (opts.column_types == ColumnTypes::Dp
-        && decision_sensitivity(table, schema, Release::TypesAndIndicators) > 0.0)
+    let types_z = (opts.column_types == ColumnTypes::Dp && undecided_columns(table, schema) > 0)
         .then(|| types_z(opts, table, schema));
     let epsilon_categories = if c.dp && c.delta_cat > 0.0 {
         crate::preprocess::dp_counts::threshold_epsilon(c.delta_cat)
@@ -1803,11 +1802,8 @@ fn decide_types(
 ) -> Result<(Table, DecisionReport, RdpCurve)> {
     let (decided, decisions) = match opts.column_types {
         ColumnTypes::Dp => {
-            let z = if decision_sensitivity(&table, schema, Release::TypesAndIndicators) > 0.0 {
-                types_z(opts, &table, schema)
-            } else {
-                1.0
-            };
+            // With nothing to decide, decide_columns draws nothing and does not read z.
+            let z = types_z(opts, &table, schema);
             decide_columns(table, schema, Release::TypesAndIndicators, z, rng)?
         }
         ColumnTypes::Data => decide_from_data(table, schema),
