@@ -107,6 +107,67 @@ fn iris_with_its_schema_keeps_real_values_and_no_column_collapses() {
     }
 }
 
+const DIGITS: &str = include_str!("../demo/digits-8x8.csv");
+
+/// The digits table without a schema at ε = 5 (1,797 rows, 64 pixel columns): each column's
+/// own DP histogram is too thin to see its range, and 27 columns came out constant, among
+/// them every one of the 9 columns with 30–53 % non-zero values (px9, px14, px17, px22,
+/// px38, …). With the pooled range histogram no column with ≥ 30 % non-zero values is
+/// constant, and the receipt says which columns took the pooled range.
+#[test]
+fn digits_without_a_schema_keep_their_spread_columns() {
+    let parse = |csv: &str| -> Vec<Vec<String>> {
+        csv.lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    };
+    let real = parse(DIGITS);
+    for seed in [1.0, 2.0] {
+        let (rows, r) = run(
+            DIGITS,
+            serde_json::json!({"label": "label", "epsilon": 5.0, "delta": 1e-5, "seed": seed}),
+        );
+        let header = &rows[0];
+        let mut checked = 0;
+        for (jr, name) in real[0].iter().enumerate() {
+            if name == "label" {
+                continue;
+            }
+            let nonzero = real[1..].iter().filter(|r| r[jr] != "0").count();
+            if nonzero * 10 < (real.len() - 1) * 3 {
+                continue;
+            }
+            checked += 1;
+            let j = header.iter().position(|h| h == name).unwrap();
+            let distinct: std::collections::BTreeSet<&str> =
+                rows[1..].iter().map(|r| r[j].as_str()).collect();
+            assert!(
+                distinct.len() > 1,
+                "seed {seed}: {name} ({nonzero} non-zero values) collapsed to {distinct:?}"
+            );
+        }
+        assert!(checked >= 40, "{checked}");
+        let h = &r["normalization"]["dp_histogram"];
+        assert!(h["pooled_noise_std"].as_f64().unwrap() > 0.0, "{h}");
+        assert_eq!(h["pooled_range"], serde_json::json!([0.0, 32.0]), "{h}");
+        let pooled = r["normalization"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["source"] == "dp (pooled range)")
+            .count();
+        assert!(pooled > 0);
+        assert!(
+            r["warnings"].as_array().unwrap().iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .contains(&format!("{pooled} numeric column(s) use the range [0, 32]"))),
+            "{}",
+            r["warnings"]
+        );
+    }
+}
+
 /// A categorical column with one dominant level and many rare ones (Adult's native-country:
 /// 91 % one country) kept only its dominant level at a small ε: a column with one value.
 /// The rare levels now pool into `(other)`, whose share comes from n minus the released

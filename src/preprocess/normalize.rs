@@ -20,6 +20,15 @@
 //!
 //!   Replacing one record moves one count between two bins of each histogram and changes each
 //!   non-integral count by at most one, so the L2 sensitivity is √(3·m_num + 2·m_cat).
+//! * `dp`, many numeric columns (m_num ≥ 27, [`pooled_range_worth_it`]): one more histogram,
+//!   the coarse-grid counts of all those columns' values together, released in the same
+//!   Gaussian mechanism with its own, larger noise ([`NormPlan::pooled_sensitivity`]: it adds
+//!   0.1·3·m_num to Δ², raising the columns' noise by under 5 %). A column whose own noisy
+//!   counts leave more of its rows outside its range than their noise explains (values
+//!   spread over bins too thin to clear the threshold: a pixel column that is 0 in half the
+//!   images and 1–16 in the rest, at a few thousand rows) takes the union of its range and
+//!   the pooled one instead of coming out constant; a column with no bin of its own that
+//!   stands out takes the pooled range. Both are post-processing, said in the warnings.
 //!
 //!   **Exact noise.** Every count gets discrete Gaussian noise N_ℤ(0, σ²), σ ≥ z·Δ, drawn in
 //!   integer arithmetic ([`crate::preprocess::dp_counts::CountNoise`]): the counts are
@@ -145,6 +154,13 @@ pub struct DpHistogramReport {
     /// Why the share differs from the default, when it was raised automatically.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share_note: Option<String>,
+    /// The pooled range histogram's noise standard deviation, when it was released
+    /// ([`NormPlan::pooled_range`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled_noise_std: Option<f64>,
+    /// The range the pooled histogram found, when it found one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled_range: Option<[f64; 2]>,
 }
 
 /// Numbers of (numeric, categorical) feature columns whose statistics `dp` mode must estimate.
@@ -158,16 +174,7 @@ pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
         let spec = schema.and_then(|s| s.columns.get(name));
         match col {
             Column::Numeric { .. } => {
-                // min and max make a column public; without `integer` it is real-valued.
-                let public = matches!(
-                    spec,
-                    Some(ColumnSpec::Numeric {
-                        min: Some(_),
-                        max: Some(_),
-                        ..
-                    })
-                );
-                if !public {
+                if !public_bounds(spec) {
                     num += 1;
                 }
             }
@@ -184,6 +191,19 @@ pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
         }
     }
     (num, cat)
+}
+
+/// Whether a numeric column's schema entry gives its bounds: min and max make a column
+/// public (without `integer` it is real-valued).
+fn public_bounds(spec: Option<&ColumnSpec>) -> bool {
+    matches!(
+        spec,
+        Some(ColumnSpec::Numeric {
+            min: Some(_),
+            max: Some(_),
+            ..
+        })
+    )
 }
 
 // ---- the fixed numeric grid -------------------------------------------------------------
@@ -305,20 +325,63 @@ pub struct NormPlan {
     pub categorical_marginals: usize,
     /// Whether the mean-norm statistic is released (1 coordinate, scaled to sensitivity 1).
     pub mean_norm: bool,
+    /// Whether the pooled range histogram is released: the coarse histogram of every
+    /// range-estimated numeric column's values together ([`pooled_range_worth_it`]), with
+    /// the noise [`NormPlan::pooled_sensitivity`] sets, so that it adds
+    /// [`POOLED_RANGE_SHARE`]·3·`numeric_ranges` to Δ².
+    pub pooled_range: bool,
 }
 
 impl NormPlan {
     /// L2 sensitivity of the whole (adaptively composed) Gaussian release under replace-one.
     pub fn l2_sensitivity(&self) -> f64 {
-        ((3 * self.numeric_ranges
+        let counts = (3 * self.numeric_ranges
             + 2 * (self.categorical_levels + self.numeric_marginals + self.categorical_marginals)
-            + usize::from(self.mean_norm)) as f64)
-            .sqrt()
+            + usize::from(self.mean_norm)) as f64;
+        (counts + self.pooled_weight()).sqrt()
+    }
+
+    /// The pooled histogram's term P in Δ² (0 when it is not released).
+    fn pooled_weight(&self) -> f64 {
+        if self.pooled_range {
+            POOLED_RANGE_SHARE * 3.0 * self.numeric_ranges as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// The sensitivity the pooled histogram's noise is sized with, z times which is its
+    /// noise σ_p (None when it is not released).
+    ///
+    /// Replacing one record moves each of its m = `numeric_ranges` values from one coarse
+    /// bin to another, so the pooled counts change by a − b with a, b ≥ 0 holding m units
+    /// each: ‖a − b‖² ≤ ‖a‖² + ‖b‖² ≤ 2m² (adding or removing one: m²). With σ = z·Δ the
+    /// whole release's noise, σ_p = σ·m·√(2/P) makes the pooled counts' Rényi term
+    /// α·2m²/(2σ_p²) = α·P/(2σ²): exactly the P that [`Self::l2_sensitivity`] counts in Δ²,
+    /// so the release stays one Gaussian mechanism with noise multiplier z (the discrete
+    /// Gaussian's bound is the same per coordinate, Lemma D of the counts' proof note).
+    pub fn pooled_sensitivity(&self) -> Option<f64> {
+        let p = self.pooled_weight();
+        (p > 0.0).then(|| self.l2_sensitivity() * self.numeric_ranges as f64 * (2.0 / p).sqrt())
     }
     /// True when anything is released.
     pub fn any(&self) -> bool {
         self.l2_sensitivity() > 0.0
     }
+}
+
+/// The pooled range histogram's share of Δ², relative to the per-column range histograms'
+/// 3·m: it raises their noise by √(1 + this) (5 % at 0.1).
+pub const POOLED_RANGE_SHARE: f64 = 0.1;
+
+/// Whether the pooled range histogram is worth its cost for `m_num` range-estimated numeric
+/// columns: its signal-to-noise ratio over one column's is √(1.5·[`POOLED_RANGE_SHARE`]·m)
+/// (m times the counts, noise σ·m·√(2/P) against σ), released when that is at least 2
+/// (m ≥ 27 at a share of 0.1: tables of pixels, scores or counts, where many columns share a
+/// scale and, at a few thousand rows, each column alone is too thin for its range to stand
+/// out of the noise).
+pub fn pooled_range_worth_it(m_num: usize) -> bool {
+    1.5 * POOLED_RANGE_SHARE * m_num as f64 >= 4.0
 }
 
 /// Rows per marginal bin the noise must leave: marginals are released only when the noise
@@ -352,6 +415,7 @@ pub fn plan_extras(
         numeric_marginals: 0,
         categorical_marginals: 0,
         mean_norm: want.mean_norm,
+        pooled_range: pooled_range_worth_it(m_num),
     };
     if !want.marginals || num_all + cat_all == 0 {
         return base;
@@ -408,6 +472,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
         numeric_marginals: 0,
         categorical_marginals: 0,
         mean_norm: false,
+        pooled_range: false,
     };
     fit_feature_space_with(table, schema, mode, budget, &plan, rng).map(|(f, r, _)| (f, r))
 }
@@ -458,9 +523,14 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         .filter(|_| m_cat > 0)
         .map(|(b, _, _)| upper_quantile_conservative(b.delta_categories / m_cat as f64));
 
+    let pooled = match (&dp_hist, plan.pooled_sensitivity()) {
+        (Some((b, _, _)), Some(sens_p)) => Some(pooled_range(table, schema, b, sens_p, rng)?),
+        _ => None,
+    };
     let rules = ColumnRules {
         mode,
         noise: dp_hist.as_ref().map(|(_, _, g)| g),
+        pooled: pooled.as_ref().and_then(|p| p.range),
         marginals_on,
         t_num,
         t_int,
@@ -497,8 +567,14 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
     }
     let protected = mode != NormalizeMode::Data;
     let statement = statement_of(mode);
-    let dp_histogram = dp_hist
-        .map(|(b, sens, g)| histogram_report(b, sens, &g, plan, marginals_on, released.mean_norm));
+    let dp_histogram = dp_hist.map(|(b, sens, g)| {
+        let mut r = histogram_report(b, sens, &g, plan, marginals_on, released.mean_norm);
+        if let Some(p) = &pooled {
+            r.pooled_noise_std = Some(p.noise_std);
+            r.pooled_range = p.range.map(|(lo, hi)| [lo, hi]);
+        }
+        r
+    });
     let warnings = notes.into_warnings();
     Ok((
         space,
@@ -552,7 +628,80 @@ fn histogram_report(
         mean_norm,
         epsilon_share: None,
         share_note: None,
+        pooled_noise_std: None,
+        pooled_range: None,
     }
+}
+
+/// The pooled range histogram as released: its noise and the range it found, if any.
+struct PooledRange {
+    noise_std: f64,
+    range: Option<(f64, f64)>,
+}
+
+/// The pooled range histogram ([`NormPlan::pooled_range`]): the coarse-grid counts of every
+/// range-estimated numeric column's values together, each count plus N_ℤ(0, σ_p²) with
+/// σ_p = z·`sens_p` ([`NormPlan::pooled_sensitivity`]), and the range spanned by the bins
+/// whose noisy count clears σ_p·t + 1 (t for [`FALSE_DETECTION_RATE`] over the bins). A
+/// column whose own histogram leaves mass unexplained takes this range (post-processing).
+fn pooled_range<R: Rng + ?Sized>(
+    table: &Table,
+    schema: Option<&Schema>,
+    b: &DpHistogramBudget,
+    sens_p: f64,
+    rng: &mut R,
+) -> Result<PooledRange> {
+    let g = CountNoise::new("pooled range noise", b.noise_multiplier, sens_p)?;
+    let mut counts = vec![0f64; COARSE_BINS];
+    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
+        let spec = schema.and_then(|s| s.columns.get(name));
+        match col {
+            Column::Numeric { values, .. }
+                if Some(j) != table.label_index && !public_bounds(spec) =>
+            {
+                let (c, _) = crate::par::histogram(
+                    values,
+                    COARSE_BINS,
+                    |v| coarse_of_fine(bin_of(v)),
+                    |_| false,
+                );
+                counts.iter_mut().zip(&c).for_each(|(a, x)| *a += x);
+            }
+            _ => {}
+        }
+    }
+    let t = upper_quantile_conservative(FALSE_DETECTION_RATE / COARSE_BINS as f64);
+    let tau = g.sigma() * t + DISCRETE_TAIL_MARGIN;
+    let mut first = None;
+    let mut last = None;
+    for (bin, &c) in counts.iter().enumerate() {
+        if g.add(c, rng) > tau {
+            first.get_or_insert(bin);
+            last = Some(bin);
+        }
+    }
+    Ok(PooledRange {
+        noise_std: g.sigma(),
+        range: first.zip(last).map(|(b0, b1)| span_of(b0, b1)),
+    })
+}
+
+/// The range spanned by coarse bins `b0..=b1`. A range that starts (or ends) in the bin
+/// around zero, [−2^-20, 2^-20], starts (ends) at 0: the data there are zeros or within
+/// 2^-20 of it, and an output column of non-negative data should not begin at
+/// −9.5367431640625e-7.
+fn span_of(b0: usize, b1: usize) -> (f64, f64) {
+    let lo = if b0 == COARSE_HALF {
+        0.0
+    } else {
+        coarse_edges(b0).0
+    };
+    let hi = if b1 == COARSE_HALF {
+        0.0
+    } else {
+        coarse_edges(b1).1
+    };
+    (lo, hi)
 }
 
 /// The columns fitted: each one's codec, released marginal and report, and the encoded
@@ -659,6 +808,8 @@ struct ColumnRules<'a> {
     mode: NormalizeMode,
     /// The histograms' noise, when they are released.
     noise: Option<&'a CountNoise>,
+    /// The range the pooled histogram found, when it was released and found one.
+    pooled: Option<(f64, f64)>,
     /// Marginal histograms are released too.
     marginals_on: bool,
     /// The range, integrality and category thresholds, in σ.
@@ -674,6 +825,10 @@ struct FitNotes {
     warnings: Vec<String>,
     /// Columns whose DP range came out as one value (said once, after the loop).
     constant: Vec<String>,
+    /// Columns that took the pooled range (said once, after the loop).
+    pooled: Vec<String>,
+    /// That range.
+    pooled_range: Option<(f64, f64)>,
 }
 
 impl FitNotes {
@@ -684,7 +839,16 @@ impl FitNotes {
         let FitNotes {
             mut warnings,
             constant,
+            pooled,
+            pooled_range,
         } = self;
+        if let (false, Some((lo, hi))) = (pooled.is_empty(), pooled_range) {
+            warnings.push(format!(
+                "{} numeric column(s) use the range [{lo}, {hi}] found under DP over all the numeric columns together: their own values were spread too thinly for the normalization budget to see their range (their noisy counts left about as many rows unaccounted for as the noise allows), so they take the range the columns share: {}. If a column has other bounds, give them in a schema ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
+                pooled.len(),
+                pooled.join(", ")
+            ));
+        }
         if !constant.is_empty() {
             warnings.push(format!(
                 "{} numeric column(s) come out constant: under DP only one value stood out of the noise (too few rows for the normalization budget to see the others), so every output row has that value: {}. If a column takes other values, give its public bounds in a schema where it has none ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
@@ -814,6 +978,22 @@ impl ColumnRules<'_> {
             Ok(r) => {
                 let (mut lo, mut hi) = (r.lo, r.hi);
                 let mut marginal = None;
+                if let Some((p_lo, p_hi)) = self
+                    .pooled
+                    .filter(|_| r.unexplained(values.len(), g.sigma(), self.t_int))
+                {
+                    // Post-processing: the column's noisy counts in its range fall short of
+                    // its (public) row count by more than their noise, so values lie in bins
+                    // too thin to clear the threshold. Its range becomes the union with the
+                    // pooled range, without a marginal (whose bins would cover only its own).
+                    notes.pooled.push(name.to_string());
+                    notes.pooled_range = self.pooled;
+                    let integer = s_int.unwrap_or(r.integral);
+                    return (
+                        (lo.min(p_lo), hi.max(p_hi), integer, "dp (pooled range)"),
+                        None,
+                    );
+                }
                 if self.marginals_on {
                     // An integer column (the schema's word, else the DP
                     // decision above): bins that hold whole integers, one
@@ -843,6 +1023,16 @@ impl ColumnRules<'_> {
                     notes.constant.push(format!("{name} ({lo})"));
                 }
                 ((lo, hi, s_int.unwrap_or(r.integral), "dp"), marginal)
+            }
+            Err(integral) if self.pooled.is_some() => {
+                // No bin of its own stood out: the pooled range (post-processing), said once.
+                let (lo, hi) = self.pooled.expect("checked");
+                notes.pooled.push(name.to_string());
+                notes.pooled_range = self.pooled;
+                (
+                    (lo, hi, s_int.unwrap_or(integral), "dp (pooled range)"),
+                    None,
+                )
             }
             Err(integral) => {
                 // Loud, never silent: the receipt's warnings (printed by the
@@ -1227,6 +1417,20 @@ struct DpRange {
     coarse_noisy: Vec<f64>,
 }
 
+impl DpRange {
+    /// Whether the noisy counts of the bins in the range, k of them, fall short of the
+    /// column's `n` values by more than t·σ·√k + 1: values the range leaves out, in bins
+    /// too thin to clear the threshold. With t the columns' family-wise margin (as for
+    /// integrality), a column that has no values outside its range is taken for one that
+    /// has with probability below that family's rate. (A statement about utility; privacy
+    /// does not depend on it: this is post-processing of the noisy counts.)
+    fn unexplained(&self, n: usize, sigma: f64, t: f64) -> bool {
+        let bins = &self.coarse_noisy[self.first..=self.last];
+        let inside: f64 = bins.iter().sum();
+        n as f64 - inside > t * sigma * (bins.len() as f64).sqrt() + DISCRETE_TAIL_MARGIN
+    }
+}
+
 /// DP range and integrality of one numeric column from its noisy coarse-grid histogram;
 /// `Err(integral)` (the DP integrality alone, main's rule: the noisy non-integral count below
 /// the threshold) when no bin stands out of the noise (the caller then uses [0, 1] with a loud
@@ -1270,19 +1474,7 @@ fn dp_range<R: Rng + ?Sized>(
     // table at ε = 5 came out real-valued one time in four each: σ = 56 against 5 % of ~700.)
     let integral = nonint_noisy <= tau
         && nonint_noisy <= (0.05 * max_noisy).max(t_int * g.sigma() + DISCRETE_TAIL_MARGIN);
-    // A range that starts (or ends) in the bin around zero, [−2^-20, 2^-20], starts (ends) at
-    // 0: the data there are zeros or within 2^-20 of it, and an output column of
-    // non-negative data should not begin at −9.5367431640625e-7.
-    let lo = if b0 == COARSE_HALF {
-        0.0
-    } else {
-        coarse_edges(b0).0
-    };
-    let hi = if b1 == COARSE_HALF {
-        0.0
-    } else {
-        coarse_edges(b1).1
-    };
+    let (lo, hi) = span_of(b0, b1);
     Ok(DpRange {
         lo,
         hi,
@@ -1378,6 +1570,151 @@ mod tests {
         let h = rep.dp_histogram.unwrap();
         assert!((h.l2_sensitivity - 5f64.sqrt()).abs() < 1e-12);
         assert_eq!(fs.dim, 2);
+    }
+
+    /// The pooled histogram's noise makes its Rényi term exactly the P the plan adds to Δ²,
+    /// at its worst case ‖a − b‖² = 2m² (computed here from the definitions), and it is
+    /// planned only from m ≥ 27 range-estimated columns.
+    #[test]
+    fn the_pooled_histogram_costs_what_the_plan_counts() {
+        for m in [27usize, 64, 784] {
+            let plan = NormPlan {
+                numeric_ranges: m,
+                categorical_levels: 3,
+                numeric_marginals: 0,
+                categorical_marginals: 0,
+                mean_norm: true,
+                pooled_range: true,
+            };
+            let without = NormPlan {
+                pooled_range: false,
+                ..plan
+            };
+            let z = 1.7;
+            let sigma = z * plan.l2_sensitivity();
+            let sigma_p = z * plan.pooled_sensitivity().unwrap();
+            let mf = m as f64;
+            // Δ² of the whole release over σ²: the counts' part plus the pooled part.
+            let counts = without.l2_sensitivity().powi(2) / sigma.powi(2);
+            let pooled = 2.0 * mf * mf / sigma_p.powi(2);
+            assert!((counts + pooled - 1.0 / (z * z)).abs() < 1e-12 / (z * z));
+            // P = 0.1·3m: the columns' noise rises by √(1 + 0.3m/(3m + 7)) < 5 %.
+            assert!(plan.l2_sensitivity() / without.l2_sensitivity() < 1.05);
+            assert!(without.pooled_sensitivity().is_none());
+        }
+        assert!(!pooled_range_worth_it(26) && pooled_range_worth_it(27));
+    }
+
+    /// `m` columns of 1,000 rows: `spread` of them hold 0 in the first 652 rows and 1..=16
+    /// in the other 348, the others hold 0 everywhere.
+    fn many_columns(spread: usize, m: usize) -> Table {
+        let n = 1000;
+        let mut names: Vec<String> = (0..m).map(|j| format!("px{j}")).collect();
+        names.push("label".into());
+        let mut columns: Vec<Column> = (0..m)
+            .map(|j| Column::Numeric {
+                values: (0..n)
+                    .map(|i| {
+                        if j < spread && i >= 652 {
+                            (1 + (i + j) % 16) as f32
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect(),
+                integer: true,
+            })
+            .collect();
+        columns.push(Column::Categorical {
+            codes: vec![0; n],
+            levels: vec!["a".into()],
+        });
+        Table {
+            names,
+            columns,
+            n_rows: n,
+            rows_dropped: 0,
+            label_index: Some(m),
+            delimiter: b',',
+        }
+    }
+
+    /// Each spread column's values outside 0 lie in bins too thin to clear the range
+    /// threshold, so alone its range is the zero bin and the column came out constant (the
+    /// digits table without a schema: 27 of 64 columns, 9 of them with ≥ 40 % non-zero
+    /// values). With the pooled histogram those columns take the shared range [0, 16]; the
+    /// all-zero columns stay constant; both are said in the warnings and the report.
+    ///
+    /// The numbers (z = 3): each column's noise σ = 3·√(3·64·1.1) ≈ 43.5 and range threshold
+    /// ≈ 5.3σ; its bin [8, 16) holds 174 = 4σ (cleared with probability ≈ 0.1, and then its
+    /// own range is [0, 16] too), its zero bin 652 = 15σ; the 348 = 8σ rows outside the zero
+    /// bin exceed the unexplained-mass margin (< 4σ) by > 4σ. The pooled bin [8, 16) holds
+    /// 60·174 = 10,440 against a threshold of ≈ 4,100 (σ_p ≈ 900); [16, 32) and [1, 2) hold
+    /// 1,305 each, below it. The other outcomes have probabilities below 1e-4 per column.
+    #[test]
+    fn thin_columns_take_the_pooled_range_and_constant_ones_stay_constant() {
+        let (spread, m) = (60, 64);
+        let t = many_columns(spread, m);
+        let b = DpHistogramBudget {
+            noise_multiplier: 3.0,
+            delta_categories: 0.0,
+        };
+        let mut plan = plan_extras(&t, None, ExtraStats::default(), b.noise_multiplier);
+        assert!(plan.pooled_range);
+        for seed in 1..=4 {
+            let (fs, rep, _) = fit_feature_space_with(
+                &t,
+                None,
+                NormalizeMode::Dp,
+                Some(&b),
+                &plan,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap();
+            let mut pooled = 0;
+            for (j, c) in fs.codecs.iter().take(m).enumerate() {
+                let ColumnCodec::Numeric { lo, hi, .. } = c else {
+                    panic!("{c:?}")
+                };
+                if j < spread {
+                    assert_eq!((*lo, *hi), (0.0, 16.0), "seed {seed} column {j}");
+                    pooled += usize::from(rep.columns[j].source == "dp (pooled range)");
+                } else {
+                    assert_eq!((*lo, *hi), (0.0, 0.0), "seed {seed} column {j}");
+                    assert_eq!(rep.columns[j].source, "dp");
+                }
+            }
+            assert!(
+                pooled >= 40,
+                "seed {seed}: {pooled} columns took the pooled range"
+            );
+            let h = rep.dp_histogram.as_ref().unwrap();
+            assert_eq!(h.pooled_range, Some([0.0, 16.0]));
+            assert!(h.pooled_noise_std.unwrap() > 10.0 * h.noise_std);
+            let w = rep.warnings.join("\n");
+            assert!(
+                w.contains(&format!("{pooled} numeric column(s) use the range [0, 16]")),
+                "{w}"
+            );
+            assert!(w.contains("4 numeric column(s) come out constant"), "{w}");
+        }
+        // Without the pooled histogram (the plan before it), the spread columns collapse.
+        plan.pooled_range = false;
+        let (fs, _, _) = fit_feature_space_with(
+            &t,
+            None,
+            NormalizeMode::Dp,
+            Some(&b),
+            &plan,
+            &mut ReleaseRng::seeded(1),
+        )
+        .unwrap();
+        let constant = fs
+            .codecs
+            .iter()
+            .filter(|c| matches!(c, ColumnCodec::Numeric { lo, hi, .. } if lo == hi))
+            .count();
+        assert!(constant >= 44, "{constant} constant columns");
     }
 
     #[test]
