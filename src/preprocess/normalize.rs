@@ -1605,6 +1605,24 @@ mod tests {
         assert!(!pooled_range_worth_it(26) && pooled_range_worth_it(27));
     }
 
+    /// [`fit_feature_space_with`] in DP mode without a schema, seeded.
+    fn fit_dp(
+        t: &Table,
+        b: &DpHistogramBudget,
+        plan: &NormPlan,
+        seed: u64,
+    ) -> (FeatureSpace, NormalizationReport, Released) {
+        fit_feature_space_with(
+            t,
+            None,
+            NormalizeMode::Dp,
+            Some(b),
+            plan,
+            &mut ReleaseRng::seeded(seed),
+        )
+        .unwrap()
+    }
+
     /// `m` columns of 1,000 rows: `spread` of them hold 0 in the first 652 rows and 1..=16
     /// in the other 348, the others hold 0 everywhere.
     fn many_columns(spread: usize, m: usize) -> Table {
@@ -1662,15 +1680,7 @@ mod tests {
         let mut plan = plan_extras(&t, None, ExtraStats::default(), b.noise_multiplier);
         assert!(plan.pooled_range);
         for seed in 1..=4 {
-            let (fs, rep, _) = fit_feature_space_with(
-                &t,
-                None,
-                NormalizeMode::Dp,
-                Some(&b),
-                &plan,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
+            let (fs, rep, _) = fit_dp(&t, &b, &plan, seed);
             let mut pooled = 0;
             for (j, c) in fs.codecs.iter().take(m).enumerate() {
                 let ColumnCodec::Numeric { lo, hi, .. } = c else {
@@ -1700,15 +1710,7 @@ mod tests {
         }
         // Without the pooled histogram (the plan before it), the spread columns collapse.
         plan.pooled_range = false;
-        let (fs, _, _) = fit_feature_space_with(
-            &t,
-            None,
-            NormalizeMode::Dp,
-            Some(&b),
-            &plan,
-            &mut ReleaseRng::seeded(1),
-        )
-        .unwrap();
+        let (fs, _, _) = fit_dp(&t, &b, &plan, 1);
         let constant = fs
             .codecs
             .iter()
@@ -2310,15 +2312,7 @@ mod tests {
             delta_categories: 1e-6,
         };
         for seed in 0..5 {
-            let (_, _, rel) = fit_feature_space_with(
-                &t,
-                None,
-                NormalizeMode::Dp,
-                Some(&b),
-                &plan,
-                &mut ReleaseRng::seeded(seed),
-            )
-            .unwrap();
+            let (_, _, rel) = fit_dp(&t, &b, &plan, seed);
             match &rel.marginals[1] {
                 Some(ColumnMarginal::Categorical(p)) => {
                     assert!(p.len() >= 3);
