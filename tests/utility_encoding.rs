@@ -149,7 +149,7 @@ fn digits_without_a_schema_keep_their_spread_columns() {
         assert!(checked >= 40, "{checked}");
         let h = &r["normalization"]["dp_histogram"];
         assert!(h["pooled_noise_std"].as_f64().unwrap() > 0.0, "{h}");
-        assert_eq!(h["pooled_range"], serde_json::json!([0.0, 32.0]), "{h}");
+        assert_eq!(h["pooled_range"], serde_json::json!([0.0, 20.0]), "{h}");
         let pooled = r["normalization"]["columns"]
             .as_array()
             .unwrap()
@@ -161,7 +161,7 @@ fn digits_without_a_schema_keep_their_spread_columns() {
             r["warnings"].as_array().unwrap().iter().any(|w| w
                 .as_str()
                 .unwrap()
-                .contains(&format!("{pooled} numeric column(s) use the range [0, 32]"))),
+                .contains(&format!("{pooled} numeric column(s) use the range [0, 20]"))),
             "{}",
             r["warnings"]
         );

@@ -21,14 +21,16 @@
 //!   Replacing one record moves one count between two bins of each histogram and changes each
 //!   non-integral count by at most one, so the L2 sensitivity is √(3·m_num + 2·m_cat).
 //! * `dp`, many numeric columns (m_num ≥ 27, [`pooled_range_worth_it`]): one more histogram,
-//!   the coarse-grid counts of all those columns' values together, released in the same
+//!   the fine-grid counts of all those columns' values together, released in the same
 //!   Gaussian mechanism with its own, larger noise ([`NormPlan::pooled_sensitivity`]: it adds
 //!   0.1·3·m_num to Δ², raising the columns' noise by under 5 %). A column whose own noisy
 //!   counts leave more of its rows outside its range than their noise explains (values
 //!   spread over bins too thin to clear the threshold: a pixel column that is 0 in half the
-//!   images and 1–16 in the rest, at a few thousand rows) takes the union of its range and
-//!   the pooled one instead of coming out constant; a column with no bin of its own that
-//!   stands out takes the pooled range. Both are post-processing, said in the warnings.
+//!   images and 1–16 in the rest, at a few thousand rows) takes in the pooled range instead
+//!   of coming out constant; a column with no bin of its own that stands out takes the
+//!   pooled range; and where the pooled range's end lies in a column's end bin, the column's
+//!   end is placed to the pooled fine bin (the digits' 16: [0, 20] where the column alone
+//!   says [0, 32]). All of it is post-processing, said in the warnings and the report.
 //!
 //!   **Exact noise.** Every count gets discrete Gaussian noise N_ℤ(0, σ²), σ ≥ z·Δ, drawn in
 //!   integer arithmetic ([`crate::preprocess::dp_counts::CountNoise`]): the counts are
@@ -530,7 +532,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
     let rules = ColumnRules {
         mode,
         noise: dp_hist.as_ref().map(|(_, _, g)| g),
-        pooled: pooled.as_ref().and_then(|p| p.range),
+        pooled: pooled.as_ref().and_then(|p| p.span),
         marginals_on,
         t_num,
         t_int,
@@ -571,7 +573,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         let mut r = histogram_report(b, sens, &g, plan, marginals_on, released.mean_norm);
         if let Some(p) = &pooled {
             r.pooled_noise_std = Some(p.noise_std);
-            r.pooled_range = p.range.map(|(lo, hi)| [lo, hi]);
+            r.pooled_range = p.span.map(|s| [s.lo, s.hi]);
         }
         r
     });
@@ -636,14 +638,28 @@ fn histogram_report(
 /// The pooled range histogram as released: its noise and the range it found, if any.
 struct PooledRange {
     noise_std: f64,
-    range: Option<(f64, f64)>,
+    span: Option<PooledSpan>,
 }
 
-/// The pooled range histogram ([`NormPlan::pooled_range`]): the coarse-grid counts of every
+/// The range the pooled histogram found: [lo, hi], and the coarse bins holding its ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PooledSpan {
+    lo: f64,
+    hi: f64,
+    first_coarse: usize,
+    last_coarse: usize,
+}
+
+/// The pooled range histogram ([`NormPlan::pooled_range`]): the fine-grid counts of every
 /// range-estimated numeric column's values together, each count plus N_ℤ(0, σ_p²) with
-/// σ_p = z·`sens_p` ([`NormPlan::pooled_sensitivity`]), and the range spanned by the bins
-/// whose noisy count clears σ_p·t + 1 (t for [`FALSE_DETECTION_RATE`] over the bins). A
-/// column whose own histogram leaves mass unexplained takes this range (post-processing).
+/// σ_p = z·`sens_p` ([`NormPlan::pooled_sensitivity`]). A coarse bin is in the range when
+/// one of its fine bins' noisy counts clears σ_p·t_f + 1, or the sum of its four (noise 2σ_p)
+/// clears 2σ_p·t_c + 4 (each t for half of [`FALSE_DETECTION_RATE`] over its bins; the sum's
+/// margin is Lemma T's per count): the sums see data spread too thinly for any fine bin.
+/// Each end of the range is placed to a fine bin where the end coarse bin's outermost
+/// cleared fine bin leaves nothing beyond it that the noise does not explain (the digits'
+/// 16 in [16, 20), not [16, 32)), else at the coarse bin's edge. Everything after the
+/// release is post-processing.
 fn pooled_range<R: Rng + ?Sized>(
     table: &Table,
     schema: Option<&Schema>,
@@ -652,38 +668,97 @@ fn pooled_range<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<PooledRange> {
     let g = CountNoise::new("pooled range noise", b.noise_multiplier, sens_p)?;
-    let mut counts = vec![0f64; COARSE_BINS];
+    let mut counts = vec![0f64; GRID_BINS];
     for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
         let spec = schema.and_then(|s| s.columns.get(name));
         match col {
             Column::Numeric { values, .. }
                 if Some(j) != table.label_index && !public_bounds(spec) =>
             {
-                let (c, _) = crate::par::histogram(
-                    values,
-                    COARSE_BINS,
-                    |v| coarse_of_fine(bin_of(v)),
-                    |_| false,
-                );
+                let (c, _) = crate::par::histogram(values, GRID_BINS, bin_of, |_| false);
                 counts.iter_mut().zip(&c).for_each(|(a, x)| *a += x);
             }
             _ => {}
         }
     }
-    let t = upper_quantile_conservative(FALSE_DETECTION_RATE / COARSE_BINS as f64);
-    let tau = g.sigma() * t + DISCRETE_TAIL_MARGIN;
-    let mut first = None;
-    let mut last = None;
-    for (bin, &c) in counts.iter().enumerate() {
-        if g.add(c, rng) > tau {
-            first.get_or_insert(bin);
-            last = Some(bin);
-        }
-    }
+    let noisy: Vec<f64> = counts.iter().map(|&c| g.add(c, rng)).collect();
+    let rate = FALSE_DETECTION_RATE / 2.0;
+    let tau_fine =
+        g.sigma() * upper_quantile_conservative(rate / GRID_BINS as f64) + DISCRETE_TAIL_MARGIN;
+    let tau_coarse = 2.0 * g.sigma() * upper_quantile_conservative(rate / COARSE_BINS as f64)
+        + SUB as f64 * DISCRETE_TAIL_MARGIN;
+    let t_coarse = upper_quantile_conservative(rate / COARSE_BINS as f64);
+    let fine_clears = |fb: usize| noisy[fb] > tau_fine;
+    // A coarse bin is in the range when its sum clears, or one of its fine bins does (the
+    // zero bin is one fine bin: its own test).
+    let in_range = |cb: usize| {
+        let sum: f64 = fine_of_coarse(cb).map(|fb| noisy[fb]).sum();
+        (cb != COARSE_HALF && sum > tau_coarse) || fine_of_coarse(cb).any(fine_clears)
+    };
+    // Fine bins `rest` hold nothing the noise does not explain: their noisy sum stays below
+    // the coarse test's margin for that many counts.
+    let explained = |rest: &[usize]| {
+        let k = rest.len() as f64;
+        rest.iter().map(|&fb| noisy[fb]).sum::<f64>()
+            <= g.sigma() * t_coarse * k.sqrt() + k * DISCRETE_TAIL_MARGIN
+    };
+    let (Some(c0), Some(c1)) = (
+        (0..COARSE_BINS).find(|&cb| in_range(cb)),
+        (0..COARSE_BINS).rev().find(|&cb| in_range(cb)),
+    ) else {
+        return Ok(PooledRange {
+            noise_std: g.sigma(),
+            span: None,
+        });
+    };
+    // Each end to a fine bin where the end bin's cleared fine bin leaves nothing beyond it
+    // unexplained, else to the coarse bin's edge; the zero bin's edges are 0 (as `span_of`).
+    let fine: Vec<usize> = fine_of_coarse(c1).collect();
+    let hi = match fine.iter().rposition(|&fb| fine_clears(fb)) {
+        Some(_) if c1 == COARSE_HALF => 0.0,
+        Some(i) if explained(&fine[i + 1..]) => bin_edges(fine[i]).1,
+        _ => span_of(c1, c1).1,
+    };
+    let fine: Vec<usize> = fine_of_coarse(c0).collect();
+    let lo = match fine.iter().position(|&fb| fine_clears(fb)) {
+        Some(_) if c0 == COARSE_HALF => 0.0,
+        Some(i) if explained(&fine[..i]) => bin_edges(fine[i]).0,
+        _ => span_of(c0, c0).0,
+    };
+    let ends = Some(PooledSpan {
+        lo,
+        hi,
+        first_coarse: c0,
+        last_coarse: c1,
+    });
     Ok(PooledRange {
         noise_std: g.sigma(),
-        range: first.zip(last).map(|(b0, b1)| span_of(b0, b1)),
+        span: ends,
     })
+}
+
+impl PooledSpan {
+    /// A column's range given the pooled one. `own` is the column's range from its coarse
+    /// bins `first..=last`, and `extend` says its noisy counts leave rows unexplained
+    /// ([`DpRange::unexplained`]). At each end: where the pooled end lies in the column's own
+    /// end bin, the pooled end, placed to a fine bin (the columns share a scale: that is what
+    /// the pooled histogram is released for); else, when extending, the wider of the two;
+    /// else the column's own.
+    fn merge(&self, own: (f64, f64), first: usize, last: usize, extend: bool) -> (f64, f64) {
+        let end = |same_bin: bool, pooled: f64, own: f64, wider: fn(f64, f64) -> f64| {
+            if same_bin {
+                pooled
+            } else if extend {
+                wider(own, pooled)
+            } else {
+                own
+            }
+        };
+        (
+            end(self.first_coarse == first, self.lo, own.0, f64::min),
+            end(self.last_coarse == last, self.hi, own.1, f64::max),
+        )
+    }
 }
 
 /// The range spanned by coarse bins `b0..=b1`. A range that starts (or ends) in the bin
@@ -809,7 +884,7 @@ struct ColumnRules<'a> {
     /// The histograms' noise, when they are released.
     noise: Option<&'a CountNoise>,
     /// The range the pooled histogram found, when it was released and found one.
-    pooled: Option<(f64, f64)>,
+    pooled: Option<PooledSpan>,
     /// Marginal histograms are released too.
     marginals_on: bool,
     /// The range, integrality and category thresholds, in σ.
@@ -978,21 +1053,26 @@ impl ColumnRules<'_> {
             Ok(r) => {
                 let (mut lo, mut hi) = (r.lo, r.hi);
                 let mut marginal = None;
-                if let Some((p_lo, p_hi)) = self
+                if let Some(p) = self
                     .pooled
                     .filter(|_| r.unexplained(values.len(), g.sigma(), self.t_int))
                 {
                     // Post-processing: the column's noisy counts in its range fall short of
                     // its (public) row count by more than their noise, so values lie in bins
-                    // too thin to clear the threshold. Its range becomes the union with the
-                    // pooled range, without a marginal (whose bins would cover only its own).
+                    // too thin to clear the threshold. Its range takes in the pooled range
+                    // ([`PooledSpan::merge`]), without a marginal (whose bins would cover only
+                    // its own).
                     notes.pooled.push(name.to_string());
-                    notes.pooled_range = self.pooled;
+                    notes.pooled_range = Some((p.lo, p.hi));
+                    let (lo, hi) = p.merge((lo, hi), r.first, r.last, true);
                     let integer = s_int.unwrap_or(r.integral);
-                    return (
-                        (lo.min(p_lo), hi.max(p_hi), integer, "dp (pooled range)"),
-                        None,
-                    );
+                    return ((lo, hi, integer, "dp (pooled range)"), None);
+                }
+                if let (Some(p), false) = (self.pooled, self.marginals_on) {
+                    // Post-processing: an end of the column's own range placed to the pooled
+                    // histogram's fine bin where that lies in the column's end bin (with
+                    // marginals, the marginal's support places it instead).
+                    (lo, hi) = p.merge((lo, hi), r.first, r.last, false);
                 }
                 if self.marginals_on {
                     // An integer column (the schema's word, else the DP
@@ -1026,9 +1106,10 @@ impl ColumnRules<'_> {
             }
             Err(integral) if self.pooled.is_some() => {
                 // No bin of its own stood out: the pooled range (post-processing), said once.
-                let (lo, hi) = self.pooled.expect("checked");
+                let p = self.pooled.expect("checked");
+                let (lo, hi) = (p.lo, p.hi);
                 notes.pooled.push(name.to_string());
-                notes.pooled_range = self.pooled;
+                notes.pooled_range = Some((lo, hi));
                 (
                     (lo, hi, s_int.unwrap_or(integral), "dp (pooled range)"),
                     None,
@@ -1623,9 +1704,9 @@ mod tests {
         .unwrap()
     }
 
-    /// `m` columns of 1,000 rows: `spread` of them hold 0 in the first 652 rows and 1..=16
-    /// in the other 348, the others hold 0 everywhere.
-    fn many_columns(spread: usize, m: usize) -> Table {
+    /// `m` columns of 1,000 rows: `spread` of them hold 0 in the first 652 rows and
+    /// `value(i, j)` in the other 348, the others hold 0 everywhere.
+    fn many_columns(spread: usize, m: usize, value: impl Fn(usize, usize) -> f32) -> Table {
         let n = 1000;
         let mut names: Vec<String> = (0..m).map(|j| format!("px{j}")).collect();
         names.push("label".into());
@@ -1634,7 +1715,7 @@ mod tests {
                 values: (0..n)
                     .map(|i| {
                         if j < spread && i >= 652 {
-                            (1 + (i + j) % 16) as f32
+                            value(i, j)
                         } else {
                             0.0
                         }
@@ -1672,7 +1753,7 @@ mod tests {
     #[test]
     fn thin_columns_take_the_pooled_range_and_constant_ones_stay_constant() {
         let (spread, m) = (60, 64);
-        let t = many_columns(spread, m);
+        let t = many_columns(spread, m, |i, j| (1 + (i + j) % 16) as f32);
         let b = DpHistogramBudget {
             noise_multiplier: 3.0,
             delta_categories: 0.0,
@@ -1717,6 +1798,54 @@ mod tests {
             .filter(|c| matches!(c, ColumnCodec::Numeric { lo, hi, .. } if lo == hi))
             .count();
         assert!(constant >= 44, "{constant} constant columns");
+    }
+
+    /// The pooled histogram places an end to a fine bin: 60 columns whose non-zero values are
+    /// all 16 (in the fine bin [16, 20) and the coarse bin [16, 32)). Each column's own
+    /// histogram finds [0, 32] (348 = 8σ in its bin [16, 32)); the pooled fine bin [16, 20)
+    /// (20,880 against a threshold of ≈ 4,300) and nothing above it put the pooled range, and
+    /// so each column's, at [0, 20]: half the width, half the noise in output units.
+    #[test]
+    fn the_pooled_fine_bins_place_a_shared_end() {
+        let (spread, m) = (60, 64);
+        let t = many_columns(spread, m, |_, _| 16.0);
+        let b = DpHistogramBudget {
+            noise_multiplier: 3.0,
+            delta_categories: 0.0,
+        };
+        let plan = plan_extras(&t, None, ExtraStats::default(), b.noise_multiplier);
+        for seed in 1..=4 {
+            let (fs, rep, _) = fit_dp(&t, &b, &plan, seed);
+            let h = rep.dp_histogram.as_ref().unwrap();
+            assert_eq!(h.pooled_range, Some([0.0, 20.0]), "seed {seed}");
+            for (j, c) in fs.codecs.iter().take(spread).enumerate() {
+                let ColumnCodec::Numeric { lo, hi, .. } = c else {
+                    panic!("{c:?}")
+                };
+                assert_eq!((*lo, *hi), (0.0, 20.0), "seed {seed} column {j}");
+            }
+        }
+    }
+
+    /// [`PooledSpan::merge`] at each end: the pooled end where it lies in the column's end
+    /// bin; else the wider one when extending; else the column's own.
+    #[test]
+    fn a_column_takes_the_pooled_ends_by_rule() {
+        let cb = |x: f32| coarse_of_fine(bin_of(x));
+        let p = PooledSpan {
+            lo: 0.0,
+            hi: 20.0,
+            first_coarse: cb(0.0),
+            last_coarse: cb(16.0),
+        };
+        // Its top bin [16, 32) holds the pooled end 20.
+        assert_eq!(p.merge((8.0, 32.0), cb(8.0), cb(16.0), false), (8.0, 20.0));
+        assert_eq!(p.merge((0.0, 32.0), cb(0.0), cb(16.0), true), (0.0, 20.0));
+        // Its top bin [8, 16) does not: kept, or widened when extending.
+        assert_eq!(p.merge((4.0, 16.0), cb(4.0), cb(8.0), false), (4.0, 16.0));
+        assert_eq!(p.merge((4.0, 16.0), cb(4.0), cb(8.0), true), (0.0, 20.0));
+        // A column reaching beyond the pooled range keeps its own end.
+        assert_eq!(p.merge((0.0, 64.0), cb(0.0), cb(32.0), true), (0.0, 64.0));
     }
 
     #[test]
