@@ -381,6 +381,8 @@ fn the_readout_calibrates_as_the_run() {
             0.25,
         ),
         (IRIS.to_string(), "species", keep.clone(), -1.0),
+        // 64 numeric columns: the pooled range histogram is part of the plan.
+        (DIGITS.to_string(), "label", keep.clone(), 0.2),
     ] {
         let (shown, run_share, sigma, mix) = check(&csv, label, extra.clone());
         if share >= 0.0 {
