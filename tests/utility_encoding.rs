@@ -158,10 +158,13 @@ fn digits_without_a_schema_keep_their_spread_columns() {
             .count();
         assert!(pooled > 0);
         assert!(
-            r["warnings"].as_array().unwrap().iter().any(|w| w
-                .as_str()
+            r["warnings"]
+                .as_array()
                 .unwrap()
-                .contains(&format!("{pooled} numeric column(s) use the range [0, 20]"))),
+                .iter()
+                .any(|w| w.as_str().unwrap().contains(&format!(
+                    "{pooled} numeric column(s) take in the range [0, 20]"
+                ))),
             "{}",
             r["warnings"]
         );

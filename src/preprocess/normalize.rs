@@ -327,7 +327,7 @@ pub struct NormPlan {
     pub categorical_marginals: usize,
     /// Whether the mean-norm statistic is released (1 coordinate, scaled to sensitivity 1).
     pub mean_norm: bool,
-    /// Whether the pooled range histogram is released: the coarse histogram of every
+    /// Whether the pooled range histogram is released: the fine-grid histogram of every
     /// range-estimated numeric column's values together ([`pooled_range_worth_it`]), with
     /// the noise [`NormPlan::pooled_sensitivity`] sets, so that it adds
     /// [`POOLED_RANGE_SHARE`]·3·`numeric_ranges` to Δ².
@@ -355,8 +355,8 @@ impl NormPlan {
     /// The sensitivity the pooled histogram's noise is sized with, z times which is its
     /// noise σ_p (None when it is not released).
     ///
-    /// Replacing one record moves each of its m = `numeric_ranges` values from one coarse
-    /// bin to another, so the pooled counts change by a − b with a, b ≥ 0 holding m units
+    /// Replacing one record moves each of its m = `numeric_ranges` values from one bin of
+    /// the grid to another, so the pooled counts change by a − b with a, b ≥ 0 holding m units
     /// each: ‖a − b‖² ≤ ‖a‖² + ‖b‖² ≤ 2m² (adding or removing one: m²). With σ = z·Δ the
     /// whole release's noise, σ_p = σ·m·√(2/P) makes the pooled counts' Rényi term
     /// α·2m²/(2σ_p²) = α·P/(2σ²): exactly the P that [`Self::l2_sensitivity`] counts in Δ²,
@@ -888,7 +888,7 @@ impl FitNotes {
         } = self;
         if let (false, Some((lo, hi))) = (pooled.is_empty(), pooled_range) {
             warnings.push(format!(
-                "{} numeric column(s) use the range [{lo}, {hi}] found under DP over all the numeric columns together: their own values were spread too thinly for the normalization budget to see their range (their noisy counts left about as many rows unaccounted for as the noise allows), so they take the range the columns share: {}. If a column has other bounds, give them in a schema ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
+                "{} numeric column(s) take in the range [{lo}, {hi}] found under DP over all the numeric columns together (each one's range is the union of that and its own): their own values were spread too thinly for the normalization budget to see their whole range (their noisy counts left more rows unaccounted for than the noise explains): {}. If a column has other bounds, give them in a schema ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
                 pooled.len(),
                 pooled.join(", ")
             ));
@@ -1067,18 +1067,15 @@ impl ColumnRules<'_> {
                 }
                 ((lo, hi, s_int.unwrap_or(r.integral), "dp"), marginal)
             }
-            Err(integral) if self.pooled.is_some() => {
-                // No bin of its own stood out: the pooled range (post-processing), said once.
-                let p = self.pooled.expect("checked");
-                let (lo, hi) = (p.lo, p.hi);
-                notes.pooled.push(name.to_string());
-                notes.pooled_range = Some((lo, hi));
-                (
-                    (lo, hi, s_int.unwrap_or(integral), "dp (pooled range)"),
-                    None,
-                )
-            }
             Err(integral) => {
+                if let Some(p) = self.pooled {
+                    // No bin of its own stood out: the pooled range (post-processing), said
+                    // once.
+                    notes.pooled.push(name.to_string());
+                    notes.pooled_range = Some((p.lo, p.hi));
+                    let range = (p.lo, p.hi, s_int.unwrap_or(integral), "dp (pooled range)");
+                    return (range, None);
+                }
                 // Loud, never silent: the receipt's warnings (printed by the
                 // CLI) and the column's source say the range is a default.
                 // Which columns fall back is post-processing of the noisy
@@ -1747,7 +1744,9 @@ mod tests {
             assert!(h.pooled_noise_std.unwrap() > 10.0 * h.noise_std);
             let w = rep.warnings.join("\n");
             assert!(
-                w.contains(&format!("{pooled} numeric column(s) use the range [0, 16]")),
+                w.contains(&format!(
+                    "{pooled} numeric column(s) take in the range [0, 16]"
+                )),
                 "{w}"
             );
             assert!(w.contains("4 numeric column(s) come out constant"), "{w}");
