@@ -1700,7 +1700,7 @@ mod tests {
 
     /// Each spread column's values outside 0 lie in bins too thin to clear the range
     /// threshold, so alone its range is the zero bin and the column came out constant (the
-    /// digits table without a schema: 27 of 64 columns, 9 of them with ≥ 40 % non-zero
+    /// digits table without a schema: 27 of 64 columns, 7 of them with 34–53 % non-zero
     /// values). With the pooled histogram those columns take the shared range [0, 16]; the
     /// all-zero columns stay constant; both are said in the warnings and the report.
     ///
