@@ -235,12 +235,12 @@ async function loadImagesNow(gen, name, source) {
   setSchema(null);
   setStatus("idle", "Reading the images…");
   try {
-    const info = await pm.inspectImages(source, imageOptions());
+    const io = imageOptions();
+    const info = await pm.inspectImages(source, io);
     if (!current(gen)) return;
     state.images = info;
     const classes = info.classNames.map((c, i) => `${c} (${info.classCounts[i]})`);
-    const io = imageOptions();
-    const open = !(io.width && io.height && io.channels);
+    const open = shapeOpen(io);
     $("data-info").textContent = `${name}: ${info.images} images, resized to ${info.width}×${info.height} ${info.channels === 3 ? "RGB" : "grayscale"}` +
       (open ? " (their most common shape; the synthesis confirms it under DP, a small share of ε, unless you give size and color below)." : ".");
     $("class-info").textContent = `Classes from the folder names: ${classes.join(", ")}.`;
@@ -299,6 +299,12 @@ function imageOptions() {
   return o;
 }
 
+// Whether image options `io` leave the shape (size or channels) open: the synthesis then
+// decides it under DP.
+function shapeOpen(io) {
+  return !(io.width && io.height && io.channels);
+}
+
 let readoutTimer = 0;
 let readoutSeq = 0;
 function scheduleReadout() {
@@ -321,14 +327,14 @@ async function updateReadout() {
     // decisions, from the table). Images: public numbers only (public pixel bounds; their DP
     // mean norm and marginals at the synthesis's default share; the DP shape decision unless
     // the size and the channels are given).
-    const io = state.kind === "csv" ? {} : imageOptions();
+    const imageShape = state.kind !== "csv" && shapeOpen(imageOptions());
     const readout = (view) => state.kind === "csv"
       ? pm.datasetNoisePreview(o, view)
       : pm.noisePreview({
         classSizes: counts, epsilon: o.epsilon, delta: o.delta,
         features: state.images.width * state.images.height * state.images.channels, mix: o.mix,
         samples: o.samples, clip: o.clip, preset: o.preset, adjacency: o.adjacency,
-        imageShape: !(io.width && io.height && io.channels), ...view,
+        imageShape, ...view,
       });
     // The numbers first; then the curve, which reuses their calibration (about a fifth of
     // the time of the whole readout).

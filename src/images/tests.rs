@@ -639,6 +639,12 @@ fn synth_opts(eps: f64, samples: usize) -> SynthOptions {
     }
 }
 
+/// `synthesize_images` with `opts` at l = `mix`, seeded with 1, without progress.
+fn run_mix(set: &ImageSet, mix: usize, opts: SynthOptions) -> Result<ImageSynthOutput> {
+    let opts = SynthOptions { mix, ..opts };
+    synthesize_images(set, &opts, &mut ReleaseRng::seeded(1), |_| Ok(()))
+}
+
 #[test]
 fn synthesis_writes_a_zip_of_pngs_per_class_and_an_honest_receipt() {
     let set = load_files(two_class_set(200), &ImageOptions::default(), "f").unwrap();
@@ -771,17 +777,9 @@ fn a_class_with_fewer_than_l_images_names_the_folder() {
     files.push(("set/tiny/0.png".into(), gray_png(4, 4, 1)));
     files.push(("set/tiny/1.png".into(), gray_png(4, 4, 1)));
     let set = load_files(files, &ImageOptions::default(), "f").unwrap();
-    let e = synthesize_images(
-        &set,
-        &SynthOptions {
-            mix: 4,
-            ..synth_opts(1.0, 30)
-        },
-        &mut ReleaseRng::seeded(1),
-        |_| Ok(()),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = run_mix(&set, 4, synth_opts(1.0, 30))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("invalid mix = 4") && e.contains("'tiny'") && e.contains("only 2"),
         "{e}"
@@ -932,7 +930,7 @@ fn the_dp_shape_decision_is_charged_in_the_accounting() {
         ..synth_opts(1.0, 20)
     };
     let eps = |set: &ImageSet, o: &SynthOptions| {
-        let out = synthesize_images(set, o, &mut ReleaseRng::seeded(1), |_| Ok(())).unwrap();
+        let out = run_mix(set, o.mix, o.clone()).unwrap();
         let names: Vec<String> = out
             .receipt
             .accountant
@@ -986,19 +984,11 @@ fn the_readout_composes_the_shape_decision_as_the_run() {
         api::preview(&r).unwrap().sigma_x
     };
     let (with, without) = (shown(true), shown(false));
-    let old = synthesize_images(
-        &set,
-        &SynthOptions {
-            mix: 4,
-            ..synth_opts(2.0, 400)
-        },
-        &mut ReleaseRng::seeded(1),
-        |_| Ok(()),
-    )
-    .unwrap()
-    .receipt
-    .parameters
-    .sigma_x();
+    let old = run_mix(&set, 4, synth_opts(2.0, 400))
+        .unwrap()
+        .receipt
+        .parameters
+        .sigma_x();
     // The readout from public numbers is not the run's σx to the digit for images (its
     // normalization assumptions; here 0.257 against 0.254 without the decision), so the test
     // is on the step the decision adds: the same in both (here +0.61 % and +0.57 %).

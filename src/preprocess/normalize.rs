@@ -167,45 +167,50 @@ pub struct DpHistogramReport {
 
 /// Numbers of (numeric, categorical) feature columns whose statistics `dp` mode must estimate.
 pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
-    let mut num = 0;
-    let mut cat = 0;
-    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
-        if Some(j) == table.label_index {
-            continue;
-        }
-        let spec = schema.and_then(|s| s.columns.get(name));
-        match col {
-            Column::Numeric { .. } => {
-                if !public_bounds(spec) {
-                    num += 1;
-                }
-            }
-            Column::Categorical { .. } => {
-                if !matches!(
+    let cat = feature_columns(table, schema)
+        .filter(|(col, spec)| {
+            matches!(col, Column::Categorical { .. })
+                && !matches!(
                     spec,
                     Some(ColumnSpec::Categorical {
                         categories: Some(_)
                     })
-                ) {
-                    cat += 1;
-                }
-            }
-        }
-    }
-    (num, cat)
+                )
+        })
+        .count();
+    (range_estimated(table, schema).count(), cat)
 }
 
-/// Whether a numeric column's schema entry gives its bounds: min and max make a column
-/// public (without `integer` it is real-valued).
-fn public_bounds(spec: Option<&ColumnSpec>) -> bool {
-    matches!(
-        spec,
-        Some(ColumnSpec::Numeric {
-            min: Some(_),
-            max: Some(_),
-            ..
-        })
-    )
+/// The feature columns of `table` (the label left out) with their schema entries.
+fn feature_columns<'a>(
+    table: &'a Table,
+    schema: Option<&'a Schema>,
+) -> impl Iterator<Item = (&'a Column, Option<&'a ColumnSpec>)> {
+    (table.names.iter().zip(&table.columns).enumerate())
+        .filter(move |&(j, _)| Some(j) != table.label_index)
+        .map(move |(_, (name, col))| (col, schema.and_then(|s| s.columns.get(name))))
+}
+
+/// The values of the numeric feature columns whose range `dp` mode estimates: those whose
+/// schema entry does not give both bounds (min and max make a column public; without
+/// `integer` it is real-valued). Their number is the m of the range histograms' and the
+/// pooled histogram's sensitivity.
+fn range_estimated<'a>(
+    table: &'a Table,
+    schema: Option<&'a Schema>,
+) -> impl Iterator<Item = &'a [f32]> {
+    feature_columns(table, schema).filter_map(|(col, spec)| match (col, spec) {
+        (
+            _,
+            Some(ColumnSpec::Numeric {
+                min: Some(_),
+                max: Some(_),
+                ..
+            }),
+        ) => None,
+        (Column::Numeric { values, .. }, _) => Some(&values[..]),
+        _ => None,
+    })
 }
 
 // ---- the fixed numeric grid -------------------------------------------------------------
@@ -577,7 +582,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         }
         r
     });
-    let warnings = notes.into_warnings();
+    let warnings = notes.into_warnings(pooled.as_ref().and_then(|p| p.span));
     Ok((
         space,
         NormalizationReport {
@@ -667,25 +672,16 @@ fn pooled_range<R: Rng + ?Sized>(
 ) -> Result<PooledRange> {
     let g = CountNoise::new("pooled range noise", b.noise_multiplier, sens_p)?;
     let mut counts = vec![0f64; GRID_BINS];
-    for (j, (name, col)) in table.names.iter().zip(&table.columns).enumerate() {
-        let spec = schema.and_then(|s| s.columns.get(name));
-        match col {
-            Column::Numeric { values, .. }
-                if Some(j) != table.label_index && !public_bounds(spec) =>
-            {
-                let (c, _) = crate::par::histogram(values, GRID_BINS, bin_of, |_| false);
-                counts.iter_mut().zip(&c).for_each(|(a, x)| *a += x);
-            }
-            _ => {}
-        }
+    for values in range_estimated(table, schema) {
+        let (c, _) = crate::par::histogram(values, GRID_BINS, bin_of, |_| false);
+        counts.iter_mut().zip(&c).for_each(|(a, x)| *a += x);
     }
     let noisy: Vec<f64> = counts.iter().map(|&c| g.add(c, rng)).collect();
     let rate = FALSE_DETECTION_RATE / 2.0;
     let tau_fine =
         g.sigma() * upper_quantile_conservative(rate / GRID_BINS as f64) + DISCRETE_TAIL_MARGIN;
-    let tau_coarse = 2.0 * g.sigma() * upper_quantile_conservative(rate / COARSE_BINS as f64)
-        + SUB as f64 * DISCRETE_TAIL_MARGIN;
     let t_coarse = upper_quantile_conservative(rate / COARSE_BINS as f64);
+    let tau_coarse = 2.0 * g.sigma() * t_coarse + SUB as f64 * DISCRETE_TAIL_MARGIN;
     let fine_clears = |fb: usize| noisy[fb] > tau_fine;
     // A coarse bin is in the range when its sum clears, or one of its fine bins does (the
     // zero bin is one fine bin: its own test).
@@ -723,10 +719,9 @@ fn pooled_range<R: Rng + ?Sized>(
         Some(i) if explained(&fine[..i]) => bin_edges(fine[i]).0,
         _ => span_of(c0, c0).0,
     };
-    let ends = Some(PooledSpan { lo, hi });
     Ok(PooledRange {
         noise_std: g.sigma(),
-        span: ends,
+        span: Some(PooledSpan { lo, hi }),
     })
 }
 
@@ -869,24 +864,23 @@ struct FitNotes {
     warnings: Vec<String>,
     /// Columns whose DP range came out as one value (said once, after the loop).
     constant: Vec<String>,
-    /// Columns that took the pooled range (said once, after the loop).
+    /// Columns that took in the pooled range (said once, after the loop).
     pooled: Vec<String>,
-    /// That range.
-    pooled_range: Option<(f64, f64)>,
 }
 
 impl FitNotes {
     /// The warnings, with one for the columns that come out constant. Loud, never silent: a
     /// constant output column is data a user would discard unless the column really is
     /// constant. Which columns these are is post-processing of the noisy histograms (DP).
-    fn into_warnings(self) -> Vec<String> {
+    ///
+    /// `pooled` is the pooled range, when one was found.
+    fn into_warnings(self, pooled_range: Option<PooledSpan>) -> Vec<String> {
         let FitNotes {
             mut warnings,
             constant,
             pooled,
-            pooled_range,
         } = self;
-        if let (false, Some((lo, hi))) = (pooled.is_empty(), pooled_range) {
+        if let (false, Some(PooledSpan { lo, hi })) = (pooled.is_empty(), pooled_range) {
             warnings.push(format!(
                 "{} numeric column(s) take in the range [{lo}, {hi}] found under DP over all the numeric columns together (each one's range is the union of that and its own): their own values were spread too thinly for the normalization budget to see their whole range (their noisy counts left more rows unaccounted for than the noise explains): {}. If a column has other bounds, give them in a schema ({{\"column\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
                 pooled.len(),
@@ -1032,7 +1026,6 @@ impl ColumnRules<'_> {
                     // pooled range, without a marginal (whose bins would cover only its own).
                     // Only widened, never narrowed: a column's own bin says values are there.
                     notes.pooled.push(name.to_string());
-                    notes.pooled_range = Some((p.lo, p.hi));
                     let (lo, hi) = (lo.min(p.lo), hi.max(p.hi));
                     let integer = s_int.unwrap_or(r.integral);
                     return ((lo, hi, integer, "dp (pooled range)"), None);
@@ -1072,7 +1065,6 @@ impl ColumnRules<'_> {
                     // No bin of its own stood out: the pooled range (post-processing), said
                     // once.
                     notes.pooled.push(name.to_string());
-                    notes.pooled_range = Some((p.lo, p.hi));
                     let range = (p.lo, p.hi, s_int.unwrap_or(integral), "dp (pooled range)");
                     return (range, None);
                 }
