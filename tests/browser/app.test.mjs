@@ -269,7 +269,7 @@ test("pixel-like columns: the page asks about the public 0–255 range and ticks
   const cols = Array.from({ length: 16 }, (_, j) => `p${j}`);
   const lines = [[...cols, "label"].join(",")];
   // 1,000 rows: enough for the DP marginals at ε = 5 (with 200 there are none, and integer
-  // columns without a marginal are decoded linearly, past their bounds).
+  // columns without a marginal are brought into their bounds by a mean-keeping shift).
   for (let i = 0; i < 1000; i++) lines.push([...cols.map((_, j) => (i * 11 + j * 17) % 256), i % 2].join(","));
   const file = join(dir, "pixels.csv");
   writeFileSync(file, lines.join("\n") + "\n");
@@ -280,8 +280,7 @@ test("pixel-like columns: the page asks about the public 0–255 range and ticks
   assert.equal(await page.inputValue("#normalize-select"), "dp");
   await page.check("#pixels-public");
   // The bounds become public; normalization stays dp (the default), so each column's
-  // distribution is released under DP and the synthetic pixels stay inside 0–255 (public
-  // normalization, which the page chose before, decoded them linearly, past the bounds).
+  // distribution is released under DP and the synthetic pixels stay inside 0–255.
   assert.equal(await page.inputValue("#normalize-select"), "dp");
   await page.click('[data-testid="synthesize-button"]');
   assert.equal((await waitForRun(page)).state, "done");
