@@ -388,8 +388,9 @@ fn by_class(v: &mut [f64], classes: &[u32], mut map: impl FnMut(&mut [f64])) {
 
 /// Maps a decoded integer column into its range [lo, hi] (public, or DP: fixed before the
 /// rows were made) by the projection that keeps its mean: x ↦ clamp(x + λ, lo, hi), with the
-/// one λ that leaves the mean where it was — the mean first brought within w/100 of the range
-/// (w = hi − lo), so that no column collapses onto an end. Post-processing of the released
+/// one λ that leaves the mean where it was — the mean first brought at least min(w/100, ½)
+/// inside the range (w = hi − lo; half a unit at most, so that a wide range does not lift
+/// a small mean far), so that no column collapses onto an end. Post-processing of the released
 /// rows. Of all the maps into [lo, hi] that keep the mean, this one moves the values least
 /// (in the sum of squares; it is the Euclidean projection onto that set), and it is
 /// increasing, so the order of the rows is kept. Plain clamping would shift the mean of a
@@ -413,7 +414,8 @@ pub fn clamp_keeping_mean(v: &mut [f64], lo: f64, hi: f64) {
     }
     let w = hi - lo;
     let n = v.len() as f64;
-    let target = (v.iter().sum::<f64>() / n).clamp(lo + w / 100.0, hi - w / 100.0);
+    let margin = (w / 100.0).min(0.5);
+    let target = (v.iter().sum::<f64>() / n).clamp(lo + margin, hi - margin);
     let mut y = v.to_vec();
     y.sort_by(f64::total_cmp);
     let mut prefix = Vec::with_capacity(y.len() + 1);
@@ -1213,7 +1215,8 @@ mod tests {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         for case in 0..200 {
             let (lo, hi) = (rng.gen_range(-5.0..5.0), 0.0);
-            let hi = lo + rng.gen_range(0.5..20.0) + hi;
+            // Ranges from half a unit to 500 (the margin min(w/100, ½) is w/100 below 50).
+            let hi = lo + rng.gen_range(0.5f64..500.0).min(rng.gen_range(0.5..500.0)) + hi;
             let w = hi - lo;
             let n = rng.gen_range(1..300);
             // Values around a centre anywhere from below lo to above hi, with a spread up
@@ -1226,7 +1229,8 @@ mod tests {
             let mut v = v0.clone();
             clamp_keeping_mean(&mut v, lo, hi);
             assert!(v.iter().all(|x| (lo..=hi).contains(x)), "case {case}");
-            let want = (v0.iter().sum::<f64>() / n as f64).clamp(lo + w / 100.0, hi - w / 100.0);
+            let margin = (w / 100.0).min(0.5);
+            let want = (v0.iter().sum::<f64>() / n as f64).clamp(lo + margin, hi - margin);
             let mean = v.iter().sum::<f64>() / n as f64;
             assert!(
                 (mean - want).abs() <= 1e-9 * w.max(1.0),
