@@ -168,7 +168,7 @@ pub struct DpHistogramReport {
 /// Numbers of (numeric, categorical) feature columns whose statistics `dp` mode must estimate.
 pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
     let cat = feature_columns(table, schema)
-        .filter(|(col, spec)| {
+        .filter(|(_, col, spec)| {
             matches!(col, Column::Categorical { .. })
                 && !matches!(
                     spec,
@@ -181,14 +181,15 @@ pub fn dp_columns(table: &Table, schema: Option<&Schema>) -> (usize, usize) {
     (range_estimated(table, schema).count(), cat)
 }
 
-/// The feature columns of `table` (the label left out) with their schema entries.
+/// The feature columns of `table` (the label left out), each with its index and its schema
+/// entry.
 fn feature_columns<'a>(
     table: &'a Table,
     schema: Option<&'a Schema>,
-) -> impl Iterator<Item = (&'a Column, Option<&'a ColumnSpec>)> {
+) -> impl Iterator<Item = (usize, &'a Column, Option<&'a ColumnSpec>)> {
     (table.names.iter().zip(&table.columns).enumerate())
         .filter(move |&(j, _)| Some(j) != table.label_index)
-        .map(move |(_, (name, col))| (col, schema.and_then(|s| s.columns.get(name))))
+        .map(move |(j, (name, col))| (j, col, schema.and_then(|s| s.columns.get(name))))
 }
 
 /// The values of the numeric feature columns whose range `dp` mode estimates: those whose
@@ -199,7 +200,15 @@ fn range_estimated<'a>(
     table: &'a Table,
     schema: Option<&'a Schema>,
 ) -> impl Iterator<Item = &'a [f32]> {
-    feature_columns(table, schema).filter_map(|(col, spec)| match (col, spec) {
+    range_estimated_at(table, schema).map(|(_, values)| values)
+}
+
+/// [`range_estimated`] with each column's index in the table.
+fn range_estimated_at<'a>(
+    table: &'a Table,
+    schema: Option<&'a Schema>,
+) -> impl Iterator<Item = (usize, &'a [f32])> {
+    feature_columns(table, schema).filter_map(|(j, col, spec)| match (col, spec) {
         (
             _,
             Some(ColumnSpec::Numeric {
@@ -208,7 +217,7 @@ fn range_estimated<'a>(
                 ..
             }),
         ) => None,
-        (Column::Numeric { values, .. }, _) => Some(&values[..]),
+        (Column::Numeric { values, .. }, _) => Some((j, &values[..])),
         _ => None,
     })
 }
@@ -538,6 +547,7 @@ pub fn fit_feature_space_with<R: Rng + ?Sized>(
         mode,
         noise: dp_hist.as_ref().map(|(_, _, g)| g),
         pooled: pooled.as_ref().and_then(|p| p.span),
+        counted: pooled.as_ref().map_or(&[], |p| &p.counted[..]),
         marginals_on,
         t_num,
         t_int,
@@ -644,7 +654,15 @@ fn histogram_report(
 struct PooledRange {
     noise_std: f64,
     span: Option<PooledSpan>,
+    /// Each range-estimated column's coarse-grid counts and non-integral count (by column
+    /// index; None for the others), counted in the same pass as the pooled counts: the
+    /// columns' own histograms ([`dp_range`]) take them instead of a second pass.
+    counted: Vec<Option<ColumnCounts>>,
 }
+
+/// A numeric column's exact coarse-grid counts and its count of non-integral values (what
+/// [`dp_range`] adds noise to).
+type ColumnCounts = (Vec<f64>, f64);
 
 /// The range the pooled histogram found.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -672,9 +690,13 @@ fn pooled_range<R: Rng + ?Sized>(
 ) -> Result<PooledRange> {
     let g = CountNoise::new("pooled range noise", b.noise_multiplier, sens_p)?;
     let mut counts = vec![0f64; GRID_BINS];
-    for values in range_estimated(table, schema) {
-        let (c, _) = crate::par::histogram(values, GRID_BINS, bin_of, |_| false);
-        counts.iter_mut().zip(&c).for_each(|(a, x)| *a += x);
+    // One pass per column gives its fine counts (added to the pooled ones) and its own
+    // coarse counts (see `fine_and_coarse_counts`).
+    let mut counted = vec![None; table.n_cols()];
+    for (j, values) in range_estimated_at(table, schema) {
+        let (fine, own) = fine_and_coarse_counts(values);
+        counts.iter_mut().zip(&fine).for_each(|(a, x)| *a += x);
+        counted[j] = Some(own);
     }
     let noisy: Vec<f64> = counts.iter().map(|&c| g.add(c, rng)).collect();
     let rate = FALSE_DETECTION_RATE / 2.0;
@@ -703,6 +725,7 @@ fn pooled_range<R: Rng + ?Sized>(
         return Ok(PooledRange {
             noise_std: g.sigma(),
             span: None,
+            counted,
         });
     };
     // Each end to a fine bin where the end bin's cleared fine bin leaves nothing beyond it
@@ -722,7 +745,21 @@ fn pooled_range<R: Rng + ?Sized>(
     Ok(PooledRange {
         noise_std: g.sigma(),
         span: Some(PooledSpan { lo, hi }),
+        counted,
     })
+}
+
+/// A column's counts on the fine grid and, summed per coarse bin, its coarse counts with its
+/// non-integral count: one pass over the values, and exactly the numbers (integers in f64)
+/// of a pass on the coarse grid.
+fn fine_and_coarse_counts(values: &[f32]) -> (Vec<f64>, ColumnCounts) {
+    let (fine, non_integral) =
+        crate::par::histogram(values, GRID_BINS, bin_of, |v| v.fract() != 0.0);
+    let mut coarse = vec![0f64; COARSE_BINS];
+    for (fb, &x) in fine.iter().enumerate() {
+        coarse[coarse_of_fine(fb)] += x;
+    }
+    (fine, (coarse, non_integral))
 }
 
 /// The range spanned by coarse bins `b0..=b1`. A range that starts (or ends) in the bin
@@ -781,7 +818,13 @@ impl ColumnRules<'_> {
             let spec = schema.and_then(|s| s.columns.get(name));
             match col {
                 Column::Numeric { values, integer } => {
-                    let f = self.numeric(name, values, *integer, spec, rng, notes)?;
+                    let column = NumericColumn {
+                        name,
+                        values,
+                        integer: *integer,
+                        counted: self.counted.get(j).and_then(Option::as_ref),
+                    };
+                    let f = self.numeric(&column, spec, rng, notes)?;
                     codecs.push(ColumnCodec::Numeric {
                         offset: f.offset,
                         scale: f.scale,
@@ -849,6 +892,9 @@ struct ColumnRules<'a> {
     noise: Option<&'a CountNoise>,
     /// The range the pooled histogram found, when it was released and found one.
     pooled: Option<PooledSpan>,
+    /// The range-estimated columns' exact counts, when the pooled pass counted them (by
+    /// column index).
+    counted: &'a [Option<ColumnCounts>],
     /// Marginal histograms are released too.
     marginals_on: bool,
     /// The range, integrality and category thresholds, in σ.
@@ -918,19 +964,33 @@ struct NumericFit {
     marginal: Option<NumericMarginal>,
 }
 
+/// A numeric column as [`ColumnRules::numeric`] fits it.
+struct NumericColumn<'v> {
+    name: &'v str,
+    values: &'v [f32],
+    /// Whether every value is a whole number (the data's; `data` mode only).
+    integer: bool,
+    /// Its exact coarse-grid counts, when the pooled pass counted them.
+    counted: Option<&'v ColumnCounts>,
+}
+
 impl ColumnRules<'_> {
     /// A numeric column: its range from the schema, from the DP histograms (with its DP
     /// marginal, refined to whole numbers for an integer column) or, in `data` mode, from the
     /// data (unprotected).
     fn numeric<R: Rng + ?Sized>(
         &self,
-        name: &str,
-        values: &[f32],
-        integer: bool,
+        column: &NumericColumn<'_>,
         spec: Option<&ColumnSpec>,
         rng: &mut R,
         notes: &mut FitNotes,
     ) -> Result<NumericFit> {
+        let NumericColumn {
+            name,
+            values,
+            integer,
+            ..
+        } = *column;
         let (s_int, s_min, s_max) = match spec {
             Some(ColumnSpec::Numeric { integer, min, max }) => (*integer, *min, *max),
             _ => (None, None, None),
@@ -984,7 +1044,7 @@ impl ColumnRules<'_> {
                 ));
             }
             (NormalizeMode::Dp, _, _) => {
-                let (range, m) = self.dp_numeric(name, values, s_int, rng, notes);
+                let (range, m) = self.dp_numeric(column, s_int, rng, notes);
                 marginal = m;
                 range
             }
@@ -1005,14 +1065,19 @@ impl ColumnRules<'_> {
     /// schema's integrality, if it gives one), with its DP marginal when marginals are on.
     fn dp_numeric<R: Rng + ?Sized>(
         &self,
-        name: &str,
-        values: &[f32],
+        column: &NumericColumn<'_>,
         s_int: Option<bool>,
         rng: &mut R,
         notes: &mut FitNotes,
     ) -> ((f64, f64, bool, &'static str), Option<NumericMarginal>) {
+        let NumericColumn {
+            name,
+            values,
+            counted,
+            ..
+        } = *column;
         let g = self.noise.expect("dp columns imply a budget");
-        match dp_range(values, g, self.t_num, self.t_int, rng) {
+        match dp_range(values, counted, g, self.t_num, self.t_int, rng) {
             Ok(r) => {
                 let (mut lo, mut hi) = (r.lo, r.hi);
                 let mut marginal = None;
@@ -1467,20 +1532,29 @@ impl DpRange {
 /// DP range and integrality of one numeric column from its noisy coarse-grid histogram;
 /// `Err(integral)` (the DP integrality alone, main's rule: the noisy non-integral count below
 /// the threshold) when no bin stands out of the noise (the caller then uses [0, 1] with a loud
-/// warning naming the fix).
+/// warning naming the fix). `counted`: the column's exact counts, when a pass over its values
+/// already made them (the pooled histogram's); else they are counted here.
 fn dp_range<R: Rng + ?Sized>(
     values: &[f32],
+    counted: Option<&ColumnCounts>,
     g: &CountNoise,
     t: f64,
     t_int: f64,
     rng: &mut R,
 ) -> std::result::Result<DpRange, bool> {
-    let (counts, non_integral) = crate::par::histogram(
-        values,
-        COARSE_BINS,
-        |v| coarse_of_fine(bin_of(v)),
-        |v| v.fract() != 0.0,
-    );
+    let counting;
+    let (counts, non_integral) = match counted {
+        Some((c, e)) => (c, *e),
+        None => {
+            counting = crate::par::histogram(
+                values,
+                COARSE_BINS,
+                |v| coarse_of_fine(bin_of(v)),
+                |v| v.fract() != 0.0,
+            );
+            (&counting.0, counting.1)
+        }
+    };
     // σt + 1: the continuous rate for the discrete noise (Lemma T).
     let tau = g.sigma() * t + DISCRETE_TAIL_MARGIN;
     let mut first = None;
@@ -1522,6 +1596,32 @@ fn dp_range<R: Rng + ?Sized>(
 mod tests {
     use super::*;
     use crate::rng::ReleaseRng;
+
+    #[test]
+    fn one_fine_pass_gives_the_coarse_counts() {
+        // Zeros, ±2^-20 and beyond, fractions, integers, huge and negative values, and more
+        // than one histogram block (2^14 values).
+        let mut values: Vec<f32> = vec![0.0, -0.0, 9.5e-7, -9.5e-7, 3e38, -3e38, 1e-30];
+        values.extend((0..40_000).map(|i| {
+            let x = (i as f32 * 0.618_034).sin() * 10f32.powi(i % 9 - 3);
+            if i % 3 == 0 {
+                x.round()
+            } else {
+                x
+            }
+        }));
+        let (fine, (coarse, non_integral)) = fine_and_coarse_counts(&values);
+        let (want, want_e) = crate::par::histogram(
+            &values,
+            COARSE_BINS,
+            |v| coarse_of_fine(bin_of(v)),
+            |v| v.fract() != 0.0,
+        );
+        assert_eq!(coarse, want);
+        assert_eq!(non_integral, want_e);
+        assert_eq!(fine.iter().sum::<f64>(), values.len() as f64);
+        assert!(non_integral > 10_000.0 && coarse.iter().filter(|&&c| c > 0.0).count() > 20);
+    }
 
     #[test]
     fn grid_bins_contain_their_values() {
@@ -2351,7 +2451,7 @@ mod tests {
         }
         let mut empty_noise = Vec::new();
         for seed in 0..20 {
-            let r = dp_range(&values, &g, 5.0, 3.0, &mut ReleaseRng::seeded(seed))
+            let r = dp_range(&values, None, &g, 5.0, 3.0, &mut ReleaseRng::seeded(seed))
                 .unwrap_or_else(|_| panic!("seed {seed}: no range"));
             assert!(!r.integral, "every value is non-integral");
             for (b, &c) in r.coarse_noisy.iter().enumerate() {
