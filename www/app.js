@@ -44,11 +44,12 @@ function setSchema(schema) {
   const publicOpt = $("normalize-select").querySelector('option[value="public"]');
   publicOpt.disabled = !schema;
   publicOpt.textContent = schema
-    ? `public: ranges from ${schema.source} only, no budget (values may leave the ranges)`
+    ? `public: ranges from ${schema.source} only, no budget (the columns' distributions are not released)`
     : "public: ranges from a schema (load one below)";
   // dp stays the default with a schema too (as in the CLI and the npm API): the schema's
-  // bounds are used as given, and each column's distribution is released under DP, which
-  // keeps the synthetic values inside the ranges.
+  // bounds are used as given, and each column's distribution is released under DP where the
+  // data can afford it, which keeps the synthetic columns' shapes (either way the values
+  // stay inside the ranges).
   if (!schema && $("normalize-select").value === "public") $("normalize-select").value = "dp";
   scheduleReadout();
 }

@@ -1531,7 +1531,7 @@ fn encoding_report(
             let numeric = if denoise && opts.sigma_y.is_none() {
                 "mapped back linearly (pixels are clamped to their range when written)"
             } else {
-                "mapped back linearly, then (non-integer columns) into their range [min, max], class by class, by an increasing map that keeps the class's mean (x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; post-processing); integer columns are rounded, not mapped, so they may leave the range (a column whose range is one point is that constant)"
+                "mapped back linearly, then into their range [min, max], class by class, by an increasing map that keeps the class's mean (post-processing): non-integer columns x ↦ m + s·(x − m), s ≤ 1 fitting the 1 %–99 % quantiles, the rest clamped; integer columns x ↦ clamp(x + λ, min, max), λ keeping the mean, then rounded (a column whose range is one point is that constant)"
             };
             shrink.to_string()
                 + &if m > 0 {
