@@ -20,10 +20,10 @@ use serde_json::Value;
 const IRIS: &str = include_str!("../demo/iris.csv");
 const IRIS_SCHEMA: &str = include_str!("../demo/iris.schema.json");
 
-/// Deterministic 80/20 split: every 5th data row is held out (the file is ordered by class,
-/// so the test set has 10 rows of each class).
-fn split() -> (String, String) {
-    let mut lines = IRIS.lines();
+/// Deterministic 80/20 split of a demo CSV: every 5th data row is held out (Iris is ordered
+/// by class, so its test set has 10 rows of each class).
+fn split(csv: &str) -> (String, String) {
+    let mut lines = csv.lines();
     let header = lines.next().unwrap();
     let (mut train, mut test) = (format!("{header}\n"), format!("{header}\n"));
     for (i, l) in lines.filter(|l| !l.trim().is_empty()).enumerate() {
@@ -47,11 +47,11 @@ fn synth(train: &str, seed: f64) -> (String, Value) {
     )
 }
 
-fn table(csv: &str) -> privmix::data::Table {
+fn table(csv: &str, label: &str) -> privmix::data::Table {
     read_csv_bytes(
         csv.as_bytes(),
         &CsvOptions {
-            label: Some("species".into()),
+            label: Some(label.into()),
             ..CsvOptions::default()
         },
     )
@@ -61,7 +61,7 @@ fn table(csv: &str) -> privmix::data::Table {
 #[test]
 fn iris_default_values_stay_in_the_public_ranges() {
     let schema: Value = serde_json::from_str(IRIS_SCHEMA).unwrap();
-    let (train, _) = split();
+    let (train, _) = split(IRIS);
     for seed in 1..=4 {
         let (out, _) = synth(&train, f64::from(seed));
         let mut lines = out.lines();
@@ -101,12 +101,12 @@ fn iris_default_utility_check_clears_the_bar() {
     // Seeds 1..=20, not 1..=6: one seed's accuracy has sd ≈ 0.07–0.10, so a 6-seed mean
     // (sd ≈ 0.035) passed or failed on the draw; with exact (discrete) noise the first 6
     // seeds gave 0.839, 20 give 0.865 and 40 give 0.869 (float noise: 0.894, 0.882, 0.847).
-    let (train, test) = split();
-    let test = table(&test);
+    let (train, test) = split(IRIS);
+    let test = table(&test, "species");
     let mut accs = Vec::new();
     for seed in 1..=20 {
         let (out, _) = synth(&train, f64::from(seed));
-        let r = evaluate_tables(&table(&out), &test, Model::LogReg).unwrap();
+        let r = evaluate_tables(&table(&out, "species"), &test, Model::LogReg).unwrap();
         accs.push(r.accuracy);
     }
     let mean = accs.iter().sum::<f64>() / accs.len() as f64;
@@ -218,24 +218,8 @@ const DIGITS_SCHEMA: &str = include_str!("../demo/digits-8x8.schema.json");
 #[test]
 fn digits_demo_default_values_stay_in_the_schema_and_keep_their_utility() {
     let schema: Value = serde_json::from_str(DIGITS_SCHEMA).unwrap();
-    let mut lines = DIGITS.lines();
-    let header = lines.next().unwrap();
-    let (mut train, mut test) = (format!("{header}\n"), format!("{header}\n"));
-    for (i, l) in lines.filter(|l| !l.trim().is_empty()).enumerate() {
-        let dst = if i % 5 == 4 { &mut test } else { &mut train };
-        dst.push_str(l);
-        dst.push('\n');
-    }
-    let digits_table = |csv: &str| {
-        read_csv_bytes(
-            csv.as_bytes(),
-            &CsvOptions {
-                label: Some("label".into()),
-                ..CsvOptions::default()
-            },
-        )
-        .unwrap()
-    };
+    let header = DIGITS.lines().next().unwrap();
+    let (train, test) = split(DIGITS);
     let pixels = |csv: &str| -> Vec<Vec<f64>> {
         csv.lines()
             .skip(1)
@@ -250,7 +234,7 @@ fn digits_demo_default_values_stay_in_the_schema_and_keep_their_utility() {
         "{header}"
     );
     let real = pixels(&train);
-    let test_table = digits_table(&test);
+    let test_table = table(&test, "label");
     let (mut accs, mut tvds) = (Vec::new(), Vec::new());
     for seed in 1..=3 {
         let req: SynthRequest = serde_json::from_value(serde_json::json!({
@@ -288,7 +272,7 @@ fn digits_demo_default_values_stay_in_the_schema_and_keep_their_utility() {
                 / 2.0;
         }
         tvds.push(tvd / 64.0);
-        let r = evaluate_tables(&digits_table(&out), &test_table, Model::LogReg).unwrap();
+        let r = evaluate_tables(&table(&out, "label"), &test_table, Model::LogReg).unwrap();
         accs.push(r.accuracy);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;

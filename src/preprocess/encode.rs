@@ -318,17 +318,7 @@ fn numeric_output<'a>(mut v: Vec<f64>, start: usize, integer: bool) -> Decoded<'
 /// collapses to one value. A non-finite value (which the noise cannot produce) becomes lo.
 /// Columns without a finite range are left as they are.
 pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
-    for x in v.iter_mut() {
-        if !x.is_finite() {
-            *x = lo;
-        }
-    }
-    if lo.is_finite() && lo == hi {
-        // A one-point range (a constant column): the column is that constant.
-        v.fill(lo);
-        return;
-    }
-    if v.is_empty() || !(lo.is_finite() && hi.is_finite() && hi > lo) {
+    if !prepared_for_range(v, lo, hi) {
         return;
     }
     let w = hi - lo;
@@ -359,6 +349,23 @@ pub fn squeeze_into(v: &mut [f64], lo: f64, hi: f64) {
             y
         };
     }
+}
+
+/// What the maps into a range ([`squeeze_into`], [`clamp_keeping_mean`]) do first: a
+/// non-finite value becomes lo, and a one-point range (a constant column) makes the column
+/// that constant. True when the map has work left: `v` is not empty and [lo, hi] is a finite
+/// range wider than a point.
+fn prepared_for_range(v: &mut [f64], lo: f64, hi: f64) -> bool {
+    for x in v.iter_mut() {
+        if !x.is_finite() {
+            *x = lo;
+        }
+    }
+    if lo.is_finite() && lo == hi {
+        v.fill(lo);
+        return false;
+    }
+    !v.is_empty() && lo.is_finite() && hi.is_finite() && hi > lo
 }
 
 /// [`squeeze_into`] applied to each class's rows separately (`classes[i]`: row i's class,
@@ -400,16 +407,7 @@ fn by_class(v: &mut [f64], classes: &[u32], mut map: impl FnMut(&mut [f64])) {
 /// value (which the noise cannot produce) becomes lo; a one-point range is that constant;
 /// columns without a finite range are left as they are.
 pub fn clamp_keeping_mean(v: &mut [f64], lo: f64, hi: f64) {
-    for x in v.iter_mut() {
-        if !x.is_finite() {
-            *x = lo;
-        }
-    }
-    if lo.is_finite() && lo == hi {
-        v.fill(lo);
-        return;
-    }
-    if v.is_empty() || !(lo.is_finite() && hi.is_finite() && hi > lo) {
+    if !prepared_for_range(v, lo, hi) {
         return;
     }
     let w = hi - lo;
