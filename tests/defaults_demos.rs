@@ -212,7 +212,7 @@ const DIGITS_SCHEMA: &str = include_str!("../demo/digits-8x8.schema.json");
 /// The digits 8×8 CSV demo with its schema (every pixel an integer in [0, 16]) at ε = 5 and
 /// the defaults. At the demo's size no pixel column gets a DP marginal, so each is decoded from
 /// the mixed rows; left linear (main before this change) 52 % of the synthetic pixels lay
-/// outside [0, 16] (−9, 27, …) and the mean 1-way TVD to the real pixels was 0.30
+/// outside [0, 16] (−13, 31, …) and the mean 1-way TVD to the real pixels was 0.30
 /// (bench/utility's 10 splits). Now every value is a whole number inside the schema's range,
 /// the columns' marginals are closer to the real ones, and the utility check keeps its level.
 #[test]
