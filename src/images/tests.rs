@@ -639,10 +639,14 @@ fn synth_opts(eps: f64, samples: usize) -> SynthOptions {
     }
 }
 
-/// `synthesize_images` with `opts` at l = `mix`, seeded with 1, without progress.
+/// `synthesize_images` with `opts`, seeded with 1, without progress.
+fn run(set: &ImageSet, opts: &SynthOptions) -> Result<ImageSynthOutput> {
+    synthesize_images(set, opts, &mut ReleaseRng::seeded(1), |_| Ok(()))
+}
+
+/// [`run`] with `opts` at l = `mix`.
 fn run_mix(set: &ImageSet, mix: usize, opts: SynthOptions) -> Result<ImageSynthOutput> {
-    let opts = SynthOptions { mix, ..opts };
-    synthesize_images(set, &opts, &mut ReleaseRng::seeded(1), |_| Ok(()))
+    run(set, &SynthOptions { mix, ..opts })
 }
 
 #[test]
@@ -930,7 +934,7 @@ fn the_dp_shape_decision_is_charged_in_the_accounting() {
         ..synth_opts(1.0, 20)
     };
     let eps = |set: &ImageSet, o: &SynthOptions| {
-        let out = run_mix(set, o.mix, o.clone()).unwrap();
+        let out = run(set, o).unwrap();
         let names: Vec<String> = out
             .receipt
             .accountant

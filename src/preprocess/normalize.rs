@@ -749,9 +749,20 @@ fn pooled_range<R: Rng + ?Sized>(
     })
 }
 
+/// A numeric column's exact counts on the coarse grid and of its non-integral values: what
+/// [`dp_range`] adds noise to.
+fn coarse_counts(values: &[f32]) -> ColumnCounts {
+    crate::par::histogram(
+        values,
+        COARSE_BINS,
+        |v| coarse_of_fine(bin_of(v)),
+        |v| v.fract() != 0.0,
+    )
+}
+
 /// A column's counts on the fine grid and, summed per coarse bin, its coarse counts with its
 /// non-integral count: one pass over the values, and exactly the numbers (integers in f64)
-/// of a pass on the coarse grid.
+/// of [`coarse_counts`].
 fn fine_and_coarse_counts(values: &[f32]) -> (Vec<f64>, ColumnCounts) {
     let (fine, non_integral) =
         crate::par::histogram(values, GRID_BINS, bin_of, |v| v.fract() != 0.0);
@@ -919,7 +930,7 @@ impl FitNotes {
     /// constant output column is data a user would discard unless the column really is
     /// constant. Which columns these are is post-processing of the noisy histograms (DP).
     ///
-    /// `pooled` is the pooled range, when one was found.
+    /// `pooled_range` is the pooled histogram's range, when it found one.
     fn into_warnings(self, pooled_range: Option<PooledSpan>) -> Vec<String> {
         let FitNotes {
             mut warnings,
@@ -1077,7 +1088,15 @@ impl ColumnRules<'_> {
             ..
         } = *column;
         let g = self.noise.expect("dp columns imply a budget");
-        match dp_range(values, counted, g, self.t_num, self.t_int, rng) {
+        let counting;
+        let counts = match counted {
+            Some(c) => c,
+            None => {
+                counting = coarse_counts(values);
+                &counting
+            }
+        };
+        match dp_range(counts, g, self.t_num, self.t_int, rng) {
             Ok(r) => {
                 let (mut lo, mut hi) = (r.lo, r.hi);
                 let mut marginal = None;
@@ -1532,29 +1551,16 @@ impl DpRange {
 /// DP range and integrality of one numeric column from its noisy coarse-grid histogram;
 /// `Err(integral)` (the DP integrality alone, main's rule: the noisy non-integral count below
 /// the threshold) when no bin stands out of the noise (the caller then uses [0, 1] with a loud
-/// warning naming the fix). `counted`: the column's exact counts, when a pass over its values
-/// already made them (the pooled histogram's); else they are counted here.
+/// warning naming the fix). `(counts, non_integral)`: the column's exact counts
+/// ([`coarse_counts`]).
 fn dp_range<R: Rng + ?Sized>(
-    values: &[f32],
-    counted: Option<&ColumnCounts>,
+    (counts, non_integral): &ColumnCounts,
     g: &CountNoise,
     t: f64,
     t_int: f64,
     rng: &mut R,
 ) -> std::result::Result<DpRange, bool> {
-    let counting;
-    let (counts, non_integral) = match counted {
-        Some((c, e)) => (c, *e),
-        None => {
-            counting = crate::par::histogram(
-                values,
-                COARSE_BINS,
-                |v| coarse_of_fine(bin_of(v)),
-                |v| v.fract() != 0.0,
-            );
-            (&counting.0, counting.1)
-        }
-    };
+    let non_integral = *non_integral;
     // σt + 1: the continuous rate for the discrete noise (Lemma T).
     let tau = g.sigma() * t + DISCRETE_TAIL_MARGIN;
     let mut first = None;
@@ -1611,12 +1617,7 @@ mod tests {
             }
         }));
         let (fine, (coarse, non_integral)) = fine_and_coarse_counts(&values);
-        let (want, want_e) = crate::par::histogram(
-            &values,
-            COARSE_BINS,
-            |v| coarse_of_fine(bin_of(v)),
-            |v| v.fract() != 0.0,
-        );
+        let (want, want_e) = coarse_counts(&values);
         assert_eq!(coarse, want);
         assert_eq!(non_integral, want_e);
         assert_eq!(fine.iter().sum::<f64>(), values.len() as f64);
@@ -2451,8 +2452,14 @@ mod tests {
         }
         let mut empty_noise = Vec::new();
         for seed in 0..20 {
-            let r = dp_range(&values, None, &g, 5.0, 3.0, &mut ReleaseRng::seeded(seed))
-                .unwrap_or_else(|_| panic!("seed {seed}: no range"));
+            let r = dp_range(
+                &coarse_counts(&values),
+                &g,
+                5.0,
+                3.0,
+                &mut ReleaseRng::seeded(seed),
+            )
+            .unwrap_or_else(|_| panic!("seed {seed}: no range"));
             assert!(!r.integral, "every value is non-integral");
             for (b, &c) in r.coarse_noisy.iter().enumerate() {
                 let u = c / g.grid();
