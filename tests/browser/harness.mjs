@@ -36,6 +36,9 @@ export const LAZY_FILES = [
 ];
 
 export async function startApp() {
+  // Found before the server starts, so that a machine without chromium gets the error and
+  // no server left running.
+  const executablePath = chromiumPath();
   const port = await freePort();
   const server = spawn(process.execPath, [join(ROOT, "scripts/serve.mjs")], {
     env: { ...process.env, PORT: String(port) },
@@ -46,7 +49,7 @@ export async function startApp() {
     server.on("exit", (code) => reject(new Error(`server exited with ${code}`)));
   });
   const browser = await chromium.launch({
-    executablePath: chromiumPath(),
+    executablePath,
     args: [
       "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
       "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
