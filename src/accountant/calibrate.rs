@@ -121,13 +121,38 @@ pub fn smallest_z_within(
     curve: impl Fn(f64) -> Result<RdpCurve>,
     tol: f64,
 ) -> Result<Calibrated> {
+    smallest_z_near(target, delta, conversion, curve, tol, None)
+}
+
+/// [`smallest_z_within`], bracketing from `guess` (a z expected near the answer) instead of
+/// from 1: steps of 2 %, each the square of the last, up to the factor of 4 that
+/// [`smallest_z_within`] steps by. Only the number of evaluations depends on the guess; the
+/// returned z meets the same two conditions. `None` is [`smallest_z_within`] itself.
+pub fn smallest_z_near(
+    target: f64,
+    delta: f64,
+    conversion: Conversion,
+    curve: impl Fn(f64) -> Result<RdpCurve>,
+    tol: f64,
+    guess: Option<f64>,
+) -> Result<Calibrated> {
     let tol = tol.max(Z_REL_TOL);
     check_epsilon(target)?;
     check_delta(delta)?;
     let eval = |z: f64| -> Result<EpsDelta> { curve(z)?.epsilon(delta, conversion) };
-    // Bracket.
-    let mut hi = 1.0;
+    let guess = guess.filter(|g| g.is_finite() && *g > 0.0);
+    let grow = |f: f64| {
+        if guess.is_some() {
+            (f * f).min(4.0)
+        } else {
+            4.0
+        }
+    };
+    let mut step = if guess.is_some() { 1.02 } else { 4.0 };
+    // Bracket: up from the start until the target is met, remembering the last miss.
+    let mut hi = guess.map_or(1.0, |g| g.clamp(Z_MIN, Z_MAX));
     let mut e_hi = eval(hi)?;
+    let mut missed: Option<(f64, f64)> = None;
     while e_hi.epsilon > target {
         if hi >= Z_MAX {
             return Err(Error::param(
@@ -140,25 +165,32 @@ pub fn smallest_z_within(
                 ),
             ));
         }
-        hi *= 4.0;
+        missed = Some((hi, e_hi.epsilon));
+        hi *= step;
+        step = grow(step);
         e_hi = eval(hi)?;
     }
-    // Walk down until the target is missed: ε(lo) > target ≥ ε(hi).
-    let mut lo = hi / 4.0;
-    let eps_lo = loop {
-        let z = lo.max(Z_MIN);
-        let e = eval(z)?;
-        if e.epsilon > target {
-            lo = z;
-            break e.epsilon;
+    // Else walk down until the target is missed: ε(lo) > target ≥ ε(hi).
+    let (mut lo, eps_lo) = match missed {
+        Some(m) => m,
+        None => {
+            let mut lo = hi / step;
+            loop {
+                let z = lo.max(Z_MIN);
+                let e = eval(z)?;
+                if e.epsilon > target {
+                    break (z, e.epsilon);
+                }
+                if z <= Z_MIN {
+                    // Essentially no noise is needed; report the tiny z that meets the target.
+                    return Ok(Calibrated { z, eps: e });
+                }
+                hi = z;
+                e_hi = e;
+                step = grow(step);
+                lo /= step;
+            }
         }
-        if z <= Z_MIN {
-            // Essentially no noise is needed; report the tiny z that meets the target.
-            return Ok(Calibrated { z, eps: e });
-        }
-        hi = z;
-        e_hi = e;
-        lo /= 4.0;
     };
     // Shrink the bracket in log z with the Illinois variant of regula falsi on
     // g(x) = ln ε(e^x) − ln target (decreasing), keeping ε(lo) > target ≥ ε(hi). Every eighth
@@ -283,6 +315,72 @@ mod tests {
         .unwrap();
         assert!(c.eps.epsilon <= 10.0 && c.eps.epsilon > 9.9999);
         assert!(count.get() <= 16, "{} evaluations", count.get());
+    }
+
+    /// From any guess (far below, far above, near, non-finite) the z meets the target and is
+    /// within a factor 1 + tol of the smallest that does; a guess within 2 % of the answer
+    /// takes fewer evaluations than bracketing from 1; no guess is `smallest_z_within`.
+    #[test]
+    fn a_guess_changes_only_the_number_of_evaluations() {
+        let orders = default_orders();
+        let tol = 1e-3;
+        let count = std::cell::Cell::new(0);
+        let curve = |z: f64| {
+            count.set(count.get() + 1);
+            Ok(RdpCurve::subsampled_gaussian(
+                6.0 / 5000.0,
+                z,
+                &orders,
+                super::super::WorBound::Theorem27,
+            )?
+            .times(6000))
+        };
+        let eps_at = |z: f64| {
+            curve(z)
+                .unwrap()
+                .epsilon(1e-5, Conversion::Improved)
+                .unwrap()
+        };
+        for target in [0.5, 1.0, 5.0] {
+            let best = smallest_z(target, 1e-5, Conversion::Improved, curve)
+                .unwrap()
+                .z;
+            count.set(0);
+            let plain = smallest_z_within(target, 1e-5, Conversion::Improved, curve, tol).unwrap();
+            let plain_evals = count.get();
+            let none =
+                smallest_z_near(target, 1e-5, Conversion::Improved, curve, tol, None).unwrap();
+            assert_eq!(none, plain);
+            for guess in [
+                best * 1e-3,
+                best * 0.99,
+                best * 1.015,
+                best * 50.0,
+                f64::NAN,
+                -1.0,
+            ] {
+                count.set(0);
+                let c =
+                    smallest_z_near(target, 1e-5, Conversion::Improved, curve, tol, Some(guess))
+                        .unwrap();
+                let evals = count.get();
+                let case = format!("ε {target}, guess {guess}: z {} vs {best}", c.z);
+                assert!(
+                    c.eps.epsilon <= target && eps_at(c.z).epsilon <= target,
+                    "{case}"
+                );
+                assert!(
+                    c.z >= best * (1.0 - 1e-9) && c.z <= best * (1.0 + tol),
+                    "{case}"
+                );
+                if (0.98..1.02).contains(&(guess / best)) {
+                    assert!(
+                        evals < plain_evals,
+                        "{case}: {evals} vs {plain_evals} evaluations"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
