@@ -658,8 +658,12 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
     }
 
     /// Illinois regula falsi on g(x) = ln ε(e^x) − ln target until the bracket is narrower
-    /// than `tol` in ln s; trial points keep 0.4·tol from the ends, so an accurate secant
-    /// closes the bracket in two steps. Returns the final bracket.
+    /// than `tol` in ln s, or until, in a bracket at most 8·`tol` wide, the chord through
+    /// its ends puts the root within `tol`/2 of hi (a chord that short misses the root of a
+    /// smooth g by O(width²), about 1e-5·g'' here: hi is within `tol` of the smallest
+    /// noise that meets the target either way, one evaluation sooner); trial points keep
+    /// 0.4·tol from the ends, so an accurate secant closes the bracket in two steps.
+    /// Returns the final bracket.
     fn narrow(
         &mut self,
         lo: Option<Point>,
@@ -676,6 +680,13 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
             let (xl, xh) = (lo.s.dln(), hi.s.dln());
             if xh - xl <= tol {
                 break;
+            }
+            let (g_lo, g_hi) = (lo.g() - lt, hi.g() - lt);
+            if xh - xl <= 8.0 * tol && g_lo > 0.0 && g_hi <= 0.0 {
+                let chord_root = xl + (xh - xl) * g_lo / (g_lo - g_hi);
+                if xh - chord_root <= 0.5 * tol {
+                    break;
+                }
             }
             let mut x = if it % 6 == 0 || gl.partial_cmp(&gh) != Some(std::cmp::Ordering::Greater) {
                 0.5 * (xl + xh)
