@@ -296,23 +296,32 @@ mod tests {
         }
     }
 
+    /// The RDP curve of `t` subsampled Gaussian steps at rate `q` on the default orders,
+    /// counting its evaluations in `count`.
+    fn counted_curve(
+        q: f64,
+        t: u64,
+        count: &std::cell::Cell<usize>,
+    ) -> impl Fn(f64) -> Result<RdpCurve> + Copy + '_ {
+        move |z| {
+            count.set(count.get() + 1);
+            Ok(RdpCurve::subsampled_gaussian(
+                q,
+                z,
+                &default_orders(),
+                super::super::WorBound::Theorem27,
+            )?
+            .times(t))
+        }
+    }
+
     #[test]
     fn converges_in_few_accountant_evaluations() {
         // Calibration cost is dominated by curve evaluations; regula falsi must need far
         // fewer than bisection to 1e-9 (about 30 after bracketing).
-        let orders = default_orders();
         let count = std::cell::Cell::new(0);
-        let c = smallest_z(10.0, 1e-5, Conversion::Improved, |z| {
-            count.set(count.get() + 1);
-            Ok(RdpCurve::subsampled_gaussian(
-                4.0 / 6000.0,
-                z,
-                &orders,
-                super::super::WorBound::Theorem27,
-            )?
-            .times(6000))
-        })
-        .unwrap();
+        let curve = counted_curve(4.0 / 6000.0, 6000, &count);
+        let c = smallest_z(10.0, 1e-5, Conversion::Improved, curve).unwrap();
         assert!(c.eps.epsilon <= 10.0 && c.eps.epsilon > 9.9999);
         assert!(count.get() <= 16, "{} evaluations", count.get());
     }
@@ -322,19 +331,9 @@ mod tests {
     /// takes fewer evaluations than bracketing from 1; no guess is `smallest_z_within`.
     #[test]
     fn a_guess_changes_only_the_number_of_evaluations() {
-        let orders = default_orders();
         let tol = 1e-3;
         let count = std::cell::Cell::new(0);
-        let curve = |z: f64| {
-            count.set(count.get() + 1);
-            Ok(RdpCurve::subsampled_gaussian(
-                6.0 / 5000.0,
-                z,
-                &orders,
-                super::super::WorBound::Theorem27,
-            )?
-            .times(6000))
-        };
+        let curve = counted_curve(6.0 / 5000.0, 6000, &count);
         let eps_at = |z: f64| {
             curve(z)
                 .unwrap()
