@@ -658,8 +658,8 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
     }
 
     /// Illinois regula falsi on g(x) = ln ε(e^x) − ln target until the bracket is narrower
-    /// than `tol` in ln s, or until, in a bracket at most 8·`tol` wide, the chord through
-    /// its ends puts the root within `tol`/2 of hi (a chord that short misses the root of a
+    /// than `tol` in ln s, or until, in a bracket at most 8·`tol` wide (lo's ε finite), the
+    /// chord through its ends puts the root within `tol`/2 of hi (a chord that short misses the root of a
     /// smooth g by O(width²), about 1e-5·g'' here: hi is within `tol` of the smallest
     /// noise that meets the target either way, one evaluation sooner); trial points keep
     /// 0.4·tol from the ends, so an accurate secant closes the bracket in two steps.
@@ -682,7 +682,8 @@ impl<'a, F: Fn(f64) -> Result<Plan>> Solver<'a, F> {
                 break;
             }
             let (g_lo, g_hi) = (lo.g() - lt, hi.g() - lt);
-            if xh - xl <= 8.0 * tol && g_lo > 0.0 && g_hi <= 0.0 {
+            let finite = lo.e.epsilon.is_finite();
+            if xh - xl <= 8.0 * tol && finite && g_lo > 0.0 && g_hi <= 0.0 {
                 let chord_root = xl + (xh - xl) * g_lo / (g_lo - g_hi);
                 if xh - chord_root <= 0.5 * tol {
                     break;
