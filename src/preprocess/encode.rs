@@ -370,14 +370,9 @@ fn prepared_for_range(v: &mut [f64], lo: f64, hi: f64) -> bool {
     !v.is_empty() && lo.is_finite() && hi.is_finite() && hi > lo
 }
 
-/// [`squeeze_into`] applied to each class's rows separately (`classes[i]`: row i's class,
-/// public: the released label), so every class keeps its own mean — the noise is what the
-/// squeeze shrinks, not the differences between classes. Post-processing, as above.
-pub fn squeeze_by_class(v: &mut [f64], lo: f64, hi: f64, classes: &[u32]) {
-    by_class(v, classes, |x| squeeze_into(x, lo, hi));
-}
-
-/// Applies `map` to each class's values (`classes[i]`: row i's class) separately.
+/// Applies `map` to each class's values (`classes[i]`: row i's class, public: the released
+/// label) separately, so that a map keeping the mean keeps every class's own mean — the
+/// noise is what it moves, not the differences between classes.
 fn by_class(v: &mut [f64], classes: &[u32], mut map: impl FnMut(&mut [f64])) {
     let k = classes.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
     let mut rows: Vec<Vec<usize>> = vec![Vec::new(); k];
@@ -984,7 +979,7 @@ pub fn format_number(x: f64, integer: bool) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn squeeze_by_class_keeps_each_class_mean() {
+    fn real_columns_squeezed_by_class_keep_each_class_mean() {
         // Two classes far apart with wide noise: squeezing them together would pull both
         // means to the middle; by class, each keeps its own (inside the range).
         let mut v = Vec::new();
@@ -996,7 +991,7 @@ mod tests {
             c.push(cls);
         }
         let v0 = v.clone();
-        squeeze_by_class(&mut v, 1.0, 7.0, &c);
+        into_range(&mut v, (1.0, 7.0), false, false, Some(&c));
         for k in 0..2u32 {
             let xs: Vec<f64> = (0..200).filter(|&i| c[i] == k).map(|i| v[i]).collect();
             let mean = xs.iter().sum::<f64>() / xs.len() as f64;
