@@ -92,7 +92,39 @@ pub fn auto_mix(
     acc_clip: f64,
     goal: &Goal<'_>,
 ) -> Result<usize> {
+    let ranked = rank_candidates(pool, per_class, dim, clip, acc_clip, goal, true)?;
+    best_of(&ranked).map(|l| l as usize).ok_or_else(|| {
+        Error::param(
+            "mix",
+            "auto",
+            format!("the smallest class has {pool} rows; every class needs at least one row"),
+        )
+    })
+}
+
+/// The candidate of smallest score (the first on ties) among `(l, σx, score)`.
+fn best_of(ranked: &[(u32, f64, f64)]) -> Option<u32> {
     let mut best: Option<(f64, u32)> = None;
+    for &(l, _, score) in ranked {
+        if best.map_or(true, |(s, _)| score < s) {
+            best = Some((score, l));
+        }
+    }
+    best.map(|(_, l)| l)
+}
+
+/// Every candidate l with its ranked σx and score, in [`CANDIDATES`] order (then the whole
+/// pool, below [`FULL_POOL_BELOW`]); `guessed`: each calibration starts from the z the
+/// previous candidates point to ([`next_z`]) rather than from 1.
+fn rank_candidates(
+    pool: u64,
+    per_class: u64,
+    dim: u64,
+    clip: f64,
+    acc_clip: f64,
+    goal: &Goal<'_>,
+    guessed: bool,
+) -> Result<Vec<(u32, f64, f64)>> {
     // The ranking calibrates each candidate's σx on the orders of `rank_orders` only (an
     // upper bound on ε, so σx at least the full grid's) and to a relative tolerance of
     // RANK_TOL: about a third of the work per candidate, which matters to the page's live
@@ -105,26 +137,19 @@ pub fn auto_mix(
     // with l about as a power of it): a third fewer evaluations, each σx still an upper bound
     // within RANK_TOL of the smallest (as from a start at 1).
     let mut seen: Vec<(f64, f64)> = Vec::new();
+    let mut ranked = Vec::new();
     for l in CANDIDATES
         .iter()
         .copied()
         .filter(|&l| l == 1 || u64::from(l) * 2 <= pool)
         .chain(full)
     {
-        let (sigma_x, z) = rank_sigma_x(pool, l, acc_clip, per_class, &goal, next_z(&seen, l))?;
+        let guess = if guessed { next_z(&seen, l) } else { None };
+        let (sigma_x, z) = rank_sigma_x(pool, l, acc_clip, per_class, &goal, guess)?;
         seen.push((f64::from(l), z));
-        let score = mix_score(pool, l, sigma_x, clip, dim);
-        if best.map_or(true, |(s, _)| score < s) {
-            best = Some((score, l));
-        }
+        ranked.push((l, sigma_x, mix_score(pool, l, sigma_x, clip, dim)));
     }
-    best.map(|(_, l)| l as usize).ok_or_else(|| {
-        Error::param(
-            "mix",
-            "auto",
-            format!("the smallest class has {pool} rows; every class needs at least one row"),
-        )
-    })
+    Ok(ranked)
 }
 
 /// From this smallest pool on, [`auto_mix`] weighs the structure of the rows as well as the
@@ -276,29 +301,10 @@ mod tests {
             (120, 150, 64, 0.5),
         ] {
             let goal = Goal::new(eps, 1e-5, &orders);
-            let (rank, extra) = rank_orders(goal.orders, goal.extra);
-            let goal = goal.on(&rank, extra.as_ref());
-            let mut seen = Vec::new();
-            let mut choice = |guessed: bool| -> (u32, Vec<f64>) {
-                let mut sigmas = Vec::new();
-                let mut best: Option<(f64, u32)> = None;
-                seen.clear();
-                let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
-                let kept = CANDIDATES
-                    .iter()
-                    .copied()
-                    .filter(|&l| l == 1 || u64::from(l) * 2 <= pool);
-                for l in kept.chain(full) {
-                    let guess = if guessed { next_z(&seen, l) } else { None };
-                    let (s, z) = rank_sigma_x(pool, l, ACC, t, &goal, guess).unwrap();
-                    seen.push((f64::from(l), z));
-                    sigmas.push(s);
-                    let score = mix_score(pool, l, s, 1.0, d);
-                    if best.map_or(true, |(b, _)| score < b) {
-                        best = Some((score, l));
-                    }
-                }
-                (best.unwrap().1, sigmas)
+            let choice = |guessed: bool| -> (u32, Vec<f64>) {
+                let ranked = rank_candidates(pool, t, d, 1.0, ACC, &goal, guessed).unwrap();
+                let sigmas = ranked.iter().map(|&(_, s, _)| s).collect();
+                (best_of(&ranked).unwrap(), sigmas)
             };
             let (plain_l, plain) = choice(false);
             let (guessed_l, guessed) = choice(true);
@@ -310,7 +316,7 @@ mod tests {
             }
             assert_eq!(plain_l, guessed_l, "pool {pool} ε {eps}");
             assert_eq!(
-                auto_mix(pool, t, d, 1.0, ACC, &Goal::new(eps, 1e-5, &orders)).unwrap() as u32,
+                auto_mix(pool, t, d, 1.0, ACC, &goal).unwrap() as u32,
                 guessed_l
             );
         }
