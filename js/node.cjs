@@ -1,5 +1,6 @@
 // `require("privmix")` under Node: the full build, instantiated on the first call (nothing is
-// read at require time). The same wrappers as js/wrap.mjs (AbortSignal in the options).
+// read at require time). The same wrappers as js/wrap.mjs (AbortSignal in the options), over
+// the same table of operations.
 "use strict";
 
 let glue = null;
@@ -31,16 +32,12 @@ function withSignal(fn, nBefore) {
   };
 }
 
-const OPS = {
-  version: undefined, rdp: undefined, account: undefined, calibrate: undefined, noisePreview: undefined,
-  inspectCsv: undefined, synthesizeCsv: 1, inspectImages: 1, synthesizeImages: 1, gmmRelease: 1,
-  gmmSample: undefined, federatedSimulate: 1, federatedKeygen: undefined, federatedContribute: 3,
-  federatedAggregate: undefined, audit: 0,
-};
-for (const [name, nBefore] of Object.entries(OPS)) {
+// The table of operations, js/ops.mjs, as CommonJS (`npm run build` writes js/ops.cjs from it).
+const OPS = require("./ops.cjs");
+for (const [name, { options }] of Object.entries(OPS)) {
   exports[name] = function (...args) {
     const f = load()[name];
-    return nBefore === undefined ? f(...args) : withSignal(f, nBefore)(...args);
+    return options === undefined ? f(...args) : withSignal(f, options)(...args);
   };
   Object.defineProperty(exports[name], "name", { value: name });
 }

@@ -2,23 +2,15 @@
 // (nothing is read at import time, so bundlers and frameworks can import it freely), and
 // synthesizeCsvAsync, which runs in a worker thread.
 import { readFileSync } from "node:fs";
-import * as glue from "../pkg/full/privmix.js";
-import { api, datasetClass } from "./wrap.mjs";
+import { load, prepareWith } from "./full-glue.mjs";
 
-let ready = false;
-function load() {
-  if (!ready) {
-    glue.initSync({ module: readFileSync(new URL("../pkg/full/privmix_bg.wasm", import.meta.url)) });
-    ready = true;
-  }
-  return glue;
-}
-const a = api(load);
+// Listed in package.json's sideEffects: a bundler that skipped this module's body (it only
+// re-exports) would leave the wasm uninstantiated.
+prepareWith((glue) => glue.initSync({ module: readFileSync(new URL("../pkg/full/privmix_bg.wasm", import.meta.url)) }));
+
+export * from "./ops-full.mjs";
 /** Present for isomorphic code: instantiates the wasm now (otherwise the first call does). */
 export default async function init() {
   load();
 }
-export const { version, rdp, account, calibrate, noisePreview, inspectCsv, synthesizeCsv, inspectImages, synthesizeImages } = a;
-export const { gmmRelease, gmmSample, federatedSimulate, federatedKeygen, federatedContribute, federatedAggregate, audit } = a;
-export const Dataset = datasetClass(glue.Dataset, load);
 export { synthesizeCsvAsync } from "./node-thread.mjs";

@@ -27,8 +27,11 @@ export declare class PrivmixWorker {
   calibrate(params: CalibrateParams): Promise<CalibrateResult>;
   noisePreview(params: PreviewParams): Promise<PreviewResult>;
   inspectCsv(input: WorkerCsvInput, maxRows?: number): Promise<CsvSummary>;
+  /** `{csv: string, receipt}` from CSV text, bytes, or a File/Blob. */
   synthesizeCsv(input: WorkerCsvInput, options: SynthOptions, onProgress?: ProgressCallback): Promise<CsvResult>;
+  /** `{classNames, classCounts, images, width, height, channels, …}` of a ZIP or image files. */
   inspectImages(input: WorkerCsvInput | ImageFile[], options?: ImageReadOptions & CallOptions): Promise<ImageSummary>;
+  /** `{zip, preview, receipt, private: {realPreview}}` from a ZIP (bytes/File) or image files. */
   synthesizeImages(input: WorkerCsvInput | ImageFile[], options: ImageOptions, onProgress?: ProgressCallback): Promise<ImageResult>;
   loadDataset(input: WorkerCsvInput, options: DatasetOptions & CallOptions): Promise<DatasetInfo>;
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;
@@ -36,11 +39,13 @@ export declare class PrivmixWorker {
   /** The live readout for the loaded dataset under `options` (see `Dataset.noisePreview`). */
   datasetNoisePreview(options: SynthOptions, view?: PreviewView): Promise<PreviewResult>;
   histograms(syntheticCsv: WorkerCsvInput): Promise<ColumnHistogram[]>;
+  /** `{model, epsilon, delta, receipt, csv, marginals, private: {kl, referenceMarginals}}` (`private`: computed without protection, not for release). */
   gmmRelease(input: WorkerCsvInput, options: GmmOptions): Promise<GmmResult>;
   gmmSample(model: GmmModel | string, samples: number, seed?: number): Promise<string>;
   federatedSimulate(input: WorkerCsvInput, options: FederatedOptions): Promise<FederatedResult>;
   federatedKeygen(party: number): Promise<{ secretKey: string; publicKey: string }>;
   federatedContribute(input: WorkerCsvInput, secretKey: string, peers: string[], options: FederatedOptions): Promise<{ contribution: string; secretKey: string }>;
+  /** Contributions as JSON texts, bytes or Files. */
   federatedAggregate(contributions: (string | Uint8Array | Blob)[]): Promise<FederatedResult>;
   /** The built-in privacy audit (`audit` of privmix/full). */
   audit(options: AuditOptions, onProgress?: ProgressCallback): Promise<AuditReport>;

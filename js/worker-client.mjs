@@ -8,6 +8,7 @@
 //
 // The default worker is this package's worker.mjs, which loads the full build (every method
 // below works). `createWorker` replaces it, e.g. with a `blob:` worker for a CDN copy.
+import { OPS } from "./ops.mjs";
 
 // Where the default worker is, for error messages (written so that bundlers do not take it
 // for an asset reference; the `new Worker(new URL(…))` below is the form they bundle).
@@ -188,36 +189,6 @@ export class PrivmixWorker {
   ready() {
     return this._call("version", []);
   }
-  version() {
-    return this._call("version", []);
-  }
-  rdp(params) {
-    return this._call("rdp", [params]);
-  }
-  account(params) {
-    return this._call("account", [params]);
-  }
-  calibrate(params) {
-    return this._call("calibrate", [params]);
-  }
-  noisePreview(params) {
-    return this._call("noisePreview", [params]);
-  }
-  inspectCsv(input, maxRows) {
-    return this._call("inspectCsv", [input, maxRows]);
-  }
-  /** `{csv: string, receipt}` from CSV text, bytes, or a File/Blob. */
-  synthesizeCsv(input, options, onProgress) {
-    return this._withOptions("synthesizeCsv", [input], options, onProgress);
-  }
-  /** `{classNames, classCounts, images, width, height, channels, …}` of a ZIP or image files. */
-  inspectImages(input, options) {
-    return this._withOptions("inspectImages", [input], options);
-  }
-  /** `{zip, preview, receipt, private: {realPreview}}` from a ZIP (bytes/File) or image files. */
-  synthesizeImages(input, options, onProgress) {
-    return this._withOptions("synthesizeImages", [input], options, onProgress);
-  }
   /** Reads a CSV once in the worker: `{rows, rowsDropped, columns, labels, counts}`. */
   loadDataset(input, options) {
     return this._withOptions("loadDataset", [input], options);
@@ -236,30 +207,6 @@ export class PrivmixWorker {
   histograms(syntheticCsv) {
     return this._call("histograms", [syntheticCsv]);
   }
-  /** `{model, epsilon, delta, receipt, csv, marginals, private: {kl, referenceMarginals}}` (`private`: computed without protection, not for release). */
-  gmmRelease(input, options) {
-    return this._withOptions("gmmRelease", [input], options);
-  }
-  gmmSample(model, samples, seed) {
-    return this._call("gmmSample", [model, samples, seed]);
-  }
-  federatedSimulate(input, options) {
-    return this._withOptions("federatedSimulate", [input], options);
-  }
-  federatedKeygen(party) {
-    return this._call("federatedKeygen", [party]);
-  }
-  federatedContribute(input, secretKey, peers, options) {
-    return this._withOptions("federatedContribute", [input, secretKey, peers], options);
-  }
-  /** Contributions as JSON texts, bytes or Files. */
-  federatedAggregate(contributions) {
-    return this._call("federatedAggregate", [contributions]);
-  }
-  /** The built-in privacy audit (`audit`): a lower bound on ε beside the claim. */
-  audit(options, onProgress) {
-    return this._withOptions("audit", [], options, onProgress);
-  }
   /** Stops the worker; pending operations reject with an AbortError. */
   terminate() {
     const err = Object.assign(new Error("privmix worker terminated"), { name: "AbortError" });
@@ -269,6 +216,18 @@ export class PrivmixWorker {
     }
     this._restart();
   }
+}
+
+// The operations of the table (js/ops.mjs), each a method posting it: the arguments before the
+// options as they are, the options without their signal, and the onProgress callback.
+for (const [op, { options }] of Object.entries(OPS)) {
+  const method = {
+    [op](...args) {
+      if (options === undefined) return this._call(op, args);
+      return this._withOptions(op, args.slice(0, options), args[options], args[options + 1]);
+    },
+  }[op];
+  Object.defineProperty(PrivmixWorker.prototype, op, { value: method, writable: true, configurable: true });
 }
 
 export function createWorker(options) {

@@ -4,6 +4,8 @@
 //
 // Messages in:  {id, op, args}
 // Messages out: {id, progress} while running, then {id, result} or {id, error, fatal}.
+// The operations are those of js/ops.mjs, plus the loaded dataset's (loadDataset, …).
+import { OPS } from "./ops.mjs";
 
 async function bytesOf(x) {
   if (typeof x === "string" || x instanceof Uint8Array) return x;
@@ -68,60 +70,20 @@ export function serve(loadModule, scope = self) {
       const m = await ready();
       let result;
       let transfer = [];
-      switch (op) {
-        case "version":
-          result = m.version();
-          break;
-        case "rdp":
-        case "account":
-        case "calibrate":
-        case "noisePreview":
-          result = m[op](args[0]);
-          break;
-        case "gmmRelease":
-        case "federatedSimulate":
-          need(m, op);
-          result = m[op](await bytesOf(args[0]), args[1] ?? {});
-          break;
-        case "gmmSample":
-          need(m, op);
-          result = m.gmmSample(args[0], args[1], args[2]);
-          break;
-        case "federatedKeygen":
-          need(m, op);
-          result = m.federatedKeygen(args[0]);
-          break;
-        case "federatedContribute":
-          need(m, op);
-          result = m.federatedContribute(await bytesOf(args[0]), args[1], args[2], args[3] ?? {});
-          break;
-        case "federatedAggregate": {
-          need(m, op);
-          const texts = [];
-          for (const c of args[0]) texts.push(typeof c === "string" ? c : new TextDecoder().decode(await bytesOf(c)));
-          result = m.federatedAggregate(texts);
-          break;
-        }
-        case "audit":
-          need(m, op);
-          result = m.audit(args[0] ?? {}, progress);
-          break;
-        case "inspectCsv":
-          result = m.inspectCsv(await bytesOf(args[0]), args[1]);
-          break;
-        case "synthesizeCsv":
-          result = m.synthesizeCsv(await bytesOf(args[0]), args[1] ?? {}, progress);
-          break;
-        case "inspectImages": {
-          const input = Array.isArray(args[0]) ? await filesOf(args[0]) : await bytesOf(args[0]);
-          result = m.inspectImages(input, args[1] ?? {});
-          break;
-        }
-        case "synthesizeImages": {
-          const input = Array.isArray(args[0]) ? await filesOf(args[0]) : await bytesOf(args[0]);
-          result = m.synthesizeImages(input, args[1] ?? {}, progress);
-          const priv = result.private ?? result;
-          transfer = [result.zip?.buffer, result.preview?.buffer, priv.realPreview?.buffer].filter(Boolean);
+      const spec = Object.hasOwn(OPS, op) ? OPS[op] : undefined;
+      switch (spec ? TABLE : op) {
+        case TABLE: {
+          // An operation of the table (js/ops.mjs): argument 0 read as its row says, a missing
+          // options object as {}, the progress callback after the options.
+          if (spec.full) need(m, op);
+          const a = [...args];
+          if (spec.input) a[0] = await READ[spec.input](a[0]);
+          if (spec.options !== undefined) {
+            a[spec.options] ??= {};
+            if (spec.progress) a[spec.options + 1] = progress;
+          }
+          result = m[op](...a);
+          if (spec.transfer) transfer = bytesIn(result);
           break;
         }
         case "loadDataset": {
@@ -166,6 +128,31 @@ export function serve(loadModule, scope = self) {
       scope.postMessage({ id, error: String(e?.message ?? e), errorInfo: errorRecord(e), fatal });
     }
   }
+}
+
+/** The dispatch's case for the operations of the table. */
+const TABLE = Symbol("table");
+
+/** How the worker reads argument 0 of an operation (the `input` of its row in js/ops.mjs). */
+const READ = {
+  bytes: bytesOf,
+  images: (x) => (Array.isArray(x) ? filesOf(x) : bytesOf(x)),
+  texts: async (list) => {
+    const texts = [];
+    for (const c of list) texts.push(typeof c === "string" ? c : new TextDecoder().decode(await bytesOf(c)));
+    return texts;
+  },
+};
+
+/** The buffers of the byte arrays in a result and in its `private` part (each once). */
+function bytesIn(result) {
+  const buffers = new Set();
+  for (const part of [result, result?.private]) {
+    if (part && typeof part === "object") {
+      for (const v of Object.values(part)) if (v instanceof Uint8Array) buffers.add(v.buffer);
+    }
+  }
+  return [...buffers];
 }
 
 function need(m, op) {

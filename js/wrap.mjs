@@ -3,6 +3,7 @@
 // `signal` is taken off before the call; the operation stops at the next progress report
 // after an abort (a throwing onProgress stops the core, which rethrows what it threw) and is
 // checked once more at the end.
+import { OPS } from "./ops.mjs";
 
 export function abortError(signal) {
   if (signal.reason !== undefined) return signal.reason;
@@ -35,34 +36,19 @@ export function withSignal(fn, nBefore) {
   };
 }
 
-/** The public functions of a glue module (`load()` returns it, initialized). */
+/** The operations of `OPS` over a glue module (`load()` returns it, initialized), each calling
+ * the glue's function of the same name with `signal` honoured where the operation takes options. */
 export function api(load) {
-  const call = (name, nBefore) => {
+  const out = {};
+  for (const [name, { options }] of Object.entries(OPS)) {
     const f = (...args) => {
       const m = load();
-      return nBefore === undefined ? m[name](...args) : withSignal(m[name], nBefore)(...args);
+      return options === undefined ? m[name](...args) : withSignal(m[name], options)(...args);
     };
     Object.defineProperty(f, "name", { value: name });
-    return f;
-  };
-  return {
-    version: call("version"),
-    rdp: call("rdp"),
-    account: call("account"),
-    calibrate: call("calibrate"),
-    noisePreview: call("noisePreview"),
-    inspectCsv: call("inspectCsv"),
-    synthesizeCsv: call("synthesizeCsv", 1),
-    inspectImages: call("inspectImages", 1),
-    synthesizeImages: call("synthesizeImages", 1),
-    gmmRelease: call("gmmRelease", 1),
-    gmmSample: call("gmmSample"),
-    federatedSimulate: call("federatedSimulate", 1),
-    federatedKeygen: call("federatedKeygen"),
-    federatedContribute: call("federatedContribute", 3),
-    federatedAggregate: call("federatedAggregate"),
-    audit: call("audit", 0),
-  };
+    out[name] = f;
+  }
+  return out;
 }
 
 /** The glue's Dataset with `signal` honoured in synthesize and utilityCheck. */

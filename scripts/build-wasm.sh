@@ -59,6 +59,15 @@ fs.writeFileSync(process.argv[2], src.replace(from, "`${__dirname}/../full/privm
 ' target/wasm-node/privmix.js pkg/node/privmix.cjs
 cmp -s target/wasm-node/privmix_bg.wasm pkg/full/privmix_bg.wasm || { echo "build-wasm: the nodejs and web wasm differ"; exit 1; }
 
+# The table of operations (js/ops.mjs) as CommonJS, for js/node.cjs (js/ops.cjs).
+node --input-type=module -e '
+import { writeFileSync } from "node:fs";
+import { OPS } from "./js/ops.mjs";
+writeFileSync("js/ops.cjs",
+  "// Written by scripts/build-wasm.sh from js/ops.mjs (the table of operations): edit that file.\n" +
+  "\"use strict\";\nmodule.exports = " + JSON.stringify(OPS, null, 2) + ";\n");
+'
+
 # The hand-written types (js/*.d.ts) as CommonJS declarations for `require` (js/*.d.cts).
 for f in js/*.d.ts; do
   sed -E 's#(from "\./[a-z-]+)\.js"#\1.cjs"#g' "$f" > "${f%.d.ts}.d.cts"
@@ -88,5 +97,6 @@ cp pkg/full/privmix.js www/vendor/full/privmix.js
 inline_wasm pkg/full/privmix_bg.wasm www/vendor/full/privmix-wasm.js
 cp js/worker-core.mjs www/vendor/worker-core.mjs
 cp js/worker-client.mjs www/vendor/worker-client.mjs
+cp js/ops.mjs www/vendor/ops.mjs
 node scripts/make-demo-data.mjs
 echo "build-wasm: pkg/ and www/vendor are ready ($(wc -c < pkg/accountant/privmix_bg.wasm) bytes of accountant wasm, $(wc -c < pkg/web/privmix_bg.wasm) core, $(wc -c < pkg/full/privmix_bg.wasm) full)"

@@ -32,7 +32,7 @@ export async function freePort() {
 
 /** The main page's lazily loaded files: its engine (worker, glue, inlined wasm) and the demos. */
 export const LAZY_FILES = [
-  "app-worker.js", "vendor/privmix.js", "vendor/privmix-wasm.js", "vendor/worker-core.mjs", "vendor/demo-data.js",
+  "app-worker.js", "vendor/privmix.js", "vendor/privmix-wasm.js", "vendor/worker-core.mjs", "vendor/ops.mjs", "vendor/demo-data.js",
 ];
 
 export async function startApp() {

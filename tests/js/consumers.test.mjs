@@ -4,8 +4,9 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { buildSync } from "esbuild";
 import { consumer, pack, tool } from "../consumers/pack.mjs";
 
 const run = (args, cwd) => {
@@ -64,6 +65,20 @@ test("importing privmix reads no file until the first call (bundlers and Next.js
     const after = reads.filter((p) => p.endsWith(".wasm")).length;
     console.log(JSON.stringify({ before, after }));`], dir);
   assert.deepEqual(JSON.parse(out), { before: 0, after: 1 });
+});
+
+test("a Node bundle of privmix instantiates the wasm (package.json's sideEffects keeps the Node entry's body)", () => {
+  // js/node.mjs only re-exports the operations and tells them how to instantiate the wasm:
+  // without its sideEffects entry esbuild drops that call and the first operation finds no wasm.
+  const dir = consumer("node-esm");
+  const entry = join(dir, "bundle-entry.mjs");
+  writeFileSync(entry, 'import { version, calibrate } from "privmix";\nconsole.log(JSON.stringify({ version: version(), sigmaX: calibrate({ pool: 100, mix: 2, samples: 100, delta: 1e-5, epsilon: 1 }).sigmaX }));\n');
+  // Written inside the package, so that the entry's own `../pkg/full/privmix_bg.wasm` URL finds the wasm.
+  const out = join(dir, "node_modules/privmix/js/bundled-by-test.mjs");
+  buildSync({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", outfile: out, logLevel: "error", absWorkingDir: dir });
+  const r = JSON.parse(run([out], dir).trim().split("\n").at(-1));
+  assert.match(r.version, /^\d+\.\d+\.\d+/);
+  assert.ok(r.sigmaX > 0, JSON.stringify(r));
 });
 
 for (const kind of ["nodenext", "bundler"]) {

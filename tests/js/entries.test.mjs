@@ -82,12 +82,40 @@ test("PrivmixWorker: the client has every declared method and the worker core an
   const { PrivmixWorker } = await import(pathToFileURL(join(ROOT, "js/worker-client.mjs")).href);
   const proto = Object.getOwnPropertyNames(PrivmixWorker.prototype).filter((n) => n !== "constructor" && !n.startsWith("_"));
   assert.deepEqual({ missing: methods.filter((m) => !proto.includes(m)), undeclared: proto.filter((m) => !methods.includes(m)) }, { missing: [], undeclared: [] });
-  // Every operation the client posts is a case of the core's dispatch (ready and terminate
-  // are the client's own).
+  // Every operation the client posts by hand (the loaded dataset's) is a case of the core's
+  // dispatch; the table's operations (js/ops.mjs) are methods and dispatched from the table.
   const core = readFileSync(join(ROOT, "js/worker-core.mjs"), "utf8");
   const client = readFileSync(join(ROOT, "js/worker-client.mjs"), "utf8");
   const posted = [...client.matchAll(/this\._(?:call|withOptions)\("([A-Za-z]+)"/g)].map((m) => m[1]);
-  assert.ok(posted.length >= 15, `found ${posted.length} posted operations`);
-  const unanswered = posted.filter((op) => !core.includes(`case "${op}":`));
+  assert.deepEqual(posted.filter((op) => op !== "version").sort(), ["datasetNoisePreview", "histograms", "loadDataset", "synthesizeDataset", "utilityCheck"]);
+  const unanswered = posted.filter((op) => op !== "version" && !core.includes(`case "${op}":`));
   assert.deepEqual(unanswered, []);
+  const { OPS } = await import(pathToFileURL(join(ROOT, "js/ops.mjs")).href);
+  assert.deepEqual(Object.keys(OPS).filter((op) => !proto.includes(op)), []);
+});
+
+test("the table of operations (js/ops.mjs) is every function of the wasm builds, with the declared options and progress arguments", async () => {
+  const { OPS } = await import(pathToFileURL(join(ROOT, "js/ops.mjs")).href);
+  // The glue's own exports (instantiation, the start function that installs the panic hook)
+  // and the Dataset class are not operations.
+  const own = new Set(["default", "initSync", "start", "Dataset"]);
+  const fns = async (build) => {
+    const glue = await import(pathToFileURL(join(ROOT, `pkg/${build}/privmix.js`)).href);
+    return Object.keys(glue).filter((k) => !own.has(k) && typeof glue[k] === "function").sort();
+  };
+  const names = Object.keys(OPS);
+  assert.deepEqual(await fns("full"), [...names].sort());
+  assert.deepEqual(await fns("web"), names.filter((n) => !OPS[n].full).sort());
+  assert.deepEqual(createRequire(import.meta.url)(join(ROOT, "js/ops.cjs")), JSON.parse(JSON.stringify(OPS)), "js/ops.cjs is js/ops.mjs (npm run build writes it)");
+  // Each row's argument positions are those of the declaration (privmix/full's types).
+  const { checker, symbols } = exportsOf("js/full.d.ts");
+  for (const [name, row] of Object.entries(OPS)) {
+    const sym = symbols.find((s) => s.getName() === name);
+    assert.ok(sym, `js/full.d.ts declares ${name}`);
+    const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
+    const params = checker.getSignaturesOfType(checker.getTypeOfSymbol(target), ts.SignatureKind.Call)[0].getParameters().map((p) => p.getName());
+    const options = params.findIndex((p) => p === "options");
+    assert.equal(options === -1 ? undefined : options, row.options, `${name}(${params.join(", ")}): options`);
+    assert.equal(params[(row.options ?? -2) + 1] === "onProgress", Boolean(row.progress), `${name}(${params.join(", ")}): onProgress`);
+  }
 });

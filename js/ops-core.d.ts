@@ -1,0 +1,28 @@
+// The core build's operations (js/ops-core.mjs): shared by privmix (core.d.ts), privmix/inline
+// and, with the full build's, privmix/full and the Node entry (ops-full.d.ts).
+import type {
+  CsvInput, CsvResult, CsvSummary, ColumnHistogram, DatasetInfo, DatasetOptions, ImageInput,
+  ImageOptions, ImageReadOptions, ImageResult, ImageSummary, PreviewResult, PreviewView, ProgressCallback,
+  Receipt, SynthOptions, UtilityReport,
+} from "./types.js";
+export { version, rdp, account, calibrate, noisePreview } from "./accountant.js";
+
+export declare function inspectCsv(input: CsvInput, maxRows?: number): CsvSummary;
+export declare function synthesizeCsv(input: CsvInput, options: SynthOptions, onProgress?: ProgressCallback): CsvResult;
+export declare function inspectImages(input: ImageInput, options?: ImageReadOptions): ImageSummary;
+export declare function synthesizeImages(input: ImageInput, options: ImageOptions, onProgress?: ProgressCallback): ImageResult;
+
+/** A CSV read once, for several runs (the app's worker keeps one). Call `free()` when done. */
+export declare class Dataset {
+  constructor(input: CsvInput, options: DatasetOptions);
+  readonly rows: number;
+  readonly rowsDropped: number;
+  readonly columns: string[];
+  classCounts(): Pick<DatasetInfo, "labels" | "counts">;
+  synthesize(options: SynthOptions, onProgress?: ProgressCallback): { csv: Uint8Array; receipt: Receipt };
+  utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): UtilityReport;
+  /** The noise a synthesis with `options` would calibrate (the live readout): `noisePreview` with this table's class sizes, columns and data path (the normalization's share the run will use, the column-type decisions). */
+  noisePreview(options: SynthOptions, view?: PreviewView): PreviewResult;
+  histograms(synthetic: CsvInput): ColumnHistogram[];
+  free(): void;
+}
