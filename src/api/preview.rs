@@ -7,10 +7,11 @@
 //! release meets ε; under the standard adjacency its pools are the DP floors ⌊ñ_k − σ_c⌋ of
 //! the noisy class counts and its rows per class follow them. The readout does the same with
 //! the counts at their expected value (ñ_k = n_k): automatic l from the same public numbers,
-//! the same composition, the same calibration (RDP, then PLD). What it cannot see is the
-//! counts' noise itself (a floor a few rows up or down) and, without the table
-//! (`noisePreview`), the table's shape: there the normalization takes `normalizeShare`
-//! (default 0.2, the synthesis's default) and no column type is left to decide.
+//! the same composition, the same calibration (RDP, then PLD; PLD first where it chose l).
+//! What it cannot see is the counts' noise itself (a floor a few rows up or down) and,
+//! without the table (`noisePreview`), the table's shape: there the normalization takes
+//! `normalizeShare` (default 0.2, the synthesis's default) and no column type is left to
+//! decide.
 
 use super::synth::{class_counts, MixChoice, SynthParams};
 use super::{preset_of, DEFAULT_CLIP};
@@ -23,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::synth::{self, DataPathBudget, SynthOptions};
-use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
+use crate::preprocess::auto::{auto_mix_ranked, coarse_orders, use_common_norm};
 use crate::preprocess::dp_counts::{
     calibrate_standard, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
 };
@@ -342,6 +343,9 @@ struct Readout<'a> {
     per_class: u64,
     mix: u32,
     suggested: u32,
+    /// The automatic l's ranking σx, where the calibration starts; None when l was given (or
+    /// the setup reused a remembered l, whose calibration is remembered too).
+    sigma_guess: Option<f64>,
     acc_clip: f64,
     /// Replace-one sensitivity of a mix, 2·c_acc/l.
     dx: f64,
@@ -379,12 +383,17 @@ impl<'a> Readout<'a> {
             preset: opts.preset,
             extra: Some(&norm_curve),
         };
-        let suggested = match suggested {
-            Some(l) => l,
-            None => auto_mix(
-                smallest, per_class, x.features, opts.clip, acc_clip, &auto_goal,
-            )? as u32,
+        let (suggested, ranked_sigma) = match suggested {
+            Some(l) => (l, None),
+            None => {
+                let (l, sigma_x) = auto_mix_ranked(
+                    smallest, per_class, x.features, opts.clip, acc_clip, &auto_goal,
+                )?;
+                (l as u32, Some(sigma_x))
+            }
         };
+        // Where the run's calibration starts when it chose l itself (as the synthesis does).
+        let sigma_guess = ranked_sigma.filter(|_| x.mix.is_none());
         let mix = x.mix.unwrap_or(suggested);
         if x.standard && u64::from(mix) == smallest {
             // l is the whole smallest pool: the synthesis cuts every pool to that size.
@@ -425,6 +434,7 @@ impl<'a> Readout<'a> {
             per_class,
             mix,
             suggested,
+            sigma_guess,
             acc_clip,
             dx,
             shape: CdaShape {
@@ -441,7 +451,8 @@ impl<'a> Readout<'a> {
         })
     }
 
-    /// σx as the run calibrates it (RDP, then PLD), and PLD's ε there when it certified one.
+    /// σx as the run calibrates it (RDP, then PLD; PLD first where the run chose l), and
+    /// PLD's ε there when it certified one.
     fn calibrate(&self) -> Result<(f64, Option<f64>)> {
         let opts = &self.x.opts;
         let goal = Goal {
@@ -451,21 +462,30 @@ impl<'a> Readout<'a> {
             preset: opts.preset,
             extra: Some(&self.extra_curve),
         };
-        let sigma_rdp = if self.x.standard {
-            calibrate_standard(
-                &self.pools,
-                &self.comps,
-                self.mix,
-                self.acc_clip,
-                0.0,
-                &goal,
-            )?
-        } else {
-            calibrate_sigma_x(&self.shape, &goal)?.sigma_x
+        let rdp_sigma = || -> Result<f64> {
+            Ok(if self.x.standard {
+                calibrate_standard(
+                    &self.pools,
+                    &self.comps,
+                    self.mix,
+                    self.acc_clip,
+                    0.0,
+                    &goal,
+                )?
+            } else {
+                calibrate_sigma_x(&self.shape, &goal)?.sigma_x
+            })
         };
-        match &self.pld {
-            Some(p) => p.calibrate_certified(sigma_rdp, self.target, self.delta),
-            None => Ok((sigma_rdp, None)),
+        match (&self.pld, self.sigma_guess) {
+            (Some(p), Some(guess)) => p.calibrate_pld_first(
+                guess,
+                self.target,
+                self.delta,
+                |sx| self.rdp_epsilon(sx, &opts.orders, &self.extra_curve),
+                rdp_sigma,
+            ),
+            (Some(p), None) => p.calibrate_certified(rdp_sigma()?, self.target, self.delta),
+            (None, _) => Ok((rdp_sigma()?, None)),
         }
     }
 

@@ -48,9 +48,13 @@
 //! [`SynthPld::calibrate`] starts from the RDP-calibrated σx and returns the smaller σx whose
 //! PLD ε (calibration grid, [`PldOptions::calibration`]) is ≤ the target, re-accounted at the
 //! exact σx returned; if the PLD accountant cannot certify a smaller noise, the RDP σx stays
-//! (it meets the target under RDP). So calibration never overshoots under the accountant
-//! that certifies it, and [`SynthPld::epsilon`] reports the smaller of the calibration-grid and
-//! the finer default-grid ε, both upper bounds.
+//! (it meets the target under RDP). Where the run chose l itself, the automatic l's ranking
+//! has an RDP σx to start from already, and [`SynthPld::calibrate_pld_first`] calibrates PLD
+//! from it first, then RDP only if RDP's ε at PLD's σx meets the target (RDP's ε falls as σx
+//! grows, so otherwise RDP's calibrated σx lies above PLD's): the same smaller σx, up to the
+//! searches' tolerance, usually without the RDP calibration. So calibration never overshoots
+//! under the accountant that certifies it, and [`SynthPld::epsilon`] reports the smaller of
+//! the calibration-grid and the finer default-grid ε, both upper bounds.
 
 use crate::accountant::calibrate::certify_upward;
 use crate::accountant::pld::coupling::{
@@ -323,6 +327,58 @@ impl SynthPld {
         target: f64,
         delta: f64,
     ) -> Result<(f64, Option<f64>)> {
+        Ok(
+            match self.calibrate_below(sigma_rdp, Some(sigma_rdp), target, delta)? {
+                Some((sx, e)) => (sx, Some(e)),
+                None => (sigma_rdp, None),
+            },
+        )
+    }
+
+    /// σx calibrated by the PLD accountant first, starting from `guess` (the automatic l's
+    /// ranking σx), and by RDP only where RDP might certify less noise: the smaller of the two
+    /// certified σx, as [`Self::calibrate_certified`] gives it after a full RDP calibration.
+    ///
+    /// `rdp_epsilon(σx)` is RDP's ε at σx and `rdp_sigma()` RDP's calibrated σx, at `target`
+    /// and `delta`. RDP's ε falls as σx grows, so where it exceeds the target at PLD's σx,
+    /// RDP's smallest certified σx lies above PLD's, and PLD's stands without calibrating
+    /// RDP. Otherwise (or where PLD cannot answer) RDP is calibrated and the smaller σx kept.
+    /// Every σx returned is certified at (`target`, `delta`) by the accountant named: PLD's
+    /// ε (returned) or RDP's calibration (None).
+    pub fn calibrate_pld_first(
+        &self,
+        guess: f64,
+        target: f64,
+        delta: f64,
+        rdp_epsilon: impl FnOnce(f64) -> Result<f64>,
+        rdp_sigma: impl FnOnce() -> Result<f64>,
+    ) -> Result<(f64, Option<f64>)> {
+        let Some((sx, e)) = self.calibrate_below(guess, None, target, delta)? else {
+            return Ok((rdp_sigma()?, None));
+        };
+        // (NaN compares false, and an RDP ε that cannot be evaluated is left to the RDP
+        // calibration to report: RDP is then calibrated.)
+        if rdp_epsilon(sx).is_ok_and(|er| er > target) {
+            return Ok((sx, Some(e)));
+        }
+        let sigma_rdp = rdp_sigma()?;
+        Ok(if sigma_rdp <= sx {
+            (sigma_rdp, None)
+        } else {
+            (sx, Some(e))
+        })
+    }
+
+    /// The PLD calibration from `start`: the σx it certifies at (`target`, `delta`) with its
+    /// ε, or None where it cannot answer. With `cap` (RDP's σx, certified already), None also
+    /// where it cannot go below the cap, and the search starts from there.
+    fn calibrate_below(
+        &self,
+        start: f64,
+        cap: Option<f64>,
+        target: f64,
+        delta: f64,
+    ) -> Result<Option<(f64, f64)>> {
         let opts = PldOptions::calibration();
         // Exact noise: ε_c(δ − (1 + e^target)·T) ≤ target certifies (target, δ) (the coupling
         // module's claim at ε = target); the answer is re-checked with its own T below.
@@ -330,32 +386,34 @@ impl SynthPld {
         let delta_full = delta;
         let delta = remaining_delta(delta, target, tv);
         if delta <= 0.0 {
-            return Ok((sigma_rdp, None));
+            return Ok(None);
         }
-        let z_rdp = self.z_of(sigma_rdp);
-        let z = match calibrate_from(target, delta, &opts, Some(z_rdp), |z| self.plan(z)) {
+        let z_cap = cap.map(|c| self.z_of(c));
+        let z = match calibrate_from(target, delta, &opts, Some(self.z_of(start)), |z| {
+            self.plan(z)
+        }) {
             Ok((z, _)) => z,
             // The PLD side could not answer (e.g. a grid too wide for memory): RDP stands.
-            Err(_) => return Ok((sigma_rdp, None)),
+            Err(_) => return Ok(None),
         };
-        if z >= z_rdp {
-            return Ok((sigma_rdp, None));
+        if z_cap.is_some_and(|zc| z >= zc) {
+            return Ok(None);
         }
         let inv = 1.0 / (z * z) - self.label_term;
         if inv.is_nan() || inv <= 0.0 {
-            return Ok((sigma_rdp, None));
+            return Ok(None);
         }
         // σx from z, then re-accounted at exactly that σx (floating point can move z by an
-        // ulp); nudged up until certified.
-        // At RDP's σ or beyond (or NaN), RDP's σ: it is certified already.
-        let sx = certify_upward(self.sigma_at(z, inv), 1e-9, 16, |sx| {
-            if sx.is_nan() || sx >= sigma_rdp {
-                return Ok(Some((sigma_rdp, None)));
+        // ulp); nudged up until certified. At the cap or beyond (or NaN), None: the cap is
+        // certified already.
+        certify_upward(self.sigma_at(z, inv), 1e-9, 16, |sx| {
+            if sx.is_nan() || cap.is_some_and(|c| sx >= c) {
+                return Ok(Some(None));
             }
             let e = self.epsilon_on(sx, delta_full, &opts)?;
-            Ok((e.epsilon <= target).then_some((sx, Some(e.epsilon))))
-        })?;
-        Ok(sx.unwrap_or((sigma_rdp, None)))
+            Ok((e.epsilon <= target).then_some(Some((sx, e.epsilon))))
+        })
+        .map(Option::flatten)
     }
 }
 
@@ -364,6 +422,7 @@ mod tests {
     use super::*;
     use crate::accountant::calibrate::Goal;
     use crate::accountant::{default_orders, Preset, RdpCurve};
+    use crate::error::Error;
     use crate::mechanisms::cda::accounting::CdaPrivacy;
 
     #[test]
@@ -386,6 +445,93 @@ mod tests {
             2f64.sqrt() / 4.0,
             0.0,
         )
+    }
+
+    /// PLD first ([`SynthPld::calibrate_pld_first`], where the run chose l) gives the σx of
+    /// RDP then PLD ([`SynthPld::calibrate_certified`]) to the calibrations' tolerance from a
+    /// start 10 % below or 20 % above RDP's σx, certified by PLD, without calibrating RDP
+    /// where RDP's ε at that σx misses the target. Where RDP's ε meets it, RDP is calibrated
+    /// and the smaller σx kept; an RDP ε that cannot be evaluated also calibrates RDP.
+    #[test]
+    fn pld_first_gives_the_sigma_of_rdp_then_pld() {
+        use std::cell::Cell;
+        let orders = default_orders();
+        let shape = crate::mechanisms::cda::accounting::CdaShape {
+            pool: 5978,
+            mix: 4,
+            clip: std::f64::consts::FRAC_1_SQRT_2,
+            sigma_y: None,
+            samples: 6000,
+        };
+        let delta = 1e-5;
+        for (adjacency, eps) in [
+            (Adjacency::LabelKept, 1.0),
+            (Adjacency::LabelKept, 10.0),
+            (Adjacency::Standard, 1.0),
+        ] {
+            let p = fashion(adjacency, &[]);
+            let goal = Goal::new(eps, delta, &orders);
+            let sigma_rdp = crate::mechanisms::cda::accounting::calibrate_sigma_x(&shape, &goal)
+                .unwrap()
+                .sigma_x;
+            let rdp_eps = |sx: f64| -> Result<f64> {
+                Ok(shape
+                    .with_sigma_x(sx)
+                    .epsilon(delta, &orders, Preset::Default, None)?
+                    .epsilon)
+            };
+            let (reference, e_ref) = p.calibrate_certified(sigma_rdp, eps, delta).unwrap();
+            assert!(
+                e_ref.is_some() && reference < 0.95 * sigma_rdp,
+                "{adjacency:?} ε {eps}"
+            );
+            for f in [0.9, 1.0, 1.2] {
+                let calibrated = Cell::new(0);
+                let (sx, e) = p
+                    .calibrate_pld_first(f * sigma_rdp, eps, delta, rdp_eps, || {
+                        calibrated.set(calibrated.get() + 1);
+                        Ok(sigma_rdp)
+                    })
+                    .unwrap();
+                let what = format!("{adjacency:?} ε {eps} start ×{f}: {sx} vs {reference}");
+                assert!((sx / reference - 1.0).abs() <= 2e-3, "{what}");
+                assert_eq!(calibrated.get(), 0, "{what}");
+                let e = e.expect("PLD certified it");
+                assert!(e <= eps, "{what}");
+                let again = p.epsilon_on(sx, delta, &PldOptions::calibration()).unwrap();
+                assert!(again.epsilon <= eps, "{what}: {again:?}");
+            }
+        }
+        // The decision, with RDP's side stubbed: RDP's ε at PLD's σx meets the target, so RDP
+        // is calibrated, and its σx is kept only where it is smaller; an RDP ε that fails
+        // calibrates RDP too (whose error, if any, is the one reported).
+        let p = fashion(Adjacency::LabelKept, &[]);
+        let (pld, _) = p
+            .calibrate_pld_first(0.4, 1.0, delta, |_| Ok(2.0), || Ok(1.0))
+            .unwrap();
+        for (rdp_eps, rdp_sigma, want_rdp) in [
+            (Ok(0.5), 0.5 * pld, true),
+            (Ok(0.5), 2.0 * pld, false),
+            (Err(Error::Data("no RDP ε".into())), 0.5 * pld, true),
+        ] {
+            let (sx, e) = p
+                .calibrate_pld_first(0.4, 1.0, delta, |_| rdp_eps, || Ok(rdp_sigma))
+                .unwrap();
+            if want_rdp {
+                assert_eq!((sx, e), (rdp_sigma, None));
+            } else {
+                assert_eq!(sx, pld);
+                assert!(e.is_some_and(|e| e <= 1.0));
+            }
+        }
+        let failed = p.calibrate_pld_first(
+            0.4,
+            1.0,
+            delta,
+            |_| Ok(0.5),
+            || Err(Error::Data("RDP failed".into())),
+        );
+        assert!(failed.is_err());
     }
 
     #[test]

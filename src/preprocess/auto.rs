@@ -92,25 +92,41 @@ pub fn auto_mix(
     acc_clip: f64,
     goal: &Goal<'_>,
 ) -> Result<usize> {
-    let ranked = rank_candidates(pool, per_class, dim, clip, acc_clip, goal, true)?;
-    best_of(&ranked).map(|l| l as usize).ok_or_else(|| {
-        Error::param(
-            "mix",
-            "auto",
-            format!("the smallest class has {pool} rows; every class needs at least one row"),
-        )
-    })
+    Ok(auto_mix_ranked(pool, per_class, dim, clip, acc_clip, goal)?.0)
 }
 
-/// The candidate of smallest score (the first on ties) among `(l, σx, score)`.
-fn best_of(ranked: &[(u32, f64, f64)]) -> Option<u32> {
-    let mut best: Option<(f64, u32)> = None;
-    for &(l, _, score) in ranked {
-        if best.map_or(true, |(s, _)| score < s) {
-            best = Some((score, l));
+/// [`auto_mix`] with the ranking's σx for the chosen l (label-free, on the ranking's orders,
+/// to 0.1 %): where the run's calibration starts
+/// ([`SynthPld::calibrate_pld_first`](crate::mechanisms::pld_plan::SynthPld::calibrate_pld_first)).
+pub fn auto_mix_ranked(
+    pool: u64,
+    per_class: u64,
+    dim: u64,
+    clip: f64,
+    acc_clip: f64,
+    goal: &Goal<'_>,
+) -> Result<(usize, f64)> {
+    let ranked = rank_candidates(pool, per_class, dim, clip, acc_clip, goal, true)?;
+    best_of(&ranked)
+        .map(|(l, sigma_x)| (l as usize, sigma_x))
+        .ok_or_else(|| {
+            Error::param(
+                "mix",
+                "auto",
+                format!("the smallest class has {pool} rows; every class needs at least one row"),
+            )
+        })
+}
+
+/// The candidate of smallest score (the first on ties) among `(l, σx, score)`, with its σx.
+fn best_of(ranked: &[(u32, f64, f64)]) -> Option<(u32, f64)> {
+    let mut best: Option<(f64, u32, f64)> = None;
+    for &(l, sigma_x, score) in ranked {
+        if best.map_or(true, |(s, _, _)| score < s) {
+            best = Some((score, l, sigma_x));
         }
     }
-    best.map(|(_, l)| l)
+    best.map(|(_, l, sigma_x)| (l, sigma_x))
 }
 
 /// Every candidate l with its ranked σx and score, in [`CANDIDATES`] order (then the whole
@@ -304,7 +320,7 @@ mod tests {
             let choice = |guessed: bool| -> (u32, Vec<f64>) {
                 let ranked = rank_candidates(pool, t, d, 1.0, ACC, &goal, guessed).unwrap();
                 let sigmas = ranked.iter().map(|&(_, s, _)| s).collect();
-                (best_of(&ranked).unwrap(), sigmas)
+                (best_of(&ranked).unwrap().0, sigmas)
             };
             let (plain_l, plain) = choice(false);
             let (guessed_l, guessed) = choice(true);

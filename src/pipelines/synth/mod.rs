@@ -33,7 +33,7 @@ use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::{LabelSigma, SynthPld};
 use crate::mechanisms::projection;
 use crate::preprocess::auto::{
-    auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
+    auto_mix_ranked, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
 };
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
 use crate::preprocess::compact::CompactRows;
@@ -903,6 +903,9 @@ struct PlanInputs<'a> {
     label_free_public: &'a [String],
     /// An explicit σx (no calibration), else the target ε left for the mixing.
     given_sigma: Option<f64>,
+    /// The automatic l's ranking σx, where DP-CDA's calibration starts
+    /// ([`SynthPld::calibrate_pld_first`]); None when l was given.
+    sigma_guess: Option<f64>,
     target: f64,
     delta_rdp: f64,
     /// ε terms of the thresholded releases.
@@ -944,6 +947,29 @@ impl PlanInputs<'_> {
             Some(p) => (p.calibrate(sigma, self.target, self.delta_rdp)?, true),
             None => (sigma, true),
         })
+    }
+
+    /// DP-CDA's σx: [`Self::sigma_x`], or, with an automatic l and the PLD accountant, PLD
+    /// first from the ranking's σx and RDP only where it might certify less noise
+    /// ([`SynthPld::calibrate_pld_first`]: the same σx up to the calibrations' tolerance).
+    /// `rdp_epsilon(σx)` is RDP's ε at σx on [`Self::goal`]'s terms.
+    fn cda_sigma_x(
+        &self,
+        pld: Option<&SynthPld>,
+        rdp: impl FnOnce(&Goal<'_>) -> Result<f64>,
+        rdp_epsilon: impl FnOnce(f64) -> Result<f64>,
+    ) -> Result<(f64, bool)> {
+        match (pld, self.sigma_guess, self.given_sigma) {
+            (Some(p), Some(guess), None) => {
+                let goal = self.goal();
+                let (sx, _) =
+                    p.calibrate_pld_first(guess, self.target, self.delta_rdp, rdp_epsilon, || {
+                        rdp(&goal)
+                    })?;
+                Ok((sx, true))
+            }
+            _ => self.sigma_x(pld, rdp),
+        }
     }
 }
 
@@ -994,7 +1020,8 @@ impl PlanInputs<'_> {
 }
 
 /// DP-CDA under the standard adjacency (a record may change class): the DP pools, the
-/// per-class compositions, σx calibrated (RDP, then PLD when it applies).
+/// per-class compositions, σx calibrated (RDP, then PLD when it applies; PLD first from the
+/// automatic l's ranking, [`PlanInputs::cda_sigma_x`]).
 fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
     let PlanInputs {
         opts,
@@ -1034,9 +1061,25 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         )
         .with_exact_noise(opts.clip, opts.mix, eps_terms)
     });
-    let (sigma_x, calibrated) = p.sigma_x(pld.as_ref(), |goal| {
-        calibrate_standard(&cls.sizes, &comps, mix, acc_clip, label_term, goal)
-    })?;
+    let (sigma_x, calibrated) = p.cda_sigma_x(
+        pld.as_ref(),
+        |goal| calibrate_standard(&cls.sizes, &comps, mix, acc_clip, label_term, goal),
+        |sx| {
+            let z = 1.0 / (dx * dx / (sx * sx) + label_term).sqrt();
+            let goal = p.goal();
+            Ok(goal
+                .with_extra(standard_curve(
+                    &cls.sizes,
+                    &comps,
+                    mix,
+                    z,
+                    orders,
+                    opts.preset,
+                )?)?
+                .epsilon(goal.delta, opts.preset.conversion())?
+                .epsilon)
+        },
+    )?;
     let z = 1.0 / (dx * dx / (sigma_x * sigma_x) + label_term).sqrt();
     Ok(Plan {
         curve: standard_curve(&cls.sizes, &comps, mix, z, orders, opts.preset)?,
@@ -1069,7 +1112,8 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
 }
 
 /// DP-CDA keeping each record's label (or the paper's label-noise mode): one pool per class,
-/// σx calibrated (RDP, then PLD when it applies).
+/// σx calibrated (RDP, then PLD when it applies; PLD first from the automatic l's ranking,
+/// [`PlanInputs::cda_sigma_x`]).
 fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
     let PlanInputs {
         opts,
@@ -1106,9 +1150,17 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         sigma_y: opts.sigma_y,
         samples: compositions as u64,
     };
-    let (sigma_x, calibrated) = p.sigma_x(pld.as_ref(), |goal| {
-        Ok(calibrate_sigma_x(&shape, goal)?.sigma_x)
-    })?;
+    let (sigma_x, calibrated) = p.cda_sigma_x(
+        pld.as_ref(),
+        |goal| Ok(calibrate_sigma_x(&shape, goal)?.sigma_x),
+        |sx| {
+            let goal = p.goal();
+            Ok(shape
+                .with_sigma_x(sx)
+                .epsilon(goal.delta, goal.orders, goal.preset, goal.extra)?
+                .epsilon)
+        },
+    )?;
     let privacy = shape.with_sigma_x(sigma_x);
     Ok(Plan {
         curve: privacy.rdp(orders, opts.preset)?,
@@ -1605,7 +1657,7 @@ fn auto_l(
     rows: &EncodedRows,
     norm: &Normalized,
     rng: &mut ReleaseRng,
-) -> Result<usize> {
+) -> Result<(usize, f64)> {
     let smallest = *cls.sizes.iter().min().unwrap_or(&0);
     let per_class = per_class_counts.iter().copied().max().unwrap_or(0) as u64;
     let goal = Goal {
@@ -1616,7 +1668,7 @@ fn auto_l(
         extra: Some(&norm.curve),
     };
     let d = norm.space.dim as u64;
-    let l = auto_mix(
+    let (l, sigma_guess) = auto_mix_ranked(
         smallest as u64,
         per_class,
         d,
@@ -1630,7 +1682,7 @@ fn auto_l(
         // sampling rate 1 (preprocess::auto).
         equalize_pools(&mut cls.members, &mut cls.sizes, l, rng);
     }
-    Ok(l)
+    Ok((l, sigma_guess))
 }
 
 /// The receipt's statement of how the automatic l was chosen.
@@ -2021,6 +2073,8 @@ struct Prepared {
     opts: SynthOptions,
     /// How l was chosen, in words (the receipt).
     mix_choice: String,
+    /// The automatic l's ranking σx (None when l was given).
+    sigma_guess: Option<f64>,
     /// The label's column in the input's order (the generation writes rows in that order).
     original_label_index: usize,
     standard: bool,
@@ -2124,19 +2178,22 @@ fn prepare(
     )?;
     indicator_marginals(table, &decisions, &mut norm.released);
     let rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
-    let (opts, mix_choice) = if auto_mix_requested && is_cda && opts.sigma_x.is_none() {
-        let l = auto_l(opts, &mut cls, &per_class_counts, &rows, &norm, rng)?;
+    let (opts, mix_choice, sigma_guess) = if auto_mix_requested && is_cda && opts.sigma_x.is_none()
+    {
+        let (l, guess) = auto_l(opts, &mut cls, &per_class_counts, &rows, &norm, rng)?;
         let resolved = SynthOptions {
             mix: l,
             ..opts.clone()
         };
-        (resolved, auto_statement(l))
+        (resolved, auto_statement(l), Some(guess))
     } else {
-        (opts.clone(), given_mix_statement(opts, auto_mix_requested))
+        let statement = given_mix_statement(opts, auto_mix_requested);
+        (opts.clone(), statement, None)
     };
     Ok(Prepared {
         opts,
         mix_choice,
+        sigma_guess,
         original_label_index,
         standard,
         decisions,
@@ -2229,6 +2286,7 @@ fn account(
         encoding: &encoding,
         label_free_public: &label_free_public,
         given_sigma,
+        sigma_guess: p.sigma_guess,
         target,
         delta_rdp,
         eps_terms,
