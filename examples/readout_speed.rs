@@ -116,7 +116,9 @@ fn main() {
             let target = eps * 0.9;
             let mut l = 0;
             let now = best_ms(3, || {
-                l = auto_mix(pool, per, d, 1.0, acc, &Goal::new(target, 1e-5, &orders)).unwrap();
+                l = auto_mix(pool, per, d, 1.0, acc, &Goal::new(target, 1e-5, &orders))
+                    .unwrap()
+                    .0;
             });
             let full = (2..FULL_POOL_BELOW).contains(&pool).then_some(pool as u32);
             let mut l_prev = 0;

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::synth::{self, DataPathBudget, SynthOptions};
-use crate::preprocess::auto::{auto_mix_ranked, coarse_orders, use_common_norm};
+use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
 use crate::preprocess::dp_counts::{
     calibrate_standard, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
 };
@@ -386,7 +386,7 @@ impl<'a> Readout<'a> {
         let (suggested, ranked_sigma) = match suggested {
             Some(l) => (l, None),
             None => {
-                let (l, sigma_x) = auto_mix_ranked(
+                let (l, sigma_x) = auto_mix(
                     smallest, per_class, x.features, opts.clip, acc_clip, &auto_goal,
                 )?;
                 (l as u32, Some(sigma_x))

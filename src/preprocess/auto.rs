@@ -81,24 +81,13 @@ pub const CANDIDATES: [u32; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 /// the cap l ≤ pool/2 starts to cut the candidate list.
 pub const FULL_POOL_BELOW: u64 = 128;
 
-/// The automatic l (see the module note). `acc_clip` is the clip norm the accountant is
-/// given (c/√2 for non-negative rows), `clip` the norm rows are scaled to, `dim` the encoded
-/// dimension, `extra` the RDP already spent (normalization).
-pub fn auto_mix(
-    pool: u64,
-    per_class: u64,
-    dim: u64,
-    clip: f64,
-    acc_clip: f64,
-    goal: &Goal<'_>,
-) -> Result<usize> {
-    Ok(auto_mix_ranked(pool, per_class, dim, clip, acc_clip, goal)?.0)
-}
-
-/// [`auto_mix`] with the ranking's σx for the chosen l (label-free, on the ranking's orders,
-/// to 0.1 %): where the run's calibration starts
+/// The automatic l (see the module note), with the ranking's σx for it (label-free, on the
+/// ranking's orders, to 0.1 %): where the run's calibration starts
 /// ([`SynthPld::calibrate_pld_first`](crate::mechanisms::pld_plan::SynthPld::calibrate_pld_first)).
-pub fn auto_mix_ranked(
+/// `acc_clip` is the clip norm the accountant is given (c/√2 for non-negative rows), `clip`
+/// the norm rows are scaled to, `dim` the encoded dimension, `extra` the RDP already spent
+/// (normalization).
+pub fn auto_mix(
     pool: u64,
     per_class: u64,
     dim: u64,
@@ -332,7 +321,7 @@ mod tests {
             }
             assert_eq!(plain_l, guessed_l, "pool {pool} ε {eps}");
             assert_eq!(
-                auto_mix(pool, t, d, 1.0, ACC, &goal).unwrap() as u32,
+                auto_mix(pool, t, d, 1.0, ACC, &goal).unwrap().0 as u32,
                 guessed_l
             );
         }
@@ -418,7 +407,8 @@ mod tests {
                     extra,
                 },
             )
-            .unwrap() as u32;
+            .unwrap()
+            .0 as u32;
             let got = scores.iter().find(|s| s.1 == l).unwrap().0;
             assert!(
                 got <= best * 1.01,
@@ -433,7 +423,9 @@ mod tests {
         let (pool, t, d, delta, eps) = (2000u64, 2000u64, 20u64, 1e-5, 2.0);
         let acc = ACC;
         let auto = |pool: u64, t: u64| {
-            auto_mix(pool, t, d, 1.0, acc, &Goal::new(eps, delta, &orders)).unwrap()
+            auto_mix(pool, t, d, 1.0, acc, &Goal::new(eps, delta, &orders))
+                .unwrap()
+                .0
         };
         let l = auto(pool, t);
         // From STRUCTURE_POOL_FROM rows: (A + N)·N/A, written out here.
@@ -450,7 +442,9 @@ mod tests {
         }
         // An Adult-sized table at ε = 1 (pool 7,828, T = 24,732, d = 50): the spread around
         // the class mean alone is smallest at l = 64; weighing the structure takes l ≤ 16.
-        let adult = auto_mix(7828, 24732, 50, 1.0, acc, &Goal::new(1.0, delta, &orders)).unwrap();
+        let adult = auto_mix(7828, 24732, 50, 1.0, acc, &Goal::new(1.0, delta, &orders))
+            .unwrap()
+            .0;
         let spread = |l: u32| {
             let s = full_sigma_x(7828, l, 24732, delta, 1.0, None);
             1.0 / f64::from(l) + 50.0 * s * s
@@ -471,8 +465,11 @@ mod tests {
             let s = full_sigma_x(pool, l, 40, delta, 5.0, None);
             1.0 / f64::from(l) + 4.0 * s * s
         };
-        let iris_like =
-            |pool: u64| auto_mix(pool, 40, 4, 1.0, acc, &Goal::new(5.0, delta, &orders)).unwrap();
+        let iris_like = |pool: u64| {
+            auto_mix(pool, 40, 4, 1.0, acc, &Goal::new(5.0, delta, &orders))
+                .unwrap()
+                .0
+        };
         let l30 = iris_like(30);
         let best = [1u32, 2, 3, 4, 6, 8, 12, 30]
             .into_iter()

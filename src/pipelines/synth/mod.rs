@@ -33,7 +33,7 @@ use crate::mechanisms::local::{self, calibrate_local, LocalPrivacy};
 use crate::mechanisms::pld_plan::{LabelSigma, SynthPld};
 use crate::mechanisms::projection;
 use crate::preprocess::auto::{
-    auto_mix_ranked, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
+    auto_mix, use_common_norm, EncodingReport, FIXED_MIX_FALLBACK, MIX_AUTO,
 };
 use crate::preprocess::clip::{check_clip, clamp_unit_box, clip_rows};
 use crate::preprocess::compact::CompactRows;
@@ -1668,7 +1668,7 @@ fn auto_l(
         extra: Some(&norm.curve),
     };
     let d = norm.space.dim as u64;
-    let (l, sigma_guess) = auto_mix_ranked(
+    let (l, sigma_guess) = auto_mix(
         smallest as u64,
         per_class,
         d,
