@@ -476,16 +476,15 @@ impl<'a> Readout<'a> {
                 calibrate_sigma_x(&self.shape, &goal)?.sigma_x
             })
         };
-        match (&self.pld, self.sigma_guess) {
-            (Some(p), Some(guess)) => p.calibrate_pld_first(
-                guess,
+        match &self.pld {
+            Some(p) => p.calibrate_sigma(
+                self.sigma_guess,
                 self.target,
                 self.delta,
                 |sx| self.rdp_epsilon(sx, &opts.orders, &self.extra_curve),
                 rdp_sigma,
             ),
-            (Some(p), None) => p.calibrate_certified(rdp_sigma()?, self.target, self.delta),
-            (None, _) => Ok((rdp_sigma()?, None)),
+            None => Ok((rdp_sigma()?, None)),
         }
     }
 

@@ -335,6 +335,23 @@ impl SynthPld {
         )
     }
 
+    /// The run's σx with the PLD accountant: PLD first from `guess` (the automatic l's ranking
+    /// σx, where the run chose l: [`Self::calibrate_pld_first`]), else RDP's σx `rdp_sigma()`
+    /// lowered by PLD ([`Self::calibrate_certified`]). `rdp_epsilon` as there.
+    pub fn calibrate_sigma(
+        &self,
+        guess: Option<f64>,
+        target: f64,
+        delta: f64,
+        rdp_epsilon: impl FnOnce(f64) -> Result<f64>,
+        rdp_sigma: impl FnOnce() -> Result<f64>,
+    ) -> Result<(f64, Option<f64>)> {
+        match guess {
+            Some(g) => self.calibrate_pld_first(g, target, delta, rdp_epsilon, rdp_sigma),
+            None => self.calibrate_certified(rdp_sigma()?, target, delta),
+        }
+    }
+
     /// σx calibrated by the PLD accountant first, starting from `guess` (the automatic l's
     /// ranking σx), and by RDP only where RDP might certify less noise: the smaller of the two
     /// certified σx, as [`Self::calibrate_certified`] gives it after a full RDP calibration.

@@ -904,7 +904,7 @@ struct PlanInputs<'a> {
     /// An explicit σx (no calibration), else the target ε left for the mixing.
     given_sigma: Option<f64>,
     /// The automatic l's ranking σx, where DP-CDA's calibration starts
-    /// ([`SynthPld::calibrate_pld_first`]); None when l was given.
+    /// ([`SynthPld::calibrate_sigma`]); None when l was given.
     sigma_guess: Option<f64>,
     target: f64,
     delta_rdp: f64,
@@ -932,44 +932,31 @@ impl PlanInputs<'_> {
     }
 
     /// σx and whether it was calibrated: the given σx, else the RDP calibration `rdp` (of
-    /// [`Self::goal`]), lowered by the PLD accountant when it applies (every plan's one
-    /// calibration path).
+    /// [`Self::goal`]), lowered by the PLD accountant when it applies; with an automatic l,
+    /// PLD first from the ranking's σx and RDP only where it might certify less noise
+    /// ([`SynthPld::calibrate_sigma`]: the same σx up to the calibrations' tolerance). Every
+    /// plan's one calibration path. `rdp_epsilon(σx)` is RDP's ε at σx on [`Self::goal`]'s
+    /// terms.
     fn sigma_x(
-        &self,
-        pld: Option<&SynthPld>,
-        rdp: impl FnOnce(&Goal<'_>) -> Result<f64>,
-    ) -> Result<(f64, bool)> {
-        if let Some(s) = self.given_sigma {
-            return Ok((s, false));
-        }
-        let sigma = rdp(&self.goal())?;
-        Ok(match pld {
-            Some(p) => (p.calibrate(sigma, self.target, self.delta_rdp)?, true),
-            None => (sigma, true),
-        })
-    }
-
-    /// DP-CDA's σx: [`Self::sigma_x`], or, with an automatic l and the PLD accountant, PLD
-    /// first from the ranking's σx and RDP only where it might certify less noise
-    /// ([`SynthPld::calibrate_pld_first`]: the same σx up to the calibrations' tolerance).
-    /// `rdp_epsilon(σx)` is RDP's ε at σx on [`Self::goal`]'s terms.
-    fn cda_sigma_x(
         &self,
         pld: Option<&SynthPld>,
         rdp: impl FnOnce(&Goal<'_>) -> Result<f64>,
         rdp_epsilon: impl FnOnce(f64) -> Result<f64>,
     ) -> Result<(f64, bool)> {
-        match (pld, self.sigma_guess, self.given_sigma) {
-            (Some(p), Some(guess), None) => {
-                let goal = self.goal();
-                let (sx, _) =
-                    p.calibrate_pld_first(guess, self.target, self.delta_rdp, rdp_epsilon, || {
-                        rdp(&goal)
-                    })?;
-                Ok((sx, true))
-            }
-            _ => self.sigma_x(pld, rdp),
+        if let Some(s) = self.given_sigma {
+            return Ok((s, false));
         }
+        let goal = self.goal();
+        let sigma = match pld {
+            Some(p) => {
+                let rdp_sigma = || rdp(&goal);
+                let guess = self.sigma_guess;
+                p.calibrate_sigma(guess, self.target, self.delta_rdp, rdp_epsilon, rdp_sigma)?
+                    .0
+            }
+            None => rdp(&goal)?,
+        };
+        Ok((sigma, true))
     }
 }
 
@@ -1021,7 +1008,7 @@ impl PlanInputs<'_> {
 
 /// DP-CDA under the standard adjacency (a record may change class): the DP pools, the
 /// per-class compositions, σx calibrated (RDP, then PLD when it applies; PLD first from the
-/// automatic l's ranking, [`PlanInputs::cda_sigma_x`]).
+/// automatic l's ranking, [`PlanInputs::sigma_x`]).
 fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
     let PlanInputs {
         opts,
@@ -1061,7 +1048,7 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         )
         .with_exact_noise(opts.clip, opts.mix, eps_terms)
     });
-    let (sigma_x, calibrated) = p.cda_sigma_x(
+    let (sigma_x, calibrated) = p.sigma_x(
         pld.as_ref(),
         |goal| calibrate_standard(&cls.sizes, &comps, mix, acc_clip, label_term, goal),
         |sx| {
@@ -1113,7 +1100,7 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
 
 /// DP-CDA keeping each record's label (or the paper's label-noise mode): one pool per class,
 /// σx calibrated (RDP, then PLD when it applies; PLD first from the automatic l's ranking,
-/// [`PlanInputs::cda_sigma_x`]).
+/// [`PlanInputs::sigma_x`]).
 fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
     let PlanInputs {
         opts,
@@ -1150,7 +1137,7 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         sigma_y: opts.sigma_y,
         samples: compositions as u64,
     };
-    let (sigma_x, calibrated) = p.cda_sigma_x(
+    let (sigma_x, calibrated) = p.sigma_x(
         pld.as_ref(),
         |goal| Ok(calibrate_sigma_x(&shape, goal)?.sigma_x),
         |sx| {
@@ -1368,23 +1355,25 @@ fn plan_baseline(p: &PlanInputs<'_>) -> Result<Plan> {
         }
         _ => None,
     };
-    let steps = LocalPrivacy {
+    let local_at = |sigma| LocalPrivacy {
         rows: n as u64,
         samples: t as u64,
         clip: opts.clip,
-        sigma: f64::NAN,
-    }
-    .steps()?;
-    let pld = use_pld.then(|| SynthPld::gaussian_steps(steps, extra_zs));
-    let (sigma_x, calibrated) = p.sigma_x(pld.as_ref(), |goal| {
-        Ok(calibrate_local(n as u64, t as u64, opts.clip, goal)?.sigma)
-    })?;
-    let privacy = LocalPrivacy {
-        rows: n as u64,
-        samples: t as u64,
-        clip: opts.clip,
-        sigma: sigma_x,
+        sigma,
     };
+    let steps = local_at(f64::NAN).steps()?;
+    let pld = use_pld.then(|| SynthPld::gaussian_steps(steps, extra_zs));
+    let (sigma_x, calibrated) = p.sigma_x(
+        pld.as_ref(),
+        |goal| Ok(calibrate_local(n as u64, t as u64, opts.clip, goal)?.sigma),
+        |sx| {
+            let goal = p.goal();
+            Ok(local_at(sx)
+                .epsilon(goal.delta, goal.orders, goal.preset, goal.extra)?
+                .epsilon)
+        },
+    )?;
+    let privacy = local_at(sigma_x);
     let released = match proj_dim {
         None => format!("x_i clipped to L2 norm ≤ {} plus N(0, σ² I_{d}), for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
         Some(kd) => format!("P·(clip(Pᵀx_i) + N(0, σ² I_{kd})) with P a random d × {kd} orthonormal matrix (data-independent), the projected row clipped to L2 norm ≤ {}, for {t} of the {n} input rows (a uniform sample without replacement when fewer), in random order, with their labels", opts.clip),
