@@ -336,6 +336,20 @@ fn bad_input_malformed_csv() {
 }
 
 #[test]
+fn an_output_folder_that_does_not_exist_is_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", "a,b,grade\n1,2,A\n3,4,B\n");
+    let out = dir.path().join("no-such-folder").join("o.csv");
+    let rec = dir.path().join("r.json");
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&out), s(&rec), &["--adjacency", "keep-label"]),
+        "no-such-folder' does not exist; create it",
+        &["in.csv"],
+    );
+}
+
+#[test]
 fn bad_input_missing_label_column() {
     expect_synth_error("a,b,class\n1,2,A\n3,4,B\n", &[], "'grade'");
 }

@@ -232,8 +232,7 @@ impl Staged {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let f =
-            std::fs::File::create(&tmp).map_err(|e| Error::io(target.display().to_string(), e))?;
+        let f = std::fs::File::create(&tmp).map_err(|e| cannot_create(target, e))?;
         self.pairs.push((tmp.clone(), target.to_path_buf()));
         Ok((tmp, f))
     }
@@ -245,6 +244,29 @@ impl Staged {
         self.committed = true;
         Ok(())
     }
+}
+
+/// Why an output file could not be created, with the fix: the folder that is missing or not
+/// writable is named (the OS error alone, "No such file or directory", does not say which part
+/// of the path is at fault).
+fn cannot_create(target: &Path, e: std::io::Error) -> Error {
+    let folder = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.display().to_string(),
+        _ => ".".to_string(),
+    };
+    let why = match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("cannot create the file: the folder '{folder}' does not exist; create it or choose an output path in an existing folder")
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            format!("cannot create the file: no permission to write in '{folder}'; choose a folder you can write to")
+        }
+        _ => format!("cannot create the file ({e})"),
+    };
+    Error::io(
+        target.display().to_string(),
+        std::io::Error::new(e.kind(), why),
+    )
 }
 
 impl Drop for Staged {
