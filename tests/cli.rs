@@ -350,6 +350,32 @@ fn an_output_folder_that_does_not_exist_is_named_with_the_fix() {
 }
 
 #[test]
+fn an_input_that_does_not_exist_and_an_output_that_is_a_folder_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.csv", "a,b,grade\n1,2,A\n3,4,B\n");
+    let rec = dir.path().join("r.json");
+    let missing = dir.path().join("nope.csv");
+    let out = dir.path().join("o.csv");
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&missing), s(&out), s(&rec), &[]),
+        "--input",
+        &["in.csv"],
+    );
+    let o = run(&synth_args(s(&missing), s(&out), s(&rec), &[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no file or folder at this path"), "{err}");
+    std::fs::create_dir(dir.path().join("outdir")).unwrap();
+    let folder = dir.path().join("outdir");
+    assert_fails_cleanly(
+        dir.path(),
+        &synth_args(s(&input), s(&folder), s(&rec), &[]),
+        "this is a folder; give a file path",
+        &["in.csv", "outdir"],
+    );
+}
+
+#[test]
 fn bad_input_missing_label_column() {
     expect_synth_error("a,b,class\n1,2,A\n3,4,B\n", &[], "'grade'");
 }

@@ -192,6 +192,13 @@ fn folder_input_with_a_given_rgb_shape() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, bytes).unwrap();
     }
+    // A link to nothing (a moved file, a stale checkout) holds no image and is passed over.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        dir.path().join("nowhere"),
+        root.join("digits").join("0").join("stale.png"),
+    )
+    .unwrap();
     let (out, rec) = (dir.path().join("o.zip"), dir.path().join("r.json"));
     let v = json(&run(&[
         "synth",

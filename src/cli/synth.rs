@@ -222,8 +222,12 @@ fn read_image_dir(root: &Path, max_bytes: u64) -> Result<Vec<(String, Vec<u8>)>>
             } else {
                 format!("{rel}/{name}")
             };
-            let meta =
-                std::fs::metadata(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
+            let meta = match std::fs::metadata(&path) {
+                Ok(m) => m,
+                // A link to nothing holds no image.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(path.display().to_string(), e)),
+            };
             if meta.is_dir() {
                 walk(&path, &rel_path, depth + 1, total, max_bytes, out)?;
             } else if meta.is_file() && privmix::images::input::is_image_name(&name) {
@@ -294,7 +298,21 @@ pub(crate) fn run(a: SynthArgs) -> Result<()> {
             ));
         }
     }
+    if !a.input.exists() {
+        return Err(Error::param(
+            "input",
+            a.input.display(),
+            "there is no file or folder at this path; check the path (a CSV, a ZIP of class folders, or a folder of class folders)",
+        ));
+    }
     for (i, (name, p)) in outputs.iter().enumerate() {
+        if p.is_dir() {
+            return Err(Error::param(
+                *name,
+                p.display(),
+                "this is a folder; give a file path (for example a new file name inside that folder)",
+            ));
+        }
         if outputs[..i].iter().any(|(_, q)| q == p) {
             return Err(Error::param(
                 *name,
