@@ -201,7 +201,18 @@ impl Error {
     }
 
     /// Shorthand for [`Error::Io`].
+    /// An operating-system "not found" says nothing about what to do; it becomes "there is no
+    /// file or folder at this path; check the path" (same kind).
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+        let source =
+            if source.kind() == std::io::ErrorKind::NotFound && source.raw_os_error().is_some() {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "there is no file or folder at this path; check the path",
+                )
+            } else {
+                source
+            };
         Error::Io {
             path: path.into(),
             source,
@@ -266,5 +277,27 @@ mod tests {
         assert_eq!(Error::Data("x".into()).kind(), ErrorKind::Data);
         assert_eq!(Error::Data("x".into()).param_id(), None);
         assert_eq!(ErrorKind::Abort.js_name(), "AbortError");
+    }
+
+    #[test]
+    fn a_missing_file_is_said_with_the_fix_and_other_errors_keep_their_text() {
+        let os = std::fs::File::open("/no/such/privmix/file.csv").unwrap_err();
+        assert_eq!(os.kind(), std::io::ErrorKind::NotFound);
+        let e = Error::io("/no/such/privmix/file.csv", os);
+        assert_eq!(
+            e.to_string(),
+            "/no/such/privmix/file.csv: there is no file or folder at this path; check the path"
+        );
+        // A message written for the case (not the OS's) is kept, as is every other kind.
+        let own = std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "the folder 'x' does not exist",
+        );
+        assert_eq!(
+            Error::io("x/y", own).to_string(),
+            "x/y: the folder 'x' does not exist"
+        );
+        let denied = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        assert_eq!(Error::io("p", denied).to_string(), "p: denied");
     }
 }
