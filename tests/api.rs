@@ -140,7 +140,10 @@ fn synth_params_check_everything_before_the_data() {
     assert_eq!(p.options.clip, 1.0);
     assert_eq!(p.options.normalize_share, 0.2);
     assert!(p.auto_mix);
-    let bad: [(&str, &str); 7] = [
+    let bad: [(&str, &str); 9] = [
+        (r#"{"samples":0}"#, "samples"),
+        // More rows than any run could hold (it was cut to 32 bits in wasm32, then panicked).
+        (r#"{"samples":1000000000000}"#, "samples"),
         (r#"{"delta":2}"#, "delta"),
         (r#"{"epsilon":-1}"#, "epsilon"),
         (r#"{"mix":"often"}"#, "mix"),
@@ -177,6 +180,13 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
     assert_eq!(p.synth_options().mix, privmix::preprocess::auto::MIX_AUTO);
     let r: SynthRequest = serde_json::from_str(r#"{"mix":3,"epsilon":2}"#).unwrap();
     assert_eq!(SynthParams::try_from(&r).unwrap().synth_options().mix, 3);
+    // JS numbers: 4.0 is 4; a negative or fractional order says what a mix order is.
+    let r: SynthRequest = serde_json::from_str(r#"{"mix":4.0}"#).unwrap();
+    assert_eq!(r.mix, Some(MixChoice::Fixed(4)));
+    for bad in [r#"{"mix":-3}"#, r#"{"mix":2.5}"#, r#"{"mix":true}"#] {
+        let e = serde_json::from_str::<SynthRequest>(bad).unwrap_err();
+        assert!(e.to_string().contains("a whole number ≥ 1, or \"auto\""), "{bad}: {e}");
+    }
 }
 
 #[test]

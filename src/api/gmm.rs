@@ -201,17 +201,10 @@ impl TryFrom<&GmmRequest> for GmmParams {
             },
             ..d
         };
-        if r.samples == Some(0) {
-            return Err(Error::param(
-                "samples",
-                0,
-                "sample at least 1 row, or leave samples out",
-            ));
-        }
         Ok(GmmParams {
             label: r.label.clone(),
             options,
-            samples: r.samples.map(|t| t as usize),
+            samples: r.samples.map(super::check_rows).transpose()?,
             marginal_points: r.marginal_points.unwrap_or(0),
             seed: check_seed(r.seed)?,
         })
@@ -272,9 +265,7 @@ pub fn gmm_sample(model_json: &str, samples: usize, seed: Option<f64>) -> Result
     model
         .validate()
         .map_err(|e| Error::Data(format!("the model: {e}")))?;
-    if samples == 0 {
-        return Err(Error::param("samples", 0, "sample at least 1 row"));
-    }
+    super::check_rows(samples as u64)?;
     let mut rng = rng_for(seed)?;
     String::from_utf8(gmm_samples_csv(&model, samples, &mut rng)?)
         .map_err(|_| Error::Internal("the samples are not UTF-8".into()))

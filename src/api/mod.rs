@@ -109,6 +109,22 @@ pub fn check_seed(seed: Option<f64>) -> Result<Option<u64>> {
     }
 }
 
+/// The most rows one call may ask to synthesize or sample (`samples`): 2^31. More would not
+/// fit in memory anyway, and in wasm32 a larger count would not even fit its 32-bit sizes.
+pub const MAX_ROWS: u64 = 1 << 31;
+
+/// A requested number of rows (`samples`): a whole number from 1 to [`MAX_ROWS`].
+pub fn check_rows(rows: u64) -> Result<usize> {
+    match usize::try_from(rows) {
+        Ok(r) if (1..=MAX_ROWS).contains(&rows) => Ok(r),
+        _ => Err(Error::param(
+            "samples",
+            rows,
+            format!("ask for 1 to {MAX_ROWS} rows, or leave samples out"),
+        )),
+    }
+}
+
 /// The random generator a request asks for: the CSPRNG, or a seeded one for tests.
 pub fn rng_for(seed: Option<f64>) -> Result<ReleaseRng> {
     rng_for_seed(check_seed(seed)?)

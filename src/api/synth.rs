@@ -31,13 +31,49 @@ pub const DEFAULT_TEST_SHARE: f64 = 0.2;
 
 /// A mix order: a number, or `"auto"` (the order [`crate::preprocess::auto::auto_mix`] picks for the data's
 /// public shape and the privacy target).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum MixChoice {
     /// l itself.
     Fixed(u32),
     /// `"auto"`.
     Named(String),
+}
+
+/// A number (a whole one, up to 2^32 − 1) or a string; anything else is refused saying what a
+/// mix order is (serde's untagged enums say only that no variant matched).
+impl<'de> Deserialize<'de> for MixChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{Unexpected, Visitor};
+        struct Mix;
+        impl Visitor<'_> for Mix {
+            type Value = MixChoice;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number ≥ 1, or \"auto\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<MixChoice, E> {
+                u32::try_from(v)
+                    .map(MixChoice::Fixed)
+                    .map_err(|_| E::invalid_value(Unexpected::Unsigned(v), &self))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<MixChoice, E> {
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::invalid_value(Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<MixChoice, E> {
+                if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
+                    Ok(MixChoice::Fixed(v as u32))
+                } else {
+                    Err(E::invalid_value(Unexpected::Float(v), &self))
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<MixChoice, E> {
+                Ok(MixChoice::Named(v.to_owned()))
+            }
+        }
+        d.deserialize_any(Mix)
+    }
 }
 
 /// Options of `synthesizeCsv` (the JS names of the CLI's `synth` flags).
@@ -196,7 +232,7 @@ impl TryFrom<&SynthRequest> for SynthParams {
                 _ => crate::preprocess::auto::MIX_AUTO,
             },
             clip: r.clip.unwrap_or(DEFAULT_CLIP),
-            samples: r.samples.map(|s| s as usize),
+            samples: r.samples.map(super::check_rows).transpose()?,
             normalize: match &r.normalize {
                 None => NormalizeMode::Dp,
                 Some(s) => s.parse()?,

@@ -94,14 +94,53 @@ fn serde_key(message: &str) -> Option<&str> {
 
 /// Reads an options object into a request type (`ParameterError` naming a bad key).
 pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsValue> {
-    serde_json::from_str(&json_of(&v, what)?).map_err(|e| {
+    let text = json_of(&v, what)?;
+    serde_json::from_str(&text).map_err(|e| {
         let message = e.to_string();
-        js_error(
-            ErrorKind::Parameter,
-            &format!("{what}: {message}"),
-            serde_key(&message),
-        )
+        if let Some(key) = serde_key(&message) {
+            return js_error(
+                ErrorKind::Parameter,
+                &format!("{what}: {message}"),
+                Some(key),
+            );
+        }
+        match culprit::<T>(&text) {
+            Some(key) => js_error(
+                ErrorKind::Parameter,
+                &format!("{what}: {key}: {}", plain_serde_message(&message)),
+                Some(&key),
+            ),
+            None => js_error(ErrorKind::Parameter, &format!("{what}: {message}"), None),
+        }
     })
+}
+
+/// The top-level key of the JSON object `text` whose value `T` rejects: the one key whose
+/// removal lets the rest deserialize (or leaves only that key missing). None when no single
+/// key is at fault.
+fn culprit<T: DeserializeOwned>(text: &str) -> Option<String> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).ok()?;
+    map.keys().find_map(|k| {
+        let mut rest = map.clone();
+        rest.remove(k);
+        match serde_json::from_value::<T>(serde_json::Value::Object(rest)) {
+            Ok(_) => Some(k.clone()),
+            Err(e) if serde_key(&e.to_string()) == Some(k.as_str()) => Some(k.clone()),
+            Err(_) => None,
+        }
+    })
+}
+
+/// serde's message without its position (which points into JSON the caller never wrote) and
+/// with JS names for Rust's number types.
+fn plain_serde_message(message: &str) -> String {
+    let m = message
+        .rfind(" at line ")
+        .map_or(message, |at| &message[..at]);
+    m.replace("expected f64", "expected a number")
+        .replace("expected u32", "expected a whole number ≥ 0")
+        .replace("expected u64", "expected a whole number ≥ 0")
+        .replace("expected usize", "expected a whole number ≥ 0")
 }
 
 #[cfg(feature = "wasm")]

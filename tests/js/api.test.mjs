@@ -228,6 +228,12 @@ test("errors name the JS option, never a CLI flag", () => {
     [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, normalizeShare: 2 }), "normalizeShare"],
     [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, mix: 0 }), "mix"],
     [() => cjs.account({ pool: 10, mix: 4, sigmaX: 1, samples: 10, delta: 2 }), "delta"],
+    // A value of the wrong type names its key (serde alone gave only a position in the JSON).
+    [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: "3" }), "epsilon"],
+    [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, mix: -3 }), "mix"],
+    [() => cjs.account({ pool: "ten", mix: 4, sigmaX: 1, samples: 10, delta: 1e-5 }), "pool"],
+    // More rows than fit in wasm32 (was a panic: "capacity overflow").
+    [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, samples: 1e12 }), "samples"],
   ];
   for (const [call, param] of cases) {
     let err;
@@ -237,7 +243,9 @@ test("errors name the JS option, never a CLI flag", () => {
       err = e;
     }
     assert.ok(err, `${param}: no error`);
+    assert.equal(err.name, "ParameterError", `${param}: ${err.name} (${err.message})`);
     assert.equal(err.param, param, `${param}: ${err.param} (${err.message})`);
+    assert.ok(!/line \d+ column/.test(err.message), `a JSON position in: ${err.message}`);
     assert.ok(err.message.includes(param), err.message);
     assert.ok(!/--[a-z]/.test(err.message), `a CLI flag in: ${err.message}`);
   }

@@ -2,7 +2,7 @@
 //! features with the calibrated noise, decoded into the input's columns (indicator columns
 //! removed, missing cells written back) and handed to the caller's sinks.
 use super::{soft_label_column, Classes, Encoded, Mechanism, Plan, SynthOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput, LabeledRows};
 use crate::mechanisms::local::{self, RowRelease};
@@ -114,8 +114,8 @@ fn emit_cda(
         clip: opts.clip,
     };
     let rows_total: usize = g.per_class_counts.iter().sum();
-    let mut buf: Vec<f32> = Vec::with_capacity(rows_total * g.d);
-    let mut labels: Vec<u32> = Vec::with_capacity(rows_total);
+    let mut buf: Vec<f32> = room_for_rows(rows_total, g.d)?;
+    let mut labels: Vec<u32> = room_for_rows(rows_total, 1)?;
     cda::generate(
         &Pools {
             features: features.rows(),
@@ -145,6 +145,24 @@ fn emit_cda(
         &|i| cls.labels[labels[i] as usize].clone(),
         &mut out_row,
     )
+}
+
+/// An empty vector with room for `rows` rows of `width` values, or the `samples` error that
+/// says how much memory they would take: an allocation that fails is an error here, not an
+/// abort (natively) or a trap (wasm32, where memory ends at 4 GiB).
+fn room_for_rows<T>(rows: usize, width: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    match rows.checked_mul(width) {
+        Some(len) if v.try_reserve_exact(len).is_ok() => Ok(v),
+        _ => {
+            let gb = rows as f64 * width as f64 * std::mem::size_of::<T>() as f64 / 1e9;
+            Err(Error::param(
+                "samples",
+                rows,
+                format!("{rows} synthetic rows of {width} encoded values need {gb:.1} GB of memory at once, more than is available here; ask for fewer rows"),
+            ))
+        }
+    }
 }
 
 /// DPMix's output columns: the table's, with one probability column per class in place of
@@ -312,5 +330,22 @@ fn emit_baseline(
             &mut sink,
             &mut progress,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::room_for_rows;
+
+    #[test]
+    fn rows_that_cannot_fit_are_a_samples_error_not_an_abort() {
+        let v: Vec<f32> = room_for_rows(1000, 7).unwrap();
+        assert!(v.is_empty() && v.capacity() >= 7000);
+        // 2^40 rows of 64 values (256 TiB), and a count whose size overflows usize.
+        for (rows, width) in [(1usize << 40, 64usize), (usize::MAX / 2, 4)] {
+            let e = room_for_rows::<f32>(rows, width).unwrap_err();
+            assert_eq!(e.param_id().map(|p| p.as_str()), Some("samples"), "{e}");
+            assert!(e.to_string().contains("ask for fewer rows"), "{e}");
+        }
     }
 }
