@@ -195,7 +195,7 @@ impl Error {
     ) -> Self {
         Error::Parameter {
             param: Param::new(name.as_ref()),
-            value: value.to_string(),
+            value: short_number(value.to_string()),
             fix: fix.into(),
         }
     }
@@ -249,6 +249,15 @@ impl Error {
     }
 }
 
+/// A number whose decimal text runs long (f64's `Display` writes 1e-300 with 300 zeros) in
+/// exponent form; other values as they are.
+fn short_number(text: String) -> String {
+    match text.parse::<f64>() {
+        Ok(x) if text.len() > 24 && x.is_finite() => format!("{x:e}"),
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +286,14 @@ mod tests {
         assert_eq!(Error::Data("x".into()).kind(), ErrorKind::Data);
         assert_eq!(Error::Data("x".into()).param_id(), None);
         assert_eq!(ErrorKind::Abort.js_name(), "AbortError");
+        // A tiny or huge number is written in exponent form, not with hundreds of digits.
+        let e = Error::param("epsilon", 1e-300, "x");
+        assert_eq!(e.render(ParamStyle::Js), "invalid epsilon = 1e-300: x");
+        let e = Error::param("samples", 1e12 as u64, "x");
+        assert_eq!(
+            e.render(ParamStyle::Js),
+            "invalid samples = 1000000000000: x"
+        );
     }
 
     #[test]

@@ -185,7 +185,10 @@ fn auto_mix_is_one_choice_for_the_cli_and_js() {
     assert_eq!(r.mix, Some(MixChoice::Fixed(4)));
     for bad in [r#"{"mix":-3}"#, r#"{"mix":2.5}"#, r#"{"mix":true}"#] {
         let e = serde_json::from_str::<SynthRequest>(bad).unwrap_err();
-        assert!(e.to_string().contains("a whole number ≥ 1, or \"auto\""), "{bad}: {e}");
+        assert!(
+            e.to_string().contains("a whole number ≥ 1, or \"auto\""),
+            "{bad}: {e}"
+        );
     }
 }
 
@@ -241,6 +244,23 @@ fn federated_aggregator_seeds_default_and_identity() {
     assert!(e
         .render(ParamStyle::Cli)
         .starts_with("invalid --aggregator-seeds = 3:"));
+}
+
+/// A target below what RDP can certify with its orders (ε ≥ about ln(1/δ)/(α_max − 1)) is
+/// refused saying so and naming the ways out; the PLD accountant reaches it. (The message
+/// said "cannot be reached with any amount of noise", which the PLD answer contradicts.)
+#[test]
+fn a_target_below_the_rdp_floor_names_the_pld_accountant() {
+    let base = r#""pool":1000,"mix":4,"samples":1000,"delta":1e-5,"epsilon":0.01"#;
+    let e = api::calibrate(&mech(&format!("{{{base}}}"))).unwrap_err();
+    assert_eq!(param_of(&e).as_deref(), Some("epsilon"), "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("orders up to α = 256") && m.contains("PLD accountant"),
+        "{m}"
+    );
+    let pld = api::calibrate(&mech(&format!(r#"{{{base},"accountant":"pld"}}"#))).unwrap();
+    assert!(pld.epsilon <= 0.01, "{}", pld.epsilon);
 }
 
 /// `accountant: "pld"` (issue 13): calibration by the PLD accountant meets the target under

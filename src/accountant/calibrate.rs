@@ -156,12 +156,16 @@ pub fn smallest_z_near(
     let mut missed: Option<(f64, f64)> = None;
     while e_hi.epsilon > target {
         if hi >= Z_MAX {
+            // The floor is either fixed releases composed in, or the conversion at the
+            // largest order (ε ≥ about ln(1/δ)/(α_max − 1)): only the PLD accountant or higher
+            // orders get below the latter, so the message names both ways out.
+            let max_order = curve(hi)?.orders.iter().copied().max().unwrap_or(0);
             return Err(Error::param(
                 "epsilon",
                 target,
                 format!(
-                    "this target cannot be reached at δ = {delta} with any amount of noise (ε stays ≥ {:.4} \
-                     at noise multiplier {hi:e}); raise ε or δ",
+                    "the RDP accountant cannot certify this target at δ = {delta}: with any amount of noise its bound stays ≥ {:.4} \
+                     (noise multiplier {hi:e}, orders up to α = {max_order}); raise ε or δ, give higher orders, or choose the PLD accountant where the mechanism offers it",
                     e_hi.epsilon
                 ),
             ));

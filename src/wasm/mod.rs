@@ -137,10 +137,17 @@ fn plain_serde_message(message: &str) -> String {
     let m = message
         .rfind(" at line ")
         .map_or(message, |at| &message[..at]);
+    // usize is 32 bits in wasm32, like u32.
     m.replace("expected f64", "expected a number")
-        .replace("expected u32", "expected a whole number ≥ 0")
+        .replace(
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        )
+        .replace(
+            "expected usize",
+            "expected a whole number from 0 to 4294967295",
+        )
         .replace("expected u64", "expected a whole number ≥ 0")
-        .replace("expected usize", "expected a whole number ≥ 0")
 }
 
 #[cfg(feature = "wasm")]

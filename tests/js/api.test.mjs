@@ -234,6 +234,9 @@ test("errors name the JS option, never a CLI flag", () => {
     [() => cjs.account({ pool: "ten", mix: 4, sigmaX: 1, samples: 10, delta: 1e-5 }), "pool"],
     // More rows than fit in wasm32 (was a panic: "capacity overflow").
     [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, samples: 1e12 }), "samples"],
+    // 10⁹ simulated parties (was a panic before the partition's per-party check).
+    [() => cjs.federatedSimulate(csv, { label: "outcome", epsilon: 3, clients: 1e9 }), "clients"],
+    [() => cjs.audit({ runs: 1e15 }), "runs"],
   ];
   for (const [call, param] of cases) {
     let err;

@@ -185,6 +185,20 @@ fn checked_parts(
     let sizes: Vec<usize> = classes.iter().map(Vec::len).collect();
     cda::check_pools(&sizes, &class_labels, opts.mix)?;
     let t = samples(opts, table.n_rows, class_labels.len())?;
+    // Every party needs l rows of every class (check_parts): with more parties than that
+    // allows, say so before the partition is made (10⁹ parties would not fit in memory).
+    if let Some((c, &m)) = sizes.iter().enumerate().min_by_key(|&(_, m)| *m) {
+        if clients.saturating_mul(opts.mix) > m {
+            return Err(Error::param(
+                "clients",
+                clients,
+                format!(
+                    "class '{}' has {m} rows, so among {clients} parties some would get fewer than l = {}; use fewer parties or a smaller mix order",
+                    class_labels[c], opts.mix
+                ),
+            ));
+        }
+    }
     let parts = partition_rows(&classes, clients, partition, rng);
     check_parts(&parts, &class_labels, opts.mix)?;
     Ok((class_labels, parts, t))
@@ -629,5 +643,22 @@ mod tests {
             e.contains("clients = 30") && e.contains("fewer than l = 10"),
             "{e}"
         );
+        // Said before the parties are made: 10⁹ of them would not fit in memory (a panic in
+        // wasm32, "capacity overflow").
+        let e = simulate(
+            &t,
+            Some(&schema),
+            &o,
+            Simulation {
+                clients: 1_000_000_000,
+                partition: Partition::Iid,
+            },
+            &mut ReleaseRng::seeded(1),
+            |_| Ok(()),
+            |_| Ok(()),
+        )
+        .unwrap_err();
+        assert_eq!(e.param_id().map(|p| p.as_str()), Some("clients"), "{e}");
+        assert!(e.to_string().contains("fewer than l = 10"), "{e}");
     }
 }
