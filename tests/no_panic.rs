@@ -139,3 +139,82 @@ fn damaged_csvs_get_errors_not_panics() {
     assert!(ok >= CASES / 10, "only {ok} of {CASES} cases ran through");
     eprintln!("{ok} cases synthesized, {errors} refused with a message");
 }
+
+/// Extreme option values (each the edge of its type or far past any sensible value) get a
+/// result or a user-facing error through the API, never a panic, an internal error or an
+/// allocation the machine cannot make: in wasm32 `samples: 1e12` and `clients: 1e9` were
+/// panics ("capacity overflow").
+#[test]
+fn extreme_options_get_errors_not_panics() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let iris = std::fs::read_to_string(format!("{root}/demo/iris.csv")).unwrap();
+    let synth = [
+        r#"{"samples":1000000000000}"#,
+        r#"{"samples":2147483648}"#,
+        r#"{"samples":0}"#,
+        r#"{"mix":4294967295}"#,
+        r#"{"epsilon":1e-300}"#,
+        r#"{"epsilon":1e300}"#,
+        r#"{"delta":1e-300}"#,
+        r#"{"clip":1e-300}"#,
+        r#"{"clip":1e300}"#,
+        r#"{"sigmaX":1e-300}"#,
+        r#"{"sigmaX":1e300}"#,
+        r#"{"normalizeShare":1e-300}"#,
+        r#"{"poolFloor":1000000000000}"#,
+        r#"{"mechanism":"projection","projectionDim":4294967295}"#,
+        r#"{"mechanism":"dpmix","mix":1000000}"#,
+        r#"{"mechanism":"local","samples":1000000000000}"#,
+    ];
+    let fed = [
+        r#"{"clients":1000000000}"#,
+        r#"{"clients":2,"samples":1000000000000}"#,
+        r#"{"clients":2,"pool":1000000000000}"#,
+        r#"{"clients":2,"mix":4294967295}"#,
+    ];
+    let gmm = [
+        r#"{"bound":1e300,"samples":1000000000000}"#,
+        r#"{"bound":1e-300}"#,
+    ];
+    let user_facing = |what: &str, out: Result<(), Error>| {
+        if let Err(e) = out {
+            assert!(
+                matches!(e.kind(), ErrorKind::Parameter | ErrorKind::Data),
+                "{what}: an internal error reached the user: {e}"
+            );
+        }
+    };
+    let with = |extra: &str| {
+        let mut v: serde_json::Value =
+            serde_json::json!({ "label": "species", "epsilon": 5, "seed": 1 });
+        let e: serde_json::Value = serde_json::from_str(extra).unwrap();
+        for (k, x) in e.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    for extra in synth {
+        let q: SynthRequest = serde_json::from_value(with(extra)).expect(extra);
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            api::synthesize_csv(iris.as_bytes(), &q, |_| Ok(())).map(|_| ())
+        }))
+        .unwrap_or_else(|_| panic!("synthesizeCsv {extra} panicked"));
+        user_facing(extra, out);
+    }
+    for extra in fed {
+        let q: api::federated::FedRequest = serde_json::from_value(with(extra)).expect(extra);
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            api::federated::federated_simulate(iris.as_bytes(), &q).map(|_| ())
+        }))
+        .unwrap_or_else(|_| panic!("federatedSimulate {extra} panicked"));
+        user_facing(extra, out);
+    }
+    for extra in gmm {
+        let q: api::gmm::GmmRequest = serde_json::from_value(with(extra)).expect(extra);
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            api::gmm::gmm_release(iris.as_bytes(), &q).map(|_| ())
+        }))
+        .unwrap_or_else(|_| panic!("gmmRelease {extra} panicked"));
+        user_facing(extra, out);
+    }
+}

@@ -109,7 +109,7 @@ impl TryFrom<&FedRequest> for FedParams {
             delta: r.delta.unwrap_or(DEFAULT_DELTA),
             mix: r.mix.unwrap_or(d.mix),
             clip: r.clip,
-            samples: r.samples,
+            samples: r.samples.map(|t| super::check_rows(t as u64)).transpose()?,
             normalize: match &r.normalize {
                 Some(s) => s.parse()?,
                 None => d.normalize,

@@ -289,6 +289,18 @@ pub fn dp_classes<R: Rng + ?Sized>(
                 format!("the public class-size floor must be at least l = {mix}"),
             ));
         }
+        // A floor above the table's size (public under the adjacency) would pad every pool
+        // with that many zero rows (10¹² of them aborted on allocation).
+        if f > codes.len() {
+            return Err(Error::param(
+                "pool_floor",
+                f,
+                format!(
+                    "the public class-size floor is a lower bound on every class's size; it cannot exceed the table's {} rows",
+                    codes.len()
+                ),
+            ));
+        }
     }
     let g = CountNoise::new("class-count noise", z, std::f64::consts::SQRT_2)?;
     let sigma = g.sigma();
