@@ -176,14 +176,6 @@ fn extreme_options_get_errors_not_panics() {
         r#"{"bound":1e300,"samples":1000000000000}"#,
         r#"{"bound":1e-300}"#,
     ];
-    let user_facing = |what: &str, out: Result<(), Error>| {
-        if let Err(e) = out {
-            assert!(
-                matches!(e.kind(), ErrorKind::Parameter | ErrorKind::Data),
-                "{what}: an internal error reached the user: {e}"
-            );
-        }
-    };
     let with = |extra: &str| {
         let mut v: serde_json::Value =
             serde_json::json!({ "label": "species", "epsilon": 5, "seed": 1 });
@@ -193,28 +185,34 @@ fn extreme_options_get_errors_not_panics() {
         }
         v
     };
+    // A result, or an error of a user-facing kind; a panic fails with the call's name.
+    let check = |what: String, call: &dyn Fn() -> Result<(), Error>| {
+        let out =
+            catch_unwind(AssertUnwindSafe(call)).unwrap_or_else(|_| panic!("{what} panicked"));
+        if let Err(e) = out {
+            assert!(
+                matches!(e.kind(), ErrorKind::Parameter | ErrorKind::Data),
+                "{what}: an internal error reached the user: {e}"
+            );
+        }
+    };
+    let csv = iris.as_bytes();
     for extra in synth {
         let q: SynthRequest = serde_json::from_value(with(extra)).expect(extra);
-        let out = catch_unwind(AssertUnwindSafe(|| {
-            api::synthesize_csv(iris.as_bytes(), &q, |_| Ok(())).map(|_| ())
-        }))
-        .unwrap_or_else(|_| panic!("synthesizeCsv {extra} panicked"));
-        user_facing(extra, out);
+        check(format!("synthesizeCsv {extra}"), &|| {
+            api::synthesize_csv(csv, &q, |_| Ok(())).map(|_| ())
+        });
     }
     for extra in fed {
         let q: api::federated::FedRequest = serde_json::from_value(with(extra)).expect(extra);
-        let out = catch_unwind(AssertUnwindSafe(|| {
-            api::federated::federated_simulate(iris.as_bytes(), &q).map(|_| ())
-        }))
-        .unwrap_or_else(|_| panic!("federatedSimulate {extra} panicked"));
-        user_facing(extra, out);
+        check(format!("federatedSimulate {extra}"), &|| {
+            api::federated::federated_simulate(csv, &q).map(|_| ())
+        });
     }
     for extra in gmm {
         let q: api::gmm::GmmRequest = serde_json::from_value(with(extra)).expect(extra);
-        let out = catch_unwind(AssertUnwindSafe(|| {
-            api::gmm::gmm_release(iris.as_bytes(), &q).map(|_| ())
-        }))
-        .unwrap_or_else(|_| panic!("gmmRelease {extra} panicked"));
-        user_facing(extra, out);
+        check(format!("gmmRelease {extra}"), &|| {
+            api::gmm::gmm_release(csv, &q).map(|_| ())
+        });
     }
 }
