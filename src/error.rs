@@ -250,12 +250,33 @@ impl Error {
 }
 
 /// A number whose decimal text runs long (f64's `Display` writes 1e-300 with 300 zeros) in
-/// exponent form; other values as they are.
+/// exponent form; other values as they are. Rewritten as text (no float parsing, which would
+/// add core's decimal-to-float code to every wasm build).
 fn short_number(text: String) -> String {
-    match text.parse::<f64>() {
-        Ok(x) if text.len() > 24 && x.is_finite() => format!("{x:e}"),
-        _ => text,
+    if text.len() <= 24 {
+        return text;
     }
+    let (sign, body) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text.as_str()),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let all_digits = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
+    if int.is_empty() || !all_digits(int) || !all_digits(frac) {
+        return text;
+    }
+    let digits = format!("{int}{frac}");
+    let Some(first) = digits.bytes().position(|c| c != b'0') else {
+        return text;
+    };
+    let exp = int.len() as i64 - 1 - first as i64;
+    let sig = digits[first..].trim_end_matches('0');
+    let mantissa = if sig.len() > 1 {
+        format!("{}.{}", &sig[..1], &sig[1..])
+    } else {
+        sig.to_string()
+    };
+    format!("{sign}{mantissa}e{exp}")
 }
 
 #[cfg(test)]
@@ -289,6 +310,18 @@ mod tests {
         // A tiny or huge number is written in exponent form, not with hundreds of digits.
         let e = Error::param("epsilon", 1e-300, "x");
         assert_eq!(e.render(ParamStyle::Js), "invalid epsilon = 1e-300: x");
+        for (x, want) in [
+            (1.25e300, "1.25e300"),
+            (-3.5e-40, "-3.5e-40"),
+            (1e25, "1e25"),
+        ] {
+            assert_eq!(
+                Error::param("x", x, "y").render(ParamStyle::Js),
+                format!("invalid x = {want}: y")
+            );
+        }
+        let e = Error::param("mix", "a value that is long but not a number at all", "y");
+        assert!(e.to_string().contains("not a number at all"), "{e}");
         let e = Error::param("samples", 1e12 as u64, "x");
         assert_eq!(
             e.render(ParamStyle::Js),

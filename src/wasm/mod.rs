@@ -104,7 +104,8 @@ pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, 
                 Some(key),
             );
         }
-        match culprit::<T>(&text) {
+        // JSON.stringify writes one line, so the column is the byte offset of the error.
+        match key_at(&text, e.column()) {
             Some(key) => js_error(
                 ErrorKind::Parameter,
                 &format!("{what}: {key}: {}", plain_serde_message(&message)),
@@ -115,20 +116,33 @@ pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, 
     })
 }
 
-/// The top-level key of the JSON object `text` whose value `T` rejects: the one key whose
-/// removal lets the rest deserialize (or leaves only that key missing). None when no single
-/// key is at fault.
-fn culprit<T: DeserializeOwned>(text: &str) -> Option<String> {
-    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).ok()?;
-    map.keys().find_map(|k| {
-        let mut rest = map.clone();
-        rest.remove(k);
-        match serde_json::from_value::<T>(serde_json::Value::Object(rest)) {
-            Ok(_) => Some(k.clone()),
-            Err(e) if serde_key(&e.to_string()) == Some(k.as_str()) => Some(k.clone()),
-            Err(_) => None,
+/// The top-level key of the one-line JSON object `text` whose value holds byte `at` (serde's
+/// error position), if any: a scan of strings, nesting and `:` (not generic over the request
+/// type, so it adds no deserializer per type to the wasm).
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let b = text.as_bytes();
+    let (mut depth, mut i) = (0i32, 0usize);
+    // Byte ranges of the last string read and of the last key (a string before a `:`).
+    let mut last: Option<(usize, usize)> = None;
+    let mut key = None;
+    while i < b.len() && i < at {
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                last = Some((start, i.min(b.len())));
+            }
+            b':' if depth == 1 => key = last,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth -= 1,
+            _ => {}
         }
-    })
+        i += 1;
+    }
+    key.and_then(|(s, e)| text.get(s..e)).map(str::to_owned)
 }
 
 /// serde's message without its position (which points into JSON the caller never wrote) and
