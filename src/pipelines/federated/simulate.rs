@@ -625,39 +625,29 @@ mod tests {
         // Class a (index 0): 20 at party 1 plus 10 each dealt → 30 / 10; class b: 10 / 30.
         assert_eq!(r.per_party[0].class_counts, vec![30, 10]);
         assert_eq!(r.per_party[1].class_counts, vec![10, 30]);
-        let e = simulate(
-            &t,
-            Some(&schema),
-            &o,
-            Simulation {
-                clients: 30,
-                partition: Partition::Iid,
-            },
-            &mut ReleaseRng::seeded(1),
-            |_| Ok(()),
-            |_| Ok(()),
-        )
-        .unwrap_err()
-        .to_string();
+        let too_many = |clients| {
+            simulate(
+                &t,
+                Some(&schema),
+                &o,
+                Simulation {
+                    clients,
+                    partition: Partition::Iid,
+                },
+                &mut ReleaseRng::seeded(1),
+                |_| Ok(()),
+                |_| Ok(()),
+            )
+            .unwrap_err()
+        };
+        let e = too_many(30).to_string();
         assert!(
             e.contains("clients = 30") && e.contains("fewer than l = 10"),
             "{e}"
         );
         // Said before the parties are made: 10⁹ of them would not fit in memory (a panic in
         // wasm32, "capacity overflow").
-        let e = simulate(
-            &t,
-            Some(&schema),
-            &o,
-            Simulation {
-                clients: 1_000_000_000,
-                partition: Partition::Iid,
-            },
-            &mut ReleaseRng::seeded(1),
-            |_| Ok(()),
-            |_| Ok(()),
-        )
-        .unwrap_err();
+        let e = too_many(1_000_000_000);
         assert_eq!(e.param_id().map(|p| p.as_str()), Some("clients"), "{e}");
         assert!(e.to_string().contains("fewer than l = 10"), "{e}");
     }
