@@ -430,6 +430,31 @@ fn bad_parameters_fail_with_named_errors_and_no_output() {
     a[6] = "0".into(); // --epsilon 0
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
     fails(&refs, "invalid --epsilon = 0", &[&g.m, &g.r]);
+    // A receipt path that is a folder is refused before the model file is put in place (it
+    // used to fail only when the receipt was renamed, after the model was written).
+    let mut t = String::from("a,b,y\n");
+    for i in 0..40 {
+        t.push_str(&format!(
+            "{},{},{}\n",
+            i % 9,
+            (i * 7) % 5,
+            ["u", "v"][i % 2]
+        ));
+    }
+    let two = g.write("two.csv", &t);
+    let folder = g.dir.path().join("rdir");
+    std::fs::create_dir(&folder).unwrap();
+    let mut a = g.args(&two);
+    a[12] = s(&folder).to_string();
+    a.extend(["--bound", "30"].map(String::from));
+    let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    fails(&refs, "this is a folder; give a file path", &[&g.m]);
+    a[12] = s(&g.r).to_string();
+    let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
+    assert!(
+        run(&refs).status.success(),
+        "the same release with a file receipt"
+    );
 }
 
 /// `gmm sample` refuses a model that is not positive definite, or not a model, and writes

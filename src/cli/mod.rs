@@ -227,6 +227,17 @@ impl Staged {
         let name = target
             .file_name()
             .ok_or_else(|| Error::param("output", target.display(), "give a file name"))?;
+        // Refused here, before anything is written: renaming onto a folder would fail only at
+        // commit, after an earlier output of the same run had been put in place.
+        if target.is_dir() {
+            return Err(Error::io(
+                target.display().to_string(),
+                std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "this is a folder; give a file path (for example a new file name inside that folder)",
+                ),
+            ));
+        }
         let tmp = target.with_file_name(format!(
             ".{}.privmix-{}.tmp",
             name.to_string_lossy(),
