@@ -36,7 +36,7 @@ pub struct FedRequest {
     pub clip: Option<f64>,
     /// T (required to contribute).
     #[serde(default)]
-    pub samples: Option<usize>,
+    pub samples: Option<u64>,
     /// `dp` (default) or `public` (with a schema).
     #[serde(default)]
     pub normalize: Option<String>,
@@ -109,7 +109,7 @@ impl TryFrom<&FedRequest> for FedParams {
             delta: r.delta.unwrap_or(DEFAULT_DELTA),
             mix: r.mix.unwrap_or(d.mix),
             clip: r.clip,
-            samples: r.samples.map(|t| super::check_rows(t as u64)).transpose()?,
+            samples: r.samples.map(super::check_rows).transpose()?,
             normalize: match &r.normalize {
                 Some(s) => s.parse()?,
                 None => d.normalize,

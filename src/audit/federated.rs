@@ -194,7 +194,7 @@ fn parties(data: &[u8], req: &FedRequest, seed: u64) -> Result<(String, FedRecei
     for (p, (part, (secret, _))) in parts.iter().zip(&keys).enumerate() {
         let req = FedRequest {
             clients: None,
-            samples: Some(req.samples.unwrap_or(rows)),
+            samples: Some(req.samples.unwrap_or(rows as u64)),
             seed: Some(((base + 1 + p as u64) % (1u64 << 52)) as f64),
             ..req.clone()
         };

@@ -67,7 +67,7 @@ struct FedFlags {
     clip: Option<f64>,
     /// Released rows T; each class gets ⌊T/K⌋.
     #[arg(long)]
-    samples: Option<usize>,
+    samples: Option<u64>,
     /// Normalization: dp (default) or public (bounds from --schema); simulate also takes data.
     #[arg(long, value_enum, default_value = "dp")]
     normalize: NormalizeArg,

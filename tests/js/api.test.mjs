@@ -236,6 +236,8 @@ test("errors name the JS option, never a CLI flag", () => {
     [() => cjs.synthesizeCsv(csv, { label: "outcome", epsilon: 3, samples: 1e12 }), "samples"],
     // 10⁹ simulated parties (was a panic before the partition's per-party check).
     [() => cjs.federatedSimulate(csv, { label: "outcome", epsilon: 3, clients: 1e9 }), "clients"],
+    // wasm32's usize could not hold it: serde's range message named no option.
+    [() => cjs.federatedSimulate(csv, { label: "outcome", epsilon: 3, samples: 1e12 }), "samples"],
     [() => cjs.audit({ runs: 1e15 }), "runs"],
   ];
   for (const [call, param] of cases) {
@@ -251,5 +253,7 @@ test("errors name the JS option, never a CLI flag", () => {
     assert.ok(!/line \d+ column/.test(err.message), `a JSON position in: ${err.message}`);
     assert.ok(err.message.includes(param), err.message);
     assert.ok(!/--[a-z]/.test(err.message), `a CLI flag in: ${err.message}`);
+    // Row counts get the fix (the limit), from every operation alike.
+    if (param === "samples") assert.match(err.message, /ask for 1 to 2147483648 rows/);
   }
 });
