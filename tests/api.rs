@@ -608,3 +608,80 @@ fn a_table_given_by_value_synthesizes_as_a_lent_one() {
         assert_eq!(strip(&lent.1), strip(&owned.1), "{file}");
     }
 }
+
+/// A call on a table read once (the npm `Dataset`): the schema the table was read with
+/// applies when the call gives none (its bounds used to be dropped: every column's range
+/// came from DP normalization instead), a call's own schema is checked against the header
+/// as at reading, and a different label or schema is refused, naming the option.
+#[test]
+fn a_call_on_a_read_table_keeps_its_schema_and_label() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let iris = std::fs::read(format!("{root}/demo/iris.csv")).unwrap();
+    let schema_json = std::fs::read_to_string(format!("{root}/demo/iris.schema.json")).unwrap();
+    let schema = privmix::data::Schema::from_json(&schema_json).unwrap();
+    let params = |json: &str| {
+        SynthParams::try_from(&serde_json::from_str::<SynthRequest>(json).unwrap()).unwrap()
+    };
+    let read = |with_schema: bool| {
+        let mut p = params(r#"{"label":"species"}"#);
+        if with_schema {
+            p.schema = Some(schema.clone());
+        }
+        privmix::data::read_csv_bytes(&iris, &p.csv_options("input").unwrap()).unwrap()
+    };
+    let sources =
+        |table: &privmix::data::Table, read_with: Option<&privmix::data::Schema>, call: &str| {
+            let p = params(call).on_table(table, "species", read_with).unwrap();
+            let mut rng = privmix::rng::ReleaseRng::seeded(1);
+            let (_, receipt) = api::synthesize_table_csv(table, &p, &mut rng, |_| Ok(())).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&receipt.to_json()).unwrap();
+            let cols = v["normalization"]["columns"].as_array().unwrap().clone();
+            cols.iter()
+                .filter(|c| c["name"] != "species")
+                .map(|c| c["source"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+    // Read with the schema, called without one: the schema's bounds are used.
+    let with = read(true);
+    let got = sources(&with, Some(&schema), r#"{"epsilon":5}"#);
+    assert_eq!(got, vec!["schema"; 4]);
+    // Read without, called with it (the app): the same.
+    let without = read(false);
+    let call = format!(r#"{{"epsilon":5,"schema":{schema_json}}}"#);
+    assert_eq!(sources(&without, None, &call), vec!["schema"; 4]);
+    // Read with it, called with the same one: accepted.
+    assert_eq!(sources(&with, Some(&schema), &call), vec!["schema"; 4]);
+    let refused =
+        |table: &privmix::data::Table, read_with: Option<&privmix::data::Schema>, call: &str| {
+            params(call)
+                .on_table(table, "species", read_with)
+                .unwrap_err()
+        };
+    let e = refused(&without, None, r#"{"epsilon":5,"label":"sepal_width"}"#);
+    assert_eq!(param_of(&e).as_deref(), Some("label"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("read with the label column 'species'"),
+        "{e}"
+    );
+    let other = r#"{"epsilon":5,"schema":{"columns":{"sepal_length":{"type":"numeric","min":0,"max":10}}}}"#;
+    let e = refused(&with, Some(&schema), other);
+    assert_eq!(param_of(&e).as_deref(), Some("schema"), "{e}");
+    // Checked against the header, as a schema given at reading is.
+    let e = refused(
+        &without,
+        None,
+        r#"{"epsilon":5,"schema":{"columns":{"nope":{"type":"numeric","min":0,"max":1}}}}"#,
+    );
+    assert!(e.to_string().contains("not in the header: 'nope'"), "{e}");
+    let e = refused(
+        &without,
+        None,
+        r#"{"epsilon":5,"schema":{"columns":{"species":{"type":"numeric","min":0,"max":1}}}}"#,
+    );
+    assert!(
+        e.to_string()
+            .contains("label column 'species' is declared numeric"),
+        "{e}"
+    );
+}

@@ -164,6 +164,9 @@ fn extreme_options_get_errors_not_panics() {
         r#"{"poolFloor":1000000000000}"#,
         r#"{"mechanism":"projection","projectionDim":4294967295}"#,
         r#"{"mechanism":"dpmix","mix":1000000}"#,
+        // Schema bounds whose span overflowed (a panic in decoding), and the widest allowed.
+        r#"{"schema":{"columns":{"sepal_length":{"type":"numeric","min":-1e308,"max":1e308}}}}"#,
+        r#"{"schema":{"columns":{"sepal_length":{"type":"numeric","min":-3.4028234663852886e38,"max":3.4028234663852886e38},"sepal_width":{"type":"numeric","min":3.4028234663852886e38,"max":3.4028234663852886e38,"integer":true}}}}"#,
         r#"{"mechanism":"local","samples":1000000000000}"#,
     ];
     let fed = [

@@ -351,6 +351,43 @@ impl SynthParams {
         })
     }
 
+    /// The parameters of a call on a table read once beforehand (the npm `Dataset`) with
+    /// the label `label` and the schema `read_with`. The call's label, if it gives one, must
+    /// be the table's; its schema, if it gives one, must be the one the table was read with,
+    /// if any, and is checked against the table's header like a schema given at reading;
+    /// without one, the reading's schema applies (its bounds and labels were dropped before:
+    /// the table had been typed by it, but normalization saw no bounds).
+    pub fn on_table(
+        mut self,
+        table: &Table,
+        label: &str,
+        read_with: Option<&Schema>,
+    ) -> Result<Self> {
+        match self.label.as_deref() {
+            Some(l) if l != label => {
+                return Err(Error::param(
+                    "label",
+                    l,
+                    format!("the table was read with the label column '{label}'; leave label out, or read the file again with label '{l}'"),
+                ))
+            }
+            _ => self.label = Some(label.to_string()),
+        }
+        match (&self.schema, read_with) {
+            (None, _) => self.schema = read_with.cloned(),
+            (Some(given), Some(read)) if given != read => {
+                return Err(Error::param(
+                    "schema",
+                    "(differs from the table's)",
+                    "the table was read with another schema; leave schema out to use that one, or read the file again with the new schema",
+                ))
+            }
+            (Some(_), Some(_)) => {}
+            (Some(given), None) => given.check_header("input", &table.names, Some(label))?,
+        }
+        Ok(self)
+    }
+
     /// The core options of a synthesis, the same for every table: `auto` (the default mix
     /// order) is left for the synthesis to resolve by one rule for every caller
     /// (preprocess::auto), after normalization, from the class sizes it may use.

@@ -650,7 +650,7 @@ fn msg_out_of_range(v: &str) -> String {
     )
 }
 
-fn list_names(names: &[String]) -> String {
+pub(crate) fn list_names(names: &[String]) -> String {
     let shown: Vec<&str> = names
         .iter()
         .take(MAX_NAMES_LISTED)
@@ -1271,22 +1271,10 @@ fn plan_columns(
             )));
         }
     }
-    let schema_cols = opts.schema.as_ref().map(|s| &s.columns);
-    if let Some(cols) = schema_cols {
-        let unknown: Vec<String> = cols
-            .keys()
-            .filter(|k| !names.contains(k))
-            .map(|k| format!("'{k}'"))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(Error::Data(format!(
-                "{}: the schema names columns that are not in the header: {}; the header has: {} (names are case-sensitive)",
-                src.name,
-                unknown.join(", "),
-                list_names(names)
-            )));
-        }
+    if let Some(schema) = &opts.schema {
+        schema.check_header(&src.name, names, opts.label.as_deref())?;
     }
+    let schema_cols = opts.schema.as_ref().map(|s| &s.columns);
     let mut active = Vec::new();
     let mut kinds = Vec::new();
     let mut label_index = None;
@@ -1294,22 +1282,20 @@ fn plan_columns(
         let spec = schema_cols.and_then(|c| c.get(name));
         let is_label = opts.label.as_deref() == Some(name.as_str());
         let kind = match (spec, is_label) {
-            (Some(ColumnSpec::Ignore), true) => {
-                return Err(Error::Data(format!(
-                    "schema: the label column '{name}' is declared \"ignore\"; remove it from the schema or choose another label"
-                )))
-            }
-            (Some(ColumnSpec::Numeric { .. }), true) => {
-                return Err(Error::Data(format!(
-                    "schema: the label column '{name}' is declared numeric, but labels are categorical; declare it categorical or remove it from the schema"
-                )))
-            }
+            (Some(ColumnSpec::Categorical { categories }), _) => Kind::Categorical {
+                categories: categories.clone(),
+            },
+            // The label, untyped (a schema declaring it numeric or "ignore" was refused by
+            // `check_header`).
+            (_, true) => Kind::Categorical { categories: None },
             (Some(ColumnSpec::Ignore), false) => continue,
-            (Some(ColumnSpec::Numeric { integer, .. }), false) => Kind::SchemaNumeric { integer: *integer },
-            (Some(ColumnSpec::Categorical { categories }), _) => Kind::Categorical { categories: categories.clone() },
-            (None, true) => Kind::Categorical { categories: None },
+            (Some(ColumnSpec::Numeric { integer, .. }), false) => {
+                Kind::SchemaNumeric { integer: *integer }
+            }
             // Deferred: kept as raw tokens until the caller decides the type (under DP).
-            (None, false) if opts.types == TypeInference::Deferred => Kind::Categorical { categories: None },
+            (None, false) if opts.types == TypeInference::Deferred => {
+                Kind::Categorical { categories: None }
+            }
             (None, false) => Kind::Infer,
         };
         if is_label {

@@ -72,6 +72,35 @@ impl Schema {
         Ok(schema)
     }
 
+    /// Checks the schema against a table's header (`source` names the file in messages):
+    /// every column it names is in the header, and the label column is not declared
+    /// numeric or "ignore".
+    pub fn check_header(&self, source: &str, names: &[String], label: Option<&str>) -> Result<()> {
+        let unknown: Vec<String> = self
+            .columns
+            .keys()
+            .filter(|k| !names.contains(k))
+            .map(|k| format!("'{k}'"))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Error::Data(format!(
+                "{source}: the schema names columns that are not in the header: {}; the header has: {} (names are case-sensitive)",
+                unknown.join(", "),
+                crate::data::csv::list_names(names)
+            )));
+        }
+        let Some(label) = label else { return Ok(()) };
+        match self.columns.get(label) {
+            Some(ColumnSpec::Ignore) => Err(Error::Data(format!(
+                "schema: the label column '{label}' is declared \"ignore\"; remove it from the schema or choose another label"
+            ))),
+            Some(ColumnSpec::Numeric { .. }) => Err(Error::Data(format!(
+                "schema: the label column '{label}' is declared numeric, but labels are categorical; declare it categorical or remove it from the schema"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Checks the internal consistency of the schema (bounds and categories).
     pub fn validate(&self) -> Result<()> {
         for (name, spec) in &self.columns {
@@ -82,6 +111,14 @@ impl Schema {
                             if !v.is_finite() {
                                 return Err(Error::Data(format!(
                                     "schema: column '{name}': {key} = {v} is not a finite number; give a finite bound or omit it"
+                                )));
+                            }
+                            // Values are 32-bit floats (the reader refuses cells beyond this
+                            // range too): a wider bound cannot be met by any value, and its
+                            // arithmetic overflowed (±1e300 wrote `inf`, ±1e308 panicked).
+                            if v.abs() > f64::from(f32::MAX) {
+                                return Err(Error::Data(format!(
+                                    "schema: column '{name}': {key} = {v:e} is outside the 32-bit float range of the values (about ±3.4e38); give a bound near the column's possible values, or omit it"
                                 )));
                             }
                         }
@@ -184,6 +221,27 @@ mod tests {
             e.contains("'age'") && e.contains("min = 10") && e.contains("max = 1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn bounds_beyond_the_f32_range_are_errors() {
+        // ±1e308 panicked in decoding (the span overflowed to inf), ±1e300 wrote `inf`.
+        for (lo, hi, bad) in [
+            ("-1e308", "1e308", "min = -1e308"),
+            ("0", "1e300", "max = 1e300"),
+        ] {
+            let e = Schema::from_json(&format!(
+                r#"{{"columns": {{"a": {{"type": "numeric", "min": {lo}, "max": {hi}}}}}}}"#
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains(bad) && e.contains("32-bit float range"), "{e}");
+        }
+        let edge = f64::from(f32::MAX);
+        let ok = format!(
+            r#"{{"columns": {{"a": {{"type": "numeric", "min": -{edge}, "max": {edge}}}}}}}"#
+        );
+        assert!(Schema::from_json(&ok).is_ok());
     }
 
     #[test]

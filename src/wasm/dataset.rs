@@ -9,12 +9,9 @@ use wasm_bindgen::prelude::*;
 // The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
 // runs wasm-bindgen with --no-typescript; tests/js/types.test.mjs checks them against the core).
 
-/// Checked parameters of an options object, with the dataset's label when none is given.
-fn params(options: JsValue, what: &str, label: Option<&str>) -> Result<SynthParams, JsValue> {
-    let mut req: SynthRequest = from_js(options, what)?;
-    if let Some(l) = label {
-        req.label.get_or_insert_with(|| l.to_string());
-    }
+/// Checked parameters of an options object.
+fn params(options: JsValue, what: &str) -> Result<SynthParams, JsValue> {
+    let req: SynthRequest = from_js(options, what)?;
     SynthParams::try_from(&req).map_err(js_err)
 }
 
@@ -57,6 +54,7 @@ pub fn synthesize_csv(
 pub struct Dataset {
     table: Table,
     label: String,
+    schema: Option<crate::data::Schema>,
 }
 
 #[wasm_bindgen]
@@ -68,14 +66,22 @@ impl Dataset {
         #[wasm_bindgen(unchecked_param_type = "{ label: string; schema?: object | string }")]
         options: JsValue,
     ) -> Result<Dataset, JsValue> {
-        let p = params(options, "Dataset options", None)?;
+        let p = params(options, "Dataset options")?;
         let bytes = bytes_of(&input, "Dataset")?;
         let table =
             read_csv_bytes(&bytes, &p.csv_options("input").map_err(js_err)?).map_err(js_err)?;
         Ok(Dataset {
             table,
             label: p.label.unwrap_or_default(),
+            schema: p.schema,
         })
+    }
+
+    /// Checked parameters of a call on this table ([`SynthParams::on_table`]).
+    fn params(&self, options: JsValue, what: &str) -> Result<SynthParams, JsValue> {
+        params(options, what)?
+            .on_table(&self.table, &self.label, self.schema.as_ref())
+            .map_err(js_err)
     }
 
     /// Rows kept.
@@ -125,7 +131,7 @@ impl Dataset {
         #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PreviewView")] view: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let p = params(options, "noisePreview options", Some(&self.label))?;
+        let p = self.params(options, "noisePreview options")?;
         // Undefined or null reads as `{}`: the defaults (`from_js`).
         let view: api::PreviewView = from_js(view, "noisePreview view")?;
         to_js(&api::dataset_preview_as(&self.table, &p, view).map_err(js_err)?)
@@ -139,7 +145,7 @@ impl Dataset {
         #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
         on_progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let p = params(options, "synthesize options", Some(&self.label))?;
+        let p = self.params(options, "synthesize options")?;
         let mut rng = api::rng_for_seed(p.seed).map_err(js_err)?;
         let (report, thrown) = progress(on_progress);
         let (csv, receipt) = thrown.result(api::synthesize_table_pieces(
@@ -170,7 +176,7 @@ impl Dataset {
         #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
         on_progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsValue> {
-        let p = params(options, "utilityCheck options", Some(&self.label))?;
+        let p = self.params(options, "utilityCheck options")?;
         let mut rng = api::rng_for_seed(p.seed).map_err(js_err)?;
         let (report, thrown) = progress(on_progress);
         let r = thrown.result(api::utility_check(&self.table, &p, &mut rng, report))?;

@@ -126,6 +126,28 @@ test("wasm and native give the same output for the same seed", () => {
   }
 });
 
+// A schema given when the Dataset is made applies to every call (its bounds were dropped:
+// the receipt's columns came from DP normalization); a call's own schema is checked against
+// the header as at reading, and another label or schema is refused (both were ignored).
+test("Dataset: the schema and label it was read with hold for every call", () => {
+  const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
+  const schema = JSON.parse(readFileSync(join(ROOT, "demo/iris.schema.json"), "utf8"));
+  const sources = (r) => r.receipt.normalization.columns.filter((c) => c.name !== "species").map((c) => c.source);
+  const read = new cjs.Dataset(text, { label: "species", schema });
+  assert.deepEqual(sources(read.synthesize({ epsilon: 5, seed: 1 })), Array(4).fill("schema"));
+  assert.equal(read.synthesize({ epsilon: 5, seed: 1 }).receipt.class_counts.labels_source, "schema");
+  const plain = new cjs.Dataset(text, { label: "species" });
+  assert.deepEqual(sources(plain.synthesize({ epsilon: 5, seed: 1, schema })), Array(4).fill("schema"));
+  const refused = [
+    [() => plain.synthesize({ epsilon: 5, label: "sepal_width" }), "label", /read with the label column 'species'/],
+    [() => read.noisePreview({ epsilon: 5, schema: { columns: {} } }), "schema", /another schema/],
+    [() => plain.utilityCheck({ epsilon: 5, schema: { columns: { nope: { type: "ignore" } } } }), undefined, /not in the header: 'nope'/],
+  ];
+  for (const [call, param, message] of refused) {
+    assert.throws(call, (e) => e.param === param && message.test(e.message), String(message));
+  }
+});
+
 test("Dataset: class counts, synthesis as bytes, histograms and the utility check", () => {
   const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
   const ds = new cjs.Dataset(text, { label: "species" });
