@@ -16,14 +16,12 @@ pub enum ImageInput {
     Files(Vec<(String, Vec<u8>)>),
 }
 
-/// Splits an options object (JSON text) into the image keys ([`ImageOptions`]) and the
-/// synthesis keys ([`SynthRequest`]).
-pub fn image_request(json: &str) -> Result<(ImageOptions, SynthRequest)> {
-    let bad = |e: serde_json::Error| {
-        Error::param("options", e.to_string(), "check the option names and types")
-    };
-    let mut all: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(json).map_err(bad)?;
+/// Splits an options object (JSON text) into the JSON texts of its image keys (for
+/// [`ImageOptions`]) and of its synthesis keys (for [`SynthRequest`]), each on one line, so
+/// that the caller's deserializer can name the key at fault by its position.
+pub fn split_image_options(json: &str) -> Result<(String, String)> {
+    let mut all: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
+        .map_err(|e| Error::param("options", e.to_string(), "pass a plain options object"))?;
     let mut img = serde_json::Map::new();
     for key in [
         "width", "height", "channels", "alpha", "maxSide", "maxBytes",
@@ -32,19 +30,23 @@ pub fn image_request(json: &str) -> Result<(ImageOptions, SynthRequest)> {
             img.insert(key.to_string(), v);
         }
     }
-    // Both halves go through `from_str`, the one deserializer the wasm build already has.
-    let image: ImageOptions =
-        serde_json::from_str(&serde_json::Value::Object(img).to_string()).map_err(bad)?;
-    let synth: SynthRequest =
-        serde_json::from_str(&serde_json::Value::Object(all).to_string()).map_err(bad)?;
-    if synth.label.is_some() {
-        return Err(Error::param(
+    Ok((
+        serde_json::Value::Object(img).to_string(),
+        serde_json::Value::Object(all).to_string(),
+    ))
+}
+
+/// Refuses a label in the synthesis keys of an image call: images take their class from the
+/// folder name.
+pub fn check_image_synth(synth: &SynthRequest) -> Result<()> {
+    match &synth.label {
+        Some(l) => Err(Error::param(
             "label",
-            synth.label.clone().unwrap_or_default(),
+            l,
             "images take their class from the folder name; leave it out",
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok((image, synth))
 }
 
 /// Reads an image set, the shape the options leave open chosen by `rule`.

@@ -43,7 +43,8 @@ pub use gmm::{
     GmmPrivate, GmmReleaseResult, GmmRequest,
 };
 pub use images::{
-    image_request, inspect_images, load_images, synthesize_images, ImageInput, ImagesResult,
+    check_image_synth, inspect_images, load_images, split_image_options, synthesize_images,
+    ImageInput, ImagesResult,
 };
 pub use preview::{
     dataset_preview, dataset_preview_as, preview, PreviewRequest, PreviewResponse, PreviewView,

@@ -1,6 +1,6 @@
 //! Image synthesis (feature `wasm`): `inspectImages` and `synthesizeImages`.
 
-use super::{bad_argument, bytes_of, js_err, json_of, object, progress, to_js};
+use super::{bad_argument, bytes_of, from_json, js_err, json_of, object, progress, to_js};
 use crate::api::{self, ImageInput, SynthRequest};
 use crate::images::ImageOptions;
 use wasm_bindgen::prelude::*;
@@ -32,7 +32,11 @@ fn image_input(v: &JsValue) -> Result<ImageInput, JsValue> {
 }
 
 fn image_options(v: JsValue) -> Result<(ImageOptions, SynthRequest), JsValue> {
-    api::image_request(&json_of(&v, "options")?).map_err(js_err)
+    let (image, synth) = api::split_image_options(&json_of(&v, "options")?).map_err(js_err)?;
+    let image: ImageOptions = from_json(&image, "options")?;
+    let synth: SynthRequest = from_json(&synth, "options")?;
+    api::check_image_synth(&synth).map_err(js_err)?;
+    Ok((image, synth))
 }
 
 /// Classes, counts and the output shape of a ZIP or a list of image files.

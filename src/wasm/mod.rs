@@ -94,8 +94,12 @@ fn serde_key(message: &str) -> Option<&str> {
 
 /// Reads an options object into a request type (`ParameterError` naming a bad key).
 pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsValue> {
-    let text = json_of(&v, what)?;
-    serde_json::from_str(&text).map_err(|e| {
+    from_json(&json_of(&v, what)?, what)
+}
+
+/// Reads one-line JSON (as `JSON.stringify` writes it) into a request type, as [`from_js`].
+pub(crate) fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, JsValue> {
+    serde_json::from_str(text).map_err(|e| {
         let message = e.to_string();
         if let Some(key) = serde_key(&message) {
             return js_error(
@@ -105,7 +109,7 @@ pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, 
             );
         }
         // JSON.stringify writes one line, so the column is the byte offset of the error.
-        match key_at(&text, e.column()) {
+        match key_at(text, e.column()) {
             Some(key) => js_error(
                 ErrorKind::Parameter,
                 &format!("{what}: {key}: {}", plain_serde_message(&message)),

@@ -261,6 +261,11 @@ test("errors name the JS option, never a CLI flag", () => {
     // wasm32's usize could not hold it: serde's range message named no option.
     [() => cjs.federatedSimulate(csv, { label: "outcome", epsilon: 3, samples: 1e12 }), "samples"],
     [() => cjs.audit({ runs: 1e15 }), "runs"],
+    // Image options: their keys too (they were "options", with serde's JSON position).
+    [() => cjs.inspectImages(new Uint8Array(0), { maxBytes: -1 }), "maxBytes"],
+    [() => cjs.inspectImages(new Uint8Array(0), { alpha: "x" }), "alpha"],
+    [() => cjs.synthesizeImages(new Uint8Array(0), { epsilon: 5, width: 1.5 }), "width"],
+    [() => cjs.synthesizeImages(new Uint8Array(0), { epsilon: "5" }), "epsilon"],
   ];
   for (const [call, param] of cases) {
     let err;
