@@ -178,6 +178,8 @@ fn extreme_options_get_errors_not_panics() {
     let gmm = [
         r#"{"bound":1e300,"samples":1000000000000}"#,
         r#"{"bound":1e-300}"#,
+        // Within the row limit, beyond the memory (was a wasm panic, "capacity overflow").
+        r#"{"bound":15,"samples":2147483648}"#,
     ];
     let with = |extra: &str| {
         let mut v: serde_json::Value =

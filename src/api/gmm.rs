@@ -101,9 +101,7 @@ pub fn gmm_samples_csv(
     samples: usize,
     rng: &mut ReleaseRng,
 ) -> Result<Vec<u8>> {
-    let (classes, rows) = gmm::sample(model, samples, rng)?;
     let err = |e: std::io::Error| Error::Data(format!("cannot write the samples: {e}"));
-    let mut w = CsvOut::new(Vec::new());
     let mut header = model.output_features();
     let d = header.len();
     header.push(if model.label.is_empty() {
@@ -111,14 +109,32 @@ pub fn gmm_samples_csv(
     } else {
         model.label.clone()
     });
+    // The text is made as the rows are drawn, in a buffer reserved up front: a request the
+    // memory cannot hold gets an error naming `samples` (1e9 rows was a wasm panic, "capacity
+    // overflow"). A number takes about 20 characters; a longer one grows the buffer.
+    let label_len = model.classes.iter().map(String::len).max().unwrap_or(0);
+    let row_bytes = 20 * d + label_len + 2;
+    let mut buf = Vec::new();
+    let room = samples
+        .checked_mul(row_bytes)
+        .is_some_and(|len| buf.try_reserve_exact(len).is_ok());
+    if !room {
+        let gb = samples as f64 * row_bytes as f64 / 1e9;
+        return Err(Error::param(
+            "samples",
+            samples,
+            format!("{samples} rows of {d} numbers need about {gb:.1} GB of memory at once, more than is available here; ask for fewer rows"),
+        ));
+    }
+    let mut w = CsvOut::new(buf);
     w.write_record(&header).map_err(err)?;
     let mut cells: Vec<String> = Vec::with_capacity(d + 1);
-    for (c, r) in classes.iter().zip(&rows) {
+    gmm::sample_each(model, samples, rng, |c, r| {
         cells.clear();
         cells.extend(r.iter().map(|x| format!("{x}")));
-        cells.push(model.classes[*c].clone());
-        w.write_record(&cells).map_err(err)?;
-    }
+        cells.push(model.classes[c].clone());
+        w.write_record(&cells).map_err(err)
+    })?;
     Ok(w.into_bytes())
 }
 

@@ -855,6 +855,24 @@ pub fn sample<R: Rng + ?Sized>(
     t: usize,
     rng: &mut R,
 ) -> Result<(Vec<usize>, Vec<Vec<f64>>)> {
+    let mut classes = Vec::new();
+    let mut rows = Vec::new();
+    sample_each(model, t, rng, |k, row| {
+        classes.push(k);
+        rows.push(row.to_vec());
+        Ok(())
+    })?;
+    Ok((classes, rows))
+}
+
+/// [`sample`], handing each row (its class index and its features) to `out` as it is drawn
+/// instead of holding them all: the rows of a large request need not fit in memory at once.
+pub fn sample_each<R: Rng + ?Sized>(
+    model: &GmmModel,
+    t: usize,
+    rng: &mut R,
+    mut out: impl FnMut(usize, &[f64]) -> Result<()>,
+) -> Result<()> {
     model.validate()?;
     let d = model.means[0].len();
     let ls: Vec<Mat> = model
@@ -868,8 +886,6 @@ pub fn sample<R: Rng + ?Sized>(
         s += w;
         cum.push(s);
     }
-    let mut classes = Vec::with_capacity(t);
-    let mut rows = Vec::with_capacity(t);
     for _ in 0..t {
         let u: f64 = rng.gen::<f64>() * s;
         let k = cum.iter().position(|&c| u < c).unwrap_or(cum.len() - 1);
@@ -877,8 +893,7 @@ pub fn sample<R: Rng + ?Sized>(
         let x: Vec<f64> = (0..d)
             .map(|i| model.means[k][i] + (0..=i).map(|j| ls[k].get(i, j) * zs[j]).sum::<f64>())
             .collect();
-        classes.push(k);
-        rows.push(match &model.projection {
+        match &model.projection {
             Some(p) => {
                 let mut y = p.center.clone();
                 for (zj, comp) in x.iter().zip(&p.components) {
@@ -886,12 +901,12 @@ pub fn sample<R: Rng + ?Sized>(
                         *yi += zj * ci;
                     }
                 }
-                y
+                out(k, &y)?;
             }
-            None => x,
-        });
+            None => out(k, &x)?,
+        }
     }
-    Ok((classes, rows))
+    Ok(())
 }
 
 /// Each class's marginal density of feature `feature` on `grid` (paper Fig. 7/9):
