@@ -454,8 +454,8 @@ fn federated_records_drop_nothing_for_a_missing_cell() {
     assert_eq!(c["data"]["class_labels"], a["data"]["class_labels"]);
     assert_eq!(c["guarantee"]["unprotected"], serde_json::json!([]));
     // A contribution file carries the same counts for a one-cell neighbour.
-    let (k1, p1) = federated_keygen(1).unwrap();
-    let (_, p2) = federated_keygen(2).unwrap();
+    let (k1, p1) = federated_keygen(1.0).unwrap();
+    let (_, p2) = federated_keygen(2.0).unwrap();
     let mut creq = req.clone();
     creq.samples = Some(600);
     let contribution = |text: &str| {

@@ -198,10 +198,18 @@ pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedRece
 }
 
 /// `federatedKeygen`: `(secretKey, publicKey)` as JSON texts (keep the first, share the
-/// second).
-pub fn federated_keygen(party: u32) -> Result<(String, String)> {
+/// second). The party id comes from JS as a number: a whole number from 0 to 2^32 − 1
+/// (wasm-bindgen's u32 wrapped −1 to 4294967295 and cut 1.5 to 1 without a word).
+pub fn federated_keygen(party: f64) -> Result<(String, String)> {
+    if !(party.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&party)) {
+        return Err(Error::param(
+            "party",
+            party,
+            "give this party's id, a whole number from 0 to 4294967295 (distinct within the federation)",
+        ));
+    }
     let mut rng = ReleaseRng::from_entropy()?;
-    Ok(crate::pipelines::federated::keygen(party, &mut rng))
+    Ok(crate::pipelines::federated::keygen(party as u32, &mut rng))
 }
 
 /// `federatedContribute`: this party's contribution file (JSON) and its secret key updated

@@ -31,7 +31,7 @@ pub fn federated_simulate(
     js_name = federatedKeygen,
     unchecked_return_type = "{ secretKey: string; publicKey: string }"
 )]
-pub fn federated_keygen(party: u32) -> Result<JsValue, JsValue> {
+pub fn federated_keygen(party: f64) -> Result<JsValue, JsValue> {
     let (secret, public) = api::federated_keygen(party).map_err(js_err)?;
     object(&[
         ("secretKey", JsValue::from_str(&secret)),

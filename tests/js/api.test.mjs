@@ -261,6 +261,10 @@ test("errors name the JS option, never a CLI flag", () => {
     // wasm32's usize could not hold it: serde's range message named no option.
     [() => cjs.federatedSimulate(csv, { label: "outcome", epsilon: 3, samples: 1e12 }), "samples"],
     [() => cjs.audit({ runs: 1e15 }), "runs"],
+    // Wrapped (-1 → 4294967295) or cut (1.5 → 1) without a word before.
+    [() => cjs.federatedKeygen(-1), "party"],
+    [() => cjs.federatedKeygen(1.5), "party"],
+    [() => cjs.federatedKeygen(NaN), "party"],
     // Within the row limit, beyond wasm32's memory (was a panic: "capacity overflow").
     [() => cjs.gmmSample(cjs.gmmRelease(readFileSync(join(ROOT, "demo/iris.csv")), { label: "species", epsilon: 2, bound: 15, seed: 1 }).model, 1e9, 1), "samples"],
     // Image options: their keys too (they were "options", with serde's JSON position).
