@@ -275,14 +275,14 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
 }
 
 /// `gmmSample`: rows sampled from a released model (post-processing).
-pub fn gmm_sample(model_json: &str, samples: usize, seed: Option<f64>) -> Result<String> {
+pub fn gmm_sample(model_json: &str, samples: f64, seed: Option<f64>) -> Result<String> {
+    let samples = super::check_rows_of_number(samples)?;
+    let mut rng = rng_for(seed)?;
     let model: gmm::GmmModel = serde_json::from_str(model_json)
         .map_err(|e| Error::Data(format!("not a GMM model JSON: {e}")))?;
     model
         .validate()
         .map_err(|e| Error::Data(format!("the model: {e}")))?;
-    super::check_rows(samples as u64)?;
-    let mut rng = rng_for(seed)?;
     String::from_utf8(gmm_samples_csv(&model, samples, &mut rng)?)
         .map_err(|_| Error::Internal("the samples are not UTF-8".into()))
 }

@@ -128,6 +128,21 @@ pub fn check_rows(rows: u64) -> Result<usize> {
     }
 }
 
+/// A row count given as a number (JS): a whole number, then [`check_rows`] (a wasm-bindgen
+/// `u32` wrapped -1 to 4294967295 and cut 1.5 to 1).
+pub fn check_rows_of_number(rows: f64) -> Result<usize> {
+    if rows.fract() == 0.0 && rows >= 0.0 {
+        // Saturating: anything past 2^64 is past the limit all the same.
+        check_rows(rows as u64)
+    } else {
+        Err(Error::param(
+            "samples",
+            rows,
+            format!("ask for a whole number of rows from 1 to {MAX_ROWS}"),
+        ))
+    }
+}
+
 /// The random generator a request asks for: the CSPRNG, or a seeded one for tests.
 pub fn rng_for(seed: Option<f64>) -> Result<ReleaseRng> {
     rng_for_seed(check_seed(seed)?)

@@ -23,7 +23,7 @@ pub fn gmm_release(
 #[wasm_bindgen(js_name = gmmSample)]
 pub fn gmm_sample(
     #[wasm_bindgen(unchecked_param_type = "GmmModel | string")] model: JsValue,
-    samples: u32,
+    samples: f64,
     seed: Option<f64>,
 ) -> Result<String, JsValue> {
     let text = match model.as_string() {
@@ -32,5 +32,5 @@ pub fn gmm_sample(
             .map_err(|_| bad_argument("gmmSample: the model is not JSON"))?
             .into(),
     };
-    api::gmm_sample(&text, samples as usize, seed).map_err(js_err)
+    api::gmm_sample(&text, samples, seed).map_err(js_err)
 }

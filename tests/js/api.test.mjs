@@ -263,6 +263,8 @@ test("errors name the JS option, never a CLI flag", () => {
     [() => cjs.audit({ runs: 1e15 }), "runs"],
     // Wrapped (-1 → 4294967295) or cut (1.5 → 1) without a word before.
     [() => cjs.federatedKeygen(-1), "party"],
+    [() => cjs.gmmSample("{}", -1), "samples"],
+    [() => cjs.gmmSample("{}", 2.5), "samples"],
     [() => cjs.federatedKeygen(1.5), "party"],
     [() => cjs.federatedKeygen(NaN), "party"],
     // Within the row limit, beyond wasm32's memory (was a panic: "capacity overflow").
@@ -287,6 +289,6 @@ test("errors name the JS option, never a CLI flag", () => {
     assert.ok(err.message.includes(param), err.message);
     assert.ok(!/--[a-z]/.test(err.message), `a CLI flag in: ${err.message}`);
     // Row counts get the fix (the limit), from every operation alike.
-    if (param === "samples") assert.match(err.message, /ask for (1 to 2147483648 rows|fewer rows)/);
+    if (param === "samples") assert.match(err.message, /ask for (1 to 2147483648 rows|fewer rows|a whole number of rows)/);
   }
 });
