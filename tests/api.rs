@@ -611,8 +611,8 @@ fn a_table_given_by_value_synthesizes_as_a_lent_one() {
 
 /// A call on a table read once (the npm `Dataset`): the schema the table was read with
 /// applies when the call gives none (its bounds used to be dropped: every column's range
-/// came from DP normalization instead), a call's own schema is checked against the header
-/// as at reading, and a different label or schema is refused, naming the option.
+/// came from DP normalization instead); a call's schema other than the reading's is refused,
+/// naming the option (after checking it against the header), and so is another label.
 #[test]
 fn a_call_on_a_read_table_keeps_its_schema_and_label() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -645,12 +645,10 @@ fn a_call_on_a_read_table_keeps_its_schema_and_label() {
     let with = read(true);
     let got = sources(&with, Some(&schema), r#"{"epsilon":5}"#);
     assert_eq!(got, vec!["schema"; 4]);
-    // Read without, called with it (the app): the same.
-    let without = read(false);
-    let call = format!(r#"{{"epsilon":5,"schema":{schema_json}}}"#);
-    assert_eq!(sources(&without, None, &call), vec!["schema"; 4]);
     // Read with it, called with the same one: accepted.
+    let call = format!(r#"{{"epsilon":5,"schema":{schema_json}}}"#);
     assert_eq!(sources(&with, Some(&schema), &call), vec!["schema"; 4]);
+    let without = read(false);
     let refused =
         |table: &privmix::data::Table, read_with: Option<&privmix::data::Schema>, call: &str| {
             params(call)
@@ -667,6 +665,15 @@ fn a_call_on_a_read_table_keeps_its_schema_and_label() {
     let other = r#"{"epsilon":5,"schema":{"columns":{"sepal_length":{"type":"numeric","min":0,"max":10}}}}"#;
     let e = refused(&with, Some(&schema), other);
     assert_eq!(param_of(&e).as_deref(), Some("schema"), "{e}");
+    // Read without a schema, called with one: refused (it was half applied: an "ignore"
+    // column was synthesized and released).
+    let e = refused(&without, None, &call);
+    assert_eq!(param_of(&e).as_deref(), Some("schema"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("read the file again with the schema"),
+        "{e}"
+    );
     // Checked against the header, as a schema given at reading is.
     let e = refused(
         &without,

@@ -39,7 +39,9 @@ const state = {
 
 const PIXEL_SCHEMA_SOURCE = "pixels";
 
-function setSchema(schema) {
+// A schema acts when the table is read (its "ignore" columns are dropped, its types applied):
+// a new one reads the CSV again (`reload`: false where the caller is about to read it).
+function setSchema(schema, { reload = true } = {}) {
   state.schema = schema;
   const publicOpt = $("normalize-select").querySelector('option[value="public"]');
   publicOpt.disabled = !schema;
@@ -52,6 +54,9 @@ function setSchema(schema) {
   // stay inside the ranges).
   if (!schema && $("normalize-select").value === "public") $("normalize-select").value = "dp";
   scheduleReadout();
+  if (reload && state.kind === "csv" && state.source !== null && state.datasetSchema !== schema) {
+    chooseLabel($("label-select").value);
+  }
 }
 
 // Load generations (see the top of this file).
@@ -148,7 +153,7 @@ async function loadCsvNow(gen, name, source, demoSchema) {
   state.kind = "csv";
   $("pixels-row").hidden = true;
   $("pixels-public").checked = false;
-  setSchema(demoSchema ? { json: demoSchema, source: `the ${name} schema (public bounds)` } : state.fileSchema);
+  setSchema(demoSchema ? { json: demoSchema, source: `the ${name} schema (public bounds)` } : state.fileSchema, { reload: false });
   state.name = name;
   state.source = source;
   state.dataset = null;
@@ -192,12 +197,17 @@ async function loadDatasetNow(gen, label) {
   state.dataset = null;
   setStatus("idle", "Reading the data…");
   try {
-    const ds = await pm.loadDataset(state.source, { label });
+    // The pixel range for this label, from the header (the table is read with it).
+    if ($("pixels-public").checked && !$("pixels-row").hidden && state.summary) {
+      const names = state.summary.columns.map((c) => c.name);
+      setSchema({ json: pixelSchema(names, label), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE }, { reload: false });
+    }
+    const schema = state.schema;
+    const ds = await pm.loadDataset(state.source, schema ? { label, schema: schema.json } : { label });
     if (!current(gen)) return;
     state.dataset = ds;
-    if ($("pixels-public").checked && !$("pixels-row").hidden) {
-      setSchema({ json: pixelSchema(ds.columns, label), source: "the pixel range 0–255", kind: PIXEL_SCHEMA_SOURCE });
-    }
+    state.datasetSchema = schema;
+    state.datasetLabel = label;
     const classes = ds.labels.map((l, i) => `${l} (${ds.counts[i]})`);
     const shown = classes.length > 12 ? classes.slice(0, 12).join(", ") + ", …" : classes.join(", ");
     $("class-info").textContent =
@@ -209,7 +219,7 @@ async function loadDatasetNow(gen, label) {
   } catch (e) {
     if (!current(gen)) return;
     state.dataset = null;
-    setStatus("error", friendly(e, "Could not use this label"));
+    setStatus("error", friendly(e, state.schema ? `Could not read the data with this label and ${state.schema.source}` : "Could not use this label"));
   } finally {
     if (current(gen)) {
       setBusy(state.busy);
@@ -233,7 +243,7 @@ async function loadImagesNow(gen, name, source) {
   $("data-info").textContent = "";
   $("pixels-row").hidden = true;
   $("pixels-public").checked = false;
-  setSchema(null);
+  setSchema(null, { reload: false });
   setStatus("idle", "Reading the images…");
   try {
     const io = imageOptions();
@@ -274,14 +284,18 @@ function options() {
   if (seed !== undefined) o.seed = seed;
   o.adjacency = $("adjacency-select").value;
   if (state.kind === "csv") {
-    o.label = $("label-select").value;
+    // The label and the schema the shown table was read with (a new choice reads it again,
+    // and the table refuses any other).
+    const shown = state.dataset !== null;
+    o.label = shown ? state.datasetLabel : $("label-select").value;
     o.normalize = $("normalize-select").value;
-    if (o.normalize === "public" && !state.schema) {
+    const schema = shown ? state.datasetSchema : state.schema;
+    if (o.normalize === "public" && !schema) {
       throw new Error("public normalization needs a schema with bounds: load one, or choose dp");
     }
     // A schema is public information: its labels, types and bounds are used whatever the
     // normalization (under dp, only the columns it leaves unbounded spend budget).
-    if (state.schema) o.schema = state.schema.json;
+    if (schema) o.schema = schema.json;
   }
   return o;
 }

@@ -353,10 +353,12 @@ impl SynthParams {
 
     /// The parameters of a call on a table read once beforehand (the npm `Dataset`) with
     /// the label `label` and the schema `read_with`. The call's label, if it gives one, must
-    /// be the table's; its schema, if it gives one, must be the one the table was read with,
-    /// if any, and is checked against the table's header like a schema given at reading;
-    /// without one, the reading's schema applies (its bounds and labels were dropped before:
-    /// the table had been typed by it, but normalization saw no bounds).
+    /// be the table's, and its schema, if it gives one, the one the table was read with:
+    /// a schema acts when the table is read (its "ignore" columns are dropped there, its
+    /// types applied), so a schema given only to a call on a table read without it was
+    /// half applied (its "ignore" columns were synthesized and released, and the utility
+    /// check failed on a column it types categorical). Without one, the reading's schema
+    /// applies (its bounds and labels used to be dropped).
     pub fn on_table(
         mut self,
         table: &Table,
@@ -375,15 +377,16 @@ impl SynthParams {
         }
         match (&self.schema, read_with) {
             (None, _) => self.schema = read_with.cloned(),
-            (Some(given), Some(read)) if given != read => {
-                return Err(Error::param(
-                    "schema",
-                    "(differs from the table's)",
-                    "the table was read with another schema; leave schema out to use that one, or read the file again with the new schema",
-                ))
+            (Some(given), Some(read)) if given == read => {}
+            (Some(given), read) => {
+                // Named against the header first: a schema for another file says so.
+                given.check_header("input", &table.names, Some(label))?;
+                let why = match read {
+                    Some(_) => "the table was read with another schema; leave schema out to use that one, or read the file again with the new schema",
+                    None => "the table was read without a schema, and a schema acts when the file is read (its \"ignore\" columns are dropped, its types applied); read the file again with the schema (new Dataset(csv, {label, schema}))",
+                };
+                return Err(Error::param("schema", "(not the table's)", why));
             }
-            (Some(_), Some(_)) => {}
-            (Some(given), None) => given.check_header("input", &table.names, Some(label))?,
         }
         Ok(self)
     }

@@ -264,6 +264,35 @@ test("race: a 60,000 × 784 CSV, Synthesize pressed as soon as it is enabled, wi
   await page.context().close();
 });
 
+// A schema acts when the table is read: loading one reads the CSV again, so its "ignore"
+// column is not in the output and its bounds are used (the table was read without it, and
+// the column declared "ignore" was synthesized and released).
+test("a schema file read after the data: its ignored column is left out, its bounds used", async () => {
+  const { page, errors } = await app.page();
+  const file = join(dir, "messy-schema.csv");
+  writeFileSync(file, messyCsv(300));
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
+  await page.selectOption('[data-testid="label-select"]', "outcome");
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  const schemaFile = join(dir, "messy.schema.json");
+  writeFileSync(schemaFile, JSON.stringify({ columns: { city: { type: "ignore" }, age: { type: "numeric", min: 0, max: 120 } } }));
+  await page.setInputFiles("#schema-input", schemaFile);
+  // The table is read again with the schema; the run waits for it.
+  await page.waitForFunction(() => /messy\.schema\.json/.test(document.querySelector('#normalize-select option[value="public"]').textContent));
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  await page.fill('[data-testid="epsilon-input"]', "3");
+  await page.click('[data-testid="synthesize-button"]');
+  const st = await waitForRun(page);
+  assert.equal(st.state, "done", st.text);
+  const rows = parseCsv((await downloadBytes(page, "download-data")).bytes.toString("utf8"));
+  assert.deepEqual(rows[0], ["age", "income, yearly", "score", "outcome"]);
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  assert.equal(receipt.normalization.columns.find((c) => c.name === "age").source, "schema");
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test("pixel-like columns: the page asks about the public 0–255 range and ticks nothing itself", async () => {
   const { page, errors } = await app.page();
   const cols = Array.from({ length: 16 }, (_, j) => `p${j}`);

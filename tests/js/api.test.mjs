@@ -127,20 +127,26 @@ test("wasm and native give the same output for the same seed", () => {
 });
 
 // A schema given when the Dataset is made applies to every call (its bounds were dropped:
-// the receipt's columns came from DP normalization); a call's own schema is checked against
-// the header as at reading, and another label or schema is refused (both were ignored).
+// the receipt's columns came from DP normalization). A schema acts when the file is read, so
+// a call's schema other than the reading's is refused (given only to the call, its "ignore"
+// columns were synthesized and released), and so is another label (it was ignored).
 test("Dataset: the schema and label it was read with hold for every call", () => {
   const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
   const schema = JSON.parse(readFileSync(join(ROOT, "demo/iris.schema.json"), "utf8"));
   const sources = (r) => r.receipt.normalization.columns.filter((c) => c.name !== "species").map((c) => c.source);
   const read = new cjs.Dataset(text, { label: "species", schema });
   assert.deepEqual(sources(read.synthesize({ epsilon: 5, seed: 1 })), Array(4).fill("schema"));
+  assert.deepEqual(sources(read.synthesize({ epsilon: 5, seed: 1, schema })), Array(4).fill("schema"));
   assert.equal(read.synthesize({ epsilon: 5, seed: 1 }).receipt.class_counts.labels_source, "schema");
+  // An "ignore" column is gone from the output of a Dataset read with the schema.
+  const ignoring = { columns: { sepal_length: { type: "ignore" } } };
+  const out = new cjs.Dataset(text, { label: "species", schema: ignoring }).synthesize({ epsilon: 5, seed: 1 });
+  assert.equal(new TextDecoder().decode(out.csv).split("\n")[0], "sepal_width,petal_length,petal_width,species");
   const plain = new cjs.Dataset(text, { label: "species" });
-  assert.deepEqual(sources(plain.synthesize({ epsilon: 5, seed: 1, schema })), Array(4).fill("schema"));
   const refused = [
     [() => plain.synthesize({ epsilon: 5, label: "sepal_width" }), "label", /read with the label column 'species'/],
     [() => read.noisePreview({ epsilon: 5, schema: { columns: {} } }), "schema", /another schema/],
+    [() => plain.synthesize({ epsilon: 5, seed: 1, schema: ignoring }), "schema", /read the file again with the schema/],
     [() => plain.utilityCheck({ epsilon: 5, schema: { columns: { nope: { type: "ignore" } } } }), undefined, /not in the header: 'nope'/],
   ];
   for (const [call, param, message] of refused) {
