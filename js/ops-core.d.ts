@@ -12,7 +12,10 @@ export declare function synthesizeCsv(input: CsvInput, options: SynthOptions, on
 export declare function inspectImages(input: ImageInput, options?: ImageReadOptions): ImageSummary;
 export declare function synthesizeImages(input: ImageInput, options: ImageOptions, onProgress?: ProgressCallback): ImageResult;
 
-/** A CSV read once, for several runs (the app's worker keeps one). Call `free()` when done. */
+/** A CSV read once, for several runs (the app's worker keeps one). Call `free()` when done.
+ * The label and the schema are given here: a schema acts when the file is read (its "ignore"
+ * columns are dropped, its types applied), so a call's `label` or `schema`, if given, must be
+ * these (another is refused with `error.param`); read the file again for another. */
 export declare class Dataset {
   constructor(input: CsvInput, options: DatasetOptions);
   readonly rows: number;
