@@ -19,14 +19,19 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("CSV: a messy file through the UI gives the input's header, the row count and ε ≤ target, with zero requests", async () => {
-  const { page, networkRequestsAfterLoad, errors } = await app.page();
-  const file = join(dir, "messy.csv");
+/** Writes 300 messy rows to `name`, loads them in the page and chooses the label `outcome`. */
+async function loadMessy(page, name) {
+  const file = join(dir, name);
   writeFileSync(file, messyCsv(300));
   await page.setInputFiles('[data-testid="file-input"]', file);
   await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
   await page.selectOption('[data-testid="label-select"]', "outcome");
   await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+}
+
+test("CSV: a messy file through the UI gives the input's header, the row count and ε ≤ target, with zero requests", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page();
+  await loadMessy(page, "messy.csv");
   await page.fill('[data-testid="epsilon-input"]', "3");
   await page.fill('[data-testid="delta-input"]', "1e-5");
   await page.fill('[data-testid="mix-input"]', "3");
@@ -269,12 +274,7 @@ test("race: a 60,000 × 784 CSV, Synthesize pressed as soon as it is enabled, wi
 // the column declared "ignore" was synthesized and released).
 test("a schema file read after the data: its ignored column is left out, its bounds used", async () => {
   const { page, errors } = await app.page();
-  const file = join(dir, "messy-schema.csv");
-  writeFileSync(file, messyCsv(300));
-  await page.setInputFiles('[data-testid="file-input"]', file);
-  await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
-  await page.selectOption('[data-testid="label-select"]', "outcome");
-  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  await loadMessy(page, "messy-schema.csv");
   const schemaFile = join(dir, "messy.schema.json");
   writeFileSync(schemaFile, JSON.stringify({ columns: { city: { type: "ignore" }, age: { type: "numeric", min: 0, max: 120 } } }));
   await page.setInputFiles("#schema-input", schemaFile);
