@@ -256,6 +256,21 @@ pub struct ColumnSummary {
     pub distinct: usize,
 }
 
+/// The rows `inspectCsv` reads, from its `maxRows` (a JS number; 2000 when not given): a
+/// whole number ≥ 1 (a wasm-bindgen `u32` wrapped -1 to 4294967295 and cut 1.5 to 1).
+pub fn inspect_rows(max_rows: Option<f64>) -> Result<usize> {
+    match max_rows {
+        None => Ok(2000),
+        // Casts saturate: a count past usize reads every row, as it says.
+        Some(m) if m.fract() == 0.0 && m >= 1.0 => Ok(m as usize),
+        Some(m) => Err(Error::param(
+            "max_rows",
+            m,
+            "give a whole number of rows ≥ 1 to read (default 2000)",
+        )),
+    }
+}
+
 /// Summarizes the first `max_rows` rows of a CSV for the page's label picker.
 pub fn inspect_csv(csv: &[u8], max_rows: usize) -> Result<CsvSummary> {
     // Cut after `max_rows` + 1 line breaks (a quoted field may contain one; the summary is

@@ -31,8 +31,8 @@ pub use accountant::{
     CalibrateDetail, CalibrateResponse, MechanismParams, MechanismRequest, RdpRequest, RdpResponse,
 };
 pub use dataset::{
-    histograms, inspect_csv, utility_check, ColumnHistogram, ColumnSummary, CsvSummary,
-    UtilityReport,
+    histograms, inspect_csv, inspect_rows, utility_check, ColumnHistogram, ColumnSummary,
+    CsvSummary, UtilityReport,
 };
 pub use federated::{
     federated_aggregate, federated_contribute, federated_keygen, federated_simulate, FedParams,

@@ -19,10 +19,11 @@ fn params(options: JsValue, what: &str) -> Result<SynthParams, JsValue> {
 #[wasm_bindgen(js_name = inspectCsv, unchecked_return_type = "CsvSummary")]
 pub fn inspect_csv(
     #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
-    #[wasm_bindgen(js_name = maxRows)] max_rows: Option<u32>,
+    #[wasm_bindgen(js_name = maxRows)] max_rows: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let bytes = bytes_of(&input, "inspectCsv")?;
-    to_js(&api::inspect_csv(&bytes, max_rows.unwrap_or(2000) as usize).map_err(js_err)?)
+    let rows = api::inspect_rows(max_rows).map_err(js_err)?;
+    to_js(&api::inspect_csv(&bytes, rows).map_err(js_err)?)
 }
 
 /// Synthesizes a DP dataset from CSV text: returns `{csv, receipt}`.

@@ -271,6 +271,7 @@ test("errors name the JS option, never a CLI flag", () => {
     [() => cjs.federatedKeygen(-1), "party"],
     [() => cjs.gmmSample("{}", -1), "samples"],
     [() => cjs.gmmSample("{}", 2.5), "samples"],
+    [() => cjs.inspectCsv("a,b\n1,2\n", -1), "maxRows"],
     [() => cjs.federatedKeygen(1.5), "party"],
     [() => cjs.federatedKeygen(NaN), "party"],
     // Within the row limit, beyond wasm32's memory (was a panic: "capacity overflow").
