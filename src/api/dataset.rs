@@ -257,12 +257,12 @@ pub struct ColumnSummary {
 }
 
 /// The rows `inspectCsv` reads, from its `maxRows` (a JS number; 2000 when not given): a
-/// whole number ≥ 1 (a wasm-bindgen `u32` wrapped -1 to 4294967295 and cut 1.5 to 1).
+/// whole number ≥ 1.
 pub fn inspect_rows(max_rows: Option<f64>) -> Result<usize> {
     match max_rows {
         None => Ok(2000),
         // Casts saturate: a count past usize reads every row, as it says.
-        Some(m) if m.fract() == 0.0 && m >= 1.0 => Ok(m as usize),
+        Some(m) if super::whole_at_least(m, 1.0) => Ok(m as usize),
         Some(m) => Err(Error::param(
             "max_rows",
             m,

@@ -198,10 +198,9 @@ pub fn federated_simulate(csv: &[u8], r: &FedRequest) -> Result<(String, FedRece
 }
 
 /// `federatedKeygen`: `(secretKey, publicKey)` as JSON texts (keep the first, share the
-/// second). The party id comes from JS as a number: a whole number from 0 to 2^32 − 1
-/// (wasm-bindgen's u32 wrapped −1 to 4294967295 and cut 1.5 to 1 without a word).
+/// second). The party id comes from JS as a number: a whole number from 0 to 2^32 − 1.
 pub fn federated_keygen(party: f64) -> Result<(String, String)> {
-    if !(party.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&party)) {
+    if !(super::whole_at_least(party, 0.0) && party <= f64::from(u32::MAX)) {
         return Err(Error::param(
             "party",
             party,

@@ -93,12 +93,19 @@ pub(crate) fn schema_of(v: &Option<serde_json::Value>) -> Result<Option<Schema>>
     }
 }
 
+/// Whether a number from JS is a whole number ≥ `lo` (NaN and ±∞ are not): the one test of
+/// the numbers a binding takes as `f64` (a wasm-bindgen `u32` wraps −1 to 4294967295 and
+/// cuts 1.5 to 1 without a word).
+pub(crate) fn whole_at_least(v: f64, lo: f64) -> bool {
+    v.fract() == 0.0 && v >= lo
+}
+
 /// A seed from JS (a number): an integer in [0, 2^53).
 pub fn check_seed(seed: Option<f64>) -> Result<Option<u64>> {
     match seed {
         None => Ok(None),
         Some(s) => {
-            if !(s.is_finite() && s >= 0.0 && s.fract() == 0.0 && s < 9_007_199_254_740_992.0) {
+            if !(whole_at_least(s, 0.0) && s < 9_007_199_254_740_992.0) {
                 return Err(Error::param(
                     "seed",
                     s,
@@ -128,10 +135,9 @@ pub fn check_rows(rows: u64) -> Result<usize> {
     }
 }
 
-/// A row count given as a number (JS): a whole number, then [`check_rows`] (a wasm-bindgen
-/// `u32` wrapped -1 to 4294967295 and cut 1.5 to 1).
+/// A row count given as a number (JS): a whole number, then [`check_rows`].
 pub fn check_rows_of_number(rows: f64) -> Result<usize> {
-    if rows.fract() == 0.0 && rows >= 0.0 {
+    if whole_at_least(rows, 0.0) {
         // Saturating: anything past 2^64 is past the limit all the same.
         check_rows(rows as u64)
     } else {
