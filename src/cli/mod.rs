@@ -208,6 +208,10 @@ pub(crate) fn read_text(p: &Path) -> Result<String> {
     std::fs::read_to_string(p).map_err(|e| Error::io(p.display().to_string(), e))
 }
 
+/// Why an output path that is a folder is refused, with the fix.
+pub(crate) const IS_A_FOLDER: &str =
+    "this is a folder; give a file path (for example a new file name inside that folder)";
+
 /// Temporary files that are removed unless committed (renamed into place).
 pub(crate) struct Staged {
     pairs: Vec<(PathBuf, PathBuf)>,
@@ -232,10 +236,7 @@ impl Staged {
         if target.is_dir() {
             return Err(Error::io(
                 target.display().to_string(),
-                std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    "this is a folder; give a file path (for example a new file name inside that folder)",
-                ),
+                std::io::Error::new(std::io::ErrorKind::AlreadyExists, IS_A_FOLDER),
             ));
         }
         let tmp = target.with_file_name(format!(

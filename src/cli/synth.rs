@@ -307,11 +307,7 @@ pub(crate) fn run(a: SynthArgs) -> Result<()> {
     }
     for (i, (name, p)) in outputs.iter().enumerate() {
         if p.is_dir() {
-            return Err(Error::param(
-                *name,
-                p.display(),
-                "this is a folder; give a file path (for example a new file name inside that folder)",
-            ));
+            return Err(Error::param(*name, p.display(), super::IS_A_FOLDER));
         }
         if outputs[..i].iter().any(|(_, q)| q == p) {
             return Err(Error::param(
