@@ -68,6 +68,23 @@ writeFileSync("js/ops.cjs",
   "\"use strict\";\nmodule.exports = " + JSON.stringify(OPS, null, 2) + ";\n");
 '
 
+# The JS layer over the glue (js/wrap.mjs: AbortSignal in the options) as CommonJS, for
+# js/node.cjs (js/wrap.cjs), so that both entries run the same wrappers.
+node -e '
+const fs = require("fs");
+let src = fs.readFileSync("js/wrap.mjs", "utf8");
+const imp = "import { OPS } from \"./ops.mjs\";";
+const fail = (why) => { console.error("build-wasm: js/wrap.mjs " + why + ": update this step"); process.exit(1); };
+if (src.split(imp).length !== 2) fail("no longer imports OPS in one line");
+src = src.replace(imp, "const OPS = require(\"./ops.cjs\");");
+const names = [...src.matchAll(/^export function (\w+)/gm)].map((m) => m[1]);
+src = src.replace(/^export function /gm, "function ");
+if (/^\s*(import|export)\b/m.test(src)) fail("has an import or export this step does not convert");
+fs.writeFileSync("js/wrap.cjs",
+  "// Written by scripts/build-wasm.sh from js/wrap.mjs: edit that file.\n\"use strict\";\n" +
+  src + "\nmodule.exports = { " + names.join(", ") + " };\n");
+'
+
 # The hand-written types (js/*.d.ts) as CommonJS declarations for `require` (js/*.d.cts).
 for f in js/*.d.ts; do
   sed -E 's#(from "\./[a-z-]+)\.js"#\1.cjs"#g' "$f" > "${f%.d.ts}.d.cts"

@@ -107,6 +107,11 @@ test("the table of operations (js/ops.mjs) is every function of the wasm builds,
   assert.deepEqual(await fns("full"), [...names].sort());
   assert.deepEqual(await fns("web"), names.filter((n) => !OPS[n].full).sort());
   assert.deepEqual(createRequire(import.meta.url)(join(ROOT, "js/ops.cjs")), JSON.parse(JSON.stringify(OPS)), "js/ops.cjs is js/ops.mjs (npm run build writes it)");
+  // js/node.cjs runs js/wrap.mjs's wrappers, as js/wrap.cjs (npm run build writes it).
+  const wrapEsm = await import(pathToFileURL(join(ROOT, "js/wrap.mjs")).href);
+  const wrapCjs = createRequire(import.meta.url)(join(ROOT, "js/wrap.cjs"));
+  assert.deepEqual(Object.keys(wrapCjs).sort(), Object.keys(wrapEsm).sort(), "js/wrap.cjs exports what js/wrap.mjs exports");
+  for (const [k, f] of Object.entries(wrapEsm)) assert.equal(String(wrapCjs[k]), String(f), `js/wrap.cjs's ${k} is js/wrap.mjs's`);
   // Each row's argument positions are those of the declaration (privmix/full's types).
   const { checker, symbols } = exportsOf("js/full.d.ts");
   for (const [name, row] of Object.entries(OPS)) {
