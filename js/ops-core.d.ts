@@ -8,8 +8,11 @@ import type {
 export { version, rdp, account, calibrate, noisePreview } from "./accountant.js";
 
 export declare function inspectCsv(input: CsvInput, maxRows?: number): CsvSummary;
+/** `{csv, receipt}`: the synthetic CSV and its privacy receipt (in a worker, the input may also be a File/Blob). */
 export declare function synthesizeCsv(input: CsvInput, options: SynthOptions, onProgress?: ProgressCallback): CsvResult;
+/** `{classNames, classCounts, images, width, height, channels, …}` of a ZIP or image files. */
 export declare function inspectImages(input: ImageInput, options?: ImageReadOptions): ImageSummary;
+/** `{zip, preview, receipt, private: {realPreview}}` from a ZIP or image files (in a worker, also a File/Blob or image Files). */
 export declare function synthesizeImages(input: ImageInput, options: ImageOptions, onProgress?: ProgressCallback): ImageResult;
 
 /** A CSV read once, for several runs (the app's worker keeps one). Call `free()` when done.

@@ -3,11 +3,13 @@
 import type { AuditOptions, AuditReport, CsvInput, FederatedOptions, FederatedResult, GmmModel, GmmOptions, GmmResult, ProgressCallback } from "./types.js";
 export * from "./ops-core.js";
 
+/** `{model, epsilon, delta, receipt, csv, marginals, private: {kl, referenceMarginals}}` (`private`: computed without protection, not for release). */
 export declare function gmmRelease(input: CsvInput, options: GmmOptions): GmmResult;
 export declare function gmmSample(model: GmmModel | string, samples: number, seed?: number): string;
 export declare function federatedSimulate(input: CsvInput, options: FederatedOptions): FederatedResult;
 export declare function federatedKeygen(party: number): { secretKey: string; publicKey: string };
 export declare function federatedContribute(input: CsvInput, secretKey: string, peers: string[], options: FederatedOptions): { contribution: string; secretKey: string };
+/** The parties' contributions as JSON texts (in a worker, also bytes or Files). */
 export declare function federatedAggregate(contributions: string[]): FederatedResult;
 /** The built-in privacy audit: runs the real pipeline on its own neighbouring datasets. */
 export declare function audit(options: AuditOptions, onProgress?: ProgressCallback): AuditReport;

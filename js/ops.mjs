@@ -3,8 +3,8 @@
 // `npm run build` writes), the worker's client (worker-client.mjs) and the worker's dispatch
 // (worker-core.mjs) are built from this table. A new operation is: its wasm export in
 // src/wasm/, a row here, its name in ops-core.mjs and/or ops-full.mjs (ESM exports are
-// static), and its declarations (ops-core.d.ts or ops-full.d.ts, worker-client.d.ts, and
-// types.d.ts for new option or result types).
+// static), and its declarations (ops-core.d.ts or ops-full.d.ts, from which worker-client.d.ts
+// derives the worker's method, and types.d.ts for new option or result types).
 //
 // Each row: `options`, the index of the options argument (absent: the operation takes none);
 // there `signal` (an AbortSignal) is honoured and, in the worker, a missing options object is

@@ -197,7 +197,7 @@ export interface DatasetInfo { rows: number; rowsDropped: number; columns: strin
 /** Image input: a ZIP of class folders, or files whose paths end in `<class>/<name>.png|jpg`. */
 export type ImageInput = Uint8Array | ArrayBuffer | { name: string; data: Uint8Array }[];
 /** How images are read and shaped (inspectImages). */
-export interface ImageReadOptions {
+export interface ImageReadOptions extends CallOptions {
   /** Output width and height in pixels (default: the input's most common size, longer side at most `maxSide`). */
   width?: number; height?: number;
   /** 1 (grayscale) or 3 (RGB); default: 1 when every file is grayscale. */

@@ -46,14 +46,15 @@ function declared(dts) {
     .sort();
 }
 
-/** The methods a declared class has (constructor excluded). */
+/** The methods a declared class has (constructor excluded; merged interfaces included). */
 function declaredMethods(dts, className) {
   const { checker, symbols } = exportsOf(dts);
   const sym = symbols.find((s) => s.getName() === className);
   assert.ok(sym, `${dts} declares ${className}`);
   return checker
     .getPropertiesOfType(checker.getDeclaredTypeOfSymbol(sym))
-    .filter((p) => p.flags & ts.SymbolFlags.Method)
+    // Methods, and properties of a function type (PrivmixWorkerOperations' mapped members).
+    .filter((p) => p.flags & ts.SymbolFlags.Method || checker.getTypeOfSymbol(p).getCallSignatures().length > 0)
     .map((p) => p.getName())
     .sort();
 }
@@ -118,7 +119,14 @@ test("the table of operations (js/ops.mjs) is every function of the wasm builds,
     const sym = symbols.find((s) => s.getName() === name);
     assert.ok(sym, `js/full.d.ts declares ${name}`);
     const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
-    const params = checker.getSignaturesOfType(checker.getTypeOfSymbol(target), ts.SignatureKind.Call)[0].getParameters().map((p) => p.getName());
+    const paramSyms = checker.getSignaturesOfType(checker.getTypeOfSymbol(target), ts.SignatureKind.Call)[0].getParameters();
+    const params = paramSyms.map((p) => p.getName());
+    // The worker reads argument 0 as the row's `input` says, and PrivmixWorker's method
+    // (js/worker-client.d.ts, derived from this declaration) widens it by its declared type.
+    const INPUT_TYPE = { bytes: "CsvInput", images: "ImageInput", texts: "string[]" };
+    const first = paramSyms.length ? checker.typeToString(checker.getTypeOfSymbol(paramSyms[0])) : undefined;
+    const kind = Object.keys(INPUT_TYPE).find((k) => INPUT_TYPE[k] === first);
+    assert.equal(kind, row.input, `${name}(${params.join(", ")}): the first argument's type ${first} and the row's input`);
     const options = params.findIndex((p) => p === "options");
     assert.equal(options === -1 ? undefined : options, row.options, `${name}(${params.join(", ")}): options`);
     assert.equal(params[(row.options ?? -2) + 1] === "onProgress", Boolean(row.progress), `${name}(${params.join(", ")}): onProgress`);
