@@ -35,6 +35,10 @@ const state = {
   urls: [],
   schema: null, // {json, source}: public bounds (a schema file, a demo's schema, or pixels)
   fileSchema: null,
+  // What the table on screen was read with (undefined: none read yet): each call's label and
+  // schema; a different schema reads the CSV again (setSchema).
+  datasetSchema: undefined,
+  datasetLabel: undefined,
 };
 
 const PIXEL_SCHEMA_SOURCE = "pixels";
