@@ -179,6 +179,22 @@ pub struct ColumnDecision {
     pub noisy_missing: Option<f64>,
 }
 
+impl ColumnDecision {
+    /// A categorical column typed by the schema, without an indicator: where each column's
+    /// decision starts before its role fills it in.
+    fn from_schema(name: String) -> Self {
+        ColumnDecision {
+            name,
+            kind: "categorical",
+            type_source: "schema",
+            missing_indicator: false,
+            indicator_source: "none",
+            noisy_text_minus_numeric: None,
+            noisy_missing: None,
+        }
+    }
+}
+
 /// What the receipt says about the type decisions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionReport {
@@ -426,15 +442,7 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
     // Read before any column is converted, as the loop below would read them.
     let mut undecided_counts = undecided_counts(&roles, &out);
     for (j, role) in roles.iter().enumerate() {
-        let mut d = ColumnDecision {
-            name: out.names[j].clone(),
-            kind: "categorical",
-            type_source: "schema",
-            missing_indicator: false,
-            indicator_source: "none",
-            noisy_text_minus_numeric: None,
-            noisy_missing: None,
-        };
+        let mut d = ColumnDecision::from_schema(out.names[j].clone());
         match role {
             Role::Label => {
                 d.kind = "label";
@@ -539,15 +547,7 @@ pub fn decide_from_data<'a>(
     // Read before any column is converted, as the loop below would read them.
     let mut undecided_counts = undecided_counts(&roles, &out);
     for (j, role) in roles.iter().enumerate() {
-        let mut d = ColumnDecision {
-            name: out.names[j].clone(),
-            kind: "categorical",
-            type_source: "schema",
-            missing_indicator: false,
-            indicator_source: "none",
-            noisy_text_minus_numeric: None,
-            noisy_missing: None,
-        };
+        let mut d = ColumnDecision::from_schema(out.names[j].clone());
         match role {
             Role::Label => d.kind = "label",
             Role::SchemaCategorical => convert(&mut out, j, to_categorical),
