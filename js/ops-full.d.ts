@@ -5,6 +5,7 @@ export * from "./ops-core.js";
 
 /** `{model, epsilon, delta, receipt, csv, marginals, private: {kl, referenceMarginals}}` (`private`: computed without protection, not for release). */
 export declare function gmmRelease(input: CsvInput, options: GmmOptions): GmmResult;
+/** `samples` rows (CSV) drawn from a released model, within its public box (`support`) when it has one. */
 export declare function gmmSample(model: GmmModel | string, samples: number, seed?: number): string;
 export declare function federatedSimulate(input: CsvInput, options: FederatedOptions): FederatedResult;
 export declare function federatedKeygen(party: number): { secretKey: string; publicKey: string };

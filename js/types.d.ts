@@ -240,6 +240,10 @@ export interface GmmOptions extends CallOptions {
    * middle of each column's known range): the release is of x − center, so `bound` bounds
    * ‖x − center‖; the means are moved back. */
   center?: number[];
+  /** A public box for the sampled rows, one lower and one upper bound per feature (give both),
+   * e.g. each column's known range: the model keeps it, and its samples (here and in
+   * `gmmSample`) are drawn from each class's Gaussian conditioned on it (post-processing). */
+  lower?: number[]; upper?: number[];
   /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
   covarianceNoise?: "gaussian" | "wishart";
   lambda?: number;
@@ -252,6 +256,8 @@ export interface GmmOptions extends CallOptions {
 /** The released GMM: the same JSON as `privmix gmm --model-out`. */
 export interface GmmModel {
   classes: string[]; weights: number[]; means: number[][]; covariances: number[][][];
+  /** The public box its samples keep to (the release's `lower` and `upper`). */
+  support?: { lower: number[]; upper: number[] };
   [key: string]: unknown;
 }
 export interface GmmResult {

@@ -822,6 +822,68 @@ fn a_public_center_from_the_command_line() {
     fails(&bad, "center", &[&m2, &r2]);
 }
 
+/// `--lower`/`--upper` (the demo's public ranges): the model keeps the box, the receipt names
+/// it, and the rows sampled by `gmm --samples` and later by `gmm sample` from the saved model
+/// all lie inside it (without the box, at ε = 2, many rows do not: negative petal widths).
+/// Only one of the two fails naming the other, leaving no file behind.
+#[test]
+fn a_public_box_keeps_the_sampled_rows_inside_it() {
+    let iris = std::env::var("PRIVMIX_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .join("data/iris.csv");
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let (lower, upper) = ([4.0, 2.0, 1.0, 0.0], [8.0, 4.5, 7.0, 2.5]);
+    let outside = |csv: &Path| {
+        let text = std::fs::read_to_string(csv).unwrap();
+        text.lines()
+            .skip(1)
+            .filter(|l| {
+                let v: Vec<f64> = l.split(',').take(4).map(|x| x.parse().unwrap()).collect();
+                (0..4).any(|j| v[j] < lower[j] || v[j] > upper[j])
+            })
+            .count()
+    };
+    let box_args = ["--lower", "4,2,1,0", "--upper", "8,4.5,7,2.5"];
+    let rows = ["--json", "--samples", "2000", "--output"];
+    let mut a = iris_gmm(&iris, &p("m.json"), &p("r.json"), &box_args);
+    a.extend(rows.iter().map(|x| x.to_string()));
+    a.push(s(&p("o.csv")).to_string());
+    json(&run(&a.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert_eq!(outside(&p("o.csv")), 0);
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("m.json")).unwrap()).unwrap();
+    assert_eq!(model["support"]["lower"], serde_json::json!(lower));
+    let receipt = std::fs::read_to_string(p("r.json")).unwrap();
+    assert!(receipt.contains("lower = [4.0, 2.0, 1.0, 0.0], upper = [8.0, 4.5, 7.0, 2.5]"));
+    json(&run(&[
+        "gmm",
+        "sample",
+        "--model",
+        s(&p("m.json")),
+        "--samples",
+        "2000",
+        "--output",
+        s(&p("s.csv")),
+        "--seed",
+        "4",
+        "--json",
+    ]));
+    assert_eq!(outside(&p("s.csv")), 0);
+    let mut free = iris_gmm(&iris, &p("m2.json"), &p("r2.json"), &[]);
+    free.extend(rows.iter().map(|x| x.to_string()));
+    free.push(s(&p("o2.csv")).to_string());
+    json(&run(&free.iter().map(String::as_str).collect::<Vec<_>>()));
+    assert!(outside(&p("o2.csv")) > 100, "the box must matter here");
+    let half = iris_gmm(&iris, &p("m3.json"), &p("r3.json"), &["--lower", "4,2,1,0"]);
+    fails(
+        &half.iter().map(String::as_str).collect::<Vec<_>>(),
+        "--upper",
+        &[&p("m3.json"), &p("r3.json")],
+    );
+}
+
 /// Σ_k Ñ_k of a release from its weights Ñ_k / Σ_j Ñ_j: the largest M ≤ N at which every
 /// weight times M is an integer (the released counts sum to N less the unlabelled cell).
 fn released_total(weights: &[serde_json::Value], n: usize) -> f64 {

@@ -8,27 +8,38 @@ const pm = fullWorker();
 const state = { source: null, name: "data", result: null, hists: null };
 
 /**
- * A public frame from a schema's public ranges (no data read): the centre of each feature's
- * range, and B = the largest distance from that centre the ranges allow (rounded up to 0.1).
+ * A public frame from a schema's public ranges (no data read): the ranges themselves (the
+ * sampled rows stay within them), the centre of each feature's range, and B = the largest
+ * distance from that centre the ranges allow (rounded up to 0.1).
  */
 function frameFromSchema(schema, features) {
-  const center = [];
+  const center = [], lower = [], upper = [];
   let s = 0;
   for (const name of features) {
     const c = schema?.columns?.[name];
     if (c?.type !== "numeric" || !Number.isFinite(c.min) || !Number.isFinite(c.max)) return undefined;
     center.push((c.min + c.max) / 2);
+    lower.push(c.min);
+    upper.push(c.max);
     s += ((c.max - c.min) / 2) ** 2;
   }
-  return center.length ? { center, bound: Math.ceil(Math.sqrt(s) * 10) / 10 } : undefined;
+  return center.length ? { center, lower, upper, bound: Math.ceil(Math.sqrt(s) * 10) / 10 } : undefined;
+}
+
+/** The numbers of a list input (comma- or space-separated), or undefined when it is empty. */
+function numberList(id, what, example) {
+  const text = $(id).value.trim();
+  if (!text) return undefined;
+  const v = text.split(/[\s,;]+/).filter(Boolean).map(Number);
+  if (!v.every(Number.isFinite)) throw new Error(`${what} “${text}” is not a list of numbers; enter e.g. ${example}`);
+  return v;
 }
 
 // `schema`: public ranges that come with the data (the demo's). They give a public centre and
 // B (no data read); a file of the user's own clears both, since a frame chosen for other
 // data would be wrong for it.
 async function load(name, source, schema = undefined) {
-  $("bound-input").value = "";
-  $("center-input").value = "";
+  for (const id of ["bound-input", "center-input", "lower-input", "upper-input"]) $(id).value = "";
   state.source = source;
   state.name = name;
   state.result = null;
@@ -42,11 +53,13 @@ async function load(name, source, schema = undefined) {
     if (frame) {
       $("center-input").value = frame.center.join(", ");
       $("bound-input").value = String(frame.bound);
+      $("lower-input").value = frame.lower.join(", ");
+      $("upper-input").value = frame.upper.join(", ");
     }
     $("data-info").textContent =
       `${name}: ${s.columns.length} columns.` +
       (frame
-        ? ` From the demo's public ranges (no data read): rows are centred on the middle of each range (${frame.center.join(", ")}), and B = ${frame.bound} bounds their distance from it.`
+        ? ` From the demo's public ranges (no data read): rows are centred on the middle of each range (${frame.center.join(", ")}), B = ${frame.bound} bounds their distance from it, and the sampled rows stay within the ranges.`
         : "");
     $("release-button").disabled = false;
     setStatus("idle", "Ready. Set ε and press Release.");
@@ -74,11 +87,11 @@ async function release() {
     }
     const bound = num("bound-input", "B", { optional: o.adjacency === "label" });
     if (bound !== undefined) o.bound = bound;
-    const center = $("center-input").value.trim();
-    if (center) {
-      o.center = center.split(/[\s,;]+/).filter(Boolean).map(Number);
-      if (!o.center.every(Number.isFinite)) throw new Error(`centre “${center}” is not a list of numbers; enter e.g. 6, 3.25, 4, 1.25`);
-    }
+    const center = numberList("center-input", "centre", "6, 3.25, 4, 1.25");
+    if (center) o.center = center;
+    const lower = numberList("lower-input", "lowest values", "4, 2, 1, 0");
+    const upper = numberList("upper-input", "highest values", "8, 4.5, 7, 2.5");
+    if (lower || upper) Object.assign(o, { lower, upper });
     const t = num("samples-input", "T", { integer: true, optional: true });
     o.samples = t ?? undefined;
   } catch (e) {

@@ -36,6 +36,13 @@ pub struct GmmRequest {
     /// ‖x − center‖) and the means are moved back (see `GmmOptions::center`).
     #[serde(default)]
     pub center: Option<Vec<f64>>,
+    /// A public box for the sampled rows: each feature's lower bound (with `upper`; see
+    /// `GmmOptions::support`).
+    #[serde(default)]
+    pub lower: Option<Vec<f64>>,
+    /// Each feature's upper bound (with `lower`).
+    #[serde(default)]
+    pub upper: Option<Vec<f64>>,
     /// `gaussian` (default) or `wishart`.
     #[serde(default)]
     pub covariance_noise: Option<String>,
@@ -173,6 +180,9 @@ pub fn gmm_data_exact(mut table: Table, csv: &[u8]) -> Result<(gmm::GmmData, Opt
     }
 }
 
+const BOX_NEEDS_BOTH: &str =
+    "a box for the sampled rows needs both lower and upper (one value per feature each)";
+
 /// Checked GMM release parameters, built once from a [`GmmRequest`].
 #[derive(Debug, Clone)]
 pub struct GmmParams {
@@ -211,6 +221,15 @@ impl TryFrom<&GmmRequest> for GmmParams {
             lambda: r.lambda.unwrap_or(d.lambda),
             pca: r.pca,
             center: r.center.clone(),
+            support: match (&r.lower, &r.upper) {
+                (Some(lower), Some(upper)) => Some(gmm::Support {
+                    lower: lower.clone(),
+                    upper: upper.clone(),
+                }),
+                (None, None) => None,
+                (Some(_), None) => return Err(Error::param("upper", "(missing)", BOX_NEEDS_BOTH)),
+                (None, Some(_)) => return Err(Error::param("lower", "(missing)", BOX_NEEDS_BOTH)),
+            },
             covariance_noise: match &r.covariance_noise {
                 Some(s) => s.parse()?,
                 None => d.covariance_noise,

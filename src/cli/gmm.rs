@@ -78,6 +78,14 @@ pub(crate) struct GmmArgs {
     /// --bound bounds ‖x − c‖; the means are moved back by c.
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     center: Option<Vec<f64>>,
+    /// A public lower bound per feature (comma-separated, with --upper), e.g. each column's
+    /// known minimum: the model keeps the box, and its sampled rows (here and in `gmm sample`)
+    /// are drawn from each class's Gaussian conditioned on it (post-processing).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    lower: Option<Vec<f64>>,
+    /// A public upper bound per feature (comma-separated, with --lower).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    upper: Option<Vec<f64>>,
     /// Covariance noise of `optimized`: gaussian (default; a valid (ε, δ) guarantee) or
     /// wishart (the paper's; its support depends on the data, so its receipt
     /// declares the covariances NOT protected by a worst-case guarantee, see the README).
@@ -118,7 +126,8 @@ impl GmmArgs {
 
 #[derive(Subcommand)]
 enum GmmSub {
-    /// Sample rows from a saved model (post-processing: no privacy cost).
+    /// Sample rows from a saved model (post-processing: no privacy cost), within its public
+    /// box when it has one (`gmm --lower/--upper`).
     Sample(GmmSampleArgs),
 }
 
@@ -301,6 +310,8 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         bound: a.bound,
         pca: a.pca,
         center: a.center.clone(),
+        lower: a.lower.clone(),
+        upper: a.upper.clone(),
         covariance_noise: Some(super::name_of(&a.covariance_noise)),
         lambda: a.lambda,
         samples: a.samples.map(|t| t as u64),

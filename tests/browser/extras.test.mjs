@@ -67,9 +67,16 @@ test("GMM page: the Iris demo releases at the page's defaults (its centre and B 
   // 1.25) and B = √(2² + 1.25² + 3² + 1.25²) = 4.02, rounded up to 4.1.
   assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "4.1");
   assert.equal(await page.inputValue('[data-testid="gmm-center-input"]'), "6, 3.25, 4, 1.25");
+  // The ranges themselves bound the sampled rows (a Gaussian's tails gave negative widths).
+  assert.equal(await page.inputValue('[data-testid="gmm-lower-input"]'), "4, 2, 1, 0");
+  assert.equal(await page.inputValue('[data-testid="gmm-upper-input"]'), "8, 4.5, 7, 2.5");
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);
+  const sampled = parseCsv((await downloadBytes(page, "gmm-download-data")).bytes.toString("utf8")).slice(1);
+  assert.equal(sampled.length, 150);
+  const [lo, hi] = [[4, 2, 1, 0], [8, 4.5, 7, 2.5]];
+  assert.deepEqual(sampled.filter((r) => r.slice(0, 4).some((x, j) => !(+x >= lo[j] && +x <= hi[j]))), []);
   const receipt = JSON.parse((await downloadBytes(page, "gmm-download-receipt")).bytes.toString("utf8"));
   assert.ok(receipt.epsilon <= 5 && receipt.epsilon > 4.9, String(receipt.epsilon));
   assert.ok(receipt.guarantee.public_information.some((s) => s.includes("center c = [6.0, 3.25, 4.0, 1.25]")), JSON.stringify(receipt.guarantee));
@@ -78,6 +85,8 @@ test("GMM page: the Iris demo releases at the page's defaults (its centre and B 
   await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));
   await page.waitForFunction(() => document.querySelector('[data-testid="gmm-bound-input"]').value === "");
   assert.equal(await page.inputValue('[data-testid="gmm-center-input"]'), "");
+  assert.equal(await page.inputValue('[data-testid="gmm-lower-input"]'), "");
+  assert.equal(await page.inputValue('[data-testid="gmm-upper-input"]'), "");
   await page.waitForFunction(() => !document.querySelector('[data-testid="gmm-release-button"]').disabled);
   await page.click('[data-testid="gmm-release-button"]');
   const empty = await waitState(page, "gmm-status");

@@ -110,6 +110,20 @@ test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed 
   assert.throws(() => p.gmmRelease(iris, { label: "nope", epsilon: 1 }), /nope/);
 });
 
+test("gmmRelease: a public box (lower, upper) keeps the sampled rows inside it, in gmmSample too; one without the other names the missing key", () => {
+  const box = { lower: [4, 2, 1, 0], upper: [8, 4.5, 7, 2.5] };
+  const opts = { label: "species", epsilon: 5, bound: 4.1, center: [6, 3.25, 4, 1.25], samples: 1000, seed: 2 };
+  const outside = (csv) => parseCsv(csv).slice(1).filter((r) => r.slice(0, 4).some((x, j) => +x < box.lower[j] || +x > box.upper[j])).length;
+  const r = p.gmmRelease(iris, { ...opts, ...box });
+  assert.deepEqual(r.model.support, box);
+  assert.equal(outside(r.csv), 0);
+  assert.equal(outside(p.gmmSample(r.model, 1000, 3)), 0);
+  // The same release without the box: the Gaussians' tails leave the ranges.
+  assert.ok(outside(p.gmmRelease(iris, opts).csv) > 100);
+  assert.throws(() => p.gmmRelease(iris, { ...opts, lower: box.lower }), (e) => e.param === "upper");
+  assert.throws(() => p.gmmRelease(iris, { ...opts, ...box, upper: [8, 4.5, 7] }), (e) => e.param === "upper" && /one value per feature/.test(e.message));
+});
+
 test("federated: simulate gives both views; keygen → contribute → aggregate with three parties", () => {
   const sim = p.federatedSimulate(iris, { label: "species", epsilon: 5, clients: 3, mix: 2, seed: 1 });
   assert.ok(sim.receipt.epsilon <= 5 + 1e-12);

@@ -100,6 +100,9 @@ pub struct GmmOptions {
     /// release is made of the rows x − c (so B bounds ‖x − c‖) and the means are moved back by
     /// c afterwards (post-processing). None: no shift.
     pub center: Option<Vec<f64>>,
+    /// A public box for the sampled rows (one interval per input feature), stored in the model:
+    /// rows are drawn from the model truncated to it (post-processing). None: unbounded rows.
+    pub support: Option<Support>,
 }
 
 named_enum! {
@@ -128,6 +131,7 @@ impl Default for GmmOptions {
             pca: None,
             covariance_noise: CovarianceNoise::Gaussian,
             center: None,
+            support: None,
         }
     }
 }
@@ -393,7 +397,69 @@ pub struct GmmModel {
     /// z = components·(x − center), and sampled rows are mapped back to x = center + componentsᵀ z.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub projection: Option<Projection>,
+    /// A public box the sampled rows keep to (given with the release, e.g. each column's known
+    /// range): each row is drawn from its class's Gaussian conditioned on the box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support: Option<Support>,
 }
+
+/// A public box, one interval per feature of the sampled rows (input units): the rows are
+/// drawn from the model truncated to it (post-processing of the release: no privacy cost).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Support {
+    /// Lower bound of each feature.
+    pub lower: Vec<f64>,
+    /// Upper bound of each feature (each above its lower bound).
+    pub upper: Vec<f64>,
+}
+
+impl Support {
+    /// Checks that the box has one finite interval `lower < upper` per feature of `features`.
+    /// Errors name `lower` or `upper` and the feature.
+    pub fn check(&self, features: &[String]) -> Result<()> {
+        let d = features.len();
+        for (key, v) in [("lower", &self.lower), ("upper", &self.upper)] {
+            if v.len() != d {
+                return Err(Error::param(
+                    key,
+                    format!("{} values", v.len()),
+                    format!(
+                        "give one value per feature column ({d}: {})",
+                        features.join(", ")
+                    ),
+                ));
+            }
+            if let Some(j) = v.iter().position(|x| !x.is_finite()) {
+                return Err(Error::param(
+                    key,
+                    v[j],
+                    format!("the bound of {} must be a finite number", features[j]),
+                ));
+            }
+        }
+        if let Some(j) = (0..d).position(|j| self.lower[j] >= self.upper[j]) {
+            return Err(Error::param(
+                "upper",
+                self.upper[j],
+                format!(
+                    "the upper bound of {} must be above its lower bound {}",
+                    features[j], self.lower[j]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn contains(&self, row: &[f64]) -> bool {
+        row.iter()
+            .zip(self.lower.iter().zip(&self.upper))
+            .all(|(x, (lo, hi))| lo <= x && x <= hi)
+    }
+}
+
+/// Draws per row before [`sample_each`] gives up on a box its class's component (almost) never
+/// reaches: a component with less than about 0.1 % of its mass in the box.
+pub const SUPPORT_MAX_DRAWS: usize = 10_000;
 
 /// A PCA projection (computed from the non-private data: declared unprotected).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -473,6 +539,10 @@ impl GmmModel {
                 )));
             }
         }
+        if let Some(s) = &self.support {
+            s.check(&self.output_features())
+                .map_err(|e| Error::Data(format!("model: support: {e}")))?;
+        }
         Ok(())
     }
 
@@ -528,6 +598,7 @@ pub(crate) fn model_of_fits(data: &GmmData, fits: &[ClassFit]) -> GmmModel {
         features: data.features.clone(),
         label: data.label.clone(),
         projection: None,
+        support: None,
     }
 }
 
@@ -848,7 +919,8 @@ pub struct GmmRelease {
 
 /// Samples `t` labelled rows from a (validated) model: each row's class is drawn from the
 /// weights, its features from that class's Gaussian (mapped back to the input's features when
-/// the model has a PCA projection). Post-processing of a release.
+/// the model has a PCA projection), conditioned on the model's public box when it has one.
+/// Post-processing of a release.
 /// Returns (class index per row, rows).
 pub fn sample<R: Rng + ?Sized>(
     model: &GmmModel,
@@ -886,9 +958,8 @@ pub fn sample_each<R: Rng + ?Sized>(
         s += w;
         cum.push(s);
     }
-    for _ in 0..t {
-        let u: f64 = rng.gen::<f64>() * s;
-        let k = cum.iter().position(|&c| u < c).unwrap_or(cum.len() - 1);
+    // One draw of class k's Gaussian, in the output's coordinates.
+    let draw = |k: usize, rng: &mut R| -> Vec<f64> {
         let zs: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
         let x: Vec<f64> = (0..d)
             .map(|i| model.means[k][i] + (0..=i).map(|j| ls[k].get(i, j) * zs[j]).sum::<f64>())
@@ -901,10 +972,29 @@ pub fn sample_each<R: Rng + ?Sized>(
                         *yi += zj * ci;
                     }
                 }
-                out(k, &y)?;
+                y
             }
-            None => out(k, &x)?,
+            None => x,
         }
+    };
+    for _ in 0..t {
+        let u: f64 = rng.gen::<f64>() * s;
+        let k = cum.iter().position(|&c| u < c).unwrap_or(cum.len() - 1);
+        let row = match &model.support {
+            None => draw(k, rng),
+            // The class is drawn first, so the classes keep the released weights; the row is
+            // then drawn from that class's Gaussian conditioned on the box (rejection).
+            Some(box_) => (0..SUPPORT_MAX_DRAWS)
+                .map(|_| draw(k, rng))
+                .find(|row| box_.contains(row))
+                .ok_or_else(|| {
+                    Error::Data(format!(
+                        "class '{}' of the model puts almost no mass inside the public box (support): none of {SUPPORT_MAX_DRAWS} draws fell inside it; check its lower and upper bounds, or sample without them",
+                        model.classes[k]
+                    ))
+                })?,
+        };
+        out(k, &row)?;
     }
     Ok(())
 }
@@ -1064,6 +1154,7 @@ mod tests {
             features: vec!["x".into(), "y".into()],
             label: "l".into(),
             projection: None,
+            support: None,
         };
         let mut rng = ReleaseRng::seeded(4);
         let (cls, rows) = sample(&model, 100_000, &mut rng).unwrap();
@@ -1101,5 +1192,95 @@ mod tests {
         let grid = marginal_grid(&model, 0, 5).unwrap();
         assert_eq!(grid.len(), 5);
         assert!(grid[0] <= -4.0 && grid[4] >= 10.0 + 4.0 * 0.5f64.sqrt());
+    }
+
+    fn boxed_model(support: Option<Support>) -> GmmModel {
+        GmmModel {
+            classes: vec!["a".into(), "b".into()],
+            weights: vec![0.25, 0.75],
+            means: vec![vec![0.0, 0.0], vec![3.0, 0.0]],
+            covariances: vec![
+                vec![vec![1.0, 0.0], vec![0.0, 4.0]],
+                vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+            ],
+            features: vec!["x".into(), "y".into()],
+            label: "l".into(),
+            projection: None,
+            support,
+        }
+    }
+
+    /// With a public box, every row lies inside it, the classes keep the released weights
+    /// (the class is drawn before the rejection), and a class's rows follow its Gaussian
+    /// conditioned on the box: class a's x (N(0, 1) cut to [−1, 2]; the covariance is
+    /// diagonal, so the coordinates stay independent) passes a KS test against the truncated
+    /// normal CDF at α = 1e-6 (fixed seed). Sampling without rejection, or clamping into the
+    /// box, fails it (the plain N(0, 1) CDF is 0.16 away at x = −1).
+    #[test]
+    fn sampling_within_a_support_follows_the_truncated_model() {
+        use crate::mechanisms::gaussian::{ks_crit, normal_cdf};
+        let support = Support {
+            lower: vec![-1.0, -10.0],
+            upper: vec![2.0, 10.0],
+        };
+        let model = boxed_model(Some(support.clone()));
+        model.validate().unwrap();
+        let (cls, rows) = sample(&model, 40_000, &mut ReleaseRng::seeded(11)).unwrap();
+        assert!(rows.iter().all(|r| support.contains(r)));
+        let n_a = cls.iter().filter(|&&c| c == 0).count() as f64;
+        // binomial sd = sqrt(4e4·0.25·0.75) ≈ 86.6; 6 sd
+        assert!((n_a - 10_000.0).abs() < 6.0 * 86.6, "{n_a}");
+        let mut xs: Vec<f64> = rows
+            .iter()
+            .zip(&cls)
+            .filter(|(_, &c)| c == 0)
+            .map(|(r, _)| r[0])
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        let (lo, hi) = (normal_cdf(-1.0), normal_cdf(2.0));
+        let n = xs.len() as f64;
+        let d = xs.iter().enumerate().fold(0.0f64, |d, (i, &x)| {
+            let f = (normal_cdf(x) - lo) / (hi - lo);
+            d.max((f - i as f64 / n).abs())
+                .max(((i + 1) as f64 / n - f).abs())
+        });
+        assert!(d < ks_crit(xs.len()), "KS {d} ≥ {}", ks_crit(xs.len()));
+        // Without a box the same model reaches outside it.
+        let (_, free) = sample(&boxed_model(None), 1_000, &mut ReleaseRng::seeded(11)).unwrap();
+        assert!(free.iter().any(|r| !support.contains(r)));
+    }
+
+    #[test]
+    fn a_support_is_checked_and_an_unreachable_one_is_an_error() {
+        let names = ["x".to_string(), "y".to_string()];
+        let bad = |lower: Vec<f64>, upper: Vec<f64>| {
+            Support { lower, upper }
+                .check(&names)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad(vec![0.0], vec![1.0, 1.0]).contains("lower"));
+        assert!(bad(vec![0.0, f64::NAN], vec![1.0, 1.0]).contains("finite"));
+        let e = bad(vec![0.0, 2.0], vec![1.0, 2.0]);
+        assert!(e.contains("upper") && e.contains("y"), "{e}");
+        // A tampered model's box is refused when the model is read.
+        let mut m = boxed_model(Some(Support {
+            lower: vec![0.0, 0.0],
+            upper: vec![1.0],
+        }));
+        assert!(m.validate().unwrap_err().to_string().contains("support"));
+        // Class b (mean 3, sd 1) never reaches x ≤ −10: an error naming the class.
+        m.support = Some(Support {
+            lower: vec![-11.0, -1.0],
+            upper: vec![-10.0, 1.0],
+        });
+        m.weights = vec![1e-9, 1.0 - 1e-9];
+        let e = sample(&m, 1, &mut ReleaseRng::seeded(1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("class 'b'") && e.contains("lower and upper"),
+            "{e}"
+        );
     }
 }

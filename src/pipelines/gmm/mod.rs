@@ -35,6 +35,9 @@ pub fn release_gmm_data(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     check_options(opts)?;
+    if let Some(support) = &opts.support {
+        return release_with_support(data, opts, support, rng);
+    }
     // Missing or unparsable cells (NaN) take the public centre: no row is dropped. How many
     // did is told to the data owner only (a text column left in by mistake shows here).
     let filled_cells: Vec<FilledCells> = data
@@ -67,6 +70,29 @@ pub fn release_gmm_data(
     release.filled_cells = filled_cells;
     release.unlabelled = data.unlabelled;
     Ok(release)
+}
+
+/// `support`: the release without it (it uses no randomness and reads no data, so the model
+/// is the same), with the public box stored in the model for its samples (post-processing).
+fn release_with_support(
+    data: &GmmData,
+    opts: &GmmOptions,
+    support: &Support,
+    rng: &mut ReleaseRng,
+) -> Result<GmmRelease> {
+    support.check(&data.features)?;
+    let inner = GmmOptions {
+        support: None,
+        ..opts.clone()
+    };
+    let mut r = release_gmm_data(data, &inner, rng)?;
+    r.model.support = Some(support.clone());
+    r.model.validate()?;
+    r.receipt.guarantee.public_information.push(format!(
+        "the box lower = {:?}, upper = {:?} given with the request: rows sampled from the model are drawn from each class's Gaussian conditioned on it (post-processing)",
+        support.lower, support.upper
+    ));
+    Ok(r)
 }
 
 /// `center`: the release of the rows x − c for a public c, with the means (and the owner's
@@ -933,6 +959,7 @@ fn model_in_units(
         features: data.features.clone(),
         label: data.label.clone(),
         projection: None,
+        support: None,
     };
     model
         .validate()

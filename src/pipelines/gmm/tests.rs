@@ -65,6 +65,73 @@ fn a_public_center_is_a_shift_and_back() {
 }
 
 /// A public bound chosen by the test (it knows the data): the largest row norm, rounded up.
+/// A public box for the samples costs nothing and changes no released number: with the same
+/// seed the model is the release without it plus the box (with pca too, the box being in the
+/// input's units); the receipt names the box; a box of the wrong length is refused naming it.
+#[test]
+fn a_support_is_stored_and_changes_nothing_released() {
+    let data = synthetic_paper_data(3, 2, 300, &mut ReleaseRng::seeded(5));
+    // The data's own range (the test knows the data; a release takes it from public knowledge).
+    let range =
+        |j: usize, f: fn(f64, f64) -> f64| data.rows.iter().map(|r| r[j]).reduce(f).unwrap();
+    let support = Support {
+        lower: vec![range(0, f64::min), range(1, f64::min)],
+        upper: vec![range(0, f64::max), range(1, f64::max)],
+    };
+    for pca in [None, Some(1)] {
+        let plain = GmmOptions {
+            epsilon: 2.0,
+            bound: Some(10.0),
+            pca,
+            ..GmmOptions::default()
+        };
+        let boxed = GmmOptions {
+            support: Some(support.clone()),
+            ..plain.clone()
+        };
+        let a = release_gmm_data(&data, &boxed, &mut ReleaseRng::seeded(9)).unwrap();
+        let b = release_gmm_data(&data, &plain, &mut ReleaseRng::seeded(9)).unwrap();
+        assert_eq!(a.model.support.as_ref(), Some(&support));
+        assert_eq!(
+            GmmModel {
+                support: None,
+                ..a.model.clone()
+            },
+            b.model
+        );
+        assert_eq!((a.epsilon, a.delta), (b.epsilon, b.delta));
+        assert!(a
+            .receipt
+            .guarantee
+            .public_information
+            .iter()
+            .any(|s| s.contains(&format!(
+                "lower = {:?}, upper = {:?}",
+                support.lower, support.upper
+            ))));
+        let inside =
+            |r: &Vec<f64>| (0..2).all(|j| support.lower[j] <= r[j] && r[j] <= support.upper[j]);
+        let (_, rows) = sample(&a.model, 2_000, &mut ReleaseRng::seeded(3)).unwrap();
+        assert!(rows.iter().all(inside));
+        let (_, free) = sample(&b.model, 2_000, &mut ReleaseRng::seeded(3)).unwrap();
+        assert!(
+            !free.iter().all(inside),
+            "pca {pca:?}: the box must cut something here"
+        );
+    }
+    let short = GmmOptions {
+        epsilon: 2.0,
+        bound: Some(10.0),
+        support: Some(Support {
+            lower: vec![0.0],
+            upper: vec![1.0],
+        }),
+        ..GmmOptions::default()
+    };
+    let e = release_gmm_data(&data, &short, &mut ReleaseRng::seeded(9)).unwrap_err();
+    assert_eq!(e.param_id().map(|p| p.as_str()), Some("lower"), "{e}");
+}
+
 fn bound_of(data: &GmmData) -> Option<f64> {
     let m = data
         .rows
