@@ -307,6 +307,22 @@ fn pld_accountant_calibrates_below_rdp_and_reports_both() {
     }
 }
 
+/// A mix order larger than the smallest class's pool is refused by the readout naming `mix`
+/// and the pool (it named a "sampling rate" the user never gave), under either adjacency.
+#[test]
+fn the_readout_names_a_mix_larger_than_the_smallest_pool() {
+    for adjacency in ["standard", "keep-label"] {
+        let req: api::PreviewRequest = serde_json::from_str(&format!(
+            r#"{{"classSizes":[183,400],"epsilon":5,"delta":1e-5,"features":3,"mix":1000,"adjacency":"{adjacency}"}}"#
+        ))
+        .unwrap();
+        let e = api::preview(&req).unwrap_err();
+        assert_eq!(param_of(&e).as_deref(), Some("mix"), "{e}");
+        assert!(e.to_string().contains("l ≤ "), "{e}");
+        assert!(!e.to_string().contains("sampling rate"), "{e}");
+    }
+}
+
 /// The live readout (`noisePreview`) uses the synthesis's accountant: PLD by default (RDP as a
 /// cross-check), under the chosen adjacency. Its σx meets the target, is below RDP's, and the
 /// curve is non-increasing in σx through the calibrated point.

@@ -395,6 +395,20 @@ impl<'a> Readout<'a> {
         // Where the run's calibration starts when it chose l itself (as the synthesis does).
         let sigma_guess = ranked_sigma.filter(|_| x.mix.is_none());
         let mix = x.mix.unwrap_or(suggested);
+        if u64::from(mix) > smallest {
+            // Named here, as the synthesis names it: the accountant would otherwise refuse a
+            // "sampling rate" the user never gave.
+            let pool = if x.standard {
+                "the smallest class's pool the synthesis expects (its noisy count less a margin)"
+            } else {
+                "the smallest class"
+            };
+            return Err(Error::param(
+                "mix",
+                mix,
+                format!("the mix order l is larger than {pool}: {smallest} rows; give l ≤ {smallest}, or \"auto\""),
+            ));
+        }
         if x.standard && u64::from(mix) == smallest {
             // l is the whole smallest pool: the synthesis cuts every pool to that size.
             pools.iter_mut().for_each(|p| *p = smallest as usize);
