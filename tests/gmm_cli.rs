@@ -4,7 +4,7 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
-use common::{json, run, s};
+use common::{json, run, s, shared};
 
 use privmix::mechanisms::gmm::synthetic_paper_data;
 use privmix::rng::ReleaseRng;
@@ -527,11 +527,7 @@ fn iris_gmm(iris: &Path, m: &Path, r: &Path, extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn iris_release_with_a_public_bound() {
-    let iris = std::env::var("PRIVMIX_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("data/iris.csv");
-    assert!(iris.exists(), "test data {} is required", iris.display());
+    let iris = shared("data/iris.csv");
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("m.json");
     let r = dir.path().join("r.json");
@@ -583,10 +579,7 @@ fn iris_release_with_a_public_bound() {
 fn a_text_column_is_reported_to_the_owner_only() {
     // Iris with a text column left in: its cells take the centre (no record is dropped and
     // nothing is refused by the data), and the owner is told, outside the receipt.
-    let iris = std::env::var("PRIVMIX_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("data/iris.csv");
+    let iris = shared("data/iris.csv");
     let text = std::fs::read_to_string(&iris).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let with_city: String = text
@@ -828,10 +821,7 @@ fn a_public_center_from_the_command_line() {
 /// Only one of the two fails naming the other, leaving no file behind.
 #[test]
 fn a_public_box_keeps_the_sampled_rows_inside_it() {
-    let iris = std::env::var("PRIVMIX_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-        .join("data/iris.csv");
+    let iris = shared("data/iris.csv");
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
     let (lower, upper) = ([4.0, 2.0, 1.0, 0.0], [8.0, 4.5, 7.0, 2.5]);

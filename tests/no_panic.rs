@@ -180,6 +180,11 @@ fn extreme_options_get_errors_not_panics() {
         r#"{"bound":1e-300}"#,
         // Within the row limit, beyond the memory (was a wasm panic, "capacity overflow").
         r#"{"bound":15,"samples":2147483648}"#,
+        // Public boxes for the samples: the widest finite one, one no class reaches, and
+        // intervals of width zero.
+        r#"{"bound":15,"samples":100,"lower":[-1e308,-1e308,-1e308,-1e308],"upper":[1e308,1e308,1e308,1e308]}"#,
+        r#"{"bound":15,"samples":100,"lower":[0,0,0,0],"upper":[1e-300,1e-300,1e-300,1e-300]}"#,
+        r#"{"bound":15,"samples":10,"lower":[1,1,1,1],"upper":[1,1,1,1]}"#,
     ];
     let with = |extra: &str| {
         let mut v: serde_json::Value =
