@@ -1,7 +1,8 @@
 //! The core does not speak CLI (issue 14, issue 10): messages and receipt text built outside
 //! `src/cli/` reach JS users too, so they name parameters by their identity (`Error::param`,
 //! rendered `--sigma-x` by the CLI and `sigmaX` in JS) or in words, never as a command-line
-//! flag. This scans every string literal in the library sources outside the CLI for `--flag`.
+//! flag or command. This scans every string literal in the library sources outside the CLI for
+//! `--flag` and `` `privmix <command>` ``.
 use std::fs;
 use std::path::Path;
 
@@ -71,6 +72,11 @@ fn has_flag(s: &str) -> bool {
     })
 }
 
+/// A command line (`` `privmix federated keygen` ``): the page's users have no such command.
+fn names_command(s: &str) -> bool {
+    s.contains("`privmix ")
+}
+
 #[test]
 fn the_scanner_sees_a_flag() {
     assert_eq!(
@@ -86,6 +92,10 @@ fn the_scanner_sees_a_flag() {
     assert!(!open_quote(r#"format!("drop it \  or use --pca", x)"#));
     assert!(!open_quote(r#"let q = '"';"#));
     assert!(has_flag(literals(r#"x("drop it \  or use --pca K")"#)[0]));
+    assert!(names_command(
+        "use the file `privmix federated keygen` wrote"
+    ));
+    assert!(!names_command("use the key file privmix's keygen wrote"));
 }
 
 #[test]
@@ -124,7 +134,7 @@ fn library_messages_name_no_cli_flags() {
                 continue;
             }
             for lit in literals(&pending) {
-                if has_flag(lit) {
+                if has_flag(lit) || names_command(lit) {
                     found.push(format!("src/{rel}:{}: {lit}", first + 1));
                 }
             }
@@ -133,7 +143,7 @@ fn library_messages_name_no_cli_flags() {
     }
     assert!(
         found.is_empty(),
-        "library text naming CLI flags (JS users see these; use Error::param or words):\n{}",
+        "library text naming CLI flags or commands (JS users see these; use Error::param or words):\n{}",
         found.join("\n")
     );
 }

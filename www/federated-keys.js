@@ -32,11 +32,19 @@ export class KeyHolder {
     this.source = null;
     /** Public key → the contexts this page has seen that key contribute to. */
     this.contributed = new Map();
+    /** Why the last key file could not be used (null: it could), for the contribution's message. */
+    this.rejected = null;
   }
 
   /** Holds a key made by keygen or read from a file (read the file once, then pass its text). */
   load(text, source = "file") {
-    const k = parseKey(text);
+    let k;
+    try {
+      k = parseKey(text);
+    } catch (e) {
+      this.rejected = e.message;
+      throw e;
+    }
     const seen = this.contributed.get(k.x25519);
     if (seen) {
       const used = new Set(k.used_contexts ?? []);
@@ -49,12 +57,16 @@ export class KeyHolder {
     }
     this.text = text;
     this.source = source;
+    this.rejected = null;
     return k;
   }
 
   /** The key text for the next contribution; throws when there is none. */
   current() {
-    if (!this.text) throw new Error("make a key pair above, or load your private key file");
+    if (!this.text) {
+      const why = this.rejected ? `the key file you loaded cannot be used (${this.rejected}); ` : "";
+      throw new Error(`${why}make a key pair above, or load your private key file`);
+    }
     return this.text;
   }
 

@@ -77,6 +77,13 @@ test("a repeated context is refused even if an engine returned a contribution fo
   assert.throws(() => k2.afterContribute(JSON.stringify({ party: 1, context: "x" }), original), /does not record/);
   assert.equal(k2.current(), original);
   assert.throws(() => k2.load("{}"), /not a privmix private key/);
+  // With no key held, the contribution says why the loaded file was not used (it said only
+  // "make a key pair above" while the status line had moved on to the data file).
+  const k3 = new KeyHolder();
+  assert.throws(() => k3.load('{"not":"a key"}'), /not a privmix private key/);
+  assert.throws(() => k3.current(), /the key file you loaded cannot be used \(this is not a privmix private key file.*\); make a key pair above/);
+  k3.load(original);
+  assert.equal(k3.current(), original);
 });
 
 test("the page never reads the key file input at contribution time", async () => {

@@ -87,12 +87,12 @@ pub fn keygen<R: RngCore + ?Sized>(party: u32, rng: &mut R) -> (SecretKeyFile, P
 fn key32(what: &str, b64: &str) -> Result<[u8; 32]> {
     let v = B64.decode(b64.trim()).map_err(|e| {
         Error::Data(format!(
-            "{what}: not valid base64 ({e}); use the file `privmix federated keygen` wrote"
+            "{what}: not valid base64 ({e}); use the key file privmix's keygen wrote"
         ))
     })?;
     v.try_into().map_err(|_| {
         Error::Data(format!(
-            "{what}: an X25519 key has 32 bytes; use the file `privmix federated keygen` wrote"
+            "{what}: an X25519 key has 32 bytes; use the key file privmix's keygen wrote"
         ))
     })
 }
@@ -101,7 +101,7 @@ impl PublicKeyFile {
     /// Parses and checks a public key file.
     pub fn from_json(text: &str) -> Result<Self> {
         let k: PublicKeyFile = serde_json::from_str(text).map_err(|e| {
-            Error::Data(format!("not a privmix public key file ({e}); pass the PATH.pub files written by `privmix federated keygen`"))
+            Error::Data(format!("not a privmix public key file ({e}); use the public key files (the .pub ones) that the other parties' keygen wrote"))
         })?;
         if k.format != PUBLIC_FORMAT {
             return Err(Error::Data(format!(
@@ -118,7 +118,7 @@ impl SecretKeyFile {
     /// Parses and checks a private key file (the public half must match the secret).
     pub fn from_json(text: &str) -> Result<Self> {
         let k: SecretKeyFile = serde_json::from_str(text).map_err(|e| {
-            Error::Data(format!("not a privmix private key file ({e}); pass the PATH written by `privmix federated keygen` (not PATH.pub)"))
+            Error::Data(format!("not a privmix private key file ({e}); use the private key file your keygen wrote (not the public .pub one)"))
         })?;
         if k.format != SECRET_FORMAT {
             return Err(Error::Data(format!(
@@ -161,7 +161,7 @@ impl SecretKeyFile {
         let shared = s.diffie_hellman(&p);
         if !shared.was_contributory() {
             return Err(Error::Data(format!(
-                "the public key of party {} is a low-order point (not a real key); ask that party for the PATH.pub its keygen wrote",
+                "the public key of party {} is a low-order point (not a real key); ask that party for the public key file its keygen wrote",
                 peer.party
             )));
         }

@@ -208,7 +208,7 @@ impl Contribution {
     pub fn from_json(text: &str, name: &str) -> Result<Self> {
         let c: Contribution = serde_json::from_str(text).map_err(|e| {
             Error::Data(format!(
-                "{name}: not a privmix contribution file ({e}); pass the files written by `privmix federated contribute`"
+                "{name}: not a privmix contribution file ({e}); use the contribution files that the parties' contribute step wrote"
             ))
         })?;
         c.check(name)?;
