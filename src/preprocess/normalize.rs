@@ -2335,6 +2335,30 @@ mod tests {
         assert_eq!(bins.cuts, vec![2.0 * sigma; want.len() - 1]);
     }
 
+    /// The DP marginal of one integer column (seed 5), and 10,000 evenly spaced quantiles of
+    /// it decoded as the synthesis does: the quantile map, then rounding.
+    fn decoded_integers(values: Vec<f32>) -> (NumericMarginal, Vec<f64>) {
+        let (t, want) = marginal_table(values, false);
+        let plan = plan_extras(&t, None, want, 2.0);
+        assert_eq!(plan.numeric_marginals, 1);
+        let (_, _, rel) = fit_marginals(&t, &plan, 5);
+        let Some(ColumnMarginal::Numeric(m)) = &rel.marginals[0] else {
+            panic!("no marginal")
+        };
+        let draws = 10_000;
+        let decoded = (0..draws)
+            .map(|r| {
+                let p = (r as f64 + 0.5) / draws as f64;
+                crate::preprocess::encode::round_half_away(m.inverse_cdf(p))
+            })
+            .collect();
+        (m.clone(), decoded)
+    }
+
+    fn share(xs: &[f64], pred: impl Fn(f64) -> bool) -> f64 {
+        xs.iter().filter(|&&x| pred(x)).count() as f64 / xs.len() as f64
+    }
+
     #[test]
     fn an_integer_spike_keeps_its_share_in_the_dp_marginal() {
         // Half the rows at 40, the rest spread over 32..63 (hours-per-week's shape): decoded
@@ -2350,21 +2374,8 @@ mod tests {
                 }
             }) // odd: 33, 35, …
             .collect();
-        let (t, want) = marginal_table(values, false);
-        let plan = plan_extras(&t, None, want, 2.0);
-        assert_eq!(plan.numeric_marginals, 1);
-        let (_, _, rel) = fit_marginals(&t, &plan, 5);
-        let Some(ColumnMarginal::Numeric(m)) = &rel.marginals[0] else {
-            panic!("no marginal")
-        };
-        let draws = 10_000;
-        let at_40 = (0..draws)
-            .filter(|&r| {
-                let x = m.inverse_cdf((r as f64 + 0.5) / draws as f64);
-                crate::preprocess::encode::round_half_away(x) == 40.0
-            })
-            .count() as f64
-            / draws as f64;
+        let (m, decoded) = decoded_integers(values);
+        let at_40 = share(&decoded, |x| x == 40.0);
         // 0.5 (the other half are the odd integers 33..63), noise σ ≈ 6 counts on 20,000.
         assert!((at_40 - 0.5).abs() < 0.01, "{at_40} ({m:?})");
     }
@@ -2387,23 +2398,10 @@ mod tests {
                 }
             })
             .collect();
-        let (t, want) = marginal_table(values, false);
-        let plan = plan_extras(&t, None, want, 2.0);
-        let (_, _, rel) = fit_marginals(&t, &plan, 5);
-        let Some(ColumnMarginal::Numeric(m)) = &rel.marginals[0] else {
-            panic!("no marginal")
-        };
-        let draws = 10_000;
-        let decoded: Vec<f64> = (0..draws)
-            .map(|r| {
-                crate::preprocess::encode::round_half_away(
-                    m.inverse_cdf((r as f64 + 0.5) / draws as f64),
-                )
-            })
-            .collect();
-        let above = decoded.iter().filter(|&&x| x > 16.0).count() as f64 / draws as f64;
+        let (m, decoded) = decoded_integers(values);
+        let above = share(&decoded, |x| x > 16.0);
         assert!(above < 0.02, "{above} ({m:?})");
-        let at_16 = decoded.iter().filter(|&&x| x == 16.0).count() as f64 / draws as f64;
+        let at_16 = share(&decoded, |x| x == 16.0);
         // 0.1 of the rows (200 of 2,000; the count's noise is a few counts).
         assert!((at_16 - 0.1).abs() < 0.01, "{at_16} ({m:?})");
     }
