@@ -1373,7 +1373,8 @@ pub const SPLIT_SIGMAS: f64 = 2.0;
 /// rows; σ still drops 84 % of the empty integers' noise).
 ///
 /// An integer column whose range holds at most [`MAX_UNIT_BINS`] integers gets one bin per
-/// integer throughout, each cut at 2σ, as a public range of that size does.
+/// integer throughout, as a public range of that size does: cut at σ inside a dense coarse
+/// bin (as above), at 2σ elsewhere.
 ///
 /// None when fewer than two edges remain (for an integer column: the span holds no integer).
 fn refined_bins(
@@ -1386,14 +1387,28 @@ fn refined_bins(
     let edge = |e: f64| if integer { half_integer_edge(e) } else { e };
     if integer {
         // A range of at most 64 integers gets one bin per integer, as a public range does
-        // (`public_edges`), each cut at 2σ: with quarter-power-of-two bins a value at the
-        // bottom of its bin was spread over the empty integers above it (Adult's
-        // education-num: 413 rows of 16 came out as 16, 17, 18 and 19, the last three
-        // impossible). The range is DP, so the edges are post-processing.
+        // (`public_edges`): with quarter-power-of-two bins a value at the bottom of its bin
+        // was spread over the empty integers above it (Adult's education-num: 413 rows of 16
+        // came out as 16, 17, 18 and 19, the last three impossible). The range is DP and the
+        // cuts follow the noisy coarse counts, so the bins are post-processing.
+        // Where a coarse bin is dense (as below) its integers keep the cut at σ.
         let (a, b) = (edge(coarse_edges(first).0), edge(coarse_edges(last).1));
         if b - a >= 1.0 && b - a <= MAX_UNIT_BINS as f64 {
-            let edges = (0..=(b - a) as usize).map(|i| a + i as f64).collect();
-            return Some(MarginalBins::cut_at_two_sigma(edges, sigma));
+            let mut bins = MarginalBins {
+                edges: vec![a],
+                cuts: Vec::new(),
+            };
+            for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
+                let (lo, hi) = coarse_edges(cb);
+                let (lo, hi) = (edge(lo), edge(hi));
+                let integers = hi - lo;
+                let dense = integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers;
+                let cut = if dense { sigma } else { 2.0 * sigma };
+                for i in 1..=integers.max(0.0) as usize {
+                    bins.push(lo + i as f64, cut);
+                }
+            }
+            return Some(bins);
         }
     }
     let mut bins = MarginalBins {
