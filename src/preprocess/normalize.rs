@@ -1284,7 +1284,7 @@ fn public_edges(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
         return vec![lo, lo + 1.0];
     }
     let span = hi.floor() - lo.ceil();
-    if integer && (0.0..=64.0).contains(&span) {
+    if integer && (0.0..=MAX_UNIT_BINS as f64).contains(&span) {
         let a = lo.ceil();
         let n = span as usize + 1;
         let mut e: Vec<f64> = (0..=n).map(|i| a - 0.5 + i as f64).collect();
@@ -1333,7 +1333,8 @@ impl MarginalBins {
 }
 
 /// An integer column whose DP range holds at most this many integers gets one marginal bin
-/// per integer (as a public range of at most 64 integers does).
+/// per integer; so does a public range whose ends are at most this far apart
+/// ([`public_edges`]).
 pub const MAX_UNIT_BINS: usize = 64;
 
 /// A coarse bin of an integer column is split into one bin per integer when its noisy count
@@ -1385,57 +1386,41 @@ fn refined_bins(
     integer: bool,
 ) -> Option<MarginalBins> {
     let edge = |e: f64| if integer { half_integer_edge(e) } else { e };
-    if integer {
-        // A range of at most 64 integers gets one bin per integer, as a public range does
-        // (`public_edges`): with quarter-power-of-two bins a value at the bottom of its bin
-        // was spread over the empty integers above it (Adult's education-num: 413 rows of 16
-        // came out as 16, 17, 18 and 19, the last three impossible). The range is DP and the
-        // cuts follow the noisy coarse counts, so the bins are post-processing.
-        // Where a coarse bin is dense (as below) its integers keep the cut at σ.
-        let (a, b) = (edge(coarse_edges(first).0), edge(coarse_edges(last).1));
-        if b - a >= 1.0 && b - a <= MAX_UNIT_BINS as f64 {
-            let mut bins = MarginalBins {
-                edges: vec![a],
-                cuts: Vec::new(),
-            };
-            for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
-                let (lo, hi) = coarse_edges(cb);
-                let (lo, hi) = (edge(lo), edge(hi));
-                let integers = hi - lo;
-                let dense = integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers;
-                let cut = if dense { sigma } else { 2.0 * sigma };
-                for i in 1..=integers.max(0.0) as usize {
-                    bins.push(lo + i as f64, cut);
-                }
-            }
-            return Some(bins);
-        }
-    }
+    let start = edge(coarse_edges(first).0);
+    // A range of at most 64 integers gets one bin per integer, as a public range does
+    // (`public_edges`): with quarter-power-of-two bins a value at the bottom of its bin was
+    // spread over the empty integers above it (Adult's education-num: 413 rows of 16 came out
+    // as 16, 17, 18 and 19, the last three impossible). The range is DP and the cuts follow
+    // the noisy coarse counts, so the bins are post-processing.
+    let span = edge(coarse_edges(last).1) - start;
+    let all_units = integer && (1.0..=MAX_UNIT_BINS as f64).contains(&span);
     let mut bins = MarginalBins {
-        edges: vec![edge(coarse_edges(first).0)],
+        edges: vec![start],
         cuts: Vec::new(),
     };
     let mut gap = false;
     for (cb, &noisy) in coarse_noisy.iter().enumerate().take(last + 1).skip(first) {
-        if noisy > SPLIT_SIGMAS * sigma || cb == first || cb == last {
-            let (a, b) = coarse_edges(cb);
-            let (a, b) = (edge(a), edge(b));
-            if gap {
-                bins.push(a, 2.0 * sigma);
-                gap = false;
-            }
-            let integers = b - a;
-            if integer && integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers {
-                for i in 1..=integers as usize {
-                    bins.push(a + i as f64, sigma);
-                }
-            } else {
-                for fb in fine_of_coarse(cb) {
-                    bins.push(edge(bin_edges(fb).1), 2.0 * sigma);
-                }
+        if !(all_units || noisy > SPLIT_SIGMAS * sigma || cb == first || cb == last) {
+            gap = true;
+            continue;
+        }
+        let (a, b) = coarse_edges(cb);
+        let (a, b) = (edge(a), edge(b));
+        if gap {
+            bins.push(a, 2.0 * sigma);
+            gap = false;
+        }
+        let integers = b - a;
+        let dense = integer && integers >= 1.0 && noisy >= UNIT_BIN_SIGMAS * sigma * integers;
+        if dense || all_units {
+            let cut = if dense { sigma } else { 2.0 * sigma };
+            for i in 1..=integers as usize {
+                bins.push(a + i as f64, cut);
             }
         } else {
-            gap = true;
+            for fb in fine_of_coarse(cb) {
+                bins.push(edge(bin_edges(fb).1), 2.0 * sigma);
+            }
         }
     }
     (bins.edges.len() >= 2).then_some(bins)

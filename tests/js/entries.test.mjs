@@ -114,6 +114,7 @@ test("the table of operations (js/ops.mjs) is every function of the wasm builds,
   assert.deepEqual(Object.keys(wrapCjs).sort(), Object.keys(wrapEsm).sort(), "js/wrap.cjs exports what js/wrap.mjs exports");
   for (const [k, f] of Object.entries(wrapEsm)) assert.equal(String(wrapCjs[k]), String(f), `js/wrap.cjs's ${k} is js/wrap.mjs's`);
   // Each row's argument positions are those of the declaration (privmix/full's types).
+  const INPUT_TYPE = { bytes: "CsvInput", images: "ImageInput", texts: "string[]" };
   const { checker, symbols } = exportsOf("js/full.d.ts");
   for (const [name, row] of Object.entries(OPS)) {
     const sym = symbols.find((s) => s.getName() === name);
@@ -123,7 +124,6 @@ test("the table of operations (js/ops.mjs) is every function of the wasm builds,
     const params = paramSyms.map((p) => p.getName());
     // The worker reads argument 0 as the row's `input` says, and PrivmixWorker's method
     // (js/worker-client.d.ts, derived from this declaration) widens it by its declared type.
-    const INPUT_TYPE = { bytes: "CsvInput", images: "ImageInput", texts: "string[]" };
     const first = paramSyms.length ? checker.typeToString(checker.getTypeOfSymbol(paramSyms[0])) : undefined;
     const kind = Object.keys(INPUT_TYPE).find((k) => INPUT_TYPE[k] === first);
     assert.equal(kind, row.input, `${name}(${params.join(", ")}): the first argument's type ${first} and the row's input`);
