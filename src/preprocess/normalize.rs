@@ -1334,7 +1334,7 @@ impl MarginalBins {
 
 /// An integer column whose DP range holds at most this many integers gets one marginal bin
 /// per integer; so does a public range whose ends are at most this far apart
-/// ([`public_edges`]).
+/// (`public_edges`).
 pub const MAX_UNIT_BINS: usize = 64;
 
 /// A coarse bin of an integer column is split into one bin per integer when its noisy count
