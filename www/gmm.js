@@ -5,25 +5,57 @@ import { demos } from "./vendor/demo-data.js";
 import { $, download, fillLabels, friendly, fullWorker, num, setStatus } from "./common.js";
 
 const pm = fullWorker();
-const state = { source: null, name: "data", result: null, hists: null };
+// `schema`: the user's schema file ({json, name}), kept for every file they load; `frame`:
+// where the loaded data's public frame comes from ({json, from}: that schema, or a demo's own).
+const state = { source: null, name: "data", result: null, hists: null, schema: null, frame: null, columns: [], info: "" };
+const FRAME_IDS = ["bound-input", "center-input", "lower-input", "upper-input"];
 
 /**
  * A public frame from a schema's public ranges (no data read): the ranges themselves (the
  * sampled rows stay within them), the centre of each feature's range, and B = the largest
- * distance from that centre the ranges allow (rounded up to 0.1).
+ * distance from that centre the ranges allow (rounded up to 0.1). `missing`: the features the
+ * schema gives no numeric min and max for (then there is no frame).
  */
 function frameFromSchema(schema, features) {
+  const range = (name) => {
+    const c = schema?.columns?.[name];
+    return c?.type === "numeric" && Number.isFinite(c.min) && Number.isFinite(c.max) ? c : undefined;
+  };
+  const missing = features.filter((name) => !range(name));
+  if (missing.length || !features.length) return { missing };
   const center = [], lower = [], upper = [];
   let s = 0;
-  for (const name of features) {
-    const c = schema?.columns?.[name];
-    if (c?.type !== "numeric" || !Number.isFinite(c.min) || !Number.isFinite(c.max)) return undefined;
-    center.push((c.min + c.max) / 2);
-    lower.push(c.min);
-    upper.push(c.max);
-    s += ((c.max - c.min) / 2) ** 2;
+  for (const { min, max } of features.map(range)) {
+    center.push((min + max) / 2);
+    lower.push(min);
+    upper.push(max);
+    s += ((max - min) / 2) ** 2;
   }
-  return center.length ? { center, lower, upper, bound: Math.ceil(Math.sqrt(s) * 10) / 10 } : undefined;
+  return { center, lower, upper, bound: Math.ceil(Math.sqrt(s) * 10) / 10, missing };
+}
+
+/**
+ * Fills the centre, B and the ranges from `state.frame` for the features the chosen label
+ * leaves, or clears them, and says so under the data.
+ */
+function applyFrame() {
+  for (const id of FRAME_IDS) $(id).value = "";
+  let note = "";
+  const f = state.frame;
+  if (f) {
+    const features = state.columns.filter((c) => c !== $("label-select").value);
+    const frame = frameFromSchema(f.json, features);
+    if (frame.missing.length === 0 && frame.center) {
+      $("center-input").value = frame.center.join(", ");
+      $("bound-input").value = String(frame.bound);
+      $("lower-input").value = frame.lower.join(", ");
+      $("upper-input").value = frame.upper.join(", ");
+      note = ` From ${f.from} (no data read): rows are centred on the middle of each range (${frame.center.join(", ")}), B = ${frame.bound} bounds their distance from it, and the sampled rows stay within the ranges.`;
+    } else if (frame.missing.length) {
+      note = ` ${f.from[0].toUpperCase()}${f.from.slice(1)} gives no numeric min and max for ${frame.missing.map((m) => `“${m}”`).join(", ")}: add them there, or enter B (and, if you like, the centre and ranges) below.`;
+    }
+  }
+  $("data-info").textContent = state.info + note;
 }
 
 /** The numbers of a list input (comma- or space-separated), or undefined when it is empty. */
@@ -35,11 +67,17 @@ function numberList(id, what, example) {
   return v;
 }
 
-// `schema`: public ranges that come with the data (the demo's). They give a public centre and
-// B (no data read); a file of the user's own clears both, since a frame chosen for other
-// data would be wrong for it.
-async function load(name, source, schema = undefined) {
-  for (const id of ["bound-input", "center-input", "lower-input", "upper-input"]) $(id).value = "";
+// `demoSchema`: public ranges that come with the data (the demo's). They give a public centre,
+// B and ranges (no data read). A file of the user's own takes them from the user's schema
+// file, if one was chosen, and otherwise clears them, since a frame chosen for other data
+// would be wrong for it.
+async function load(name, source, demoSchema = undefined) {
+  for (const id of FRAME_IDS) $(id).value = "";
+  state.frame = demoSchema
+    ? { json: demoSchema, from: "the demo's public ranges" }
+    : state.schema && { json: state.schema.json, from: `the schema ${state.schema.name}` };
+  state.columns = [];
+  state.info = "";
   state.source = source;
   state.name = name;
   state.result = null;
@@ -48,19 +86,9 @@ async function load(name, source, schema = undefined) {
   setStatus("idle", "Reading the header…");
   try {
     const s = await fillLabels(pm, source, $("label-select"));
-    const features = s.columns.map((c) => c.name).filter((c) => c !== $("label-select").value);
-    const frame = schema && frameFromSchema(schema, features);
-    if (frame) {
-      $("center-input").value = frame.center.join(", ");
-      $("bound-input").value = String(frame.bound);
-      $("lower-input").value = frame.lower.join(", ");
-      $("upper-input").value = frame.upper.join(", ");
-    }
-    $("data-info").textContent =
-      `${name}: ${s.columns.length} columns.` +
-      (frame
-        ? ` From the demo's public ranges (no data read): rows are centred on the middle of each range (${frame.center.join(", ")}), B = ${frame.bound} bounds their distance from it, and the sampled rows stay within the ranges.`
-        : "");
+    state.columns = s.columns.map((c) => c.name);
+    state.info = `${name}: ${s.columns.length} columns.`;
+    applyFrame();
     $("release-button").disabled = false;
     setStatus("idle", "Ready. Set ε and press Release.");
   } catch (e) {
@@ -201,6 +229,26 @@ $("file-input").addEventListener("change", (e) => {
   if (f) load(f.name.replace(/\.(csv|tsv|txt|gz)$/gi, ""), f);
 });
 $("demo-iris").addEventListener("click", () => load("iris", demos.iris.text, demos.iris.schema));
+// Another label leaves other features: their frame is taken again.
+$("label-select").addEventListener("change", () => {
+  if (state.columns.length) applyFrame();
+});
+$("schema-input").addEventListener("change", async (e) => {
+  const f = e.target.files[0];
+  if (!f) return;
+  let json;
+  try {
+    json = JSON.parse(await f.text());
+  } catch (err) {
+    setStatus("error", friendly(err, `The schema ${f.name} is not valid JSON`));
+    return;
+  }
+  state.schema = { json, name: f.name };
+  // It applies to the data on the page too (the user chose it for that data).
+  state.frame = { json, from: `the schema ${f.name}` };
+  if (state.columns.length) applyFrame();
+  setStatus("idle", `Public ranges from ${f.name}${state.columns.length ? "" : "; now choose the CSV it describes"}.`);
+});
 $("release-button").addEventListener("click", release);
 $("download-model").addEventListener("click", () =>
   download(JSON.stringify(state.result.model, null, 2) + "\n", `${state.name}-gmm-model.json`, "application/json"));

@@ -96,6 +96,51 @@ test("GMM page: the Iris demo releases at the page's defaults (its centre and B 
   await page.context().close();
 });
 
+test("GMM page: a schema file of the user's own gives the centre, B and ranges (for every file and label; a column without a range is named)", async () => {
+  const { page, errors } = await app.page("gmm.html");
+  // The schema first, then the file it describes: the same frame as the Iris demo's.
+  await page.setInputFiles('[data-testid="gmm-schema-input"]', join(ROOT, "demo/iris.schema.json"));
+  await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));
+  await page.waitForFunction(() => document.querySelector('[data-testid="gmm-bound-input"]').value !== "");
+  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "4.1");
+  assert.equal(await page.inputValue('[data-testid="gmm-center-input"]'), "6, 3.25, 4, 1.25");
+  assert.equal(await page.inputValue('[data-testid="gmm-lower-input"]'), "4, 2, 1, 0");
+  assert.equal(await page.inputValue('[data-testid="gmm-upper-input"]'), "8, 4.5, 7, 2.5");
+  assert.match(await page.textContent("#data-info"), /From the schema iris\.schema\.json \(no data read\)/);
+  await page.click('[data-testid="gmm-release-button"]');
+  const st = await waitState(page, "gmm-status");
+  assert.equal(st.state, "done", st.text);
+  const sampled = parseCsv((await downloadBytes(page, "gmm-download-data")).bytes.toString("utf8")).slice(1);
+  const [lo, hi] = [[4, 2, 1, 0], [8, 4.5, 7, 2.5]];
+  assert.deepEqual(sampled.filter((r) => r.slice(0, 4).some((x, j) => !(+x >= lo[j] && +x <= hi[j]))), []);
+  // Another label leaves the categorical species among the features: no frame, and the
+  // column is named; back to species, the frame returns.
+  await page.selectOption('[data-testid="gmm-label-select"]', "petal_width");
+  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "");
+  assert.equal(await page.inputValue('[data-testid="gmm-center-input"]'), "");
+  assert.match(await page.textContent("#data-info"), /gives no numeric min and max for “species”/);
+  await page.selectOption('[data-testid="gmm-label-select"]', "species");
+  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "4.1");
+  // A schema without one column's range, chosen with the data on the page: that column is
+  // named and nothing is filled; a file that is not JSON is an error that names it.
+  const schema = JSON.parse(readFileSync(join(ROOT, "demo/iris.schema.json"), "utf8"));
+  delete schema.columns.sepal_width.max;
+  const partial = join(dir, "partial.schema.json");
+  writeFileSync(partial, JSON.stringify(schema));
+  await page.setInputFiles('[data-testid="gmm-schema-input"]', partial);
+  await page.waitForFunction(() => /“sepal_width”/.test(document.getElementById("data-info").textContent));
+  assert.equal(await page.inputValue('[data-testid="gmm-bound-input"]'), "");
+  assert.equal(await page.inputValue('[data-testid="gmm-lower-input"]'), "");
+  const bad = join(dir, "bad.schema.json");
+  writeFileSync(bad, "{ not json");
+  await page.setInputFiles('[data-testid="gmm-schema-input"]', bad);
+  const err = await waitState(page, "gmm-status");
+  assert.equal(err.state, "error");
+  assert.match(err.text, /bad\.schema\.json is not valid JSON/);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test("Federated page: three parties keygen → contribute → aggregate", async () => {
   const { page, networkRequestsAfterLoad, errors } = await app.page("federated.html");
   const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8").trim().split(/\r?\n/);
