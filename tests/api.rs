@@ -323,6 +323,108 @@ fn the_readout_names_a_mix_larger_than_the_smallest_pool() {
     }
 }
 
+/// Under the standard adjacency the readout says which classes the run will most likely
+/// leave out (too few rows for the DP label threshold or for a pool at this budget), names
+/// them from the table, and calibrates without them; a run leaves them out indeed. A table
+/// whose every class is too small is told the run will most likely stop, and the run does.
+/// Tables whose classes all clear, and the keep-label adjacency, get no warning.
+#[test]
+fn the_readout_warns_of_classes_the_run_will_leave_out() {
+    let table_of = |sizes: &[(&str, usize)]| {
+        let mut csv = String::from("x,y,label\n");
+        for (i, &(name, n)) in sizes.iter().enumerate() {
+            for r in 0..n {
+                csv += &format!("{},{},{name}\n", (r * 7 + i) % 50, (r * 3) % 20);
+            }
+        }
+        csv
+    };
+    let params = |extra: &str| {
+        let req: SynthRequest = serde_json::from_str(&format!(
+            r#"{{"label":"label","epsilon":1,"delta":1e-5{extra}}}"#
+        ))
+        .unwrap();
+        SynthParams::try_from(&req).unwrap()
+    };
+    let read = |csv: &str, p: &SynthParams| {
+        privmix::data::read_csv_bytes(csv.as_bytes(), &p.csv_options("input").unwrap()).unwrap()
+    };
+    let view = api::PreviewView { curve: false };
+    // At ε = 1 the counts' σ is about 22 rows and a label read from the data needs about 110.
+    let some = table_of(&[("big", 400), ("rare", 8), ("large", 500)]);
+    let p = params("");
+    let t = read(&some, &p);
+    let r = api::dataset_preview_as(&t, &p, view).unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    let w = &r.warnings[0];
+    assert!(w.contains("'rare' (8 rows) has fewer"), "{w}");
+    assert!(!w.contains("'big'") && !w.contains("'large'"), "{w}");
+    assert!(w.contains("released only above about 1"), "{w}");
+    assert!(w.contains("categories"), "{w}");
+    // The readout's pools are the kept classes' (a pool of 1 row would set l = 1).
+    let without = read(&table_of(&[("big", 400), ("large", 500)]), &p);
+    let kept = api::dataset_preview_as(&without, &p, view).unwrap();
+    assert!(kept.warnings.is_empty(), "{:?}", kept.warnings);
+    assert_eq!((r.pool, r.mix), (kept.pool, kept.mix));
+    assert!(r.pool > 300, "{}", r.pool);
+    // The runs leave 'rare' out.
+    for seed in 1..=3 {
+        let mut rng = privmix::rng::ReleaseRng::seeded(seed);
+        let (_, receipt) = api::synthesize_table_csv(&t, &p, &mut rng, |_| Ok(())).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&receipt.to_json()).unwrap();
+        let labels = v["class_counts"]["labels"].as_array().unwrap();
+        assert_eq!(labels.len(), 2, "seed {seed}: {labels:?}");
+        assert!(
+            !labels.iter().any(|l| l == "rare"),
+            "seed {seed}: {labels:?}"
+        );
+    }
+    // Every class too small: the readout says the run will most likely stop, and it does.
+    let tiny = read(&table_of(&[("a", 20), ("b", 30)]), &p);
+    let r = api::dataset_preview_as(&tiny, &p, view).unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("No class here has that many ('a' (20 rows), 'b' (30 rows))"),
+        "{}",
+        r.warnings[0]
+    );
+    assert!(r.warnings[0].contains("stop"), "{}", r.warnings[0]);
+    let mut rng = privmix::rng::ReleaseRng::seeded(1);
+    let e = api::synthesize_table_csv(&tiny, &p, &mut rng, |_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("no class is large enough"), "{e}");
+    // Labels from a schema: no threshold, but a pool still needs l + σ rows.
+    let schema = r#","schema":{"columns":{"label":{"type":"categorical","categories":["big","rare","large"]}}}"#;
+    let ps = params(schema);
+    let r = api::dataset_preview_as(&read(&some, &ps), &ps, view).unwrap();
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        !r.warnings[0].contains("released only above"),
+        "{}",
+        r.warnings[0]
+    );
+    assert!(
+        r.warnings[0].contains("for its pool") && r.warnings[0].contains("'rare'"),
+        "{}",
+        r.warnings[0]
+    );
+    assert!(!r.warnings[0].contains("categories"), "{}", r.warnings[0]);
+    // The keep-label adjacency, and a table whose classes all clear: nothing to say.
+    let pk = params(r#","adjacency":"keep-label""#);
+    let r = api::dataset_preview_as(&read(&some, &pk), &pk, view).unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // Without a table: class numbers instead of names.
+    let req: api::PreviewRequest = serde_json::from_str(
+        r#"{"classSizes":[900,5,1100],"epsilon":1,"delta":1e-5,"features":3}"#,
+    )
+    .unwrap();
+    let r = api::preview(&req).unwrap();
+    assert!(
+        r.warnings.len() == 1 && r.warnings[0].contains("class 2 (5 rows)"),
+        "{:?}",
+        r.warnings
+    );
+}
+
 /// The live readout (`noisePreview`) uses the synthesis's accountant: PLD by default (RDP as a
 /// cross-check), under the chosen adjacency. Its σx meets the target, is below RDP's, and the
 /// curve is non-increasing in σx through the calibrated point.

@@ -368,7 +368,8 @@ async function updateReadout() {
       ` (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
       (o.adjacency === "standard"
         ? " Approximate: under the standard adjacency the pools are private floors of noisy class counts; the readout takes them at their expected values, so the run's l and σx can differ a little (the receipt states them)."
-        : "");
+        : "") +
+      (r.warnings ?? []).map((w) => ` Warning: ${w}`).join("");
     $("mix-suggestion").textContent =
       o.mix === "auto"
         ? `auto: l = ${r.mix} here; the run chooses it again from the private class sizes (the receipt states it).`

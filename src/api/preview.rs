@@ -26,7 +26,7 @@ use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::synth::{self, DataPathBudget, SynthOptions};
 use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
 use crate::preprocess::dp_counts::{
-    calibrate_standard, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
+    calibrate_standard, class_outlook, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
 };
 use crate::preprocess::rownorm::{accounting_clip, box_accounting_clip, column_diameter_sq};
 use serde::{Deserialize, Serialize};
@@ -129,12 +129,19 @@ pub struct PreviewResponse {
     /// The ε curve: ε of the whole release against σx around the calibrated value (only the
     /// calibrated point when the request asked for no curve).
     pub curve: Vec<(f64, f64)>,
+    /// What the run is likely to do that these numbers do not show (omitted when nothing):
+    /// under the standard adjacency, the classes too small for the DP label threshold or for
+    /// a pool at this budget ([`crate::preprocess::dp_counts::class_outlook`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A readout's checked controls.
 #[derive(Debug)]
 struct PreviewInputs {
     class_sizes: Vec<u64>,
+    /// The classes' labels, in the order of `class_sizes` (a table's; None without one).
+    class_names: Option<Vec<String>>,
     features: u64,
     /// The squared diameter of the encoded box (short tables), summed over the feature
     /// columns ([`column_diameter_sq`]).
@@ -193,6 +200,7 @@ impl PreviewInputs {
         }
         let inputs = PreviewInputs {
             class_sizes: r.class_sizes.clone(),
+            class_names: None,
             features: r.features,
             // Without the table: numeric columns.
             box_diameter_sq: r.features,
@@ -243,8 +251,13 @@ pub fn dataset_preview_as(
             Column::Categorical { levels, .. } => column_diameter_sq(Some(levels.len())),
         })
         .sum::<usize>() as u64;
+    let class_names = match table.label_index.map(|li| &table.columns[li]) {
+        Some(Column::Categorical { levels, .. }) => Some(levels.clone()),
+        _ => None,
+    };
     let inputs = PreviewInputs {
         class_sizes,
+        class_names,
         features: table.n_cols().saturating_sub(1) as u64,
         box_diameter_sq,
         mix: (!p.auto_mix).then_some(opts.mix as u32),
@@ -561,12 +574,48 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// The readout of `x` with the data path `path` (see the module note).
+/// The readout of `x` with the data path `path` (see the module note). Under the standard
+/// adjacency the classes' noisy counts decide which classes the run keeps: the readout takes
+/// them at their expected values, leaves out the classes that leaves out (unless that is every
+/// class) and says which ([`class_outlook`]).
 fn preview_on(
     x: &PreviewInputs,
     path: &DataPathBudget,
     view: PreviewView,
 ) -> Result<PreviewResponse> {
+    let (out, warning) = match path.counts_z {
+        Some(z) if x.standard => class_outlook(
+            x.class_names.as_deref(),
+            &x.class_sizes,
+            z,
+            path.label_delta,
+            // With l automatic the run may go down to l = 1.
+            x.mix.map_or(1, |l| l as usize),
+            x.opts.pool_floor.is_some(),
+        )?,
+        _ => (Vec::new(), None),
+    };
+    let kept;
+    let x = if out.is_empty() || out.len() == x.class_sizes.len() {
+        x
+    } else {
+        let keep = |k: &usize| !out.contains(k);
+        kept = PreviewInputs {
+            class_sizes: (0..x.class_sizes.len())
+                .filter(keep)
+                .map(|k| x.class_sizes[k])
+                .collect(),
+            class_names: None,
+            features: x.features,
+            box_diameter_sq: x.box_diameter_sq,
+            mix: x.mix,
+            samples: x.samples,
+            standard: x.standard,
+            opts: x.opts.clone(),
+        };
+        &kept
+    };
+    let warnings: Vec<String> = warning.into_iter().collect();
     let key = format!("{x:?}|{path:?}");
     // A curve asked for right after the same readout without it: that calibration stands.
     let known = WITHOUT_CURVE.with(|c| {
@@ -627,6 +676,7 @@ fn preview_on(
         pool: r.shape.pool,
         normalize_share: path.normalize_share,
         curve,
+        warnings,
     })
 }
 

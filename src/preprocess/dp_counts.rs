@@ -429,6 +429,75 @@ fn no_class_error(threshold: Option<f64>, mix: usize, sigma: f64, too_small: &[S
     ))
 }
 
+/// What a run is likely to leave out, said before it (the page's readout): from the exact
+/// class sizes `sizes` (the data owner's view; this is never released), at their expected
+/// noisy counts, a label read from the data (`delta_thr` > 0) is released only above the
+/// threshold of [`dp_classes`], and a class is synthesized only when its floor,
+/// [`FLOOR_SIGMAS`]·σ below its count, reaches `mix` (unless the floor is public). A class
+/// below either is more likely left out than kept. Returns those classes' indices and a
+/// warning that names them (none when every class clears both). `names`: the classes'
+/// labels (None: "class 1", "class 2", …).
+pub fn class_outlook(
+    names: Option<&[String]>,
+    sizes: &[u64],
+    z: f64,
+    delta_thr: f64,
+    mix: usize,
+    public_floor: bool,
+) -> Result<(Vec<usize>, Option<String>)> {
+    let sigma = CountNoise::new("class-count noise", z, std::f64::consts::SQRT_2)?.sigma();
+    let threshold = (delta_thr > 0.0 && delta_thr < 1.0)
+        .then(|| 1.0 + sigma * upper_quantile_conservative(delta_thr / 2.0) + DISCRETE_TAIL_MARGIN);
+    let pool = (!public_floor).then(|| mix.max(1) as f64 + FLOOR_SIGMAS * sigma);
+    let need = threshold.unwrap_or(0.0).max(pool.unwrap_or(0.0));
+    let out: Vec<usize> = (0..sizes.len())
+        .filter(|&k| (sizes[k] as f64) < need)
+        .collect();
+    if out.is_empty() {
+        return Ok((out, None));
+    }
+    let short: Vec<String> = (out.iter())
+        .map(|&k| match names.and_then(|v| v.get(k)) {
+            Some(l) => format!("'{l}' ({} rows)", sizes[k]),
+            None => format!("class {} ({} rows)", k + 1, sizes[k]),
+        })
+        .collect();
+    let mut needs = Vec::new();
+    if let Some(tau) = threshold {
+        needs.push(format!(
+            "a label read from the data is released only above about {tau:.0} rows"
+        ));
+    }
+    if let Some(p) = pool {
+        needs.push(format!(
+            "a class needs about l + {FLOOR_SIGMAS}·σ = {p:.0} rows for its pool"
+        ));
+    }
+    const SHOWN: usize = 6;
+    let mut list = short[..short.len().min(SHOWN)].join(", ");
+    if short.len() > SHOWN {
+        list += &format!(" and {} more", short.len() - SHOWN);
+    }
+    let head = format!(
+        "The class counts are private (standard adjacency) and their noise has σ = {sigma:.1} rows: {}.",
+        needs.join(", and ")
+    );
+    let fix = if threshold.is_some() {
+        "raise ε, use more rows, or list the labels in a schema (the label column's categories)"
+    } else {
+        "raise ε or use more rows"
+    };
+    let warning = if short.len() == sizes.len() {
+        format!("{head} No class here has that many ({list}), so the run will most likely stop with no class to synthesize: {fix}.")
+    } else {
+        format!("{head} {list} {} fewer, so the run will most likely leave {} out (the receipt lists the classes it leaves out); to keep {}, {fix}.",
+            if short.len() == 1 { "has" } else { "have" },
+            if short.len() == 1 { "it" } else { "them" },
+            if short.len() == 1 { "it" } else { "them" })
+    };
+    Ok((out, Some(warning)))
+}
+
 /// Splits `t` rows over classes in proportion to the (positive parts of the) noisy counts,
 /// by largest remainders (ties to the lower index). Post-processing of DP counts.
 pub fn split_samples(t: usize, noisy: &[f64]) -> Vec<usize> {

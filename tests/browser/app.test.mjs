@@ -148,6 +148,29 @@ test("bad input gets a friendly message in the page, and a corrected run works",
   await page.context().close();
 });
 
+test("the readout warns before a run of a class too small to be kept at this budget", async () => {
+  const { page, errors } = await app.page();
+  const lines = ["x,y,label"];
+  for (const [name, n] of [["big", 400], ["rare", 8], ["large", 500]]) {
+    for (let r = 0; r < n; r++) lines.push(`${(r * 7) % 50},${(r * 3) % 20},${name}`);
+  }
+  const file = join(dir, "rare-class.csv");
+  writeFileSync(file, lines.join("\n") + "\n");
+  await page.setInputFiles('[data-testid="file-input"]', file);
+  await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
+  await page.selectOption('[data-testid="label-select"]', "label");
+  await page.fill('[data-testid="epsilon-input"]', "1");
+  await page.waitForFunction(() => /Warning: .*'rare' \(8 rows\) has fewer/.test(document.querySelector('[data-testid="noise-readout"]').textContent), null, { timeout: 30_000 });
+  // At ε = 50 the label threshold is about 6 rows and a pool needs about 2: 'rare' clears both.
+  await page.fill('[data-testid="epsilon-input"]', "50");
+  await page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid="noise-readout"]').textContent;
+    return /σx = [0-9.]+/.test(t) && !t.includes("Warning");
+  }, null, { timeout: 30_000 });
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test("the CSP is served as a header and a meta tag, and blocks a deliberate fetch and sendBeacon", async () => {
   const { page, networkRequestsAfterLoad } = await app.page();
   const res = await page.request.get(app.url);

@@ -600,6 +600,8 @@ pub struct DataPathBudget {
     pub delta_rdp: f64,
     /// The thresholds' ε terms (labels, categories): ln(1/(1 − δ_thr)) each.
     pub epsilon_thresholds: f64,
+    /// δ of the label threshold (0: the labels are public, or the keep-label adjacency).
+    pub label_delta: f64,
     /// The noise multiplier of a release made before the synthesis ([`SynthOptions::prior`]:
     /// the image shape decision).
     pub prior_z: Option<f64>,
@@ -649,6 +651,7 @@ impl DataPathBudget {
             counts_z: standard.then(|| shape_z(opts, COUNTS_SHARE)),
             delta_rdp,
             epsilon_thresholds: label_threshold_epsilon(delta_lab),
+            label_delta: delta_lab,
             prior_z: opts.prior.map(|p| p.noise_multiplier),
         })
     }
@@ -710,6 +713,7 @@ pub fn data_path_budget(
         // As the synthesis: its normalization's δ, which is what it converts at.
         delta_rdp: c.delta_rdp,
         epsilon_thresholds: label_threshold_epsilon(delta_lab) + epsilon_categories,
+        label_delta: delta_lab,
         prior_z: opts.prior.map(|p| p.noise_multiplier),
     })
 }
