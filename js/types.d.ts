@@ -141,6 +141,8 @@ export interface CsvSummary {
 }
 export interface PreviewParams {
   classSizes: number[]; epsilon: number; delta: number; features: number;
+  /** The classes' names, one per class size (optional): the `warnings` name the classes with them. */
+  classNames?: string[];
   mix?: number | "auto"; samples?: number; clip?: number;
   /** Share of ε DP normalization is sized for, composed with the mixing as the synthesis does (default 0.2, the synthesis's default; 0 for none). `Dataset.noisePreview` takes the run's share from the table. */
   normalizeShare?: number; preset?: Preset;

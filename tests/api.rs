@@ -357,7 +357,7 @@ fn the_readout_warns_of_classes_the_run_will_leave_out() {
     let r = api::dataset_preview_as(&t, &p, view).unwrap();
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     let w = &r.warnings[0];
-    assert!(w.contains("'rare' (8 rows) has fewer"), "{w}");
+    assert!(w.contains("'rare' (8 records) has fewer"), "{w}");
     assert!(!w.contains("'big'") && !w.contains("'large'"), "{w}");
     assert!(w.contains("released only above about 1"), "{w}");
     assert!(w.contains("categories"), "{w}");
@@ -384,7 +384,7 @@ fn the_readout_warns_of_classes_the_run_will_leave_out() {
     let r = api::dataset_preview_as(&tiny, &p, view).unwrap();
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(
-        r.warnings[0].contains("No class here has that many ('a' (20 rows), 'b' (30 rows))"),
+        r.warnings[0].contains("No class here has that many ('a' (20 records), 'b' (30 records))"),
         "{}",
         r.warnings[0]
     );
@@ -412,17 +412,27 @@ fn the_readout_warns_of_classes_the_run_will_leave_out() {
     let pk = params(r#","adjacency":"keep-label""#);
     let r = api::dataset_preview_as(&read(&some, &pk), &pk, view).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    // Without a table: class numbers instead of names.
-    let req: api::PreviewRequest = serde_json::from_str(
-        r#"{"classSizes":[900,5,1100],"epsilon":1,"delta":1e-5,"features":3}"#,
-    )
-    .unwrap();
-    let r = api::preview(&req).unwrap();
+    // Without a table: class numbers instead of names, or the names given (one per size).
+    let req = |names: &str| -> api::PreviewRequest {
+        serde_json::from_str(&format!(
+            r#"{{"classSizes":[900,5,1100],"epsilon":1,"delta":1e-5,"features":3{names}}}"#
+        ))
+        .unwrap()
+    };
+    let r = api::preview(&req("")).unwrap();
     assert!(
-        r.warnings.len() == 1 && r.warnings[0].contains("class 2 (5 rows)"),
+        r.warnings.len() == 1 && r.warnings[0].contains("class 2 (5 records)"),
         "{:?}",
         r.warnings
     );
+    let r = api::preview(&req(r#","classNames":["cat","owl","dog"]"#)).unwrap();
+    assert!(
+        r.warnings.len() == 1 && r.warnings[0].contains("'owl' (5 records)"),
+        "{:?}",
+        r.warnings
+    );
+    let e = api::preview(&req(r#","classNames":["cat"]"#)).unwrap_err();
+    assert_eq!(param_of(&e).as_deref(), Some("class_names"), "{e}");
 }
 
 /// The live readout (`noisePreview`) uses the synthesis's accountant: PLD by default (RDP as a

@@ -350,7 +350,7 @@ async function updateReadout() {
     const readout = (view) => state.kind === "csv"
       ? pm.datasetNoisePreview(o, view)
       : pm.noisePreview({
-        classSizes: counts, epsilon: o.epsilon, delta: o.delta,
+        classSizes: counts, classNames: state.images.classNames, epsilon: o.epsilon, delta: o.delta,
         features: state.images.width * state.images.height * state.images.channels, mix: o.mix,
         samples: o.samples, clip: o.clip, preset: o.preset, adjacency: o.adjacency,
         imageShape, ...view,

@@ -38,6 +38,10 @@ use serde::{Deserialize, Serialize};
 pub struct PreviewRequest {
     /// Rows per class (class sizes).
     pub class_sizes: Vec<u64>,
+    /// The classes' names, in the order of `class_sizes` (optional: the warnings name the
+    /// classes with them, else "class 1", "class 2", …).
+    #[serde(default)]
+    pub class_names: Option<Vec<String>>,
     /// Target ε.
     pub epsilon: f64,
     /// δ.
@@ -198,9 +202,21 @@ impl PreviewInputs {
                 noise_multiplier: synth::image_shape_z(&opts),
             });
         }
+        if let Some(names) = &r.class_names {
+            if names.len() != r.class_sizes.len() {
+                return Err(Error::param(
+                    "class_names",
+                    names.len(),
+                    format!(
+                        "give one name per class size ({} sizes)",
+                        r.class_sizes.len()
+                    ),
+                ));
+            }
+        }
         let inputs = PreviewInputs {
             class_sizes: r.class_sizes.clone(),
-            class_names: None,
+            class_names: r.class_names.clone(),
             features: r.features,
             // Without the table: numeric columns.
             box_diameter_sq: r.features,

@@ -458,19 +458,19 @@ pub fn class_outlook(
     }
     let short: Vec<String> = (out.iter())
         .map(|&k| match names.and_then(|v| v.get(k)) {
-            Some(l) => format!("'{l}' ({} rows)", sizes[k]),
-            None => format!("class {} ({} rows)", k + 1, sizes[k]),
+            Some(l) => format!("'{l}' ({} records)", sizes[k]),
+            None => format!("class {} ({} records)", k + 1, sizes[k]),
         })
         .collect();
     let mut needs = Vec::new();
     if let Some(tau) = threshold {
         needs.push(format!(
-            "a label read from the data is released only above about {tau:.0} rows"
+            "a label read from the data is released only above about {tau:.0} records"
         ));
     }
     if let Some(p) = pool {
         needs.push(format!(
-            "a class needs about l + {FLOOR_SIGMAS}·σ = {p:.0} rows for its pool"
+            "a class needs about l + {FLOOR_SIGMAS}·σ = {p:.0} records for its pool"
         ));
     }
     const SHOWN: usize = 6;
@@ -479,11 +479,11 @@ pub fn class_outlook(
         list += &format!(" and {} more", short.len() - SHOWN);
     }
     let head = format!(
-        "The class counts are private (standard adjacency) and their noise has σ = {sigma:.1} rows: {}.",
+        "The class counts are private (standard adjacency) and their noise has σ = {sigma:.1} records: {}.",
         needs.join(", and ")
     );
     let fix = if threshold.is_some() {
-        "raise ε, use more rows, or list the labels in a schema (the label column's categories)"
+        "raise ε, use more rows, or, for a CSV, list the labels in a schema (the label column's categories)"
     } else {
         "raise ε or use more rows"
     };
