@@ -181,7 +181,7 @@ export interface PreviewResult {
   curve: [number, number][];
   /** What the run will most likely do that these numbers do not show (absent when nothing): under
    *  the standard adjacency, the classes too small for the DP label threshold or for a pool at this
-   *  budget, which the run leaves out (the readout is calibrated without them), or that no class
+   *  budget, which the run will most likely leave out (the readout is calibrated without them), or that no class
    *  is large enough, so the run will stop. */
   warnings?: string[];
 }

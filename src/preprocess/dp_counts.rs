@@ -490,7 +490,7 @@ pub fn class_outlook(
     let warning = if short.len() == sizes.len() {
         format!("{head} No class here has that many ({list}), so the run will most likely stop with no class to synthesize: {fix}.")
     } else {
-        format!("{head} {list} {} fewer, so the run will most likely leave {} out (the receipt lists the classes it leaves out); to keep {}, {fix}.",
+        format!("{head} {list} {} fewer, so the run will most likely leave {} out (the receipt's class_counts list the classes it keeps); to keep {}, {fix}.",
             if short.len() == 1 { "has" } else { "have" },
             if short.len() == 1 { "it" } else { "them" },
             if short.len() == 1 { "it" } else { "them" })
