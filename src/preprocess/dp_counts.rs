@@ -435,8 +435,9 @@ fn no_class_error(threshold: Option<f64>, mix: usize, sigma: f64, too_small: &[S
 /// threshold of [`dp_classes`], and a class is synthesized only when its floor,
 /// [`FLOOR_SIGMAS`]·σ below its count, reaches `mix` (unless the floor is public). A class
 /// below either is more likely left out than kept. Returns those classes' indices and a
-/// warning that names them (none when every class clears both). `names`: the classes'
-/// labels (None: "class 1", "class 2", …).
+/// warning that names them (none when every class clears both); when every class is below,
+/// the warning gives the chance that the run keeps none and stops, Π_k Φ((need − n_k)/σ).
+/// `names`: the classes' labels (None: "class 1", "class 2", …).
 pub fn class_outlook(
     names: Option<&[String]>,
     sizes: &[u64],
@@ -488,7 +489,17 @@ pub fn class_outlook(
         "raise ε or use more rows"
     };
     let warning = if short.len() == sizes.len() {
-        format!("{head} No class here has that many ({list}), so the run will most likely stop with no class to synthesize: {fix}.")
+        // Each class is dropped when its noisy count falls below `need` (about: the floor
+        // is rounded down), independently.
+        let dropped =
+            |n: u64| 0.5 * libm::erfc((n as f64 - need) / sigma * std::f64::consts::FRAC_1_SQRT_2);
+        let stop: f64 = sizes.iter().map(|&n| dropped(n)).product();
+        let chance = if stop > 0.99 {
+            "over 99 %".to_string()
+        } else {
+            format!("about {:.0} %", (100.0 * stop).max(1.0))
+        };
+        format!("{head} No class here has that many ({list}): each is more likely left out than kept, and the run stops with no class to synthesize with a chance of {chance}: {fix}.")
     } else {
         format!("{head} {list} {} fewer, so the run will most likely leave {} out (the receipt's class_counts list the classes it keeps); to keep {}, {fix}.",
             if short.len() == 1 { "has" } else { "have" },
