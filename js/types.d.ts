@@ -179,10 +179,10 @@ export interface PreviewResult {
   normalizeShare: number;
   /** ε of the whole release against σx around the calibrated value (only the calibrated point with `curve: false`). */
   curve: [number, number][];
-  /** What the run will most likely do that these numbers do not show (absent when nothing): under
+  /** What the run is likely to do that these numbers do not show (absent when nothing): under
    *  the standard adjacency, the classes too small for the DP label threshold or for a pool at this
-   *  budget, which the run will most likely leave out (the readout is calibrated without them), or that no class
-   *  is large enough, so the run will stop. */
+   *  budget, which the run will most likely leave out (the readout is calibrated without them), or,
+   *  when no class is large enough, the chance that the run keeps none and stops. */
   warnings?: string[];
 }
 export interface UtilityReport {
