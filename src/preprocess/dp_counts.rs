@@ -458,9 +458,13 @@ pub fn class_outlook(
         return Ok((out, None));
     }
     let short: Vec<String> = (out.iter())
-        .map(|&k| match names.and_then(|v| v.get(k)) {
-            Some(l) => format!("'{l}' ({} records)", sizes[k]),
-            None => format!("class {} ({} records)", k + 1, sizes[k]),
+        .map(|&k| {
+            let n = sizes[k];
+            let records = if n == 1 { "record" } else { "records" };
+            match names.and_then(|v| v.get(k)) {
+                Some(l) => format!("'{l}' ({n} {records})"),
+                None => format!("class {} ({n} {records})", k + 1),
+            }
         })
         .collect();
     let mut needs = Vec::new();
@@ -962,5 +966,35 @@ mod tests {
             .epsilon(1e-5, Preset::Default.conversion())
             .unwrap();
         assert!(e.epsilon <= target && e.epsilon > 0.99 * target, "{e:?}");
+    }
+
+    /// The outlook names the classes below the label threshold or the pool's need, one record
+    /// in the singular, and a table without names by number; with a public floor only the
+    /// threshold counts, and with public labels and a public floor nothing does.
+    #[test]
+    fn the_outlook_names_the_classes_below_what_they_need() {
+        let names = ["one".to_string(), "big".to_string(), "few".to_string()];
+        let sizes = [1, 5000, 40];
+        // z = 10: σ ≈ 14.1 counts; the threshold at δ = 1e-6 is about 1 + 5.0σ + 1 ≈ 73.
+        let (out, w) = class_outlook(Some(&names), &sizes, 10.0, 1e-6, 4, false).unwrap();
+        let w = w.unwrap();
+        assert_eq!(out, vec![0, 2], "{w}");
+        assert!(
+            w.contains("'one' (1 record), 'few' (40 records) have fewer"),
+            "{w}"
+        );
+        assert!(!w.contains("'big'"), "{w}");
+        let (_, w) = class_outlook(None, &sizes, 10.0, 1e-6, 4, false).unwrap();
+        assert!(w
+            .unwrap()
+            .contains("class 1 (1 record), class 3 (40 records)"));
+        // Public labels: only the pool (l + σ ≈ 18) counts, so 'few' is kept.
+        let (out, w) = class_outlook(Some(&names), &sizes, 10.0, 0.0, 4, false).unwrap();
+        assert_eq!(out, vec![0], "{w:?}");
+        // Public labels and a public floor: nothing is left out by the counts.
+        assert_eq!(
+            class_outlook(Some(&names), &sizes, 10.0, 0.0, 4, true).unwrap(),
+            (vec![], None)
+        );
     }
 }
