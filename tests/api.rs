@@ -357,7 +357,10 @@ fn the_readout_warns_of_classes_the_run_will_leave_out() {
     let r = api::dataset_preview_as(&t, &p, view).unwrap();
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     let w = &r.warnings[0];
-    assert!(w.contains("'rare' (8 records) has fewer"), "{w}");
+    assert!(
+        w.contains("'rare' (8 records) has too few records for this budget"),
+        "{w}"
+    );
     assert!(!w.contains("'big'") && !w.contains("'large'"), "{w}");
     assert!(w.contains("released only above about 1"), "{w}");
     assert!(w.contains("categories"), "{w}");
@@ -384,7 +387,9 @@ fn the_readout_warns_of_classes_the_run_will_leave_out() {
     let r = api::dataset_preview_as(&tiny, &p, view).unwrap();
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(
-        r.warnings[0].contains("No class here has that many ('a' (20 records), 'b' (30 records))"),
+        r.warnings[0].contains(
+            "No class here has enough records for this budget ('a' (20 records), 'b' (30 records))"
+        ),
         "{}",
         r.warnings[0]
     );

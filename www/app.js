@@ -331,11 +331,18 @@ function scheduleReadout() {
   readoutTimer = setTimeout(updateReadout, 120);
 }
 
+// The readout's warnings (classes a run will most likely leave out), set apart from its numbers.
+function showReadoutWarnings(list = []) {
+  $("readout-warning").textContent = list.map((w) => `Warning: ${w}`).join(" ");
+  $("readout-warning").hidden = list.length === 0;
+}
+
 async function updateReadout() {
   const el = $("noise-readout");
   const counts = !readyToRun() ? null : state.kind === "csv" ? state.dataset?.counts : state.images?.classCounts;
   if (!counts) {
     el.textContent = "Load data to see the noise.";
+    showReadoutWarnings();
     drawCurve(null);
     return;
   }
@@ -368,8 +375,8 @@ async function updateReadout() {
       ` (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
       (o.adjacency === "standard"
         ? " Approximate: under the standard adjacency the pools are private floors of noisy class counts; the readout takes them at their expected values, so the run's l and σx can differ a little (the receipt states them)."
-        : "") +
-      (r.warnings ?? []).map((w) => ` Warning: ${w}`).join("");
+        : "");
+    showReadoutWarnings(r.warnings);
     $("mix-suggestion").textContent =
       o.mix === "auto"
         ? `auto: l = ${r.mix} here; the run chooses it again from the private class sizes (the receipt states it).`
@@ -380,6 +387,7 @@ async function updateReadout() {
   } catch (e) {
     if (seq !== readoutSeq) return;
     el.textContent = friendly(e, "Check the settings");
+    showReadoutWarnings();
     drawCurve(null);
   }
 }

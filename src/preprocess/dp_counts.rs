@@ -483,8 +483,8 @@ pub fn class_outlook(
     if short.len() > SHOWN {
         list += &format!(" and {} more", short.len() - SHOWN);
     }
-    let head = format!(
-        "The class counts are private (standard adjacency) and their noise has σ = {sigma:.1} records: {}.",
+    let why = format!(
+        "The class counts are private (standard adjacency; their noise has σ = {sigma:.1} records): {}.",
         needs.join(", and ")
     );
     let fix = if threshold.is_some() {
@@ -503,12 +503,14 @@ pub fn class_outlook(
         } else {
             format!("about {:.0} %", (100.0 * stop).max(1.0))
         };
-        format!("{head} No class here has that many ({list}): each is more likely left out than kept, and the run stops with no class to synthesize with a chance of {chance}: {fix}.")
+        format!("No class here has enough records for this budget ({list}): each is more likely left out than kept, and the run stops with no class to synthesize with a chance of {chance}. {why} To keep them, {fix}.")
     } else {
-        format!("{head} {list} {} fewer, so the run will most likely leave {} out (the receipt's class_counts list the classes it keeps); to keep {}, {fix}.",
-            if short.len() == 1 { "has" } else { "have" },
-            if short.len() == 1 { "it" } else { "them" },
-            if short.len() == 1 { "it" } else { "them" })
+        let (has, it) = if short.len() == 1 {
+            ("has", "it")
+        } else {
+            ("have", "them")
+        };
+        format!("{list} {has} too few records for this budget, so the run will most likely leave {it} out (the receipt's class_counts list the classes it keeps). {why} To keep {it}, {fix}.")
     };
     Ok((out, Some(warning)))
 }
@@ -980,7 +982,7 @@ mod tests {
         let w = w.unwrap();
         assert_eq!(out, vec![0, 2], "{w}");
         assert!(
-            w.contains("'one' (1 record), 'few' (40 records) have fewer"),
+            w.contains("'one' (1 record), 'few' (40 records) have too few records"),
             "{w}"
         );
         assert!(!w.contains("'big'"), "{w}");

@@ -160,13 +160,12 @@ test("the readout warns before a run of a class too small to be kept at this bud
   await page.waitForSelector('[data-testid="label-select"]:not([hidden])');
   await page.selectOption('[data-testid="label-select"]', "label");
   await page.fill('[data-testid="epsilon-input"]', "1");
-  await page.waitForFunction(() => /Warning: .*'rare' \(8 records\) has fewer/.test(document.querySelector('[data-testid="noise-readout"]').textContent), null, { timeout: 30_000 });
+  await page.waitForFunction(() => /^Warning: .*'rare' \(8 records\) has too few records/.test(document.querySelector('[data-testid="readout-warning"]').textContent), null, { timeout: 30_000 });
+  assert.equal(await page.isVisible('[data-testid="readout-warning"]'), true);
   // At ε = 50 the label threshold is about 6 rows and a pool needs about 2: 'rare' clears both.
   await page.fill('[data-testid="epsilon-input"]', "50");
-  await page.waitForFunction(() => {
-    const t = document.querySelector('[data-testid="noise-readout"]').textContent;
-    return /σx = [0-9.]+/.test(t) && !t.includes("Warning");
-  }, null, { timeout: 30_000 });
+  await page.waitForFunction(() => /σx = [0-9.]+/.test(document.querySelector('[data-testid="noise-readout"]').textContent)
+    && document.querySelector('[data-testid="readout-warning"]').hidden, null, { timeout: 30_000 });
   assert.deepEqual(errors, []);
   await page.context().close();
 });
