@@ -45,7 +45,7 @@ function applyFrame() {
   if (f) {
     const features = state.columns.filter((c) => c !== $("label-select").value);
     const frame = frameFromSchema(f.json, features);
-    if (frame.missing.length === 0 && frame.center) {
+    if (frame.center) {
       $("center-input").value = frame.center.join(", ");
       $("bound-input").value = String(frame.bound);
       $("lower-input").value = frame.lower.join(", ");

@@ -141,7 +141,7 @@ pub struct PreviewResponse {
 }
 
 /// A readout's checked controls.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct PreviewInputs {
     class_sizes: Vec<u64>,
     /// The classes' labels, in the order of `class_sizes` (a table's; None without one).
@@ -615,20 +615,13 @@ fn preview_on(
     let x = if out.is_empty() || out.len() == x.class_sizes.len() {
         x
     } else {
-        let keep = |k: &usize| !out.contains(k);
-        kept = PreviewInputs {
-            class_sizes: (0..x.class_sizes.len())
-                .filter(keep)
-                .map(|k| x.class_sizes[k])
-                .collect(),
-            class_names: None,
-            features: x.features,
-            box_diameter_sq: x.box_diameter_sq,
-            mix: x.mix,
-            samples: x.samples,
-            standard: x.standard,
-            opts: x.opts.clone(),
-        };
+        let mut k = x.clone();
+        k.class_sizes = (0..x.class_sizes.len())
+            .filter(|i| !out.contains(i))
+            .map(|i| x.class_sizes[i])
+            .collect();
+        k.class_names = None;
+        kept = k;
         &kept
     };
     let warnings: Vec<String> = warning.into_iter().collect();

@@ -396,18 +396,23 @@ fn candidate_labels(
                     "internal: the label threshold needs δ in (0, 1), got {delta_thr}"
                 )));
             }
-            let t = upper_quantile_conservative(delta_thr / 2.0);
             (
                 levels
                     .iter()
                     .enumerate()
                     .map(|(i, l)| (l.clone(), Some(i as u32)))
                     .collect(),
-                // A label held by ≤ 1 record where present: 1 + (σt + 1), Lemma T.
-                Some(1.0 + sigma * t + DISCRETE_TAIL_MARGIN),
+                Some(label_threshold(sigma, delta_thr)),
             )
         }
     })
+}
+
+/// The release threshold of a label read from the data, at count noise σ and threshold δ
+/// (in (0, 1)): a label held by ≤ 1 record where present must clear 1 + (σt + 1) with
+/// P(N(0,1) > t) ≤ δ/2 (Lemma T).
+fn label_threshold(sigma: f64, delta_thr: f64) -> f64 {
+    1.0 + sigma * upper_quantile_conservative(delta_thr / 2.0) + DISCRETE_TAIL_MARGIN
 }
 
 /// The error when no class is large enough to synthesize: what a label and a pool need at
@@ -447,8 +452,7 @@ pub fn class_outlook(
     public_floor: bool,
 ) -> Result<(Vec<usize>, Option<String>)> {
     let sigma = CountNoise::new("class-count noise", z, std::f64::consts::SQRT_2)?.sigma();
-    let threshold = (delta_thr > 0.0 && delta_thr < 1.0)
-        .then(|| 1.0 + sigma * upper_quantile_conservative(delta_thr / 2.0) + DISCRETE_TAIL_MARGIN);
+    let threshold = (delta_thr > 0.0 && delta_thr < 1.0).then(|| label_threshold(sigma, delta_thr));
     let pool = (!public_floor).then(|| mix.max(1) as f64 + FLOOR_SIGMAS * sigma);
     let need = threshold.unwrap_or(0.0).max(pool.unwrap_or(0.0));
     let out: Vec<usize> = (0..sizes.len())
