@@ -254,6 +254,11 @@ export interface GmmOptions extends CallOptions {
   /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
   covarianceNoise?: "gaussian" | "wishart";
   lambda?: number;
+  /** The class labels, when public (known without looking at the data): one component per
+   * listed class; records with another label count in N and belong to no class. Without it the
+   * labels are read from the data, and (record adjacency, default noise) a label is released
+   * only when its noisy count clears a DP threshold (the receipt gives it). */
+  classes?: string[];
   /** Rows to sample from the released model. */
   samples?: number;
   /** Grid points of the marginal-density curves (for plots). */
@@ -279,6 +284,9 @@ export interface GmmResult {
     filledCells?: { feature: string; cells: number }[];
     /** Records without a label: they count in N and belong to no class (owner only). */
     unlabelled?: number;
+    /** Classes of the data the release left out: their noisy counts did not reach the labels'
+     * threshold (owner only; omitted when none). */
+    classesLeftOut?: string[];
     [key: string]: unknown;
   };
   [key: string]: unknown;

@@ -26,6 +26,9 @@ fn gmm_args<'a>(csv: &'a Path, bound: &'a str, rest: &[&'a str]) -> Vec<&'a str>
         "1e-5",
         "--bound",
         bound,
+        // The classes are public (the test made them; see `paper_csv`).
+        "--classes",
+        "k0,k1,k2,k3,k4",
     ];
     a.extend_from_slice(rest);
     a.push("--json");
@@ -375,7 +378,7 @@ fn bad_data_fails_with_named_errors_and_no_output() {
         "class 'q': its covariance is singular",
     );
     let mut a = g.args(&flat);
-    a.extend(["--bound".to_string(), "1000".to_string()]);
+    a.extend(["--bound", "1000", "--classes", "p,q"].map(String::from));
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
     let out = run(&refs);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -446,7 +449,7 @@ fn bad_parameters_fail_with_named_errors_and_no_output() {
     std::fs::create_dir(&folder).unwrap();
     let mut a = g.args(&two);
     a[12] = s(&folder).to_string();
-    a.extend(["--bound", "30"].map(String::from));
+    a.extend(["--bound", "30", "--classes", "u,v"].map(String::from));
     let refs: Vec<&str> = a.iter().map(|x| x.as_str()).collect();
     fails(&refs, "this is a folder; give a file path", &[&g.m]);
     a[12] = s(&g.r).to_string();
@@ -518,6 +521,9 @@ fn iris_gmm(iris: &Path, m: &Path, r: &Path, extra: &[&str]) -> Vec<String> {
         s(r),
         "--seed",
         "3",
+        // Iris's species are public (its schema lists them): classes of 50 records.
+        "--classes",
+        "setosa,versicolor,virginica",
     ]
     .map(String::from)
     .to_vec();
@@ -883,4 +889,70 @@ fn released_total(weights: &[serde_json::Value], n: usize) -> f64 {
         .map(|m| m as f64)
         .find(|m| w.iter().all(|w| ((w * m) - (w * m).round()).abs() < 1e-6))
         .expect("the weights are ratios of counts summing to at most N")
+}
+
+/// Labels read from the data (no `--classes`): a class of 3 records among two of 2,000 is left
+/// out at ε = 5 (threshold 58), told to the owner only (a "private:" line, or
+/// `private.classes_left_out` with `--json`), never in the model or the receipt; listed with
+/// `--classes`, it is released and the labels are public.
+#[test]
+fn a_class_too_small_for_the_labels_threshold_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = String::from("u,v,y\n");
+    for i in 0..4000 {
+        let (c, m) = if i % 2 == 0 { ("a", -1.0) } else { ("b", 1.0) };
+        t.push_str(&format!(
+            "{},{},{c}\n",
+            m + 0.001 * (i % 97) as f64,
+            m - 0.002 * (i % 13) as f64
+        ));
+    }
+    t.push_str("0,0,rare\n0.5,0.1,rare\n0.2,0.3,rare\n");
+    let input = dir.path().join("d.csv");
+    std::fs::write(&input, t).unwrap();
+    let (m, r) = (dir.path().join("m.json"), dir.path().join("r.json"));
+    let base = [
+        "gmm",
+        "--input",
+        s(&input),
+        "--label",
+        "y",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--bound",
+        "3",
+        "--model-out",
+        s(&m),
+        "--receipt",
+        s(&r),
+        "--seed",
+        "1",
+    ];
+    let out = run(&base);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("private: the release leaves out the class(es) rare"),
+        "{err}"
+    );
+    let v = json(&run(&[&base[..], &["--json"]].concat()));
+    assert_eq!(
+        v["private"]["classes_left_out"],
+        serde_json::json!(["rare"])
+    );
+    assert_eq!(v["classes"], 2);
+    let receipt = std::fs::read_to_string(&r).unwrap();
+    let model = std::fs::read_to_string(&m).unwrap();
+    assert!(!receipt.contains("rare") && !model.contains("rare"));
+    assert!(receipt.contains("the set of class labels (read from the data)"));
+    let v = json(&run(
+        &[&base[..], &["--classes", "a,b,rare", "--json"]].concat()
+    ));
+    assert_eq!(v["classes"], 3);
+    assert!(v["private"]["classes_left_out"].is_null());
+    assert!(std::fs::read_to_string(&r)
+        .unwrap()
+        .contains("listed with the request"));
 }

@@ -347,6 +347,8 @@ fn gmm_release_and_sample() {
             "1e-5",
             "--bound",
             "12",
+            "--classes",
+            "setosa,versicolor,virginica",
             "--model-out",
             "{tmp}/model.json",
             "--samples",

@@ -35,6 +35,17 @@ function frameFromSchema(schema, features) {
 }
 
 /**
+ * The class labels the frame's schema lists for the chosen label column (public: they come
+ * with the schema, not from the data), or undefined. Without them the release reads the labels
+ * from the data and keeps only those whose noisy count clears a DP threshold.
+ */
+function frameClasses() {
+  const c = state.frame?.json?.columns?.[$("label-select").value];
+  const list = c?.type === "categorical" ? c.categories : undefined;
+  return Array.isArray(list) && list.length && list.every((x) => typeof x === "string" && x) ? list : undefined;
+}
+
+/**
  * Fills the centre, B and the ranges from `state.frame` for the features the chosen label
  * leaves, or clears them, and says so under the data.
  */
@@ -54,6 +65,8 @@ function applyFrame() {
     } else if (frame.missing.length) {
       note = ` ${f.from[0].toUpperCase()}${f.from.slice(1)} gives no numeric min and max for ${frame.missing.map((m) => `“${m}”`).join(", ")}: add them there, or enter B (and, if you like, the centre and ranges) below.`;
     }
+    const classes = frameClasses();
+    if (classes) note += ` The classes (${classes.join(", ")}) come from it too, so every one of them gets a component.`;
   }
   $("data-info").textContent = state.info + note;
 }
@@ -122,6 +135,8 @@ async function release() {
     if (lower || upper) Object.assign(o, { lower, upper });
     const t = num("samples-input", "T", { integer: true, optional: true });
     o.samples = t ?? undefined;
+    const classes = frameClasses();
+    if (classes) o.classes = classes;
   } catch (e) {
     setStatus("error", friendly(e, "Check the settings"));
     return;
@@ -144,7 +159,10 @@ async function release() {
     // column left in by mistake shows here).
     const filled = (r.private?.filledCells ?? []).map((f) => `${f.feature} (${f.cells})`).join(", ");
     const fillNote = (filled ? ` Not numbers, set to the centre value (not for release): ${filled}; leave text columns out.` : "")
-      + (r.private?.unlabelled ? ` ${r.private.unlabelled} record(s) without a label belong to no class (not for release).` : "");
+      + (r.private?.unlabelled ? ` ${r.private.unlabelled} record(s) without a label belong to no class (not for release).` : "")
+      + (r.private?.classesLeftOut?.length
+        ? ` Left out (not for release): ${r.private.classesLeftOut.join(", ")}, too few records for this budget (a label read from the data is released only when its noisy count clears the threshold in the receipt); if the labels are public, list them in a schema.`
+        : "");
     setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${o.samples} rows sampled.${fillNote}`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,
@@ -154,7 +172,11 @@ async function release() {
     for (const id of ["download-model", "download-data", "download-receipt"]) $(id).disabled = false;
     drawControls();
   } catch (e) {
-    setStatus("error", friendly(e, "Could not release"));
+    // Labels read from the data, none above the threshold: the page's way to list them.
+    const hint = /no class has enough records/.test(String(e?.message))
+      ? " On this page, a schema whose label column lists its categories (“Public ranges” above) makes the classes public."
+      : "";
+    setStatus("error", friendly(e, "Could not release") + hint);
   } finally {
     $("release-button").disabled = false;
   }

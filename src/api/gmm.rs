@@ -49,6 +49,10 @@ pub struct GmmRequest {
     /// Smoothing λ of the weight mapping (default 1e-3).
     #[serde(default)]
     pub lambda: Option<f64>,
+    /// The class labels, when public (see `GmmOptions::classes`); without them the labels
+    /// are read from the data and released under a DP threshold.
+    #[serde(default)]
+    pub classes: Option<Vec<String>>,
     /// Rows to sample from the released model (none by default).
     #[serde(default)]
     pub samples: Option<u64>,
@@ -99,6 +103,10 @@ pub struct GmmPrivate {
     /// Records without a label (they count in N and belong to no class); omitted when 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlabelled: Option<usize>,
+    /// Classes of the data the release left out (their noisy counts did not reach the
+    /// labels' threshold); omitted when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes_left_out: Vec<String>,
 }
 
 /// Sampled rows as CSV: the model's feature columns, then the label column. The CLI's
@@ -221,6 +229,7 @@ impl TryFrom<&GmmRequest> for GmmParams {
             lambda: r.lambda.unwrap_or(d.lambda),
             pca: r.pca,
             center: r.center.clone(),
+            classes: r.classes.clone(),
             support: match (&r.lower, &r.upper) {
                 (Some(lower), Some(upper)) => Some(gmm::Support {
                     lower: lower.clone(),
@@ -289,6 +298,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
             reference_marginals,
             filled_cells: release.filled_cells,
             unlabelled: (release.unlabelled > 0).then_some(release.unlabelled),
+            classes_left_out: release.classes_left_out,
         },
     })
 }

@@ -1,6 +1,7 @@
 //! The audit of the GMM release's default path (`mechanism: "gmm"`): the same neighbouring
 //! datasets, tests and bound as the synthesis audit ([`super::run_audit`]), run through the
-//! GMM release ([`crate::api::gmm_release`]) with the audit's public bound.
+//! GMM release ([`crate::api::gmm_release`]) with the audit's public bound and its public
+//! classes (`a`, `b`).
 //!
 //! The audit's rows lie in [−1, 1]^d, so B = √d bounds every row's norm without looking at
 //! them (the release's `bound`, chosen as a user must choose it). Each run's outcome is the
@@ -24,6 +25,9 @@ fn request(opts: &AuditOptions, seed: u64) -> Result<GmmRequest> {
         "epsilon": r.epsilon.unwrap_or(1.0),
         "delta": r.delta.unwrap_or(crate::api::DEFAULT_DELTA),
         "bound": (opts.features as f64).sqrt(),
+        // The audit's classes are public (it makes them); read from the data, classes of
+        // ten rows would be left out under the labels' threshold and nothing released.
+        "classes": ["a", "b"],
         "seed": (seed % (1u64 << 52)) as f64,
     }))
     .map_err(|e| Error::Internal(format!("internal: the audit's GMM request: {e}")))

@@ -65,10 +65,20 @@ pub(crate) struct GmmArgs {
     /// record (default: replace one record, ‖x‖ ≤ B) or label (the paper's; local sensitivity).
     #[arg(long, value_enum, default_value = "record")]
     adjacency: AdjacencyArg,
-    /// Public bound B on each row's L2 norm (input units); rows above it are clipped. Without
-    /// it, B is the data's largest row norm, which the receipt declares unprotected.
+    /// Public bound B on each row's L2 norm (input units), chosen without looking at the
+    /// data; rows above it are clipped. Required under record adjacency (the default); only
+    /// under `--adjacency label` (features public) may it be left out, and B is then the
+    /// data's largest row norm.
     #[arg(long)]
     bound: Option<f64>,
+    /// The class labels, comma-separated, when they are public (known without looking at the
+    /// data, e.g. from the study design): the model has one component per listed class, and
+    /// records with another label count in N and belong to no class. Without it, a label read
+    /// from the data is released only when its noisy count clears a DP threshold (the receipt
+    /// gives it), so small classes are left out (record adjacency, the default noise; other
+    /// settings declare the label set unprotected).
+    #[arg(long, value_delimiter = ',')]
+    classes: Option<Vec<String>>,
     /// Project to K principal components first; the basis comes from the data and is declared
     /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
     #[arg(long)]
@@ -238,6 +248,9 @@ fn report(
         if release.unlabelled > 0 {
             private["unlabelled"] = json!(release.unlabelled);
         }
+        if !release.classes_left_out.is_empty() {
+            private["classes_left_out"] = json!(release.classes_left_out);
+        }
         print_json(&json!({
             "epsilon": release.epsilon, "delta": release.delta,
             "noise": opts.noise.name(),
@@ -283,6 +296,12 @@ fn report(
                 release.unlabelled
             );
         }
+        if !release.classes_left_out.is_empty() {
+            eprintln!(
+                "privmix: private: the release leaves out the class(es) {}: too few records for this budget (a label read from the data is released only above the threshold in the receipt). If the labels are public, list them with --classes",
+                release.classes_left_out.join(", ")
+            );
+        }
         for w in &release.receipt.warnings {
             eprintln!("privmix: warning: {w}");
         }
@@ -310,6 +329,7 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         bound: a.bound,
         pca: a.pca,
         center: a.center.clone(),
+        classes: a.classes.clone(),
         lower: a.lower.clone(),
         upper: a.upper.clone(),
         covariance_noise: Some(super::name_of(&a.covariance_noise)),

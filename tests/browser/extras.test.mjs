@@ -35,25 +35,48 @@ async function waitState(page, testid, text) {
   }, testid);
 }
 
-test("GMM page: release on a CSV, plot, and the three downloads", async () => {
+test("GMM page: release on a CSV, plot, and the three downloads; labels read from the data are thresholded", async () => {
   const { page, networkRequestsAfterLoad, errors } = await app.page("gmm.html");
+  // Iris as a file of one's own (no schema): its labels are read from the data, and at ε = 1
+  // a label needs a noisy count of 279 (classes of 50: every one is left out, so the release
+  // stops; each class clears it with chance ≈ 6e-6) and the page says how to list them.
   await page.setInputFiles('[data-testid="gmm-file-input"]', join(ROOT, "demo/iris.csv"));
   await page.waitForSelector('[data-testid="gmm-label-select"]:not([hidden])');
   await page.selectOption('[data-testid="gmm-label-select"]', "species");
-  await page.fill('[data-testid="gmm-epsilon-input"]', "2");
+  await page.fill('[data-testid="gmm-epsilon-input"]', "1");
   // Record adjacency (the default) needs a public bound on the rows' norms (iris: ≤ 11.4).
+  await page.fill('[data-testid="gmm-bound-input"]', "15");
+  await page.click('[data-testid="gmm-release-button"]');
+  const stopped = await waitState(page, "gmm-status");
+  assert.equal(stopped.state, "error", stopped.text);
+  assert.match(stopped.text, /no class has enough records .* reaches 279/);
+  assert.match(stopped.text, /a schema whose label column lists its categories/);
+  // Iris four times over and 3 records of a class 'rare', at ε = 5 (threshold 58): the three
+  // species clear it (200 records each), 'rare' does not (chance ≈ 6e-7), and only the owner
+  // is told it was left out.
+  const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8").trimEnd().split("\n");
+  const body = text.slice(1);
+  const bigger = join(dir, "iris4.csv");
+  writeFileSync(bigger, [text[0], ...body, ...body, ...body, ...body, "5,3,2,1,rare", "6,3,4,1,rare", "7,3,5,2,rare"].join("\n") + "\n");
+  await page.setInputFiles('[data-testid="gmm-file-input"]', bigger);
+  await page.waitForFunction(() => /iris4/.test(document.getElementById("data-info").textContent));
+  await page.selectOption('[data-testid="gmm-label-select"]', "species");
+  await page.fill('[data-testid="gmm-epsilon-input"]', "5");
   await page.fill('[data-testid="gmm-bound-input"]', "15");
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);
+  assert.match(st.text, /Left out \(not for release\): rare,/);
   await page.waitForSelector('[data-testid="gmm-plot"] canvas');
   const model = JSON.parse((await downloadBytes(page, "gmm-download-model")).bytes.toString("utf8"));
-  assert.equal(model.classes.length, 3);
+  assert.deepEqual(model.classes, ["setosa", "versicolor", "virginica"]);
   assert.ok(Math.abs(model.weights.reduce((a, b) => a + b) - 1) < 1e-9);
   const rows = parseCsv((await downloadBytes(page, "gmm-download-data")).bytes.toString("utf8"));
-  assert.equal(rows.length - 1, 150);
+  assert.equal(rows.length - 1, 603);
   const receipt = JSON.parse((await downloadBytes(page, "gmm-download-receipt")).bytes.toString("utf8"));
-  assert.ok(receipt.epsilon <= 2);
+  assert.ok(receipt.epsilon <= 5);
+  assert.ok(receipt.protected.some((p) => /class labels/.test(p.what) && /reaches 58/.test(p.how)), JSON.stringify(receipt.protected));
+  assert.ok(!JSON.stringify(receipt).includes("rare"));
   assert.deepEqual(networkRequestsAfterLoad(), []);
   assert.deepEqual(errors, []);
   await page.context().close();
@@ -107,6 +130,7 @@ test("GMM page: a schema file of the user's own gives the centre, B and ranges (
   assert.equal(await page.inputValue('[data-testid="gmm-lower-input"]'), "4, 2, 1, 0");
   assert.equal(await page.inputValue('[data-testid="gmm-upper-input"]'), "8, 4.5, 7, 2.5");
   assert.match(await page.textContent("#data-info"), /From the schema iris\.schema\.json \(no data read\)/);
+  assert.match(await page.textContent("#data-info"), /The classes \(setosa, versicolor, virginica\) come from it too/);
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);

@@ -275,7 +275,7 @@ test("errors name the JS option, never a CLI flag", () => {
     [() => cjs.federatedKeygen(1.5), "party"],
     [() => cjs.federatedKeygen(NaN), "party"],
     // Within the row limit, beyond wasm32's memory (was a panic: "capacity overflow").
-    [() => cjs.gmmSample(cjs.gmmRelease(readFileSync(join(ROOT, "demo/iris.csv")), { label: "species", epsilon: 2, bound: 15, seed: 1 }).model, 1e9, 1), "samples"],
+    [() => cjs.gmmSample(cjs.gmmRelease(readFileSync(join(ROOT, "demo/iris.csv")), { label: "species", epsilon: 2, bound: 15, classes: ["setosa", "versicolor", "virginica"], seed: 1 }).model, 1e9, 1), "samples"],
     // Image options: their keys too (they were "options", with serde's JSON position).
     [() => cjs.inspectImages(new Uint8Array(0), { maxBytes: -1 }), "maxBytes"],
     [() => cjs.inspectImages(new Uint8Array(0), { alpha: "x" }), "alpha"],

@@ -53,6 +53,32 @@ function mvnLogDensityKl(m1, s1, m0, s0) {
   return 0.5 * (tr + q - d + Math.log(det(s0) / det(s1)));
 }
 
+// Iris's species, public (its schema lists them): labels read from the data need a noisy
+// count of 141 at ε = 2, and Iris's classes hold 50 records (the next test).
+const SPECIES = ["setosa", "versicolor", "virginica"];
+
+test("gmmRelease: labels read from the data are released only above the threshold; listed classes are public", () => {
+  // Without `classes`, Iris's classes (50 records) are all below the threshold at ε = 2
+  // (141; each clears it with chance ≈ 5e-5, seeded here): the release stops and says why.
+  assert.throws(() => p.gmmRelease(iris, { label: "species", epsilon: 2, bound: 15, seed: 4 }), /no class has enough records .*reaches 141.*list them \(classes\)/);
+  // Three of Iris's classes four times over (200 records each) and 3 records of 'rare': the
+  // species are released, 'rare' is left out (told only under `private`).
+  const lines = iris.trim().split(/\r?\n/);
+  const body = lines.slice(1);
+  const bigger = [lines[0], ...body, ...body, ...body, ...body, "5,3,2,1,rare", "6,3,4,1,rare", "7,3,5,2,rare"].join("\n") + "\n";
+  const r = p.gmmRelease(bigger, { label: "species", epsilon: 5, bound: 15, seed: 4 });
+  assert.deepEqual(r.model.classes, SPECIES);
+  assert.deepEqual(r.private.classesLeftOut, ["rare"]);
+  assert.ok(!JSON.stringify(r.receipt).includes("rare"));
+  assert.ok(r.receipt.protected.some((x) => /class labels/.test(x.what) && /reaches 58/.test(x.how)));
+  // Listed: public, every listed class released (here 'rare' too), nothing left out.
+  const listed = p.gmmRelease(bigger, { label: "species", epsilon: 5, bound: 15, classes: [...SPECIES, "rare"], seed: 4 });
+  assert.deepEqual(listed.model.classes, [...SPECIES, "rare"]);
+  assert.equal(listed.private.classesLeftOut, undefined);
+  assert.ok(listed.receipt.guarantee.public_information.some((x) => /listed with the request/.test(x)));
+  assert.throws(() => p.gmmRelease(bigger, { label: "species", epsilon: 5, bound: 15, classes: ["a", "a"] }), (e) => e.param === "classes" && /twice/.test(e.message));
+});
+
 test("gmmRelease: a feature constant within a class releases; only the private KL is undefined, and says why", () => {
   // Iris with petal_width fixed at 0.2 for setosa: that class's covariance is singular.
   const lines = iris.trim().split(/\r?\n/);
@@ -66,7 +92,7 @@ test("gmmRelease: a feature constant within a class releases; only the private K
     return f.join(",");
   })].join("\n") + "\n";
   assert.equal((flat.match(/,0\.2,setosa/g) ?? []).length, 50);
-  const r = p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, samples: 30, marginalPoints: 20, seed: 4 });
+  const r = p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, classes: SPECIES, samples: 30, marginalPoints: 20, seed: 4 });
   assert.ok(r.epsilon <= 2);
   assert.equal(r.model.classes.length, 3);
   assert.ok(r.private.kl === null || r.private.kl === undefined, `kl ${r.private.kl}`);
@@ -74,11 +100,11 @@ test("gmmRelease: a feature constant within a class releases; only the private K
   assert.ok(r.private.referenceMarginals === null || r.private.referenceMarginals === undefined);
   assert.equal(parseCsv(r.csv).length - 1, 30);
   // Where the fit is used (a baseline perturbs it), the same data are refused.
-  assert.throws(() => p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, noise: "iid-gaussian", seed: 4 }), /singular/);
+  assert.throws(() => p.gmmRelease(flat, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, classes: SPECIES, noise: "iid-gaussian", seed: 4 }), /singular/);
 });
 
 test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed independently", () => {
-  const r = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, samples: 300, marginalPoints: 50, seed: 4 });
+  const r = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, classes: SPECIES, samples: 300, marginalPoints: 50, seed: 4 });
   assert.ok(r.epsilon <= 2);
   const m = r.model;
   assert.equal(m.classes.length, 3);
@@ -112,7 +138,7 @@ test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed 
 
 test("gmmRelease: a public box (lower, upper) keeps the sampled rows inside it, in gmmSample too; one without the other names the missing key", () => {
   const box = { lower: [4, 2, 1, 0], upper: [8, 4.5, 7, 2.5] };
-  const opts = { label: "species", epsilon: 5, bound: 4.1, center: [6, 3.25, 4, 1.25], samples: 1000, seed: 2 };
+  const opts = { label: "species", epsilon: 5, bound: 4.1, center: [6, 3.25, 4, 1.25], classes: SPECIES, samples: 1000, seed: 2 };
   const outside = (csv) => parseCsv(csv).slice(1).filter((r) => r.slice(0, 4).some((x, j) => +x < box.lower[j] || +x > box.upper[j])).length;
   const r = p.gmmRelease(iris, { ...opts, ...box });
   assert.deepEqual(r.model.support, box);

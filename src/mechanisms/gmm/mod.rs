@@ -103,6 +103,13 @@ pub struct GmmOptions {
     /// A public box for the sampled rows (one interval per input feature), stored in the model:
     /// rows are drawn from the model truncated to it (post-processing). None: unbounded rows.
     pub support: Option<Support>,
+    /// The class labels, when they are public (known without looking at the data): the model
+    /// has one component per listed class, in this order, and a record with another label
+    /// counts in N and belongs to no class. None: the labels are read from the data; the
+    /// default release (record adjacency, `optimized`, Gaussian covariances) then releases a
+    /// label only when its noisy count clears a DP threshold
+    /// ([`weights::label_threshold`]), and the other paths declare the set unprotected.
+    pub classes: Option<Vec<String>>,
 }
 
 named_enum! {
@@ -132,6 +139,7 @@ impl Default for GmmOptions {
             covariance_noise: CovarianceNoise::Gaussian,
             center: None,
             support: None,
+            classes: None,
         }
     }
 }
@@ -163,6 +171,60 @@ impl GmmData {
     /// released class counts sum to it.
     pub fn records(&self) -> usize {
         self.rows.len() + self.unlabelled
+    }
+
+    /// The data with the public class list `classes` (see [`GmmOptions::classes`]): rows
+    /// whose label is not listed become records without a label (they stay in N); a listed
+    /// class the data lack has no rows. A list that is empty, repeats a label or holds an
+    /// empty label is a `classes` error.
+    pub fn with_classes(&self, classes: &[String]) -> Result<GmmData> {
+        if classes.is_empty() {
+            return Err(Error::param(
+                "classes",
+                "[]",
+                "list at least one class label, or leave classes out to read them from the data",
+            ));
+        }
+        for (i, c) in classes.iter().enumerate() {
+            if c.is_empty() || c == crate::data::MISSING_LEVEL {
+                return Err(Error::param(
+                    "classes",
+                    format!("{c:?}"),
+                    "a class label must be a non-empty label, not the missing value",
+                ));
+            }
+            if classes[..i].contains(c) {
+                return Err(Error::param(
+                    "classes",
+                    format!("{c:?}"),
+                    "this label is listed twice; list each class once",
+                ));
+            }
+        }
+        let index: Vec<Option<usize>> = self
+            .classes
+            .iter()
+            .map(|c| classes.iter().position(|x| x == c))
+            .collect();
+        let mut out = GmmData {
+            features: self.features.clone(),
+            label: self.label.clone(),
+            classes: classes.to_vec(),
+            rows: Vec::with_capacity(self.rows.len()),
+            labels: Vec::with_capacity(self.labels.len()),
+            rows_dropped: self.rows_dropped,
+            unlabelled: self.unlabelled,
+        };
+        for (row, &y) in self.rows.iter().zip(&self.labels) {
+            match index[y] {
+                Some(k) => {
+                    out.rows.push(row.clone());
+                    out.labels.push(k);
+                }
+                None => out.unlabelled += 1,
+            }
+        }
+        Ok(out)
     }
 
     /// From a [`Table`] whose label column is set; every other column must be numeric.
@@ -905,6 +967,9 @@ pub struct GmmRelease {
     /// class). 0 when every record has one.
     #[serde(skip_serializing_if = "is_zero")]
     pub unlabelled: usize,
+    /// Classes of the data the release left out (labels read from the data whose noisy count
+    /// did not reach the threshold); for the data owner only, not part of the release.
+    pub classes_left_out: Vec<String>,
     /// The non-private fit `kl` compares with ([`reference_model`] of the input as read; of
     /// the projected data under `--pca`), for the data owner's own plots; None exactly when
     /// `kl` is. Never part of the release, so never serialized.

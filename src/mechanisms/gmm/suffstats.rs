@@ -6,7 +6,10 @@
 //!
 //! *Setting.* Rows are clipped to ‖x‖₂ ≤ B with B public (given by the user; never computed
 //! from the data) and scaled by 1/B, so every row z lies in the unit ball. Adjacency: replace
-//! one record, label included; N is public. K classes (labels public as a set).
+//! one record, label included; N is public. K classes: listed with the request (public), or
+//! read from the data, in which case a label is released only when its noisy count reaches the
+//! threshold of [`weights::label_threshold`] (the counts' noise; δ_labels = δ/10, the Gaussian
+//! releases get the rest) and the other labels' records belong to no class.
 //!
 //! *Statistics.* Per class k: the count N_k, the sum S_k = Σ z and the second moment
 //! M_k = Σ z zᵀ. A neighbour either replaces a record inside one class (S_k moves by
@@ -40,8 +43,10 @@
 //! ρ_b = 2·[Δ_g(S, 1)²/(2σ_g,S²) + Δ_g(M, 1)²/(2σ_g,M²)]. So the Gaussian part is
 //! ρ-zCDP, RDP α·ρ at every order, with ρ = max(ρ_a, ρ_b) ≤ 1/z² (computed from the grids
 //! actually used, rounded up), converted to (ε_G, δ) by the accountant's RDP → DP conversion.
-//! The counts are (ε_cnt, 0)-DP, so the release is (ε_cnt + ε_G, δ)-DP (basic composition
-//! with a pure-DP mechanism). ε_cnt = ε/10; z is the smallest noise multiplier whose ε_G is
+//! The counts are (ε_cnt, 0)-DP ((ε_cnt, δ_labels)-DP with the labels' threshold), so the
+//! release is (ε_cnt + ε_G, δ_G + δ_labels)-DP (basic composition; the Gaussian releases run
+//! for the classes the counts released, an adaptive choice that composition allows, and a
+//! class's records leaving or joining a released class is case (b) or less). ε_cnt = ε/10; z is the smallest noise multiplier whose ε_G is
 //! at most ε − ε_cnt (re-accounted on the actual grids, nudged up until it is); every number
 //! here comes from (ε, δ, d) only, the same for every class and every dataset: nothing about
 //! the data chooses it. (Before, each of the four releases was charged its own (0.9·ε/4,
@@ -80,8 +85,14 @@ pub struct Split {
     pub eps_counts: f64,
     /// ε of the Gaussian releases (every class's sum and second moment), jointly, at `delta`.
     pub eps_gaussian: f64,
-    /// δ (all of it for the Gaussian releases; the counts' mechanism has none).
+    /// δ of the Gaussian releases (all of the target δ when the labels are public; the
+    /// counts' mechanism has none).
     pub delta: f64,
+    /// δ of the labels read from the data (0 when they are public): see
+    /// [`weights::label_threshold`].
+    pub delta_labels: f64,
+    /// The count a label read from the data must reach to be released (None: public labels).
+    pub threshold: Option<i64>,
     /// The noise multiplier of each Gaussian release at its full per-class sensitivity.
     pub z: f64,
     /// σ of the sum noise (Δ_S·z).
@@ -116,9 +127,27 @@ fn eps_of_rho(rho: f64, delta: f64) -> Result<f64> {
 }
 
 impl Split {
-    /// The split for a target (ε, δ) and d features; public. ε_G ≤ ε − ε_cnt on the grids
-    /// actually used (see the proof note).
+    /// The split for a target (ε, δ) and d features, with public labels; public. ε_G ≤
+    /// ε − ε_cnt on the grids actually used (see the proof note).
     pub fn new(epsilon: f64, delta: f64, dim: usize) -> Result<Split> {
+        Split::with_labels(epsilon, delta, dim, false)
+    }
+
+    /// [`Split::new`], and with `from_data` the labels are read from the data: a share
+    /// [`weights::LABEL_DELTA_SHARE`] of δ goes to their threshold (the Gaussian releases are
+    /// calibrated at the rest), and `threshold` is the count a label must reach.
+    pub fn with_labels(epsilon: f64, delta: f64, dim: usize, from_data: bool) -> Result<Split> {
+        let (delta_labels, delta) = if from_data {
+            let dl = delta * weights::LABEL_DELTA_SHARE;
+            let mut dg = delta - dl;
+            // One ulp down at a time (dg > 0) until the two shares fit in δ.
+            while dg + dl > delta {
+                dg = f64::from_bits(dg.to_bits() - 1);
+            }
+            (dl, dg)
+        } else {
+            (0.0, delta)
+        };
         let shrink = 1.0 - 1e-12;
         let eps_counts = epsilon * COUNT_SHARE * shrink;
         let target = (epsilon - eps_counts) * shrink;
@@ -131,6 +160,8 @@ impl Split {
                 eps_counts,
                 eps_gaussian: f64::INFINITY,
                 delta,
+                delta_labels,
+                threshold: None,
                 z,
                 sigma_sum: SUM_SENSITIVITY * z,
                 sigma_moment: MOMENT_SENSITIVITY * z,
@@ -153,6 +184,9 @@ impl Split {
                 return Ok(None);
             }
             s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
+            if from_data {
+                s.threshold = Some(weights::label_threshold(eps_counts, delta_labels)?);
+            }
             s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
             Ok(Some(s))
         })?
@@ -180,15 +214,18 @@ impl Split {
         self.eps_counts + self.eps_gaussian
     }
 
-    /// Total δ (the Gaussian releases').
+    /// Total δ (the Gaussian releases' and, read from the data, the labels').
     pub fn delta(&self) -> f64 {
-        self.delta
+        self.delta + self.delta_labels
     }
 }
 
 /// A release in unit-ball units.
 pub struct Released {
-    /// Released counts (a composition of N).
+    /// The classes released (indices into the data's classes, in order): all of them with
+    /// public labels.
+    pub kept: Vec<usize>,
+    /// Released counts of the kept classes (with the unlabelled cell, a composition of N).
     pub counts: Vec<usize>,
     /// Which branch of the count mapping was drawn.
     pub branch: Branch,
@@ -212,7 +249,10 @@ pub struct Released {
 
 /// Releases counts, means and covariances of the unit-ball rows `z` (labels in 0..k). The
 /// counts are released with one more cell for the records without a label (the public
-/// `records` N minus the rows), dropped afterwards ([`weights::release_counts`]).
+/// `records` N minus the rows), dropped afterwards ([`weights::release_counts`]). With
+/// `split.threshold` (labels read from the data) only the classes whose noisy count reaches
+/// it are released ([`weights::release_counts_selected`]); the others' sums and moments are
+/// not released.
 pub fn release(
     z: &[Vec<f64>],
     labels: &[usize],
@@ -234,15 +274,23 @@ pub fn release(
     }
     let stats = class_stats(z, labels, k, d)?;
     let counts: Vec<usize> = stats.iter().map(|s| s.count).collect();
-    let (released, branch) =
-        weights::release_counts(&counts, records, split.eps_counts, lambda, rng)?;
+    let (kept, released, branch) = match split.threshold {
+        None => {
+            let (r, b) = weights::release_counts(&counts, records, split.eps_counts, lambda, rng)?;
+            ((0..k).collect(), r, b)
+        }
+        Some(t) => {
+            weights::release_counts_selected(&counts, records, split.eps_counts, lambda, t, rng)?
+        }
+    };
     let sum_noise = split.sum_noise()?;
     let moment_noise = split.moment_noise()?;
     let mut means = Vec::with_capacity(k);
     let mut covs = Vec::with_capacity(k);
     let mut sums = Vec::with_capacity(k);
     let mut moments = Vec::with_capacity(k);
-    for (st, &nk) in stats.iter().zip(&released) {
+    for (&c, &nk) in kept.iter().zip(&released) {
+        let st = &stats[c];
         let nk = nk as f64;
         let s = release_fixed(&st.sum, ROW_BITS, &sum_noise, rng)?;
         let mv = release_fixed(&st.moment, 2 * ROW_BITS, &moment_noise, rng)?;
@@ -266,6 +314,7 @@ pub fn release(
         moments.push(mv);
     }
     Ok(Released {
+        kept,
         counts: released,
         branch,
         means,

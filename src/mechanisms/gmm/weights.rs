@@ -33,6 +33,12 @@
 //! estimate N_k itself (not N_k plus a share of U), and the weights are renormalized over the
 //! classes.
 //!
+//! **Labels read from the data** ([`release_counts_selected`]). When the class labels are
+//! not listed with the request, only the labels whose noisy count reaches a threshold are
+//! released ([`label_threshold`]: the label of a single record passes with probability below
+//! its share of δ); f then runs on the released classes and the unlabelled cell, on the same
+//! noisy counts (post-processing).
+//!
 //! A uniform draw from S is a uniform (K − 1)-subset of {1, …, N − 1} (stars and bars): the
 //! gaps between the sorted cut points are the parts.
 
@@ -169,6 +175,98 @@ pub fn uniform_composition<R: Rng + ?Sized>(n: usize, k: usize, rng: &mut R) -> 
     parts
 }
 
+/// Share of δ spent on releasing the labels read from the data ([`label_threshold`]); the
+/// Gaussian releases get the rest.
+pub const LABEL_DELTA_SHARE: f64 = 0.1;
+
+/// The count a label read from the data must reach, with its count noise (scale
+/// b = [`count_noise`]`(eps0)`), to be released: τ = 1 + ⌈b·(ln(1/δ₁) − ln(1 + p))⌉ with
+/// δ₁ = `delta_labels`/(1 + e^{ε0}) and p = e^{−1/b}.
+///
+/// *Why.* A neighbour (one record replaced, label included) can make one label vanish (its
+/// only record gets another label) and one appear. Such a label has count 1 on one side and
+/// is not a candidate on the other; it is released only if 1 + Z ≥ τ, and
+/// P(Z ≥ τ − 1) = p^{τ−1}/(1 + p) ≤ δ₁ since τ − 1 ≥ b·ln(1/(δ₁(1 + p))) (the smallest such
+/// τ, up to rounding).
+/// Off those events the output is a function of the noisy counts of the labels both sides
+/// share (and of the unlabelled cell), L1 sensitivity 2 as before, so for every output set E:
+/// P_D(E) ≤ e^{ε0}·(P_D′(E) + δ₁) + δ₁ — (ε0, (1 + e^{ε0})·δ₁)-DP, i.e. (ε0, `delta_labels`).
+/// The arithmetic rounds toward a larger τ: b and ln(1/δ₁) one ulp up, ln(1 + p) taken a
+/// millionth low.
+pub fn label_threshold(eps0: f64, delta_labels: f64) -> Result<i64> {
+    if !(delta_labels > 0.0 && delta_labels < 1.0) {
+        return Err(Error::param(
+            "delta",
+            delta_labels,
+            "the labels' share of δ must be in (0, 1)",
+        ));
+    }
+    let b = up(count_noise(eps0)?.scale());
+    let delta_one = delta_labels / up(1.0 + up(eps0.dexp()));
+    // ln(1 + p) from below: p's error is far under a millionth.
+    let ln_1p = (-1.0 / b).dexp().dln_1p() * (1.0 - 1e-6);
+    let t = up(b * up(up((1.0 / delta_one).dln()) - ln_1p));
+    if !(t.is_finite() && t < 1e15) {
+        return Err(Error::param(
+            "epsilon",
+            eps0,
+            "the budget is too small to release labels read from the data; list the classes instead",
+        ));
+    }
+    Ok(1 + t.ceil() as i64)
+}
+
+/// [`release_counts`] for labels read from the data: every class's noisy count (and the
+/// unlabelled cell's) is drawn first, and only the classes whose noisy count reaches
+/// `threshold` ([`label_threshold`]) are kept; the others' records count as records without a
+/// label. The kept classes' counts are then released as [`release_counts`] does (the λ
+/// branch a uniform composition; otherwise the kept noisy counts and the unlabelled cell's,
+/// projected onto the compositions of N), all post-processing of the thresholded noisy
+/// counts. Returns the kept classes (indices into `counts`, in order), their released counts
+/// and the branch. No class kept is an error that says how many records a class needs.
+pub fn release_counts_selected<R: Rng + ?Sized>(
+    counts: &[usize],
+    records: usize,
+    eps0: f64,
+    lambda: f64,
+    threshold: i64,
+    rng: &mut R,
+) -> Result<(Vec<usize>, Vec<usize>, Branch)> {
+    let n = records;
+    let labelled: usize = counts.iter().sum();
+    if n < labelled {
+        return Err(Error::Data(format!(
+            "internal: {n} records cannot hold the class counts {counts:?}"
+        )));
+    }
+    let mut cells = counts.to_vec();
+    cells.push(n - labelled);
+    let y = noisy_counts(&cells, eps0, rng)?;
+    let kept: Vec<usize> = (0..counts.len()).filter(|&c| y[c] >= threshold).collect();
+    if kept.is_empty() {
+        return Err(Error::Data(format!(
+            "no class has enough records to be released at this budget: a label read from the data is released only when its noisy count reaches {threshold} (ε of the counts {eps0:.4}, so that the label of a single record is released with probability below the labels' share of δ). \
+             If the class labels are public (known without looking at the data), list them (classes); otherwise raise ε or use more rows"
+        )));
+    }
+    let k = kept.len() + 1;
+    if n < k {
+        return Err(Error::Data(format!(
+            "internal: {n} records cannot hold {} classes and the unlabelled cell",
+            kept.len()
+        )));
+    }
+    let (mut released, branch) = if rng.gen::<f64>() < lambda {
+        (uniform_composition(n, k, rng), Branch::Uniform)
+    } else {
+        let mut yk: Vec<f64> = kept.iter().map(|&c| y[c] as f64).collect();
+        yk.push(y[counts.len()] as f64);
+        (project_counts(&yk, n), Branch::NoisyCounts)
+    };
+    released.pop();
+    Ok((kept, released, branch))
+}
+
 /// Which branch of f produced π̃.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Branch {
@@ -215,6 +313,65 @@ pub fn release_counts<R: Rng + ?Sized>(
 mod tests {
     use super::*;
     use crate::rng::ReleaseRng;
+
+    /// The threshold's δ, computed exactly from the sampler's own scale: (1 + e^{ε0})·
+    /// P(Z ≥ τ − 1) ≤ δ_labels, with P(Z ≥ m) = p^m/(1 + p), p = e^{−1/b}; and τ − 1 would not keep
+    /// it (τ is the smallest threshold that does).
+    #[test]
+    fn the_label_threshold_keeps_a_single_records_label_below_its_delta() {
+        for &(eps0, dl) in &[
+            (0.5, 1e-6),
+            (0.1, 1e-7),
+            (1.0, 1e-9),
+            (0.02, 1e-6),
+            (5.0, 1e-6),
+        ] {
+            let t = label_threshold(eps0, dl).unwrap();
+            let b = count_noise(eps0).unwrap().scale();
+            let p = (-1.0 / b).exp();
+            let tail = |m: i64| p.powi(m as i32) / (1.0 + p);
+            let delta = (1.0 + eps0.exp()) * tail(t - 1);
+            assert!(delta <= dl, "ε0 {eps0}: δ {delta} > {dl} at τ = {t}");
+            // τ − 1 would not do: τ is the smallest threshold that keeps δ_labels.
+            assert!(
+                (1.0 + eps0.exp()) * tail(t - 2) > dl,
+                "ε0 {eps0}: τ = {t} is loose"
+            );
+        }
+        assert_eq!(label_threshold(0.5, 1e-6).unwrap(), 58);
+        assert!(label_threshold(0.5, 0.0).is_err());
+        assert!(label_threshold(0.5, 1.0).is_err());
+    }
+
+    /// The selection: over 400 seeded draws a label held by one record is never released
+    /// (chance ≤ 4·10⁻⁷ each), labels far above the threshold always are, and the released
+    /// counts are positive and (with the unlabelled cell) a composition of N; a label near the
+    /// threshold is kept about half the time (its noise is symmetric: 5σ bounds at α ≈ 1e-6).
+    #[test]
+    fn selection_keeps_large_classes_and_drops_a_single_record() {
+        let t = label_threshold(0.5, 1e-6).unwrap();
+        let counts = [1usize, 5000, t as usize, 3000];
+        let n = 9000;
+        let mut kept_near = 0;
+        for seed in 0..400 {
+            let mut rng = ReleaseRng::seeded(seed);
+            let (kept, released, _) =
+                release_counts_selected(&counts, n, 0.5, 1e-3, t, &mut rng).unwrap();
+            assert!(
+                !kept.contains(&0) && kept.contains(&1) && kept.contains(&3),
+                "{kept:?}"
+            );
+            kept_near += usize::from(kept.contains(&2));
+            assert_eq!(released.len(), kept.len());
+            assert!(released.iter().all(|&c| c >= 1) && released.iter().sum::<usize>() < n);
+        }
+        // Kept when its noise Z ≥ 0: P = 1/2 + P(Z = 0)/2 ≈ 0.56 (b = 4); σ of the count of
+        // 400 draws ≈ 10.
+        assert!((170..=280).contains(&kept_near), "{kept_near}");
+        let e = release_counts_selected(&[3, 5], 20, 0.5, 1e-3, t, &mut ReleaseRng::seeded(1))
+            .unwrap_err();
+        assert!(e.to_string().contains(&format!("reaches {t}")), "{e}");
+    }
 
     #[test]
     fn projection_keeps_sum_and_positivity() {

@@ -35,6 +35,16 @@ pub fn release_gmm_data(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     check_options(opts)?;
+    // Public class labels: records with another label belong to no class (they stay in N).
+    let listed = match &opts.classes {
+        Some(list) if *list != data.classes => Some(data.with_classes(list)?),
+        Some(list) => {
+            data.with_classes(list)?; // checks the list
+            None
+        }
+        None => None,
+    };
+    let data = listed.as_ref().unwrap_or(data);
     if let Some(support) = &opts.support {
         return release_with_support(data, opts, support, rng);
     }
@@ -323,6 +333,9 @@ struct Noised {
     design_iterations: usize,
     weights_branch: String,
     warnings: Vec<String>,
+    /// The classes released (indices into the data's), when labels read from the data were
+    /// thresholded; None: every class.
+    kept: Option<Vec<usize>>,
 }
 
 /// The weights π̃_k = Ñ_k / Σ_j Ñ_j of released class counts (the cell of the records without
@@ -353,7 +366,8 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         ..
     } = *p;
     let mut noise_grids = Vec::new();
-    let split = suffstats::Split::new(opts.epsilon, opts.delta, d)?;
+    // Labels read from the data are released under a DP threshold; listed ones are public.
+    let split = suffstats::Split::with_labels(opts.epsilon, opts.delta, d, opts.classes.is_none())?;
     let r = suffstats::release(z, &data.labels, k, n, &split, opts.lambda, rng)?;
     let weights_branch = branch_name(r.branch);
     let w_rel = weights_of(&r.counts);
@@ -372,9 +386,11 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     });
     let mu_rel = r.means;
     let cov_rel = r.covs;
+    let released = r.kept.len();
+    let kept = split.threshold.map(|_| r.kept);
     let eps_total = split.epsilon();
     let delta_total = split.delta();
-    let protected = vec![
+    let mut protected = vec![
         ProtectedItem {
             what: "class counts (the weights π̃_k = Ñ_k/Σ_j Ñ_j and the divisors of the means and covariances)".into(),
             how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2), with one more cell for the records without a label, projected onto the compositions of N and that cell dropped, smoothed with λ·Uniform".into(),
@@ -394,15 +410,27 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
             delta: split.delta,
         },
     ];
+    let labels_note = match split.threshold {
+        Some(t) => {
+            protected.insert(1, ProtectedItem {
+                what: "the set of class labels (read from the data)".into(),
+                how: format!("a label is released only when its noisy class count (the counts' discrete Laplace noise above) reaches {t}, so the label of a single record is released with probability below its share of δ; the records of the other labels count in N and belong to no class. Its ε is the counts' (the same noisy counts), not an addition"),
+                epsilon: 0.0,
+                delta: split.delta_labels,
+            });
+            format!("; the labels read from the data take δ_labels = {} of δ (their threshold), so δ = δ_Gaussian + δ_labels", split.delta_labels)
+        }
+        None => String::new(),
+    };
     let budget = GmmBudget {
         epsilon_weights: split.eps_counts,
-        epsilon_means: vec![split.eps_sum_alone; k],
-        epsilon_covariances: vec![split.eps_moment_alone; k],
-        delta_weights: 0.0,
+        epsilon_means: vec![split.eps_sum_alone; released],
+        epsilon_covariances: vec![split.eps_moment_alone; released],
+        delta_weights: split.delta_labels,
         delta_means: split.delta,
         delta_covariances: split.delta,
         composition: format!(
-            "ε = ε_counts + ε_Gaussian = {:.6} + {:.6}: the sums and second moments a neighbour can change (one class's, by 2 and √2, or two classes', by 1 each) compose under RDP as one Gaussian mechanism, ρ = {:.6} (zCDP, on the release grids; the discrete Gaussian has the Gaussian's RDP curve, CKS20), converted to ε_Gaussian at δ = {}; the counts are pure DP. The per-class ε of the means and covariances above are each release alone at the same δ, not terms of a sum. Public: z = {:.6} from (ε, δ, d) only, the same for every class and dataset",
+            "ε = ε_counts + ε_Gaussian = {:.6} + {:.6}: the sums and second moments a neighbour can change (one class's, by 2 and √2, or two classes', by 1 each) compose under RDP as one Gaussian mechanism, ρ = {:.6} (zCDP, on the release grids; the discrete Gaussian has the Gaussian's RDP curve, CKS20), converted to ε_Gaussian at δ_Gaussian = {}; the counts are pure DP{labels_note}. The per-class ε of the means and covariances above are each release alone at the same δ, not terms of a sum. Public: z = {:.6} from (ε, δ, d) only, the same for every class and dataset",
             split.eps_counts, split.eps_gaussian, split.rho, split.delta, split.z
         ),
     };
@@ -419,6 +447,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         design_iterations: 0,
         weights_branch,
         warnings: Vec::new(),
+        kept,
     })
 }
 
@@ -579,6 +608,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         design_iterations,
         weights_branch,
         warnings,
+        kept: None,
     })
 }
 
@@ -771,6 +801,7 @@ fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         design_iterations: 0,
         weights_branch: String::new(),
         warnings: Vec::new(),
+        kept: None,
     })
 }
 
@@ -871,6 +902,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         design_iterations,
         weights_branch,
         mut warnings,
+        kept,
     } = noised;
     let wishart_dof = d + 1;
     if opts.adjacency == Adjacency::Label {
@@ -879,7 +911,22 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
     if rng.seed().is_some() {
         warnings.push("seeded, not for release".into());
     }
-    let model = model_in_units(data, w_rel, &mu_rel, &cov_rel, bound)?;
+    // The classes released; with thresholded labels, those left out are told to the owner.
+    let (classes, left_out, kl_unavailable) = match &kept {
+        Some(kept) if kept.len() < data.classes.len() => (
+            kept.iter().map(|&c| data.classes[c].clone()).collect(),
+            (0..data.classes.len())
+                .filter(|c| !kept.contains(c))
+                .map(|c| data.classes[c].clone())
+                .collect(),
+            Some("the release leaves out classes of the data (their noisy counts did not reach the labels' threshold), so it has no KL to the non-private model".to_string()),
+        ),
+        _ => (data.classes.clone(), Vec::new(), kl_unavailable),
+    };
+    let model = model_in_units(data, &classes, w_rel, &mu_rel, &cov_rel, bound)?;
+    // The owner's reference model has every class of the data: no comparison when some
+    // were left out.
+    let reference = if left_out.is_empty() { reference } else { None };
     let kl = reference.as_ref().map(|r| model_kl(&model, r));
     let receipt = GmmReceipt {
         epsilon: eps_total,
@@ -910,7 +957,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
             rows_dropped: data.rows_dropped,
             features: data.features.clone(),
             label: data.label.clone(),
-            classes: data.classes.clone(),
+            classes,
         },
         randomness: Randomness::of(rng),
         warnings,
@@ -929,6 +976,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         kl_unavailable,
         filled_cells: vec![],
         unlabelled: 0,
+        classes_left_out: left_out,
         reference,
         epsilon: eps_total,
         delta: delta_total,
@@ -939,6 +987,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
 /// The released model in the input's units (post-processing): means × B, covariances × B².
 fn model_in_units(
     data: &GmmData,
+    classes: &[String],
     w_rel: Vec<f64>,
     mu_rel: &[Vec<f64>],
     cov_rel: &[Mat],
@@ -946,7 +995,7 @@ fn model_in_units(
 ) -> Result<GmmModel> {
     let b2 = bound * bound;
     let model = GmmModel {
-        classes: data.classes.clone(),
+        classes: classes.to_vec(),
         weights: w_rel,
         means: mu_rel
             .iter()
@@ -972,8 +1021,20 @@ fn model_in_units(
 fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usize) -> Guarantee {
     let mut public_information = vec![
         "the number of records N (a record without a label counts in N and belongs to no class; how many there were is told to the data owner only)".to_string(),
-        "the set of class labels and feature names".to_string(),
+        "the feature names".to_string(),
     ];
+    // The class labels: listed with the request (public), released under a threshold (the
+    // default path: a protected item), or read from the data (declared here).
+    let mut unprotected: Vec<String> = Vec::new();
+    match &opts.classes {
+        Some(list) => public_information.push(format!(
+            "the class labels {list:?} listed with the request (classes): a record with another label counts in N and belongs to no class"
+        )),
+        None if end_to_end => {}
+        None => unprotected.push(
+            "the set of class labels, read from the data (list them with classes if they are public; the default release thresholds them instead)".to_string(),
+        ),
+    }
     if opts.adjacency == Adjacency::Label {
         public_information
             .push("all feature values (only labels are private under label adjacency)".into());
@@ -981,7 +1042,6 @@ fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usiz
     // The kl returned beside the release is computed from the non-private model: it is not
     // part of the release (callers put it under `private`), so it is a limitation, not an
     // unprotected released number.
-    let mut unprotected: Vec<String> = Vec::new();
     if !end_to_end {
         unprotected.push(
 "the noise design (budget split, Γ_k, γ_k) and the noise scales are computed from the non-private fit (class counts, covariances; under label adjacency the points), as in the paper; the guarantee holds for the design held fixed".to_string()

@@ -17,7 +17,7 @@ fn a_public_center_is_a_shift_and_back() {
         epsilon: 2.0,
         bound: Some(10.0),
         center: Some(c.clone()),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let a = release_gmm_data(&data, &opts, &mut ReleaseRng::seeded(9)).unwrap();
     let shifted = GmmData {
@@ -64,6 +64,16 @@ fn a_public_center_is_a_shift_and_back() {
     assert!(e.to_string().contains("pca"), "{e}");
 }
 
+/// The default options with the data's classes listed as public (the test made them): the
+/// release then keeps every class, however small (the threshold on labels read from the data
+/// has its own test, `labels_read_from_the_data_are_released_under_a_threshold`).
+fn public(data: &GmmData) -> GmmOptions {
+    GmmOptions {
+        classes: Some(data.classes.clone()),
+        ..GmmOptions::default()
+    }
+}
+
 /// A public bound chosen by the test (it knows the data): the largest row norm, rounded up.
 /// A public box for the samples costs nothing and changes no released number: with the same
 /// seed the model is the release without it plus the box (with pca too, the box being in the
@@ -83,7 +93,7 @@ fn a_support_is_stored_and_changes_nothing_released() {
             epsilon: 2.0,
             bound: Some(10.0),
             pca,
-            ..GmmOptions::default()
+            ..public(&data)
         };
         let boxed = GmmOptions {
             support: Some(support.clone()),
@@ -126,7 +136,7 @@ fn a_support_is_stored_and_changes_nothing_released() {
             lower: vec![0.0],
             upper: vec![1.0],
         }),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let e = release_gmm_data(&data, &short, &mut ReleaseRng::seeded(9)).unwrap_err();
     assert_eq!(e.param_id().map(|p| p.as_str()), Some("lower"), "{e}");
@@ -166,7 +176,7 @@ fn a_constant_feature_leaves_only_the_kl_undefined_in_the_default_release() {
     let opts = GmmOptions {
         epsilon: 2.0,
         bound: bound_of(&data),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
     r.model.validate().unwrap();
@@ -205,7 +215,7 @@ fn every_release_is_valid_and_accounted() {
                     noise,
                     adjacency,
                     bound: bound_of(&data),
-                    ..GmmOptions::default()
+                    ..public(&data)
                 };
                 let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
                 r.model.validate().unwrap();
@@ -274,7 +284,7 @@ fn model_means_are_released_grid_multiples() {
             noise,
             covariance_noise,
             bound: Some(bound),
-            ..GmmOptions::default()
+            ..public(&data)
         };
         let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
         for (c, m) in r.model.means.iter().enumerate() {
@@ -312,7 +322,7 @@ fn model_means_are_released_grid_multiples() {
     // the default path: sums on their public grid
     let opts = GmmOptions {
         bound: Some(bound),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
     let g = grid_of(&r, "class sums");
@@ -347,7 +357,7 @@ fn gaussian_covariance_variant_is_valid_and_accounted() {
                 covariance_noise: CovarianceNoise::Gaussian,
                 adjacency,
                 bound: bound_of(&data),
-                ..GmmOptions::default()
+                ..public(&data)
             };
             let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
             r.model.validate().unwrap();
@@ -363,7 +373,7 @@ fn gaussian_covariance_variant_is_valid_and_accounted() {
                 noise: Noise::IidGaussian,
                 adjacency,
                 bound: bound_of(&data),
-                ..GmmOptions::default()
+                ..public(&data)
             };
             kl_iid += release_gmm_data(&data, &iid, &mut rng).unwrap().kl.unwrap();
         }
@@ -392,7 +402,7 @@ fn pca_projection_round_trip() {
     let opts = GmmOptions {
         pca: Some(2),
         bound: bound_of(&data).map(|b| 4.0 * b),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
     assert_eq!(r.model.means[0].len(), 2);
@@ -449,7 +459,7 @@ fn bad_inputs_are_named_errors() {
     wide.labels.truncate(5);
     let with_bound = GmmOptions {
         bound: Some(100.0),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let baseline = GmmOptions {
         noise: Noise::IidGaussian,
@@ -490,7 +500,7 @@ fn default_release_design_does_not_depend_on_the_data() {
     let opts = GmmOptions {
         epsilon: 1.0,
         bound: bound_of(&data),
-        ..GmmOptions::default()
+        ..public(&data)
     };
     let a = release_gmm_data(&data, &opts, &mut ReleaseRng::seeded(1)).unwrap();
     let b = release_gmm_data(&moved, &opts, &mut ReleaseRng::seeded(1)).unwrap();
@@ -531,4 +541,165 @@ fn released_total(weights: &[f64], n: usize) -> f64 {
                 .all(|w| ((w * m) - (w * m).round()).abs() < 1e-6)
         })
         .expect("the weights are ratios of counts summing to at most N")
+}
+
+/// Data of three classes: two of `big` rows and one, 'rare', of `rare` rows (2 features).
+fn with_rare_class(big: usize, rare: usize, seed: u64) -> GmmData {
+    let mut rng = ReleaseRng::seeded(seed);
+    let mut rows = Vec::new();
+    let mut labels = Vec::new();
+    for (c, n, m) in [(0usize, big, -1.0), (1, rare, 0.0), (2, big, 1.0)] {
+        for _ in 0..n {
+            let a: f64 = rng.sample(StandardNormal);
+            let b: f64 = rng.sample(StandardNormal);
+            rows.push(vec![m + 0.3 * a, m + 0.3 * b]);
+            labels.push(c);
+        }
+    }
+    GmmData {
+        features: vec!["x0".into(), "x1".into()],
+        label: "class".into(),
+        classes: vec!["a".into(), "rare".into(), "b".into()],
+        rows,
+        labels,
+        rows_dropped: 0,
+        unlabelled: 0,
+    }
+}
+
+/// Issue 11 (labels under the standard adjacency), for the GMM: a label read from the data is
+/// released only when its noisy count clears the threshold, so a class of 3 records is left
+/// out (told to the owner only, with no KL), the receipt names the threshold and its δ, the
+/// total δ stays the target; listing the classes keeps the small class and makes the labels
+/// public; the same data with its 3 'rare' records given another class's label release the
+/// same classes and receipt fields (a neighbour three records away cannot be told apart by
+/// them), and with no class able to clear the threshold the release stops, saying what to do.
+#[test]
+fn labels_read_from_the_data_are_released_under_a_threshold() {
+    let data = with_rare_class(2000, 3, 4);
+    let opts = GmmOptions {
+        epsilon: 5.0,
+        bound: Some(3.0),
+        ..GmmOptions::default()
+    };
+    let fields = |r: &GmmRelease| {
+        (
+            r.model.classes.clone(),
+            r.receipt.data.classes.clone(),
+            serde_json::to_string(&r.receipt.guarantee).unwrap(),
+            r.receipt
+                .protected
+                .iter()
+                .map(|p| p.how.clone())
+                .collect::<Vec<_>>(),
+            r.epsilon,
+            r.delta,
+        )
+    };
+    // The neighbour: the rare records moved to class 'a' (the label set then lacks 'rare').
+    let mut moved = data.clone();
+    moved.labels.iter_mut().for_each(|y| {
+        if *y == 1 {
+            *y = 0;
+        }
+    });
+    for seed in 1..=4 {
+        let r = release_gmm_data(&data, &opts, &mut ReleaseRng::seeded(seed)).unwrap();
+        assert_eq!(r.model.classes, ["a", "b"]);
+        assert_eq!(r.classes_left_out, ["rare"]);
+        assert!(r.kl.is_none() && r.reference.is_none());
+        assert!(r
+            .kl_unavailable
+            .as_deref()
+            .unwrap()
+            .contains("leaves out classes"));
+        let item = &r.receipt.protected[1];
+        assert!(item.what.contains("class labels"), "{item:?}");
+        assert!(item.how.contains("reaches 58"), "{}", item.how);
+        assert!(
+            item.delta > 0.0 && r.delta <= opts.delta,
+            "{} {}",
+            item.delta,
+            r.delta
+        );
+        assert!((item.delta - opts.delta * weights::LABEL_DELTA_SHARE).abs() < 1e-18);
+        assert!(r.receipt.guarantee.unprotected.is_empty());
+        assert!(!serde_json::to_string(&r.receipt).unwrap().contains("rare"));
+        let m = release_gmm_data(&moved, &opts, &mut ReleaseRng::seeded(seed)).unwrap();
+        assert_eq!(fields(&r), fields(&m));
+    }
+    // Listed classes: public, every one released, the δ all the Gaussian's.
+    let listed = GmmOptions {
+        classes: Some(vec!["b".into(), "rare".into(), "a".into(), "z".into()]),
+        ..opts.clone()
+    };
+    let r = release_gmm_data(&data, &listed, &mut ReleaseRng::seeded(1)).unwrap();
+    assert_eq!(r.model.classes, ["b", "rare", "a", "z"]);
+    assert!(r.classes_left_out.is_empty());
+    assert!(r
+        .receipt
+        .guarantee
+        .public_information
+        .iter()
+        .any(|s| s.contains("listed with the request")));
+    assert!(r
+        .receipt
+        .protected
+        .iter()
+        .all(|p| !p.what.contains("class labels")));
+    // The listed means follow their classes ('b' near +1, 'a' near −1 in both features).
+    assert!(
+        r.model.means[0][0] > 0.5 && r.model.means[2][0] < -0.5,
+        "{:?}",
+        r.model.means
+    );
+    // A label not listed belongs to no class (it stays in N).
+    let two = GmmOptions {
+        classes: Some(vec!["a".into(), "b".into()]),
+        ..opts.clone()
+    };
+    let r = release_gmm_data(&data, &two, &mut ReleaseRng::seeded(1)).unwrap();
+    assert_eq!((r.model.classes.len(), r.unlabelled), (2, 3));
+    for (list, what) in [
+        (vec![], "at least one"),
+        (vec!["a".to_string(), "a".to_string()], "twice"),
+    ] {
+        let bad = GmmOptions {
+            classes: Some(list),
+            ..opts.clone()
+        };
+        let e = release_gmm_data(&data, &bad, &mut ReleaseRng::seeded(1)).unwrap_err();
+        assert!(
+            e.to_string().contains("classes") && e.to_string().contains(what),
+            "{e}"
+        );
+    }
+    // Too few records in every class for ε = 1 (threshold 279): the release stops.
+    let small = with_rare_class(100, 3, 5);
+    let tight = GmmOptions {
+        epsilon: 1.0,
+        ..opts.clone()
+    };
+    let e = release_gmm_data(&small, &tight, &mut ReleaseRng::seeded(1)).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("reaches 279") && msg.contains("classes"),
+        "{msg}"
+    );
+    // The other paths read the labels from the data and say so.
+    let baseline = GmmOptions {
+        noise: Noise::IidGaussian,
+        ..opts
+    };
+    // The baselines fit every class, and refuse the 3-record one by name.
+    let e = release_gmm_data(&data, &baseline, &mut ReleaseRng::seeded(1)).unwrap_err();
+    assert!(e.to_string().contains("'rare'"), "{e}");
+    let big = with_rare_class(2000, 50, 6);
+    let r = release_gmm_data(&big, &baseline, &mut ReleaseRng::seeded(1)).unwrap();
+    assert!(r
+        .receipt
+        .guarantee
+        .unprotected
+        .iter()
+        .any(|s| s.contains("set of class labels, read from the data")));
 }
