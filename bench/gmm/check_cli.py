@@ -77,6 +77,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(reps):
             x, y = draw(rng)
+            bound = float(np.ceil(np.linalg.norm(x, axis=1).max()))
+            classes = ",".join(f"k{c}" for c in range(5))
             csv = os.path.join(tmp, "data.csv")
             with open(csv, "w") as f:
                 f.write("x0,x1,x2,class\n")
@@ -91,6 +93,8 @@ def main():
                         out = subprocess.run(
                             [binary, "gmm", "--input", csv, "--label", "class",
                              "--epsilon", str(eps), "--delta", "1e-5", "--noise", noise,
+                             # Public here (the checker drew the data): B and the classes.
+                             "--bound", str(bound), "--classes", classes,
                              "--adjacency", adjacency, "--model-out", model_p,
                              "--receipt", rec_p, "--json"],
                             capture_output=True, text=True)

@@ -60,6 +60,8 @@ def one(pm, name, eps, reps, tmp):
         out = os.path.join(tmp, f"{name}-syn.csv")
         p = subprocess.run([pm, "gmm", "--input", inp, "--label", label, "--epsilon", str(eps),
                             "--delta", "1e-5", "--bound", str(0.5 * np.sqrt(len(feat))),
+                            # The demos' classes are public (their schemas list them).
+                            "--classes", ",".join(sorted(set(r[li] for r in rows))),
                             "--model-out", os.path.join(tmp, "model.json"),
                             "--samples", str(len(tr)), "--output", out,
                             "--receipt", os.path.join(tmp, "receipt.json"),
