@@ -173,6 +173,10 @@ export interface PreviewResult {
   epsilonMixing: number;
   /** Rows per class (the largest class's when they differ). */
   samplesPerClass: number;
+  /** Rows the run writes in all: `samples` when given; otherwise, under the standard
+   *  adjacency, the sizes of the classes it keeps, summed (the run sums their DP counts, so it
+   *  differs a little), and under keep-label K·⌊n/K⌋. */
+  samples: number;
   /** The smallest pool mixed from: the smallest class, or under the standard adjacency its expected DP floor. */
   pool: number;
   /** The share of ε DP normalization is sized for (0: none). */
@@ -282,7 +286,8 @@ export interface GmmResult {
     referenceMarginals?: unknown[] | null;
     /** Features whose missing or non-numeric cells took the public centre (owner only). */
     filledCells?: { feature: string; cells: number }[];
-    /** Records without a label: they count in N and belong to no class (owner only). */
+    /** Records without a label, or with one not in `classes`: they count in N and belong to no
+     * class (owner only). */
     unlabelled?: number;
     /** Classes of the data the release left out: their noisy counts did not reach the labels'
      * threshold (owner only; omitted when none). */

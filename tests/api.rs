@@ -370,10 +370,14 @@ fn the_readout_warns_of_classes_the_run_will_leave_out() {
     assert!(kept.warnings.is_empty(), "{:?}", kept.warnings);
     assert_eq!((r.pool, r.mix), (kept.pool, kept.mix));
     assert!(r.pool > 300, "{}", r.pool);
-    // The runs leave 'rare' out.
+    // So are its rows in all: 900, not 908 (the run sums the kept classes' DP counts).
+    assert_eq!((r.samples, kept.samples), (900, 900));
+    // The runs leave 'rare' out, and write about 900 rows (DP counts of σ ≈ 22 each).
     for seed in 1..=3 {
         let mut rng = privmix::rng::ReleaseRng::seeded(seed);
-        let (_, receipt) = api::synthesize_table_csv(&t, &p, &mut rng, |_| Ok(())).unwrap();
+        let (csv, receipt) = api::synthesize_table_csv(&t, &p, &mut rng, |_| Ok(())).unwrap();
+        let rows = csv.iter().filter(|&&b| b == b'\n').count() - 1;
+        assert!((800..=1000).contains(&rows), "seed {seed}: {rows} rows");
         let v: serde_json::Value = serde_json::from_str(&receipt.to_json()).unwrap();
         let labels = v["class_counts"]["labels"].as_array().unwrap();
         assert_eq!(labels.len(), 2, "seed {seed}: {labels:?}");

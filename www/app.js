@@ -366,7 +366,9 @@ async function updateReadout() {
     // the time of the whole readout).
     const r = await readout({ curve: false });
     if (seq !== readoutSeq) return;
-    const total = o.samples ?? counts.reduce((a, b) => a + b, 0);
+    // Rows in all: the classes the run will keep (a class it will likely leave out is not
+    // counted; the warnings name it).
+    const total = r.samples;
     el.textContent =
       `Noise σx = ${r.sigmaX.toPrecision(4)} per feature (noise multiplier z = ${r.noiseMultiplier.toPrecision(4)}) ` +
       `with l = ${r.mix}, mixing from pools of at least ${r.pool} rows; ${total} rows in all. ` +

@@ -125,6 +125,10 @@ pub struct PreviewResponse {
     pub epsilon_mixing: f64,
     /// Rows per class T_k (the largest class's, when they differ).
     pub samples_per_class: u64,
+    /// Rows the run writes in all: `samples` when given; otherwise, under the standard
+    /// adjacency, the sizes of the classes it keeps summed (the run sums their DP counts, so
+    /// it differs a little), and under keep-label K·⌊n/K⌋.
+    pub samples: u64,
     /// The smallest pool the mixing samples from: the smallest class, or under the standard
     /// adjacency its expected DP floor (cut to l when l is the whole pool).
     pub pool: u64,
@@ -682,6 +686,7 @@ fn preview_on(
         epsilon: at,
         epsilon_mixing: at,
         samples_per_class: r.per_class,
+        samples: r.comps.iter().sum(),
         pool: r.shape.pool,
         normalize_share: path.normalize_share,
         curve,

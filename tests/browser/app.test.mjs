@@ -162,10 +162,13 @@ test("the readout warns before a run of a class too small to be kept at this bud
   await page.fill('[data-testid="epsilon-input"]', "1");
   await page.waitForFunction(() => /^Warning: .*'rare' \(8 records\) has too few records/.test(document.querySelector('[data-testid="readout-warning"]').textContent), null, { timeout: 30_000 });
   assert.equal(await page.isVisible('[data-testid="readout-warning"]'), true);
+  // The rows in all are the kept classes' (900), not the table's 908.
+  assert.match(await page.textContent('[data-testid="noise-readout"]'), / 900 rows in all\./);
   // At ε = 50 the label threshold is about 6 rows and a pool needs about 2: 'rare' clears both.
   await page.fill('[data-testid="epsilon-input"]', "50");
   await page.waitForFunction(() => /σx = [0-9.]+/.test(document.querySelector('[data-testid="noise-readout"]').textContent)
     && document.querySelector('[data-testid="readout-warning"]').hidden, null, { timeout: 30_000 });
+  assert.match(await page.textContent('[data-testid="noise-readout"]'), / 908 rows in all\./);
   assert.deepEqual(errors, []);
   await page.context().close();
 });

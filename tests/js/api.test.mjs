@@ -218,9 +218,13 @@ test("noisePreview uses only public numbers and never overshoots", () => {
   const first = cjs.noisePreview({ classSizes: [50, 60, 70], epsilon: 2, delta: 1e-5, features: 4, mix: "auto", curve: false });
   assert.deepEqual({ ...first, curve: p.curve }, p);
   assert.deepEqual(first.curve, [[p.sigmaX, p.epsilon]]);
-  // Rows per class follow the class sizes (T = 180); the pool is below the smallest class
-  // (the least of the DP floors).
+  // Rows per class follow the class sizes of the classes kept (60 and 70); the pool is below
+  // the smallest of them (the least of the DP floors).
   assert.equal(p.samplesPerClass, 70);
+  // Rows in all: the 50-row class is below the DP label threshold at ε = 2 (about 57 rows;
+  // the warnings name it), so the run most likely writes the other two classes' 130.
+  assert.equal(p.samples, 130);
+  assert.match(p.warnings[0], /class 1 \(50 records\) has too few records/);
   assert.ok(p.pool < 50, `pool ${p.pool}`);
   // The default readout is the synthesis's: PLD (RDP as a cross-check), standard adjacency.
   assert.equal(p.accountant, "pld");
