@@ -159,7 +159,7 @@ async function release() {
     // column left in by mistake shows here).
     const filled = (r.private?.filledCells ?? []).map((f) => `${f.feature} (${f.cells})`).join(", ");
     const fillNote = (filled ? ` Not numbers, set to the centre value (not for release): ${filled}; leave text columns out.` : "")
-      + (r.private?.unlabelled ? ` ${r.private.unlabelled} record(s) without a label belong to no class (not for release).` : "")
+      + (r.private?.unlabelled ? ` ${r.private.unlabelled} record(s) without a label (or with one the schema does not list) belong to no class (not for release).` : "")
       + (r.private?.classesLeftOut?.length
         ? ` Left out (not for release): ${r.private.classesLeftOut.join(", ")}, too few records for this budget (a label read from the data is released only when its noisy count clears the threshold in the receipt); if the labels are public, list them in a schema.`
         : "");

@@ -100,7 +100,8 @@ pub struct GmmPrivate {
     /// centre), and how many; omitted when every cell was a number.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub filled_cells: Vec<gmm::FilledCells>,
-    /// Records without a label (they count in N and belong to no class); omitted when 0.
+    /// Records without a label, or with one not in `classes` (they count in N and belong to
+    /// no class); omitted when 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlabelled: Option<usize>,
     /// Classes of the data the release left out (their noisy counts did not reach the

@@ -292,7 +292,7 @@ fn report(
         }
         if release.unlabelled > 0 {
             eprintln!(
-                "privmix: private: {} record(s) have no label; they count in N and belong to no class",
+                "privmix: private: {} record(s) have no label (or one not in --classes); they count in N and belong to no class",
                 release.unlabelled
             );
         }
