@@ -969,6 +969,7 @@ pub struct GmmRelease {
     pub unlabelled: usize,
     /// Classes of the data the release left out (labels read from the data whose noisy count
     /// did not reach the threshold); for the data owner only, not part of the release.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub classes_left_out: Vec<String>,
     /// The non-private fit `kl` compares with ([`reference_model`] of the input as read; of
     /// the projected data under `--pca`), for the data owner's own plots; None exactly when

@@ -46,13 +46,14 @@
 //! The counts are (ε_cnt, 0)-DP ((ε_cnt, δ_labels)-DP with the labels' threshold), so the
 //! release is (ε_cnt + ε_G, δ_G + δ_labels)-DP (basic composition; the Gaussian releases run
 //! for the classes the counts released, an adaptive choice that composition allows, and a
-//! class's records leaving or joining a released class is case (b) or less). ε_cnt = ε/10; z is the smallest noise multiplier whose ε_G is
-//! at most ε − ε_cnt (re-accounted on the actual grids, nudged up until it is); every number
-//! here comes from (ε, δ, d) only, the same for every class and every dataset: nothing about
-//! the data chooses it. (Before, each of the four releases was charged its own (0.9·ε/4,
-//! δ/4) by the classic rule or the continuous Gaussian's analytic profile and the charges
-//! were added: 2.8–3.7× this noise for the same (ε, δ) at ε = 10…1, and the continuous
-//! profile is not proven for the discrete noise, whose RDP curve is.)
+//! record leaving or joining a released class is case (b) or less). ε_cnt = ε/10; z is the
+//! smallest noise multiplier whose ε_G is at most ε − ε_cnt (re-accounted on the actual
+//! grids, nudged up until it is); every number here comes from (ε, δ, d) only, the same for
+//! every class and every dataset: nothing about the data chooses it. (Before, each of the
+//! four releases was charged its own (0.9·ε/4, δ/4) by the classic rule or the continuous
+//! Gaussian's analytic profile and the charges were added: 2.8–3.7× this noise for the same
+//! (ε, δ) at ε = 10…1, and the continuous profile is not proven for the discrete noise, whose
+//! RDP curve is.)
 //!
 //! *Post-processing.* The released numbers are Ñ (integers), S̃_k (multiples of G_S) and M̃_k
 //! (multiples of G_M); everything below is computed from them. π̃_k = Ñ_k/Σ_j Ñ_j (the unlabelled cell dropped); μ̃_k = S̃_k / Ñ_k; Σ̃_k = (M̃_k − Ñ_k μ̃_k μ̃_kᵀ)/max(Ñ_k − 1, 1),
@@ -150,6 +151,9 @@ impl Split {
         };
         let shrink = 1.0 - 1e-12;
         let eps_counts = epsilon * COUNT_SHARE * shrink;
+        let threshold = from_data
+            .then(|| weights::label_threshold(eps_counts, delta_labels))
+            .transpose()?;
         let target = (epsilon - eps_counts) * shrink;
         // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²).
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
@@ -161,7 +165,7 @@ impl Split {
                 eps_gaussian: f64::INFINITY,
                 delta,
                 delta_labels,
-                threshold: None,
+                threshold,
                 z,
                 sigma_sum: SUM_SENSITIVITY * z,
                 sigma_moment: MOMENT_SENSITIVITY * z,
@@ -184,9 +188,6 @@ impl Split {
                 return Ok(None);
             }
             s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
-            if from_data {
-                s.threshold = Some(weights::label_threshold(eps_counts, delta_labels)?);
-            }
             s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
             Ok(Some(s))
         })?
