@@ -174,7 +174,7 @@ async function release() {
   } catch (e) {
     // Labels read from the data, none above the threshold: the page's way to list them.
     const hint = /no class has enough records/.test(String(e?.message))
-      ? " On this page, a schema whose label column lists its categories (“Public ranges” above) makes the classes public."
+      ? " On this page, a schema whose label column lists its categories (“Public ranges and classes” above) makes the classes public."
       : "";
     setStatus("error", friendly(e, "Could not release") + hint);
   } finally {
