@@ -5,5 +5,5 @@ import { api, datasetClass } from "./wrap.mjs";
 
 const a = api(load);
 export const { version, rdp, account, calibrate, noisePreview, inspectCsv, synthesizeCsv, inspectImages, synthesizeImages } = a;
-export const { gmmRelease, gmmSample, federatedSimulate, federatedKeygen, federatedContribute, federatedAggregate, audit } = a;
+export const { gmmRelease, gmmSample, gmmLabelThreshold, federatedSimulate, federatedKeygen, federatedContribute, federatedAggregate, audit } = a;
 export const Dataset = datasetClass(glue.Dataset, load);

@@ -25,6 +25,7 @@ export const OPS = {
   synthesizeImages: { options: 1, progress: true, input: "images", transfer: true },
   gmmRelease: { options: 1, input: "bytes", full: true },
   gmmSample: { full: true },
+  gmmLabelThreshold: { full: true },
   federatedSimulate: { options: 1, input: "bytes", full: true },
   federatedKeygen: { full: true },
   federatedContribute: { options: 3, input: "bytes", full: true },

@@ -69,7 +69,34 @@ function applyFrame() {
     if (classes) note += ` The classes (${classes.join(", ")}) come from it too, so every one of them gets a component.`;
   }
   $("data-info").textContent = state.info + note;
+  updateClassHint();
 }
+
+// What a class read from the data needs at these settings (the default release thresholds
+// labels not listed in a schema), before the user presses Release; from ε and δ only.
+let hintSeq = 0;
+async function updateClassHint() {
+  const seq = ++hintSeq;
+  const el = $("class-hint");
+  const fromData = state.columns.length && !frameClasses()
+    && $("adjacency-select").value === "record" && $("noise-select").value === "optimized"
+    && $("covariance-select").value === "gaussian";
+  const epsilon = Number($("epsilon-input").value), delta = Number($("delta-input").value);
+  let text = "";
+  if (fromData && epsilon > 0 && delta > 0 && delta < 1) {
+    try {
+      const t = await pm.gmmLabelThreshold(epsilon, delta);
+      text = `The classes are read from this file: at ε = ${epsilon} a class is released only when its noisy count reaches ${t} records (a DP threshold; smaller classes are left out, and if none reaches it nothing is released). If the classes are public, choose a schema that lists the label's categories.`;
+    } catch {
+      text = "";
+    }
+  }
+  if (seq !== hintSeq) return;
+  el.textContent = text;
+  el.hidden = !text;
+}
+for (const id of ["epsilon-input", "delta-input"]) $(id).addEventListener("input", updateClassHint);
+for (const id of ["adjacency-select", "noise-select", "covariance-select"]) $(id).addEventListener("change", updateClassHint);
 
 /** The numbers of a list input (comma- or space-separated), or undefined when it is empty. */
 function numberList(id, what, example) {

@@ -304,6 +304,17 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
     })
 }
 
+/// `gmmLabelThreshold`: the noisy count a class label read from the data must reach to be
+/// released by the default GMM release at (ε, δ) (δ default 1e-5); from ε and δ only, so a
+/// page can show it before any release. Labels listed with `classes` need none.
+pub fn gmm_label_threshold(epsilon: f64, delta: Option<f64>) -> Result<u64> {
+    check_epsilon(epsilon)?;
+    let delta = delta.unwrap_or(DEFAULT_DELTA);
+    check_delta(delta)?;
+    let t = gmm::suffstats::labels_threshold(epsilon, delta)?;
+    Ok(t.max(0) as u64)
+}
+
 /// `gmmSample`: rows sampled from a released model (post-processing).
 pub fn gmm_sample(model_json: &str, samples: f64, seed: Option<f64>) -> Result<String> {
     let samples = super::check_rows_of_number(samples)?;

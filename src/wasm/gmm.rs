@@ -1,4 +1,5 @@
-//! The DP Gaussian-mixture release (feature `wasm-extra`): `gmmRelease` and `gmmSample`.
+//! The DP Gaussian-mixture release (feature `wasm-extra`): `gmmRelease`, `gmmSample` and
+//! `gmmLabelThreshold`.
 
 use super::{bad_argument, bytes_of, from_js, js_err, to_js};
 use crate::api::{self, GmmRequest};
@@ -17,6 +18,15 @@ pub fn gmm_release(
     let bytes = bytes_of(&input, "gmmRelease")?;
     let r: GmmRequest = from_js(options, "gmmRelease options")?;
     to_js(&api::gmm_release(&bytes, &r).map_err(js_err)?)
+}
+
+/// The noisy count a class label read from the data must reach to be released by the default
+/// GMM release at (ε, δ) (δ default 1e-5); from ε and δ only.
+#[wasm_bindgen(js_name = gmmLabelThreshold)]
+pub fn gmm_label_threshold(epsilon: f64, delta: Option<f64>) -> Result<f64, JsValue> {
+    api::gmm_label_threshold(epsilon, delta)
+        .map(|t| t as f64)
+        .map_err(js_err)
 }
 
 /// Samples rows (CSV text) from a released model (its JSON text or object).

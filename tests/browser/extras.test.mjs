@@ -44,6 +44,9 @@ test("GMM page: release on a CSV, plot, and the three downloads; labels read fro
   await page.waitForSelector('[data-testid="gmm-label-select"]:not([hidden])');
   await page.selectOption('[data-testid="gmm-label-select"]', "species");
   await page.fill('[data-testid="gmm-epsilon-input"]', "1");
+  // Before the release, the page says what a class needs at these settings.
+  await page.waitForFunction(() => /reaches 279 records/.test(document.querySelector('[data-testid="gmm-class-hint"]').textContent));
+  assert.equal(await page.isVisible('[data-testid="gmm-class-hint"]'), true);
   // Record adjacency (the default) needs a public bound on the rows' norms (iris: ≤ 11.4).
   await page.fill('[data-testid="gmm-bound-input"]', "15");
   await page.click('[data-testid="gmm-release-button"]');
@@ -62,6 +65,7 @@ test("GMM page: release on a CSV, plot, and the three downloads; labels read fro
   await page.waitForFunction(() => /iris4/.test(document.getElementById("data-info").textContent));
   await page.selectOption('[data-testid="gmm-label-select"]', "species");
   await page.fill('[data-testid="gmm-epsilon-input"]', "5");
+  await page.waitForFunction(() => /reaches 58 records/.test(document.querySelector('[data-testid="gmm-class-hint"]').textContent));
   await page.fill('[data-testid="gmm-bound-input"]', "15");
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
@@ -131,6 +135,8 @@ test("GMM page: a schema file of the user's own gives the centre, B and ranges (
   assert.equal(await page.inputValue('[data-testid="gmm-upper-input"]'), "8, 4.5, 7, 2.5");
   assert.match(await page.textContent("#data-info"), /From the schema iris\.schema\.json \(no data read\)/);
   assert.match(await page.textContent("#data-info"), /The classes \(setosa, versicolor, virginica\) come from it too/);
+  // Listed classes need no threshold: no hint.
+  assert.equal(await page.isVisible('[data-testid="gmm-class-hint"]'), false);
   await page.click('[data-testid="gmm-release-button"]');
   const st = await waitState(page, "gmm-status");
   assert.equal(st.state, "done", st.text);

@@ -71,6 +71,12 @@ test("gmmRelease: labels read from the data are released only above the threshol
   assert.deepEqual(r.private.classesLeftOut, ["rare"]);
   assert.ok(!JSON.stringify(r.receipt).includes("rare"));
   assert.ok(r.receipt.protected.some((x) => /class labels/.test(x.what) && /reaches 58/.test(x.how)));
+  // The same threshold from ε and δ alone, before any release (the GMM page shows it).
+  assert.equal(p.gmmLabelThreshold(5), 58);
+  assert.equal(p.gmmLabelThreshold(2, 1e-5), 141);
+  assert.equal(p.gmmLabelThreshold(1, 1e-5), 279);
+  assert.throws(() => p.gmmLabelThreshold(0), (e) => e.param === "epsilon");
+  assert.throws(() => p.gmmLabelThreshold(1, 1), (e) => e.param === "delta");
   // Listed: public, every listed class released (here 'rare' too), nothing left out.
   const listed = p.gmmRelease(bigger, { label: "species", epsilon: 5, bound: 15, classes: [...SPECIES, "rare"], seed: 4 });
   assert.deepEqual(listed.model.classes, [...SPECIES, "rare"]);

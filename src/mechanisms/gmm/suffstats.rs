@@ -127,6 +127,30 @@ fn eps_of_rho(rho: f64, delta: f64) -> Result<f64> {
         .epsilon)
 }
 
+/// ε of the class counts for a target ε (public).
+fn counts_epsilon(epsilon: f64) -> f64 {
+    epsilon * COUNT_SHARE * (1.0 - 1e-12)
+}
+
+/// (δ_labels, δ_Gaussian) when the labels are read from the data: a share
+/// [`weights::LABEL_DELTA_SHARE`] of δ and the rest, their sum at most δ.
+fn labels_delta(delta: f64) -> (f64, f64) {
+    let dl = delta * weights::LABEL_DELTA_SHARE;
+    let mut dg = delta - dl;
+    // One ulp down at a time (dg > 0) until the two shares fit in δ.
+    while dg + dl > delta {
+        dg = f64::from_bits(dg.to_bits() - 1);
+    }
+    (dl, dg)
+}
+
+/// The count a label read from the data must reach in the default release at the target
+/// (ε, δ) ([`weights::label_threshold`]): the `threshold` of `Split::with_labels(ε, δ, d,
+/// true)` for every d, from ε and δ only (the page shows it before a release).
+pub fn labels_threshold(epsilon: f64, delta: f64) -> Result<i64> {
+    weights::label_threshold(counts_epsilon(epsilon), labels_delta(delta).0)
+}
+
 impl Split {
     /// The split for a target (ε, δ) and d features, with public labels; public. ε_G ≤
     /// ε − ε_cnt on the grids actually used (see the proof note).
@@ -139,21 +163,15 @@ impl Split {
     /// calibrated at the rest), and `threshold` is the count a label must reach.
     pub fn with_labels(epsilon: f64, delta: f64, dim: usize, from_data: bool) -> Result<Split> {
         let (delta_labels, delta) = if from_data {
-            let dl = delta * weights::LABEL_DELTA_SHARE;
-            let mut dg = delta - dl;
-            // One ulp down at a time (dg > 0) until the two shares fit in δ.
-            while dg + dl > delta {
-                dg = f64::from_bits(dg.to_bits() - 1);
-            }
-            (dl, dg)
+            labels_delta(delta)
         } else {
             (0.0, delta)
         };
-        let shrink = 1.0 - 1e-12;
-        let eps_counts = epsilon * COUNT_SHARE * shrink;
+        let eps_counts = counts_epsilon(epsilon);
         let threshold = from_data
             .then(|| weights::label_threshold(eps_counts, delta_labels))
             .transpose()?;
+        let shrink = 1.0 - 1e-12;
         let target = (epsilon - eps_counts) * shrink;
         // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²).
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
@@ -334,6 +352,23 @@ mod tests {
     use super::*;
     use crate::mechanisms::gmm::exactnoise::on_grid;
     use rand::Rng;
+
+    /// The threshold a page shows before a release is the release's own, for every d; the
+    /// labels' δ share leaves the total at most δ.
+    #[test]
+    fn labels_threshold_is_the_splits() {
+        for &(e, dl) in &[(5.0, 1e-5), (1.0, 1e-5), (2.0, 1e-6), (10.0, 1e-7)] {
+            let t = labels_threshold(e, dl).unwrap();
+            for d in [1, 4, 13] {
+                let s = Split::with_labels(e, dl, d, true).unwrap();
+                assert_eq!(s.threshold, Some(t));
+                assert!(s.delta() <= dl && s.delta_labels > 0.0);
+                assert_eq!(Split::new(e, dl, d).unwrap().threshold, None);
+            }
+        }
+        assert_eq!(labels_threshold(5.0, 1e-5).unwrap(), 58);
+        assert_eq!(labels_threshold(1.0, 1e-5).unwrap(), 279);
+    }
 
     #[test]
     fn split_meets_the_target_and_noise_does_not_depend_on_the_data() {
