@@ -118,6 +118,7 @@ async function load(name, source, demoSchema = undefined) {
     : state.schema && { json: state.schema.json, from: `the schema ${state.schema.name}` };
   state.columns = [];
   state.info = "";
+  updateClassHint(); // no data yet: hidden until the header is read
   state.source = source;
   state.name = name;
   state.result = null;
