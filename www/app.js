@@ -366,12 +366,10 @@ async function updateReadout() {
     // the time of the whole readout).
     const r = await readout({ curve: false });
     if (seq !== readoutSeq) return;
-    // Rows in all: the classes the run will keep (a class it will likely leave out is not
-    // counted; the warnings name it).
-    const total = r.samples;
     el.textContent =
       `Noise σx = ${r.sigmaX.toPrecision(4)} per feature (noise multiplier z = ${r.noiseMultiplier.toPrecision(4)}) ` +
-      `with l = ${r.mix}, mixing from pools of at least ${r.pool} rows; ${total} rows in all. ` +
+      // Rows in all: of the classes the run will keep (the warnings name any it will likely leave out).
+      `with l = ${r.mix}, mixing from pools of at least ${r.pool} rows; ${r.samples} rows in all. ` +
       `ε = ${r.epsilon.toPrecision(4)} in all at δ = ${o.delta}` +
       (r.normalizeShare ? `, the private normalization statistics (ranges, marginals, mean norm) sized for a share of ${+r.normalizeShare.toFixed(2)} of it` : "") +
       ` (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +

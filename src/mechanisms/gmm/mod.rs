@@ -165,6 +165,35 @@ pub struct GmmData {
     pub unlabelled: usize,
 }
 
+/// A public class list (see [`GmmOptions::classes`]) is usable: not empty, no empty or
+/// missing label, no label twice (a `classes` error otherwise).
+pub fn check_classes(classes: &[String]) -> Result<()> {
+    if classes.is_empty() {
+        return Err(Error::param(
+            "classes",
+            "[]",
+            "list at least one class label, or leave classes out to read them from the data",
+        ));
+    }
+    for (i, c) in classes.iter().enumerate() {
+        if c.is_empty() || c == crate::data::MISSING_LEVEL {
+            return Err(Error::param(
+                "classes",
+                format!("{c:?}"),
+                "a class label must be a non-empty label, not the missing value",
+            ));
+        }
+        if classes[..i].contains(c) {
+            return Err(Error::param(
+                "classes",
+                format!("{c:?}"),
+                "this label is listed twice; list each class once",
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl GmmData {
     /// N: the records read, those without a label included. Public under the release's
     /// adjacencies (replace one record; flip one label), so the weights divide by it and the
@@ -178,29 +207,7 @@ impl GmmData {
     /// class the data lack has no rows. A list that is empty, repeats a label or holds an
     /// empty label is a `classes` error.
     pub fn with_classes(&self, classes: &[String]) -> Result<GmmData> {
-        if classes.is_empty() {
-            return Err(Error::param(
-                "classes",
-                "[]",
-                "list at least one class label, or leave classes out to read them from the data",
-            ));
-        }
-        for (i, c) in classes.iter().enumerate() {
-            if c.is_empty() || c == crate::data::MISSING_LEVEL {
-                return Err(Error::param(
-                    "classes",
-                    format!("{c:?}"),
-                    "a class label must be a non-empty label, not the missing value",
-                ));
-            }
-            if classes[..i].contains(c) {
-                return Err(Error::param(
-                    "classes",
-                    format!("{c:?}"),
-                    "this label is listed twice; list each class once",
-                ));
-            }
-        }
+        check_classes(classes)?;
         let index: Vec<Option<usize>> = self
             .classes
             .iter()

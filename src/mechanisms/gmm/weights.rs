@@ -232,15 +232,7 @@ pub fn release_counts_selected<R: Rng + ?Sized>(
     threshold: i64,
     rng: &mut R,
 ) -> Result<(Vec<usize>, Vec<usize>, Branch)> {
-    let n = records;
-    let labelled: usize = counts.iter().sum();
-    if n < labelled {
-        return Err(Error::Data(format!(
-            "internal: {n} records cannot hold the class counts {counts:?}"
-        )));
-    }
-    let mut cells = counts.to_vec();
-    cells.push(n - labelled);
+    let cells = with_unlabelled_cell(counts, records)?;
     let y = noisy_counts(&cells, eps0, rng)?;
     let kept: Vec<usize> = (0..counts.len()).filter(|&c| y[c] >= threshold).collect();
     if kept.is_empty() {
@@ -249,22 +241,50 @@ pub fn release_counts_selected<R: Rng + ?Sized>(
              If the class labels are public (known without looking at the data), list them (classes); otherwise raise ε or use more rows"
         )));
     }
-    let k = kept.len() + 1;
-    if n < k {
+    let (released, branch) = compose(records, kept.len() + 1, lambda, rng, |_| {
+        let mut yk: Vec<f64> = kept.iter().map(|&c| y[c] as f64).collect();
+        yk.push(y[counts.len()] as f64);
+        Ok(yk)
+    })?;
+    Ok((kept, released, branch))
+}
+
+/// The class counts with the cell of the N − Σ counts records without a label appended.
+fn with_unlabelled_cell(counts: &[usize], n: usize) -> Result<Vec<usize>> {
+    let labelled: usize = counts.iter().sum();
+    if n < labelled {
+        return Err(Error::Data(format!(
+            "internal: {n} records cannot hold the class counts {counts:?}"
+        )));
+    }
+    let mut cells = counts.to_vec();
+    cells.push(n - labelled);
+    Ok(cells)
+}
+
+/// f on `parts` cells (the classes' and, last, the unlabelled cell's) summing to `n`: with
+/// probability λ a uniform composition, otherwise the noisy cells `noisy` gives projected onto
+/// the compositions; the unlabelled part is then dropped.
+fn compose<R: Rng + ?Sized>(
+    n: usize,
+    parts: usize,
+    lambda: f64,
+    rng: &mut R,
+    noisy: impl FnOnce(&mut R) -> Result<Vec<f64>>,
+) -> Result<(Vec<usize>, Branch)> {
+    if n < parts {
         return Err(Error::Data(format!(
             "internal: {n} records cannot hold {} classes and the unlabelled cell",
-            kept.len()
+            parts - 1
         )));
     }
     let (mut released, branch) = if rng.gen::<f64>() < lambda {
-        (uniform_composition(n, k, rng), Branch::Uniform)
+        (uniform_composition(n, parts, rng), Branch::Uniform)
     } else {
-        let mut yk: Vec<f64> = kept.iter().map(|&c| y[c] as f64).collect();
-        yk.push(y[counts.len()] as f64);
-        (project_counts(&yk, n), Branch::NoisyCounts)
+        (project_counts(&noisy(rng)?, n), Branch::NoisyCounts)
     };
     released.pop();
-    Ok((kept, released, branch))
+    Ok((released, branch))
 }
 
 /// Which branch of f produced π̃.
@@ -286,27 +306,13 @@ pub fn release_counts<R: Rng + ?Sized>(
     lambda: f64,
     rng: &mut R,
 ) -> Result<(Vec<usize>, Branch)> {
-    let n = records;
-    let labelled: usize = counts.iter().sum();
-    let k = counts.len() + 1;
-    if n < labelled || n < k {
-        return Err(Error::Data(format!(
-            "internal: {n} records cannot hold the class counts {counts:?} and the unlabelled cell"
-        )));
-    }
-    let mut cells = counts.to_vec();
-    cells.push(n - labelled);
-    let (mut released, branch) = if rng.gen::<f64>() < lambda {
-        (uniform_composition(n, k, rng), Branch::Uniform)
-    } else {
-        let y: Vec<f64> = noisy_counts(&cells, eps0, rng)?
+    let cells = with_unlabelled_cell(counts, records)?;
+    compose(records, cells.len(), lambda, rng, |rng| {
+        Ok(noisy_counts(&cells, eps0, rng)?
             .into_iter()
             .map(|c| c as f64)
-            .collect();
-        (project_counts(&y, n), Branch::NoisyCounts)
-    };
-    released.pop();
-    Ok((released, branch))
+            .collect())
+    })
 }
 
 #[cfg(test)]

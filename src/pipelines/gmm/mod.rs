@@ -39,7 +39,7 @@ pub fn release_gmm_data(
     let listed = match &opts.classes {
         Some(list) if *list != data.classes => Some(data.with_classes(list)?),
         Some(list) => {
-            data.with_classes(list)?; // checks the list
+            check_classes(list)?;
             None
         }
         None => None,
