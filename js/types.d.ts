@@ -263,8 +263,10 @@ export interface GmmOptions extends CallOptions {
    * labels are read from the data, and (record adjacency, default noise) a label is released
    * only when its noisy count clears a DP threshold (the receipt gives it). */
   classes?: string[];
-  /** Rows to sample from the released model. */
-  samples?: number;
+  /** Rows to sample from the released model: a number, or `"released"` for as many as the
+   * released class counts sum to (a DP number; the default release does not publish the
+   * input's row count). Without it, no rows are sampled. */
+  samples?: number | "released";
   /** Grid points of the marginal-density curves (for plots). */
   marginalPoints?: number;
   seed?: number;
@@ -278,7 +280,10 @@ export interface GmmModel {
 }
 export interface GmmResult {
   model: GmmModel; epsilon: number; delta: number; receipt: Record<string, unknown>;
-  csv: string | null; marginals: unknown[] | null;
+  csv: string | null;
+  /** How many rows `csv` holds (null without `samples`). */
+  samples: number | null;
+  marginals: unknown[] | null;
   /** Computed from the private data without protection (KL, reference marginals). */
   private?: {
     kl?: number | null;

@@ -161,8 +161,10 @@ async function release() {
     const lower = numberList("lower-input", "lowest values", "4, 2, 1, 0");
     const upper = numberList("upper-input", "highest values", "8, 4.5, 7, 2.5");
     if (lower || upper) Object.assign(o, { lower, upper });
+    // Without a number, as many rows as the released class counts sum to (a DP number: the
+    // input's row count itself is not public under the default adjacency).
     const t = num("samples-input", "T", { integer: true, optional: true });
-    o.samples = t ?? undefined;
+    o.samples = t ?? "released";
     const classes = frameClasses();
     if (classes) o.classes = classes;
   } catch (e) {
@@ -172,8 +174,6 @@ async function release() {
   $("release-button").disabled = true;
   setStatus("running", "Releasing the model…");
   try {
-    const ds = await pm.loadDataset(state.source, { label: o.label });
-    if (o.samples === undefined) o.samples = ds.rows;
     const r = await pm.gmmRelease(state.source, o);
     state.result = r;
     // The data's histograms on the same bins as the samples (for the plot only).
@@ -191,7 +191,7 @@ async function release() {
       + (r.private?.classesLeftOut?.length
         ? ` Left out (not for release): ${r.private.classesLeftOut.join(", ")}, too few records for this budget (a label read from the data is released only when its noisy count clears the threshold in the receipt); if the labels are public, list them in a schema.`
         : "");
-    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${o.samples} rows sampled.${fillNote}`);
+    setStatus("done", `Released: ε = ${r.epsilon.toFixed(4)}, δ = ${r.delta}; ${kl}; ${r.samples} rows sampled.${fillNote}`);
     $("summary").textContent = [
       `classes: ${r.model.classes.join(", ")}`,
       `weights: ${r.model.weights.map((w) => w.toFixed(4)).join(", ")}`,

@@ -9,6 +9,79 @@ use crate::mechanisms::gmm::{self, GmmOptions};
 use crate::rng::ReleaseRng;
 use serde::{Deserialize, Serialize};
 
+/// How many rows to sample: a number, or `"released"` (as many as the released class counts
+/// sum to, a DP number, or N where N is public: see `GmmRelease::default_samples`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SampleCount {
+    /// A number of rows (checked by [`super::check_rows_of_number`]).
+    Rows(f64),
+    /// A name (only `"released"` is one).
+    Named(String),
+}
+
+/// A number or a string; anything else is refused saying what `samples` takes (serde's
+/// untagged enums say only that no variant matched).
+impl<'de> Deserialize<'de> for SampleCount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Visitor;
+        struct Count;
+        impl Visitor<'_> for Count {
+            type Value = SampleCount;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number ≥ 1, or \"released\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<SampleCount, E> {
+                Ok(SampleCount::Rows(v as f64))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<SampleCount, E> {
+                Ok(SampleCount::Rows(v as f64))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<SampleCount, E> {
+                Ok(SampleCount::Rows(v))
+            }
+            fn visit_str<E: serde::de::Error>(
+                self,
+                v: &str,
+            ) -> std::result::Result<SampleCount, E> {
+                Ok(SampleCount::Named(v.to_owned()))
+            }
+        }
+        d.deserialize_any(Count)
+    }
+}
+
+/// Rows to sample, checked ([`GmmParams::samples`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Samples {
+    /// Exactly this many.
+    Rows(usize),
+    /// As many as the release's `default_samples` (the released counts' total).
+    Released,
+}
+
+impl Samples {
+    /// The checked form of a request's `samples`.
+    pub fn of(c: &SampleCount) -> Result<Samples> {
+        match c {
+            SampleCount::Rows(v) => super::check_rows_of_number(*v).map(Samples::Rows),
+            SampleCount::Named(s) if s == "released" => Ok(Samples::Released),
+            SampleCount::Named(s) => Err(Error::param(
+                "samples",
+                s,
+                "give a number of rows, or \"released\" for as many as the released class counts sum to",
+            )),
+        }
+    }
+
+    /// The number of rows for `release`.
+    pub fn rows(self, release: &gmm::GmmRelease) -> usize {
+        match self {
+            Samples::Rows(t) => t,
+            Samples::Released => release.default_samples,
+        }
+    }
+}
+
 /// Options of `gmmRelease` (the JS names of the CLI's `gmm` flags).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -53,9 +126,10 @@ pub struct GmmRequest {
     /// are read from the data and released under a DP threshold.
     #[serde(default)]
     pub classes: Option<Vec<String>>,
-    /// Rows to sample from the released model (none by default).
+    /// Rows to sample from the released model (none by default): a number, or `"released"`
+    /// for as many as the released class counts sum to (DP; the page's default).
     #[serde(default)]
-    pub samples: Option<u64>,
+    pub samples: Option<SampleCount>,
     /// Grid points of the marginal-density curves for the page (default 0: none).
     #[serde(default)]
     pub marginal_points: Option<usize>,
@@ -78,6 +152,8 @@ pub struct GmmReleaseResult {
     pub receipt: gmm::GmmReceipt,
     /// Sampled rows as CSV (when `samples` was given).
     pub csv: Option<String>,
+    /// How many rows `csv` holds (null without `samples`).
+    pub samples: Option<usize>,
     /// Per-feature, per-class marginal densities of the released model on a grid.
     pub marginals: Option<Vec<gmm::MarginalCurves>>,
     /// Computed from the data without protection, for the data owner's eyes only.
@@ -155,7 +231,7 @@ pub fn gmm_samples_csv(
 }
 
 /// How the GMM release reads its CSV: every record kept (a missing or unparsable cell is
-/// read as missing, never a dropped row: the number of rows N is public) and no type taken
+/// read as missing, never a dropped row, which would change N) and no type taken
 /// from the data (the features are numeric by the release's definition; see
 /// [`gmm_data_exact`]).
 pub fn gmm_csv_options(label: &str) -> CsvOptions {
@@ -200,7 +276,7 @@ pub struct GmmParams {
     /// The release options, defaults applied.
     pub options: GmmOptions,
     /// Rows to sample from the released model.
-    pub samples: Option<usize>,
+    pub samples: Option<Samples>,
     /// Grid points of the marginal curves (0: none).
     pub marginal_points: usize,
     /// Fixed seed (tests only).
@@ -249,7 +325,7 @@ impl TryFrom<&GmmRequest> for GmmParams {
         Ok(GmmParams {
             label: r.label.clone(),
             options,
-            samples: r.samples.map(super::check_rows).transpose()?,
+            samples: r.samples.as_ref().map(Samples::of).transpose()?,
             marginal_points: r.marginal_points.unwrap_or(0),
             seed: check_seed(r.seed)?,
         })
@@ -263,7 +339,8 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
     let (data, _) = gmm_data_exact(table, csv)?;
     let mut rng = rng_for_seed(p.seed)?;
     let release = crate::pipelines::gmm::release_gmm_data(&data, &p.options, &mut rng)?;
-    let csv_out = match p.samples {
+    let samples = p.samples.map(|s| s.rows(&release));
+    let csv_out = match samples {
         Some(t) => Some(
             String::from_utf8(gmm_samples_csv(&release.model, t, &mut rng)?)
                 .map_err(|_| Error::Internal("the samples are not UTF-8".into()))?,
@@ -292,6 +369,7 @@ pub fn gmm_release(csv: &[u8], r: &GmmRequest) -> Result<GmmReleaseResult> {
         delta: release.delta,
         receipt: release.receipt,
         csv: csv_out,
+        samples,
         marginals,
         private: GmmPrivate {
             kl: release.kl,

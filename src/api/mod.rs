@@ -40,7 +40,7 @@ pub use federated::{
 };
 pub use gmm::{
     gmm_csv_options, gmm_data_exact, gmm_label_threshold, gmm_release, gmm_sample, gmm_samples_csv,
-    GmmParams, GmmPrivate, GmmReleaseResult, GmmRequest,
+    GmmParams, GmmPrivate, GmmReleaseResult, GmmRequest, SampleCount, Samples,
 };
 pub use images::{
     check_image_synth, inspect_images, load_images, split_image_options, synthesize_images,

@@ -3,7 +3,7 @@
 
 use super::{print_json, rng_for, same_file, Staged};
 use clap::{Args, Subcommand, ValueEnum};
-use privmix::api::{self, GmmParams, GmmRequest};
+use privmix::api::{self, GmmParams, GmmRequest, SampleCount};
 use privmix::data::read_csv_path;
 use privmix::error::{Error, Result};
 use privmix::mechanisms::gmm::{self, Adjacency, GmmModel};
@@ -107,10 +107,11 @@ pub(crate) struct GmmArgs {
     /// Released model JSON.
     #[arg(long, required = true)]
     model_out: Option<PathBuf>,
-    /// Synthetic rows to sample from the released model (needs --output).
+    /// Synthetic rows to sample from the released model (needs --output; without it, --output
+    /// gets as many rows as the released class counts sum to, a DP number).
     #[arg(long)]
     samples: Option<usize>,
-    /// Synthetic CSV (with --samples).
+    /// Synthetic CSV of rows sampled from the released model (--samples of them).
     #[arg(long)]
     output: Option<PathBuf>,
     /// Privacy receipt JSON.
@@ -178,7 +179,7 @@ fn write_samples(
     Ok(samples)
 }
 
-/// The outputs: --samples and --output together, none of them the input, all different.
+/// The outputs: --samples only with --output, none of them the input, all different.
 fn check_outputs(
     input: &Path,
     model_out: &PathBuf,
@@ -186,22 +187,12 @@ fn check_outputs(
     samples: Option<usize>,
     output: Option<&PathBuf>,
 ) -> Result<()> {
-    match (samples, output) {
-        (Some(_), None) => {
-            return Err(Error::param(
-                "output",
-                "(none)",
-                "--samples needs --output FILE.csv for the sampled rows",
-            ))
-        }
-        (None, Some(o)) => {
-            return Err(Error::param(
-                "samples",
-                "(none)",
-                format!("--output {} needs --samples T", o.display()),
-            ))
-        }
-        _ => {}
+    if let (Some(_), None) = (samples, output) {
+        return Err(Error::param(
+            "output",
+            "(none)",
+            "--samples needs --output FILE.csv for the sampled rows",
+        ));
     }
     let mut outs = vec![model_out, receipt];
     if let Some(o) = output {
@@ -270,6 +261,12 @@ fn report(
             model_out.display(),
             receipt.display()
         );
+        if let Some(o) = output {
+            eprintln!(
+                "privmix: sampled {rows} rows from the released model to {}",
+                o.display()
+            );
+        }
         match (release.kl, &release.kl_unavailable) {
             (Some(kl), _) => eprintln!(
                 "privmix: private (computed from the data without protection, not for release): KL to the non-private fit = {kl:.6}"
@@ -334,7 +331,11 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         upper: a.upper.clone(),
         covariance_noise: Some(super::name_of(&a.covariance_noise)),
         lambda: a.lambda,
-        samples: a.samples.map(|t| t as u64),
+        samples: match (a.samples, &a.output) {
+            (Some(t), _) => Some(SampleCount::Rows(t as f64)),
+            (None, Some(_)) => Some(SampleCount::Named("released".into())),
+            (None, None) => None,
+        },
         marginal_points: None,
         seed: None,
     })?;
@@ -359,8 +360,8 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
     .and_then(|_| mf.sync_all())
     .map_err(|e| Error::io(model_out.display().to_string(), e))?;
     let mut rows = 0;
-    if let (Some(t), Some(o)) = (a.samples, &a.output) {
-        rows = write_samples(&mut staged, o, &release.model, t, &mut rng)?;
+    if let (Some(t), Some(o)) = (params.samples, &a.output) {
+        rows = write_samples(&mut staged, o, &release.model, t.rows(&release), &mut rng)?;
     }
     let (_, mut rf) = staged.file(&receipt)?;
     rf.write_all(release.receipt.to_json().as_bytes())

@@ -136,6 +136,15 @@ test("gmmRelease: a valid model, ε ≤ target, sampled rows, and kl recomputed 
   assert.equal(r.marginals[0].density.length, 3);
   const label = p.gmmRelease(iris, { label: "species", epsilon: 2, adjacency: "label", seed: 4 });
   assert.ok(label.receipt.warnings.some((w) => /local sensitivity: not a worst-case DP guarantee/.test(w)));
+  assert.equal(r.samples, 300);
+  // `samples: "released"`: as many rows as the released class counts sum to, a DP number
+  // (the default release's adjacency also adds or removes a record: its receipt has no N).
+  const rel = p.gmmRelease(iris, { label: "species", epsilon: 2, delta: 1e-5, bound: 15, classes: SPECIES, samples: "released", seed: 4 });
+  assert.equal(parseCsv(rel.csv).length - 1, rel.samples);
+  assert.ok(Math.abs(rel.samples - 150) <= 120, `${rel.samples}`);
+  assert.equal(rel.receipt.data.rows_used, undefined);
+  assert.equal(label.receipt.data.rows_used, 150);
+  assert.throws(() => p.gmmRelease(iris, { label: "species", epsilon: 2, bound: 15, classes: SPECIES, samples: "all" }), /samples.*released/);
   const again = p.gmmSample(JSON.stringify(m), 20, 1);
   assert.equal(parseCsv(again).length - 1, 20);
   assert.throws(() => p.gmmRelease(iris, { label: "species", epsilon: -1 }), /epsilon/);

@@ -890,9 +890,11 @@ impl NoiseGrid {
 /// Facts about the input.
 #[derive(Debug, Clone, Serialize)]
 pub struct GmmDataReport {
-    /// N (public): every record read, those without a label included (they belong to no
-    /// class).
-    pub rows_used: usize,
+    /// N, where it is public: every record read, those without a label included (they
+    /// belong to no class). Omitted by the default release, whose adjacency also adds or
+    /// removes a record, so N is private there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_used: Option<usize>,
     /// Rows the CSV reader dropped (0 under the api's keep policy; declared unprotected
     /// otherwise).
     pub rows_dropped: usize,
@@ -989,6 +991,11 @@ pub struct GmmRelease {
     pub delta: f64,
     /// The receipt.
     pub receipt: GmmReceipt,
+    /// How many rows to sample when no number is asked for: the released class counts'
+    /// total Σ Ñ_k where the release has DP counts (post-processing), N where N is public
+    /// (the baselines).
+    #[serde(skip)]
+    pub default_samples: usize,
 }
 
 /// Samples `t` labelled rows from a (validated) model: each row's class is drawn from the

@@ -6,7 +6,8 @@
 //!
 //! *Setting.* Rows are clipped to ‖x‖₂ ≤ B with B public (given by the user; never computed
 //! from the data) and scaled by 1/B, so every row z lies in the unit ball. Adjacency: replace
-//! one record, label included; N is public. K classes: listed with the request (public), or
+//! one record, label included, and add or remove one record; N is not public (nothing reads
+//! it but the noisy counts). K classes: listed with the request (public), or
 //! read from the data, in which case a label is released only when its noisy count reaches the
 //! threshold of [`weights::label_threshold`] (the counts' noise; δ_labels = δ/10, the Gaussian
 //! releases get the rest) and the other labels' records belong to no class.
@@ -15,8 +16,10 @@
 //! M_k = Σ z zᵀ. A neighbour either replaces a record inside one class (S_k moves by
 //! ‖z − z′‖ ≤ 2, M_k by ‖zzᵀ − z′z′ᵀ‖_F ≤ √2, since ‖zzᵀ − z′z′ᵀ‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(z·z′)²
 //! ≤ 2) or moves one record from class a to class b (N_a, N_b move by 1; S_a, S_b by ≤ 1;
-//! M_a, M_b by ≤ 1 in Frobenius norm). So with per-class sensitivities Δ_S = 2 and Δ_M = √2,
-//! one neighbour changes at most two classes, each within these sensitivities.
+//! M_a, M_b by ≤ 1 in Frobenius norm). Adding or removing a record moves one class's N_k by 1,
+//! S_k by ≤ 1 and M_k by ≤ ‖zzᵀ‖_F = ‖z‖² ≤ 1 (a record without a class moves only the
+//! unlabelled cell). So with per-class sensitivities Δ_S = 2 and Δ_M = √2, one neighbour
+//! changes at most two classes, each within these sensitivities.
 //!
 //! *Mechanisms* (all noise exact: integer arithmetic, no floating-point noise; the proof of
 //! the grid releases is in [`super::exactnoise`]).
@@ -24,9 +27,11 @@
 //!   with ‖row‖₂ ≤ 1 enforced exactly; N_k, S_k and M_k are then computed exactly in integers
 //!   ([`super::exactnoise::class_stats`]), so Δ_S = 2 and Δ_M = √2 hold for the computed
 //!   statistics with no rounding margin.
-//! * Counts: the weights mapping of [`super::weights`] with ε_cnt (exact discrete Laplace
-//!   noise of scale ≥ 2/ε_cnt on every count: L1 sensitivity 2; projected onto the
-//!   compositions of N; smoothed by λ·Uniform, a data-independent branch): (ε_cnt, 0)-DP.
+//! * Counts: exact discrete Laplace noise of scale ≥ 2/ε_cnt on every count and on the cell
+//!   of the records without a class (L1 sensitivity 2 for a replacement, 1 for an added or
+//!   removed record), then projected onto the compositions of their own noisy total, or with
+//!   probability λ a uniform composition of it ([`weights::release_counts_noisy_total`]:
+//!   post-processing of the noisy counts): (ε_cnt, 0)-DP under both adjacencies.
 //! * Sums: S̃_k = G_S·(round(S_k/G_S) + Z), Z discrete Gaussian, from
 //!   `GridGaussian::covering(σ_S, Δ_S, d)` with σ_S = Δ_S·z: its noise multiplier at the full
 //!   sensitivity Δ_S is ≥ z.
@@ -37,7 +42,8 @@
 //! *Composition.* The discrete Gaussian on a grid has the Gaussian mechanism's RDP curve with
 //! its grid sensitivity Δ_g = shift/G + √m ([`crate::mechanisms::noise`], Lemmas 1 and 2:
 //! D_α ≤ α·Δ_g²/(2σ_g²), CKS20), and RDP curves of independent releases add. A neighbour
-//! changes at most four of the Gaussian releases: (a) a record replaced within class k moves
+//! changes at most four of the Gaussian releases (an added or removed record changes two, by
+//! at most case (b)'s shifts in one class): (a) a record replaced within class k moves
 //! S_k by ≤ 2 and M_k by ≤ √2: ρ_a = Δ_g(S, 2)²/(2σ_g,S²) + Δ_g(M, √2)²/(2σ_g,M²);
 //! (b) a record moved from class a to class b moves S_a, S_b by ≤ 1 and M_a, M_b by ≤ 1:
 //! ρ_b = 2·[Δ_g(S, 1)²/(2σ_g,S²) + Δ_g(M, 1)²/(2σ_g,M²)]. So the Gaussian part is
@@ -46,7 +52,9 @@
 //! The counts are (ε_cnt, 0)-DP ((ε_cnt, δ_labels)-DP with the labels' threshold), so the
 //! release is (ε_cnt + ε_G, δ_G + δ_labels)-DP (basic composition; the Gaussian releases run
 //! for the classes the counts released, an adaptive choice that composition allows, and a
-//! record leaving or joining a released class is case (b) or less). ε_cnt = ε/10; z is the
+//! record leaving or joining a released class is case (b) or less; the label threshold's
+//! argument holds when a record is added or removed, which makes at most one label appear or
+//! vanish). ε_cnt = ε/10; z is the
 //! smallest noise multiplier whose ε_G is at most ε − ε_cnt (re-accounted on the actual
 //! grids, nudged up until it is); every number here comes from (ε, δ, d) only, the same for
 //! every class and every dataset: nothing about the data chooses it. (Before, each of the
@@ -57,8 +65,10 @@
 //!
 //! *Post-processing.* The released numbers are Ñ (integers), S̃_k (multiples of G_S) and M̃_k
 //! (multiples of G_M); everything below is computed from them. π̃_k = Ñ_k/Σ_j Ñ_j (the unlabelled cell dropped); μ̃_k = S̃_k / Ñ_k; Σ̃_k = (M̃_k − Ñ_k μ̃_k μ̃_kᵀ)/max(Ñ_k − 1, 1),
-//! symmetrized, eigenvalues clipped below at σ_M / max(Ñ_k − 1, 1) (a function of released
-//! and public numbers only); then mapped back to input units (μ·B, Σ·B²). Nothing else about
+//! symmetrized, eigenvalues clipped into [min(σ_M / max(Ñ_k − 1, 1), 1), 1], and μ̃_k scaled
+//! back into the unit ball when the noise took it out (a unit-ball row's class has a mean in
+//! the ball and covariance eigenvalues ≤ 1: public facts; functions of released and public
+//! numbers only); then mapped back to input units (μ·B, Σ·B²). Nothing else about
 //! the data reaches the model or the receipt.
 
 use super::design::gaussian_orders;
@@ -266,12 +276,12 @@ pub struct Released {
     pub moment_scale: f64,
 }
 
-/// Releases counts, means and covariances of the unit-ball rows `z` (labels in 0..k). The
-/// counts are released with one more cell for the records without a label (the public
-/// `records` N minus the rows), dropped afterwards ([`weights::release_counts`]). With
-/// `split.threshold` (labels read from the data) only the classes whose noisy count reaches
-/// it are released ([`weights::release_counts_selected`]); the others' sums and moments are
-/// not released.
+/// Releases counts, means and covariances of the unit-ball rows `z` (labels in 0..k; the
+/// `records` beyond the rows are records without a class). The counts are released
+/// with one more cell for the records without a class, dropped afterwards, on the
+/// compositions of their own noisy total ([`weights::release_counts_noisy_total`]; N is not
+/// public). With `split.threshold` (labels read from the data) only the classes whose noisy
+/// count reaches it are released; the others' sums and moments are not released.
 pub fn release(
     z: &[Vec<f64>],
     labels: &[usize],
@@ -293,15 +303,14 @@ pub fn release(
     }
     let stats = class_stats(z, labels, k, d)?;
     let counts: Vec<usize> = stats.iter().map(|s| s.count).collect();
-    let (kept, released, branch) = match split.threshold {
-        None => {
-            let (r, b) = weights::release_counts(&counts, records, split.eps_counts, lambda, rng)?;
-            ((0..k).collect(), r, b)
-        }
-        Some(t) => {
-            weights::release_counts_selected(&counts, records, split.eps_counts, lambda, t, rng)?
-        }
-    };
+    let (kept, released, branch) = weights::release_counts_noisy_total(
+        &counts,
+        records,
+        split.eps_counts,
+        lambda,
+        split.threshold,
+        rng,
+    )?;
     let sum_noise = split.sum_noise()?;
     let moment_noise = split.moment_noise()?;
     let mut means = Vec::with_capacity(k);
@@ -326,8 +335,18 @@ pub fn release(
                 cov.set(i, j, (m.get(i, j) - nk * mu[i] * mu[j]) / denom);
             }
         }
-        let floor = split.sigma_moment / denom;
-        covs.push(sym_fn(&cov.symmetrize(), |l| l.max(floor)).symmetrize());
+        // Public facts about rows in the unit ball bound what the noise can make of a small
+        // class (post-processing): a class covariance has eigenvalues at most 1
+        // (vᵀΣv ≤ E[(v·z)²] ≤ 1), and a mean lies in the ball. At ε = 1 on Iris a class whose
+        // noisy count came out near 1 had means 40 times B before.
+        let floor = (split.sigma_moment / denom).min(1.0);
+        covs.push(sym_fn(&cov.symmetrize(), |l| l.clamp(floor, 1.0)).symmetrize());
+        let norm = mu.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let mu = if norm > 1.0 {
+            mu.iter().map(|x| x / norm).collect()
+        } else {
+            mu
+        };
         means.push(mu);
         sums.push(s);
         moments.push(mv);

@@ -33,11 +33,14 @@
 //! estimate N_k itself (not N_k plus a share of U), and the weights are renormalized over the
 //! classes.
 //!
-//! **Labels read from the data** ([`release_counts_selected`]). When the class labels are
-//! not listed with the request, only the labels whose noisy count reaches a threshold are
-//! released ([`label_threshold`]: the label of a single record passes with probability below
-//! its share of δ); f then runs on the released classes and the unlabelled cell, on the same
-//! noisy counts (post-processing).
+//! **The default release** ([`release_counts_noisy_total`]). N is not public there (the
+//! adjacency also adds or removes a record, which moves one cell by 1: L1 sensitivity 1, so
+//! the same noise gives (ε0/2, 0) for that neighbour and (ε0, 0) for a replacement). The
+//! noisy counts are drawn first, and the compositions are those of their own noisy total
+//! instead of N (post-processing of the noisy counts). When the class labels are not listed
+//! with the request, only the labels whose noisy count reaches a threshold are released
+//! ([`label_threshold`]: the label of a single record passes with probability below its
+//! share of δ); the others' noisy counts join the unlabelled cell.
 //!
 //! A uniform draw from S is a uniform (K − 1)-subset of {1, …, N − 1} (stars and bars): the
 //! gaps between the sorted cut points are the parts.
@@ -216,35 +219,49 @@ pub fn label_threshold(eps0: f64, delta_labels: f64) -> Result<i64> {
     Ok(1 + t.ceil() as i64)
 }
 
-/// [`release_counts`] for labels read from the data: every class's noisy count (and the
-/// unlabelled cell's) is drawn first, and only the classes whose noisy count reaches
-/// `threshold` ([`label_threshold`]) are kept; the others' records count as records without a
-/// label. The kept classes' counts are then released as [`release_counts`] does (the λ
-/// branch a uniform composition; otherwise the kept noisy counts and the unlabelled cell's,
-/// projected onto the compositions of N), all post-processing of the thresholded noisy
-/// counts. Returns the kept classes (indices into `counts`, in order), their released counts
-/// and the branch. No class kept is an error that says how many records a class needs.
-pub fn release_counts_selected<R: Rng + ?Sized>(
+/// The default release's counts ([`super::suffstats`]), where N is not public: the adjacency
+/// is add or remove one record as well as replace one. Every class's noisy count and the
+/// unlabelled cell's are drawn first. With `threshold` (labels read from the data,
+/// [`label_threshold`]) only the classes whose noisy count reaches it are kept, and the
+/// others' noisy counts join the unlabelled cell (their records belong to no class); without
+/// it every class is kept. The kept counts and that cell are then mapped onto the
+/// compositions of their own noisy total M = max(Σ y, cells) (with probability λ a uniform
+/// composition of M; otherwise the noisy cells projected, which leaves them as they are when
+/// every one is ≥ 1), and the cell is dropped. Every step after the noise reads only the noisy
+/// counts and fresh randomness (post-processing), so nothing here depends on N itself.
+///
+/// Returns the kept classes (indices into `counts`, in order), their released counts and the
+/// branch. No class kept is an error that says how many records a class needs.
+pub fn release_counts_noisy_total<R: Rng + ?Sized>(
     counts: &[usize],
     records: usize,
     eps0: f64,
     lambda: f64,
-    threshold: i64,
+    threshold: Option<i64>,
     rng: &mut R,
 ) -> Result<(Vec<usize>, Vec<usize>, Branch)> {
     let cells = with_unlabelled_cell(counts, records)?;
     let y = noisy_counts(&cells, eps0, rng)?;
-    let kept: Vec<usize> = (0..counts.len()).filter(|&c| y[c] >= threshold).collect();
+    let k = counts.len();
+    let kept: Vec<usize> = (0..k)
+        .filter(|&c| threshold.map_or(true, |t| y[c] >= t))
+        .collect();
     if kept.is_empty() {
+        let t = threshold.unwrap_or(0);
         return Err(Error::Data(format!(
-            "no class has enough records to be released at this budget: a label read from the data is released only when its noisy count reaches {threshold} (ε of the counts {eps0:.4}, so that the label of a single record is released with probability below the labels' share of δ). \
+            "no class has enough records to be released at this budget: a label read from the data is released only when its noisy count reaches {t} (ε of the counts {eps0:.4}, so that the label of a single record is released with probability below the labels' share of δ). \
              If the class labels are public (known without looking at the data), list them (classes); otherwise raise ε or use more rows"
         )));
     }
-    let (released, branch) = compose(records, kept.len() + 1, lambda, rng, |_| {
-        let mut yk: Vec<f64> = kept.iter().map(|&c| y[c] as f64).collect();
-        yk.push(y[counts.len()] as f64);
-        Ok(yk)
+    let mut noisy: Vec<i64> = kept.iter().map(|&c| y[c]).collect();
+    let no_class = (0..k)
+        .filter(|c| !kept.contains(c))
+        .fold(y[k], |a, c| a.saturating_add(y[c]));
+    noisy.push(no_class);
+    let sum = noisy.iter().fold(0i64, |a, &v| a.saturating_add(v));
+    let total = usize::try_from(sum.max(noisy.len() as i64)).unwrap_or(usize::MAX);
+    let (released, branch) = compose(total, noisy.len(), lambda, rng, |_| {
+        Ok(noisy.iter().map(|&v| v as f64).collect())
     })?;
     Ok((kept, released, branch))
 }
@@ -362,7 +379,7 @@ mod tests {
         for seed in 0..400 {
             let mut rng = ReleaseRng::seeded(seed);
             let (kept, released, _) =
-                release_counts_selected(&counts, n, 0.5, 1e-3, t, &mut rng).unwrap();
+                release_counts_noisy_total(&counts, n, 0.5, 1e-3, Some(t), &mut rng).unwrap();
             assert!(
                 !kept.contains(&0) && kept.contains(&1) && kept.contains(&3),
                 "{kept:?}"
@@ -374,9 +391,61 @@ mod tests {
         // Kept when its noise Z ≥ 0: P = 1/2 + P(Z = 0)/2 ≈ 0.56 (b = 4); σ of the count of
         // 400 draws ≈ 10.
         assert!((170..=280).contains(&kept_near), "{kept_near}");
-        let e = release_counts_selected(&[3, 5], 20, 0.5, 1e-3, t, &mut ReleaseRng::seeded(1))
-            .unwrap_err();
+        let e =
+            release_counts_noisy_total(&[3, 5], 20, 0.5, 1e-3, Some(t), &mut ReleaseRng::seeded(1))
+                .unwrap_err();
         assert!(e.to_string().contains(&format!("reaches {t}")), "{e}");
+    }
+
+    /// The default release's counts read N only through their noise: the same seed gives the
+    /// noisy cells projected onto the compositions of their own noisy total (with every cell
+    /// ≥ 1 that leaves them as they are), a record without a class added changes no class's
+    /// released count, and a record added to a class moves that class's count by exactly 1.
+    /// (Projected onto the compositions of N, as before, the added unlabelled record changed
+    /// the classes' counts.)
+    #[test]
+    fn the_default_counts_do_not_read_n() {
+        let release = |counts: &[usize], records| {
+            release_counts_noisy_total(counts, records, 0.5, 0.0, None, &mut ReleaseRng::seeded(9))
+                .unwrap()
+        };
+        let noisy = |cells: &[usize]| -> Vec<f64> {
+            let y = noisy_counts(cells, 0.5, &mut ReleaseRng::seeded(9)).unwrap();
+            y.into_iter().map(|v| v as f64).collect()
+        };
+        // 10 records without a class: every noisy cell is ≥ 1 at this seed.
+        let y = noisy(&[500, 300, 200, 10]);
+        assert!(y.iter().all(|&v| v >= 1.0), "{y:?}");
+        let (kept, r, branch) = release(&[500, 300, 200], 1010);
+        assert_eq!((kept, branch), (vec![0, 1, 2], Branch::NoisyCounts));
+        let want: Vec<usize> = y[..3].iter().map(|&v| v as usize).collect();
+        assert_eq!(r, want);
+        assert_ne!(y.iter().sum::<f64>(), 1010.0, "{y:?}");
+        // One more record, without a class: the classes' counts are unchanged.
+        assert_eq!(release(&[500, 300, 200], 1011).1, r);
+        // One more record, in class 0: only that class moves, by one.
+        let (_, r2, _) = release(&[501, 300, 200], 1011);
+        assert_eq!((r2[0], &r2[1..]), (r[0] + 1, &r[1..]));
+        // A noisy cell below 1 (no record without a class): the projection onto the
+        // compositions of max(Σ y, 4) lifts it, and the classes give up the difference.
+        let y0 = noisy(&[500, 300, 200, 0]);
+        let total = y0.iter().sum::<f64>().max(4.0) as usize;
+        assert_eq!(
+            release(&[500, 300, 200], 1000).1,
+            project_counts(&y0, total)[..3]
+        );
+        // The λ branch: a uniform composition of the noisy total, every class ≥ 1.
+        let (_, u, branch) = release_counts_noisy_total(
+            &[500, 300, 200],
+            1000,
+            0.5,
+            1.0,
+            None,
+            &mut ReleaseRng::seeded(9),
+        )
+        .unwrap();
+        assert_eq!(branch, Branch::Uniform);
+        assert!(u.len() == 3 && u.iter().all(|&c| c >= 1));
     }
 
     #[test]

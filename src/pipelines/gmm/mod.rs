@@ -225,14 +225,9 @@ impl<'a> Prepared<'a> {
                 format!("at most {MAX_DIM} features are supported; drop columns or reduce the dimension first"),
             ));
         }
-        // N counts the records without a label too (public; they belong to no class).
+        // N counts the records without a label too (they belong to no class).
         let n = data.records();
         let k = data.classes.len();
-        if n < d + 2 {
-            return Err(Error::Data(format!(
-                "{n} rows are too few for {d} features (d too large for N): each class needs at least d + 2 rows"
-            )));
-        }
         // The default needs no non-private fit, so a singular class covariance (a feature
         // constant within a class, as the border pixels of digits) only leaves the owner's KL
         // undefined; the paper's design and the baselines invert or perturb the fit and
@@ -240,6 +235,13 @@ impl<'a> Prepared<'a> {
         let end_to_end = opts.noise == Noise::Optimized
             && opts.adjacency == Adjacency::Record
             && opts.covariance_noise == CovarianceNoise::Gaussian;
+        // N is public on the other paths only: the default release refuses nothing on it
+        // (a refusal at N = d + 1 would tell that neighbour from one with a record more).
+        if n < d + 2 && !end_to_end {
+            return Err(Error::Data(format!(
+                "{n} rows are too few for {d} features (d too large for N): each class needs at least d + 2 rows"
+            )));
+        }
         // The non-private reference (the input as read), for the owner's KL. The default
         // release does not need it: a class too small to fit (fewer than d + 2 rows) or with
         // a singular covariance only leaves the KL undefined, since refusing would tell the
@@ -336,6 +338,8 @@ struct Noised {
     /// The classes released (indices into the data's), when labels read from the data were
     /// thresholded; None: every class.
     kept: Option<Vec<usize>>,
+    /// The released class counts' total (None: the path releases no counts).
+    released_rows: Option<usize>,
 }
 
 /// The weights π̃_k = Ñ_k / Σ_j Ñ_j of released class counts (the cell of the records without
@@ -371,6 +375,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let r = suffstats::release(z, &data.labels, k, n, &split, opts.lambda, rng)?;
     let weights_branch = branch_name(r.branch);
     let w_rel = weights_of(&r.counts);
+    let released_rows = r.counts.iter().sum();
     noise_grids.push(NoiseGrid::counts(split.eps_counts)?);
     noise_grids.push(NoiseGrid {
         what: "class sums Σ z (unit ball)".into(),
@@ -393,7 +398,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     let mut protected = vec![
         ProtectedItem {
             what: "class counts (the weights π̃_k = Ñ_k/Σ_j Ñ_j and the divisors of the means and covariances)".into(),
-            how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2), with one more cell for the records without a label, projected onto the compositions of N and that cell dropped, smoothed with λ·Uniform".into(),
+            how: "exact discrete Laplace noise of scale ≥ 2/ε_counts on every count (L1 sensitivity 2 for a replaced record, 1 for an added or removed one), with one more cell for the records without a class, projected onto the compositions of their own noisy total (N is not read) and that cell dropped, smoothed with λ·Uniform".into(),
             epsilon: split.eps_counts,
             delta: 0.0,
         },
@@ -448,6 +453,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         weights_branch,
         warnings: Vec::new(),
         kept,
+        released_rows: Some(released_rows),
     })
 }
 
@@ -578,6 +584,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     noise_grids.insert(0, NoiseGrid::counts(des.eps0)?);
     let weights_branch = branch_name(branch);
     let w_rel = weights_of(&cnt);
+    let released_rows = cnt.iter().sum();
     let mu_rel = means;
     let cov_rel = covs;
     let per_class_max = (0..k)
@@ -609,6 +616,7 @@ fn noise_designed(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         weights_branch,
         warnings,
         kept: None,
+        released_rows: Some(released_rows),
     })
 }
 
@@ -802,6 +810,7 @@ fn noise_baseline(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         weights_branch: String::new(),
         warnings: Vec::new(),
         kept: None,
+        released_rows: None,
     })
 }
 
@@ -903,6 +912,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         weights_branch,
         mut warnings,
         kept,
+        released_rows,
     } = noised;
     let wishart_dof = d + 1;
     if opts.adjacency == Adjacency::Label {
@@ -953,7 +963,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
             noise_grids,
         },
         data: GmmDataReport {
-            rows_used: n,
+            rows_used: (!end_to_end).then_some(n),
             rows_dropped: data.rows_dropped,
             features: data.features.clone(),
             label: data.label.clone(),
@@ -981,6 +991,7 @@ fn finish(p: Prepared<'_>, noised: Noised, rng: &mut ReleaseRng) -> Result<GmmRe
         epsilon: eps_total,
         delta: delta_total,
         receipt,
+        default_samples: released_rows.unwrap_or(n),
     })
 }
 
@@ -1019,10 +1030,13 @@ fn model_in_units(
 /// What the GMM release's guarantee covers: the adjacency (with B), what is public, what is
 /// not protected, and its limitations.
 fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usize) -> Guarantee {
-    let mut public_information = vec![
-        "the number of records N (a record without a label counts in N and belongs to no class; how many there were is told to the data owner only)".to_string(),
-        "the feature names".to_string(),
-    ];
+    // N is public where the adjacency only replaces records; the default release also covers
+    // an added or removed record and reads N only through its noisy counts.
+    let mut public_information = Vec::new();
+    if !end_to_end {
+        public_information.push("the number of records N (a record without a label counts in N and belongs to no class; how many there were is told to the data owner only)".to_string());
+    }
+    public_information.push("the feature names".to_string());
     // The class labels: listed with the request (public), released under a threshold (the
     // default path: a protected item), or read from the data (declared here).
     let mut unprotected: Vec<String> = Vec::new();
@@ -1058,6 +1072,7 @@ fn guarantee(opts: &GmmOptions, bound: f64, end_to_end: bool, rows_dropped: usiz
     }
     Guarantee {
         adjacency: match opts.adjacency {
+            Adjacency::Record if end_to_end => format!("record: add, remove or replace one record (features and label), ‖x‖₂ ≤ B = {bound}; the number of records is not public"),
             Adjacency::Record => format!("record: replace one record (features and label), ‖x‖₂ ≤ B = {bound}"),
             Adjacency::Label => "label: flip one record's label (the paper's Definition 1); features public".into(),
         },
