@@ -336,8 +336,10 @@ export interface AuditOptions extends CallOptions {
   /** `standard` (default) or `keep-label` (declared: exact class counts are public there). */
   adjacency?: "standard" | "keep-label";
   /** How the neighbouring dataset differs: a record at the opposite corner (default), moved to
-   * the other class, with one unparsable cell, with one missing cell, or without its label. */
-  canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell" | "missing-label";
+   * the other class, with one unparsable cell, with one missing cell, without its label, or
+   * (`gmm` only: its default release also covers an added or removed record) one record more
+   * at the opposite corner. */
+  canary?: "extreme" | "class-change" | "unparsable-cell" | "missing-cell" | "missing-label" | "added-record";
   /** Runs per dataset (default 500, at most 1 000 000). */
   runs?: number;
   /** 1 − confidence of the lower bound (default 0.05). */

@@ -39,8 +39,8 @@ pub struct AuditRequest {
     /// `standard` (default) or `keep-label` (declared: exact class counts are public).
     #[serde(default)]
     pub adjacency: Option<String>,
-    /// `extreme` (default), `class-change`, `unparsable-cell`, `missing-cell` or
-    /// `missing-label`.
+    /// `extreme` (default), `class-change`, `unparsable-cell`, `missing-cell`,
+    /// `missing-label` or (`gmm` only) `added-record`.
     #[serde(default)]
     pub canary: Option<String>,
     /// Runs per dataset (default 500).

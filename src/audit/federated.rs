@@ -122,7 +122,10 @@ pub(super) fn run_federated_audit(
     opts: &AuditOptions,
     mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<AuditReport> {
-    if matches!(opts.canary, Canary::ClassChange | Canary::MissingLabel) {
+    if matches!(
+        opts.canary,
+        Canary::ClassChange | Canary::MissingLabel | Canary::AddedRecord
+    ) {
         return Err(Error::param(
             "canary",
             opts.canary.as_str(),

@@ -62,6 +62,10 @@ named_enum! {
         /// One record of class `a` replaced by one at the far corner with no label: it
         /// belongs to no class (the standard adjacency: the label is part of the record).
         MissingLabel = "missing-label",
+        /// One record more, at the far corner in class `a` (add/remove adjacency: the GMM
+        /// release's default path only; the synthesis and federated guarantees are for a
+        /// replaced record, with N public).
+        AddedRecord = "added-record",
     }
 }
 
@@ -206,12 +210,20 @@ fn dataset(opts: &AuditOptions, mix: usize, neighbour: bool) -> Vec<u8> {
                     }
                     Canary::UnparsableCell => cells[0] = "oops".into(),
                     Canary::MissingCell => cells[0] = String::new(),
+                    // Nothing replaced: the record is added after the class's rows.
+                    Canary::AddedRecord => {}
                 }
             }
             s.push_str(&cells.join(","));
             s.push(',');
             s.push_str(&label);
             s.push('\n');
+            if neighbour && opts.canary == Canary::AddedRecord && k == 0 && i + 1 == r {
+                // The added record: the far corner (−1, 1, …, 1) in class a.
+                let far: Vec<&str> = (0..d).map(|j| if j == 0 { "-1" } else { "1" }).collect();
+                s.push_str(&far.join(","));
+                s.push_str(",a\n");
+            }
         }
     }
     s.into_bytes()
@@ -548,6 +560,13 @@ pub fn run_audit(
     match opts.request.mechanism.as_deref() {
         Some("gmm") => return gmm::run_gmm_audit(opts, progress),
         Some("federated") => return federated::run_federated_audit(opts, progress),
+        _ if opts.canary == Canary::AddedRecord => {
+            return Err(Error::param(
+                "canary",
+                opts.canary.as_str(),
+                "the synthesis mechanisms' guarantee is for a replaced record (the number of records is public there); audit an added record on mechanism gmm, or use another canary",
+            ))
+        }
         _ => {}
     }
     let (mut req, mix) = audit_request(opts);

@@ -35,7 +35,8 @@ pub(crate) struct AuditArgs {
     /// standard (default) or keep-label (declared: exact class counts are public).
     #[arg(long)]
     adjacency: Option<String>,
-    /// extreme (default), class-change, unparsable-cell, missing-cell or missing-label.
+    /// extreme (default), class-change, unparsable-cell, missing-cell, missing-label or (gmm
+    /// only) added-record.
     #[arg(long)]
     canary: Option<String>,
     /// Runs on each of the two neighbouring datasets (default 500).
