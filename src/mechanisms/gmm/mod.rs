@@ -268,9 +268,9 @@ impl GmmData {
             }
         }
         // A record without a label (read as the missing level) belongs to no class: its
-        // features are not read, but it counts in N (the number of records, public under
-        // replace-one), so replacing it by a labelled record is one class gaining a record,
-        // which the release's adjacency covers. How many there were is for the owner only.
+        // features are not read, but it counts in N (in the cell of the records without a
+        // class), so replacing it by a labelled record is one class gaining a record, which
+        // the release's adjacency covers. How many there were is for the owner only.
         let mut classes = classes;
         let missing = classes.iter().position(|c| c == crate::data::MISSING_LEVEL);
         if let Some(m) = missing {
