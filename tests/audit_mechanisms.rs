@@ -171,6 +171,11 @@ fn gmm_audit_sees_the_canary_when_the_noise_is_small() {
     assert!(r.passed, "{r:?}");
     assert!(r.epsilon_lower_bound > 1.5, "{r:?}");
     assert!(r.test.starts_with("score"), "{r:?}");
+    // An added record moves its class's mean too (by about a tenth of the far corner's
+    // distance): seen at ε = 40 (the CLI gave ε ≥ 1.93 over 200 runs), never at ε = 1.
+    let r = gmm_audit(40.0, Canary::AddedRecord, 100);
+    assert!(r.passed, "{r:?}");
+    assert!(r.epsilon_lower_bound > 0.5, "{r:?}");
 }
 
 fn federated_audit(
