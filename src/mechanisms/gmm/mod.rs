@@ -195,9 +195,10 @@ pub fn check_classes(classes: &[String]) -> Result<()> {
 }
 
 impl GmmData {
-    /// N: the records read, those without a label included. Public under the release's
-    /// adjacencies (replace one record; flip one label), so the weights divide by it and the
-    /// released class counts sum to it.
+    /// N: the records read, those without a label included. Public where the adjacency only
+    /// replaces a record or flips a label (the paper's design and the baselines, whose
+    /// released counts are compositions of it); the default release also covers an added or
+    /// removed record and reads N only through its noisy counts.
     pub fn records(&self) -> usize {
         self.rows.len() + self.unlabelled
     }

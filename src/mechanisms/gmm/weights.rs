@@ -258,8 +258,11 @@ pub fn release_counts_noisy_total<R: Rng + ?Sized>(
         .filter(|c| !kept.contains(c))
         .fold(y[k], |a, c| a.saturating_add(y[c]));
     noisy.push(no_class);
-    let sum = noisy.iter().fold(0i64, |a, &v| a.saturating_add(v));
-    let total = usize::try_from(sum.max(noisy.len() as i64)).unwrap_or(usize::MAX);
+    // At least one per cell (positive after the max, so the cast is exact).
+    let total = noisy
+        .iter()
+        .fold(0i64, |a, &v| a.saturating_add(v))
+        .max(noisy.len() as i64) as usize;
     let (released, branch) = compose(total, noisy.len(), lambda, rng, |_| {
         Ok(noisy.iter().map(|&v| v as f64).collect())
     })?;

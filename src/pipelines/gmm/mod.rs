@@ -193,7 +193,9 @@ struct Prepared<'a> {
     k: usize,
     d: usize,
     /// The default release (record adjacency, Gaussian covariance noise): noisy sufficient
-    /// statistics, every scale and the split public ([`suffstats`]).
+    /// statistics, every scale and the split public ([`suffstats`]). Its adjacency also adds
+    /// or removes a record, so N is private there (no refusal on N, no `rows_used`, not in the
+    /// public information); the other paths treat N as public.
     end_to_end: bool,
     /// B and where it came from.
     bound: f64,
