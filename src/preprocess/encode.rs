@@ -13,6 +13,9 @@ use crate::error::{Error, Result};
 use crate::preprocess::normalize::ColumnMarginal;
 use serde::Serialize;
 
+mod chunked;
+pub use chunked::{chunk_rows, ChunkedDecode, CHUNK_BYTES, MIN_CHUNK_ROWS};
+
 /// Placeholder written when no level of a categorical column could be released.
 pub const SUPPRESSED: &str = "(suppressed)";
 /// Written for the rows decoded into the pooled levels that were too rare to release.
@@ -460,6 +463,24 @@ fn argmax(seg: &[f32]) -> usize {
     best
 }
 
+/// An empty vector with room for `rows` rows of `width` values, or the `samples` error that
+/// says how much memory they would take: an allocation that fails is an error here, not an
+/// abort (natively) or a trap (wasm32, where memory ends at 4 GiB).
+pub(crate) fn room_for_rows<T>(rows: usize, width: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    match rows.checked_mul(width) {
+        Some(len) if v.try_reserve_exact(len).is_ok() => Ok(v),
+        _ => {
+            let gb = rows as f64 * width as f64 * std::mem::size_of::<T>() as f64 / 1e9;
+            Err(Error::param(
+                "samples",
+                rows,
+                format!("{rows} synthetic rows of {width} encoded values need {gb:.1} GB of memory at once, more than is available here; ask for fewer rows"),
+            ))
+        }
+    }
+}
+
 /// A decoded column of a batch (see [`FeatureSpace::decode_batch`]), as its cells are
 /// written.
 enum DecodedColumn<'a> {
@@ -552,41 +573,56 @@ impl FeatureSpace {
         }
         // A numeric column's cells read its (decoded) entry of `rows`.
         let cols = self.decode_columns(rows, t, marginals, denoise.is_some(), classes);
-        let rows: &[f32] = rows;
-        let fill = |first: usize, cells: &mut [String]| {
-            for (r, row_cells) in cells.chunks_exact_mut(cols.len()).enumerate() {
-                let i = first + r;
-                for (col, cell) in cols.iter().zip(row_cells.iter_mut()) {
-                    cell.clear();
-                    match col {
-                        DecodedColumn::Label => cell.push_str(&label(i)),
-                        DecodedColumn::Num {
-                            start,
-                            integer,
-                            wide,
-                        } => {
-                            let x = match wide {
-                                Some(w) => w[i],
-                                None => f64::from(rows[i * d + start]),
-                            };
-                            write_number(cell, x, *integer)
-                        }
-                        DecodedColumn::Cat { levels, codes } => {
-                            if levels.is_empty() {
-                                cell.push_str(SUPPRESSED);
-                            } else {
-                                cell.push_str(
-                                    levels.get(codes[i] as usize).map_or(OTHER, String::as_str),
-                                );
-                            }
+        write_columns(&cols, rows, d, t, label, sink)
+    }
+}
+
+/// Writes the decoded columns' `t` rows to `sink`, cells in the columns' order: a numeric
+/// column's values read from `rows` (row-major, `d` a row) at its `start` unless it holds
+/// them wide, a categorical column's level names from its codes, the label from `label(i)`.
+fn write_columns(
+    cols: &[DecodedColumn<'_>],
+    rows: &[f32],
+    d: usize,
+    t: usize,
+    label: &(dyn Fn(usize) -> String + Sync),
+    sink: &mut dyn FnMut(&[String]) -> Result<()>,
+) -> Result<()> {
+    let fill = |first: usize, cells: &mut [String]| {
+        for (r, row_cells) in cells.chunks_exact_mut(cols.len()).enumerate() {
+            let i = first + r;
+            for (col, cell) in cols.iter().zip(row_cells.iter_mut()) {
+                cell.clear();
+                match col {
+                    DecodedColumn::Label => cell.push_str(&label(i)),
+                    DecodedColumn::Num {
+                        start,
+                        integer,
+                        wide,
+                    } => {
+                        let x = match wide {
+                            Some(w) => w[i],
+                            None => f64::from(rows[i * d + start]),
+                        };
+                        write_number(cell, x, *integer)
+                    }
+                    DecodedColumn::Cat { levels, codes } => {
+                        if levels.is_empty() {
+                            cell.push_str(SUPPRESSED);
+                        } else {
+                            cell.push_str(
+                                levels.get(codes[i] as usize).map_or(OTHER, String::as_str),
+                            );
                         }
                     }
                 }
             }
-        };
-        crate::par::format_rows(t, cols.len(), fill, sink)
-    }
+        }
+    };
+    crate::par::format_rows(t, cols.len(), fill, sink)
+}
 
+impl FeatureSpace {
     /// Decodes every column of the batch (see [`FeatureSpace::decode_batch`]): a numeric
     /// column's values are stored back into its entry of `rows` as f32, which loses nothing
     /// that is written (a non-integer column is written as the shortest text of `x as f32`,
@@ -1299,7 +1335,7 @@ mod tests {
     /// 70 numeric columns (every third integer, one with the range [0, 1e9], every fourth
     /// with a marginal) and 4 categorical ones (with proportions, without, with no level),
     /// after the label; their marginals and the encoded dimension.
-    fn mixed_codecs() -> (Vec<ColumnCodec>, Vec<Option<ColumnMarginal>>, usize) {
+    pub(super) fn mixed_codecs() -> (Vec<ColumnCodec>, Vec<Option<ColumnMarginal>>, usize) {
         use crate::preprocess::quantile::NumericMarginal;
         let mut codecs = vec![ColumnCodec::Label];
         let mut marginals: Vec<Option<ColumnMarginal>> = vec![None];

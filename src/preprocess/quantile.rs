@@ -401,6 +401,38 @@ pub fn quotas(probs: &[f64], t: usize) -> Vec<usize> {
     q
 }
 
+/// The quotas of the next `rows` rows out of the `left` quotas still to give (one per level,
+/// summing to the rows not yet assigned, at least `rows`): all of them when the chunk is the
+/// last (`rows` = their sum), otherwise the largest-remainder share of `rows` in proportion
+/// to them, never above any of them. Chunk by chunk, every level gets exactly its `left`
+/// total, and each chunk about its proportional part of it. `left` is reduced by the share.
+pub fn chunk_quotas(left: &mut [usize], rows: usize) -> Vec<usize> {
+    let total: usize = left.iter().sum();
+    if rows >= total {
+        return left.iter_mut().map(std::mem::take).collect();
+    }
+    let weights: Vec<f64> = left.iter().map(|&q| q as f64).collect();
+    let mut share = quotas(&weights, rows);
+    // Never more than a level has left (largest remainders cannot exceed it but for
+    // rounding): any excess goes to the levels with room, in order.
+    let mut excess = 0;
+    for (s, &l) in share.iter_mut().zip(left.iter()) {
+        if *s > l {
+            excess += *s - l;
+            *s = l;
+        }
+    }
+    for (s, &l) in share.iter_mut().zip(left.iter()) {
+        let room = (l - *s).min(excess);
+        *s += room;
+        excess -= room;
+    }
+    for (l, s) in left.iter_mut().zip(&share) {
+        *l -= s;
+    }
+    share
+}
+
 /// Each row's scores for `levels` levels: `levels` consecutive values of a row-major matrix
 /// whose rows are `stride` values apart, from `offset` in each row (a one-hot segment of the
 /// synthetic rows, read in place).
@@ -468,12 +500,21 @@ pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec
 
 /// [`assign_in_proportion`] on scores read in place ([`Scores`]).
 pub fn assign_scores(scores: Scores<'_>, probs: &[f64]) -> Vec<usize> {
+    let quota = quotas(probs, scores.rows());
+    assign_with_quotas(scores, quota)
+}
+
+/// [`assign_scores`] with the rows each level gets given: `quota` (one per level, summing to
+/// the rows; a shortfall leaves rows at level 0, a surplus is not reached). A batch decoded a
+/// chunk of rows at a time gives each chunk its share of the whole batch's quotas
+/// ([`chunk_quotas`]).
+pub fn assign_with_quotas(scores: Scores<'_>, mut quota: Vec<usize>) -> Vec<usize> {
     let levels = scores.levels();
     if levels == 0 {
         return Vec::new();
     }
+    debug_assert_eq!(quota.len(), levels);
     let t = scores.rows();
-    let mut quota = quotas(probs, t);
     let z = standardizer(scores);
     // Greedy: the candidates (row i, level j) by decreasing standardized score, ties in
     // (i, j) order; each takes its row if the row is free and the level has quota left.

@@ -2,12 +2,12 @@
 //! features with the calibrated noise, decoded into the input's columns (indicator columns
 //! removed, missing cells written back) and handed to the caller's sinks.
 use super::{soft_label_column, Classes, Encoded, Mechanism, Plan, SynthOptions};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput, LabeledRows};
 use crate::mechanisms::local::{self, RowRelease};
 use crate::mechanisms::projection::{self, Projection};
-use crate::preprocess::encode::{write_number, Decoding};
+use crate::preprocess::encode::{room_for_rows, write_number, Decoding};
 use crate::preprocess::missing::MissingCodec;
 use crate::preprocess::normalize::ColumnMarginal;
 use crate::preprocess::FeatureSpace;
@@ -91,8 +91,10 @@ pub(super) fn generate_and_emit(
     }
 }
 
-/// DP-CDA: every row generated, then the whole output decoded at once (quantile mapping
-/// needs every row's rank).
+/// DP-CDA: the numeric features of every row kept and decoded at the end (quantile mapping
+/// needs every row's rank), the categorical scores decoded a chunk of rows at a time as the
+/// rows are made ([`crate::preprocess::encode::ChunkedDecode`]); on the image path (denoised
+/// rows) every row kept and decoded at once.
 fn emit_cda(
     g: &Generation<'_>,
     features: Encoded,
@@ -114,55 +116,62 @@ fn emit_cda(
         clip: opts.clip,
     };
     let rows_total: usize = g.per_class_counts.iter().sum();
-    let mut buf: Vec<f32> = room_for_rows(rows_total, g.d)?;
     let mut labels: Vec<u32> = room_for_rows(rows_total, 1)?;
+    let pools = Pools {
+        features: features.rows(),
+        d: g.d,
+        classes: &cls.members,
+    };
+    let scale = g.rescale.unwrap_or(1.0);
+    if g.denoise && opts.sigma_y.is_none() {
+        // The image path: every row is shrunk toward its class's mean first, so the rows are
+        // decoded all at once.
+        let mut buf: Vec<f32> = room_for_rows(rows_total, g.d)?;
+        cda::generate(
+            &pools,
+            &cfg,
+            rng,
+            |label, r| {
+                buf.extend_from_slice(r);
+                labels.push(label as u32);
+                Ok(())
+            },
+            &mut progress,
+        )?;
+        // The real rows are not read again: free them before decoding.
+        drop(features);
+        return g.space.decode_batch(
+            &mut buf,
+            &Decoding {
+                scale,
+                marginals: g.marginals,
+                denoise: Some((&labels[..], plan.sigma_x)),
+                classes: Some(&labels[..]),
+            },
+            &|i| cls.labels[labels[i] as usize].clone(),
+            &mut restoring(g, row),
+        );
+    }
+    // Decoded as the rows are made (the same output as `decode_batch` of all of them, but for
+    // the categorical columns' chunks beyond the first): the categorical scores are never all
+    // held at once.
+    let mut dec = g.space.chunked(rows_total, scale, g.marginals, None)?;
     cda::generate(
-        &Pools {
-            features: features.rows(),
-            d: g.d,
-            classes: &cls.members,
-        },
+        &pools,
         &cfg,
         rng,
         |label, r| {
-            buf.extend_from_slice(r);
             labels.push(label as u32);
-            Ok(())
+            dec.push(r)
         },
         &mut progress,
     )?;
-    // The real rows are not read again: free them before decoding.
     drop(features);
-    let mut out_row = restoring(g, row);
-    g.space.decode_batch(
-        &mut buf,
-        &Decoding {
-            scale: g.rescale.unwrap_or(1.0),
-            marginals: g.marginals,
-            denoise: (g.denoise && opts.sigma_y.is_none()).then_some((&labels[..], plan.sigma_x)),
-            classes: Some(&labels[..]),
-        },
+    dec.finish(
+        Some(&labels[..]),
         &|i| cls.labels[labels[i] as usize].clone(),
-        &mut out_row,
+        &mut restoring(g, row),
     )
-}
-
-/// An empty vector with room for `rows` rows of `width` values, or the `samples` error that
-/// says how much memory they would take: an allocation that fails is an error here, not an
-/// abort (natively) or a trap (wasm32, where memory ends at 4 GiB).
-fn room_for_rows<T>(rows: usize, width: usize) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    match rows.checked_mul(width) {
-        Some(len) if v.try_reserve_exact(len).is_ok() => Ok(v),
-        _ => {
-            let gb = rows as f64 * width as f64 * std::mem::size_of::<T>() as f64 / 1e9;
-            Err(Error::param(
-                "samples",
-                rows,
-                format!("{rows} synthetic rows of {width} encoded values need {gb:.1} GB of memory at once, more than is available here; ask for fewer rows"),
-            ))
-        }
-    }
 }
 
 /// DPMix's output columns: the table's, with one probability column per class in place of
