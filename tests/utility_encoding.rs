@@ -426,3 +426,56 @@ fn the_readout_calibrates_as_the_run() {
         );
     }
 }
+
+/// Issue 15: an output of more rows than one chunk of categorical scores
+/// (`preprocess::encode::chunk_rows`, 65,536 rows at 3 levels) is decoded chunk by chunk;
+/// the categorical column keeps its released proportions (60 / 30 / 10 % in the data) over
+/// the whole output and within each chunk, and every row is written.
+#[test]
+fn a_categorical_column_keeps_its_proportions_across_chunks() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let mut csv = String::from("x,c,label\n");
+    for _ in 0..3000 {
+        let l: u8 = rng.gen_range(0..2);
+        let u: f64 = rng.gen();
+        let c = if u < 0.6 {
+            "a"
+        } else if u < 0.9 {
+            "b"
+        } else {
+            "c"
+        };
+        let x = f64::from(l) * 3.0 + rng.gen_range(0.0..5.0f64);
+        csv.push_str(&format!("{x:.2},{c},{l}\n"));
+    }
+    let chunk = privmix::preprocess::encode::chunk_rows(3);
+    assert_eq!(chunk, 65_536);
+    let t = 2 * chunk + 1000;
+    let (rows, r) = run(
+        &csv,
+        serde_json::json!({"label": "label", "epsilon": 5.0, "delta": 1e-5, "seed": 3.0, "samples": t}),
+    );
+    let decoding = r["parameters"]["encoding"]["decoding"].as_str().unwrap();
+    assert!(
+        decoding.contains("categorical: levels in DP proportions"),
+        "{decoding}"
+    );
+    assert_eq!(rows.len(), t + 1, "header and T rows");
+    let ci = rows[0].iter().position(|h| h == "c").unwrap();
+    let share = |part: &[Vec<String>], level: &str| {
+        part.iter().filter(|r| r[ci] == level).count() as f64 / part.len() as f64
+    };
+    let body = &rows[1..];
+    for (part, name) in [
+        (body, "all"),
+        (&body[..chunk], "first chunk"),
+        (&body[chunk..2 * chunk], "second chunk"),
+        (&body[2 * chunk..], "last chunk"),
+    ] {
+        for (level, want) in [("a", 0.6), ("b", 0.3), ("c", 0.1)] {
+            let got = share(part, level);
+            assert!((got - want).abs() < 0.04, "{name}: {level} {got} vs {want}");
+        }
+    }
+}
