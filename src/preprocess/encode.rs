@@ -1380,6 +1380,35 @@ mod tests {
         (codecs, marginals, start)
     }
 
+    /// `decode_batch` of `rows` (copied) without denoising, every row's cells; row i's class
+    /// is `classes[i]` and its label cell `y{class}`.
+    pub(super) fn decode_cells(
+        fs: &FeatureSpace,
+        rows: &[f32],
+        marginals: &[Option<ColumnMarginal>],
+        classes: &[u32],
+        scale: f64,
+    ) -> Vec<Vec<String>> {
+        let mut rows = rows.to_vec();
+        let mut out: Vec<Vec<String>> = Vec::new();
+        fs.decode_batch(
+            &mut rows,
+            &Decoding {
+                scale,
+                marginals,
+                denoise: None,
+                classes: Some(classes),
+            },
+            &|i| format!("y{}", classes[i]),
+            &mut |c| {
+                out.push(c.to_vec());
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
+    }
+
     /// The whole batch, decoded with its columns in parallel groups on any number of
     /// threads, is each column decoded alone, cell for cell: numeric columns with and without
     /// a marginal, integer and not, one beyond f32's exact integers, categorical columns with
@@ -1399,24 +1428,7 @@ mod tests {
         let rows: Vec<f32> = (0..t * d).map(|_| rng.gen_range(-0.3f32..1.3)).collect();
         let classes: Vec<u32> = (0..t).map(|i| i as u32 % k).collect();
         let decode = |fs: &FeatureSpace, rows: &[f32], m: &[Option<ColumnMarginal>]| {
-            let mut rows = rows.to_vec();
-            let mut out: Vec<Vec<String>> = Vec::new();
-            fs.decode_batch(
-                &mut rows,
-                &Decoding {
-                    scale: 1.0,
-                    marginals: m,
-                    denoise: None,
-                    classes: Some(&classes),
-                },
-                &|i| format!("y{}", classes[i]),
-                &mut |c| {
-                    out.push(c.to_vec());
-                    Ok(())
-                },
-            )
-            .unwrap();
-            out
+            decode_cells(fs, rows, m, &classes, 1.0)
         };
         // Each column alone, in a space of its own.
         let mut want: Vec<Vec<String>> = vec![Vec::new(); t];

@@ -275,8 +275,8 @@ impl ChunkedDecode<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::mixed_codecs;
-    use super::super::{Decoding, FeatureSpace};
+    use super::super::tests::{decode_cells, mixed_codecs};
+    use super::super::FeatureSpace;
     use crate::preprocess::normalize::ColumnMarginal;
     use crate::preprocess::quantile::{chunk_quotas, quotas};
     use rand::{Rng, SeedableRng};
@@ -308,29 +308,13 @@ mod tests {
     const SCALE: f64 = 1.37;
 
     fn via_batch(t: usize) -> Vec<Vec<String>> {
-        let (fs, marginals, mut rows, classes) = batch(t);
-        let mut out = Vec::new();
-        fs.decode_batch(
-            &mut rows,
-            &Decoding {
-                scale: SCALE,
-                marginals: &marginals,
-                denoise: None,
-                classes: Some(&classes),
-            },
-            &|i| format!("y{}", classes[i]),
-            &mut |c| {
-                out.push(c.to_vec());
-                Ok(())
-            },
-        )
-        .unwrap();
-        out
+        let (fs, marginals, rows, classes) = batch(t);
+        decode_cells(&fs, &rows, &marginals, &classes, SCALE)
     }
 
-    fn via_chunks(t: usize, chunk_rows: usize) -> Vec<Vec<String>> {
+    fn via_chunks(t: usize, chunk_rows: Option<usize>) -> Vec<Vec<String>> {
         let (fs, marginals, rows, classes) = batch(t);
-        let mut dec = fs.chunked(t, SCALE, &marginals, Some(chunk_rows)).unwrap();
+        let mut dec = fs.chunked(t, SCALE, &marginals, chunk_rows).unwrap();
         for row in rows.chunks_exact(fs.dim) {
             dec.push(row).unwrap();
         }
@@ -348,21 +332,15 @@ mod tests {
     #[test]
     fn one_chunk_is_the_batch_decoding_cell_for_cell() {
         let want = via_batch(700);
-        assert_eq!(via_chunks(700, 700), want);
-        assert_eq!(via_chunks(700, 1 << 16), want);
-        let (fs, marginals, rows, classes) = batch(700);
-        let mut dec = fs.chunked(700, SCALE, &marginals, None).unwrap();
-        assert_eq!(dec.chunk_rows, 700);
-        for row in rows.chunks_exact(fs.dim) {
-            dec.push(row).unwrap();
-        }
-        let mut got = Vec::new();
-        dec.finish(Some(&classes), &|i| format!("y{}", classes[i]), &mut |c| {
-            got.push(c.to_vec());
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(got, want);
+        assert_eq!(via_chunks(700, Some(700)), want);
+        assert_eq!(via_chunks(700, Some(1 << 16)), want);
+        // The pipeline's own chunk size (65,536 rows at these 12 levels).
+        let (fs, marginals, _, _) = batch(700);
+        assert_eq!(
+            fs.chunked(700, SCALE, &marginals, None).unwrap().chunk_rows,
+            700
+        );
+        assert_eq!(via_chunks(700, None), want);
     }
 
     /// The pipeline's chunks: 16 MiB of scores, 65,536 rows up to 64 levels, never below
@@ -387,7 +365,7 @@ mod tests {
         let (fs, marginals, _, _) = batch(t);
         let want = via_batch(t);
         for chunk_rows in [1, 64, 350] {
-            let got = via_chunks(t, chunk_rows);
+            let got = via_chunks(t, Some(chunk_rows));
             assert_eq!(got.len(), t);
             let mut moved = 0;
             for (j, m) in marginals.iter().enumerate() {
