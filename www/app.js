@@ -615,9 +615,12 @@ async function utilityCheck() {
   $("utility-result").textContent = "Training on synthetic data from an 80% split, testing on the other 20%…";
   try {
     const r = await pm.utilityCheck({ ...o, testShare: 0.2, model: "logreg" });
+    const pct = (x) => `${(100 * x).toFixed(1)}%`;
+    const [lo, hi] = r.syntheticInterval.map((x) => Math.round(100 * x));
     $("utility-result").textContent =
-      `Logistic regression trained on ${r.syntheticRows} synthetic rows: accuracy ${(100 * r.syntheticAccuracy).toFixed(1)}% on ${r.testRows} held-out real rows ` +
-      `(trained on the real rows: ${(100 * r.realAccuracy).toFixed(1)}%; always guessing the largest class: ${(100 * r.majorityAccuracy).toFixed(1)}%). ` +
+      `Logistic regression trained on ${r.syntheticRows} synthetic rows: accuracy ${pct(r.syntheticAccuracy)} on ${r.testRows} held-out real rows ` +
+      `(95% interval ${lo}–${hi}%: the fewer the test rows, the more the figure varies from run to run). ` +
+      `Trained on the real rows: ${pct(r.realAccuracy)}; always guessing the largest class: ${pct(r.majorityAccuracy)}. ` +
       `This check is a separate run on the 80% split and stays in this page.`;
   } catch (e) {
     $("utility-result").textContent = friendly(e, "Utility check failed");

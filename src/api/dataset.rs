@@ -15,6 +15,9 @@ use serde::Serialize;
 pub struct UtilityReport {
     /// Accuracy of the model trained on synthetic data (from the training split only).
     pub synthetic_accuracy: f64,
+    /// Its 95 % Wilson interval over the held-out rows ([`crate::eval::wilson_interval`]):
+    /// how much a check on this few rows can vary, [low, high].
+    pub synthetic_interval: [f64; 2],
     /// Accuracy of the model trained on the real training split.
     pub real_accuracy: f64,
     /// Accuracy of always predicting the most common training class.
@@ -96,8 +99,11 @@ pub fn utility_check(
     let majority_accuracy =
         tcodes.iter().filter(|&&c| c == majority).count() as f64 / tcodes.len() as f64;
     progress(1.0)?;
+    let correct = (s.accuracy * test.n_rows as f64).round() as usize;
+    let (lo, hi) = crate::eval::wilson_interval(correct, test.n_rows, 1.959963984540054);
     Ok(UtilityReport {
         synthetic_accuracy: s.accuracy,
+        synthetic_interval: [lo, hi],
         real_accuracy: r.accuracy,
         majority_accuracy,
         train_rows: train.n_rows,

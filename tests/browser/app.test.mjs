@@ -233,6 +233,23 @@ test("the demo datasets run without any request", async () => {
   await page.context().close();
 });
 
+test("the utility check states its accuracy with the 95 % interval of its held-out rows", async () => {
+  const { page, networkRequestsAfterLoad, errors } = await app.page();
+  await page.click('button[data-demo="iris"]');
+  await page.waitForFunction(() => document.getElementById("class-info").textContent.includes("3 classes"));
+  await page.click("#utility-button");
+  await page.waitForFunction(() => /accuracy/.test(document.getElementById("utility-result").textContent), null, { timeout: 120_000 });
+  const text = await page.evaluate(() => document.getElementById("utility-result").textContent);
+  const m = text.match(/accuracy (\d+\.\d)% on 30 held-out real rows \(95% interval (\d+)–(\d+)%/);
+  assert.ok(m, text);
+  const [acc, lo, hi] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  // Iris holds out 10 rows a class; on 30 rows the interval spans about ±12 points.
+  assert.ok(lo <= acc + 0.5 && acc - 0.5 <= hi && hi - lo >= 10, text);
+  assert.deepEqual(networkRequestsAfterLoad(), []);
+  assert.deepEqual(errors, []);
+  await page.context().close();
+});
+
 test("first load: every script and wasm byte fetched before the first interaction is ≤ 300 KiB gzipped; no 404", async () => {
   const { page, finished, failed, errors } = await app.page();
   await page.waitForTimeout(1500); // anything the page would fetch on its own, idle

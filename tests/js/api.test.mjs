@@ -190,6 +190,10 @@ test("Dataset: class counts, synthesis as bytes, histograms and the utility chec
   for (const k of ["syntheticAccuracy", "realAccuracy", "majorityAccuracy"]) assert.ok(u[k] >= 0 && u[k] <= 1, k);
   assert.equal(u.testRows, 30);
   assert.ok(u.realAccuracy > u.majorityAccuracy);
+  // The check's 95 % interval over its 30 rows holds its accuracy and is about ±12 points wide.
+  const [lo, hi] = u.syntheticInterval;
+  assert.ok(0 <= lo && lo <= u.syntheticAccuracy && u.syntheticAccuracy <= hi && hi <= 1, `${lo} ${hi}`);
+  assert.ok(hi - lo > 0.1 && hi - lo < 0.5, `${lo} ${hi}`);
   ds.free();
 });
 
