@@ -100,7 +100,7 @@ pub fn utility_check(
         tcodes.iter().filter(|&&c| c == majority).count() as f64 / tcodes.len() as f64;
     progress(1.0)?;
     let correct = (s.accuracy * test.n_rows as f64).round() as usize;
-    let (lo, hi) = crate::eval::wilson_interval(correct, test.n_rows, 1.959963984540054);
+    let (lo, hi) = crate::eval::wilson_interval(correct, test.n_rows, crate::eval::Z95);
     Ok(UtilityReport {
         synthetic_accuracy: s.accuracy,
         synthetic_interval: [lo, hi],

@@ -71,6 +71,9 @@ pub fn accuracy(pred: &[u32], truth: &[u32]) -> f64 {
     hits as f64 / pred.len() as f64
 }
 
+/// The standard normal quantile of a two-sided 95 % interval.
+pub const Z95: f64 = 1.959963984540054;
+
 /// The Wilson score interval for an accuracy of `correct` out of `n` test rows at `z` standard
 /// normal quantiles (1.96 for 95 %): the range of true accuracies the test count is
 /// consistent with. It stays inside [0, 1] and is wide for few rows (26 of 30: 0.70–0.95),
@@ -184,7 +187,7 @@ mod tests {
     /// the rows grow.
     #[test]
     fn wilson_interval_matches_an_independent_computation() {
-        let z = 1.959963984540054;
+        let z = super::Z95;
         for (k, n, lo, hi) in [
             (26, 30, 0.703187, 0.946903),
             (30, 30, 0.886487, 1.0),

@@ -481,6 +481,55 @@ pub(crate) fn room_for_rows<T>(rows: usize, width: usize) -> Result<Vec<T>> {
     }
 }
 
+/// Multiplies every value by `scale` in f32 (restoring the rows' norm after row scaling;
+/// nothing when 1), as every decoder of the synthetic rows does before decoding them.
+fn rescale(v: &mut [f32], scale: f64) {
+    if scale != 1.0 {
+        let s = scale as f32;
+        v.iter_mut().for_each(|x| *x *= s);
+    }
+}
+
+/// The quotas of `rows` rows of a categorical column of `w` released levels with marginal
+/// `m`: one per level for released proportions, one more (the pooled rare levels) when the
+/// marginal has it, None (argmax) without proportions.
+fn level_quotas(m: Option<&ColumnMarginal>, w: usize, rows: usize) -> Option<Vec<usize>> {
+    match m {
+        Some(ColumnMarginal::Categorical(p)) if p.len() == w || p.len() == w + 1 => {
+            Some(crate::preprocess::quantile::quotas(p, rows))
+        }
+        _ => None,
+    }
+}
+
+/// Each row's level index in a categorical column from its one-hot scores `seg`: the argmax
+/// without `quota`; with one quota per level, levels in those numbers
+/// ([`crate::preprocess::quantile::assign_with_quotas`]); with one more, the last (the pooled
+/// rare levels, decoded as [`OTHER`]) takes the rows that stand out least for every released
+/// level (score: minus the row's largest).
+fn assign_levels(
+    seg: crate::preprocess::quantile::Scores<'_>,
+    quota: Option<Vec<usize>>,
+) -> Vec<u32> {
+    use crate::preprocess::quantile::{assign_with_quotas, Scores};
+    let (t, w) = (seg.rows(), seg.levels());
+    let a = match quota {
+        Some(q) if q.len() == w + 1 => {
+            let mut ext = Vec::with_capacity(t * (w + 1));
+            for i in 0..t {
+                let row = seg.row(i);
+                ext.extend_from_slice(row);
+                ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+            }
+            assign_with_quotas(Scores::contiguous(&ext, w + 1), q)
+        }
+        Some(q) => assign_with_quotas(seg, q),
+        None => (0..t).map(|i| argmax(seg.row(i))).collect(),
+    };
+    // Level indices are below the number of released levels (+ 1), far below u32::MAX.
+    a.into_iter().map(|x| x as u32).collect()
+}
+
 /// A decoded column of a batch (see [`FeatureSpace::decode_batch`]), as its cells are
 /// written.
 enum DecodedColumn<'a> {
@@ -567,10 +616,7 @@ impl FeatureSpace {
                 crate::preprocess::quantile::shrink_to_class_means(rows, d, labels, sigma);
             }
         }
-        if scale != 1.0 {
-            let s = scale as f32;
-            rows.iter_mut().for_each(|x| *x *= s);
-        }
+        rescale(rows, scale);
         // A numeric column's cells read its (decoded) entry of `rows`.
         let cols = self.decode_columns(rows, t, marginals, denoise.is_some(), classes);
         write_columns(&cols, rows, d, t, label, sink)
@@ -706,9 +752,7 @@ impl FeatureSpace {
         denoised: bool,
         classes: Option<&[u32]>,
     ) -> Decoded<'a> {
-        use crate::preprocess::quantile::{
-            assign_in_proportion, assign_scores, quantile_map_monotone, Scores,
-        };
+        use crate::preprocess::quantile::{quantile_map_monotone, Scores};
         match codec {
             ColumnCodec::Label => Decoded::Column(DecodedColumn::Label),
             ColumnCodec::Numeric {
@@ -746,27 +790,8 @@ impl FeatureSpace {
                 }
                 // The segment read in place (a copy would hold t·w more values).
                 let seg = Scores::segment(&rows[..t * d], d, *start, w);
-                let a = match m {
-                    Some(ColumnMarginal::Categorical(p)) if p.len() == w => assign_scores(seg, p),
-                    // The pooled rare levels get the rows that stand out least for
-                    // every released level (score: minus the row's largest).
-                    Some(ColumnMarginal::Categorical(p)) if p.len() == w + 1 => {
-                        let mut ext = Vec::with_capacity(t * (w + 1));
-                        for i in 0..t {
-                            let row = seg.row(i);
-                            ext.extend_from_slice(row);
-                            ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
-                        }
-                        assign_in_proportion(&ext, w + 1, p)
-                    }
-                    _ => (0..t).map(|i| argmax(seg.row(i))).collect(),
-                };
-                // Level indices are below the number of released levels (+ 1), far
-                // below u32::MAX.
-                Decoded::Column(DecodedColumn::Cat {
-                    levels,
-                    codes: a.into_iter().map(|x| x as u32).collect(),
-                })
+                let codes = assign_levels(seg, level_quotas(m, w, t));
+                Decoded::Column(DecodedColumn::Cat { levels, codes })
             }
         }
     }

@@ -495,19 +495,15 @@ impl<'a> Scores<'a> {
 /// scores: the noisy one-hot segment of each row), with exactly the [`quotas`] of `probs`, by
 /// greedy matching on per-level standardized scores (see the module note).
 pub fn assign_in_proportion(scores: &[f32], levels: usize, probs: &[f64]) -> Vec<usize> {
-    assign_scores(Scores::contiguous(scores, levels), probs)
-}
-
-/// [`assign_in_proportion`] on scores read in place ([`Scores`]).
-pub fn assign_scores(scores: Scores<'_>, probs: &[f64]) -> Vec<usize> {
+    let scores = Scores::contiguous(scores, levels);
     let quota = quotas(probs, scores.rows());
     assign_with_quotas(scores, quota)
 }
 
-/// [`assign_scores`] with the rows each level gets given: `quota` (one per level, summing to
-/// the rows; a shortfall leaves rows at level 0, a surplus is not reached). A batch decoded a
-/// chunk of rows at a time gives each chunk its share of the whole batch's quotas
-/// ([`chunk_quotas`]).
+/// [`assign_in_proportion`] on scores read in place ([`Scores`]), with the rows each level
+/// gets given: `quota` (one per level, summing to the rows; a shortfall leaves rows at
+/// level 0, a surplus is not reached). A batch decoded a chunk of rows at a time gives each
+/// chunk its share of the whole batch's quotas ([`chunk_quotas`]).
 pub fn assign_with_quotas(scores: Scores<'_>, mut quota: Vec<usize>) -> Vec<usize> {
     let levels = scores.levels();
     if levels == 0 {

@@ -10,10 +10,12 @@
 //! batch's quota in total, and a batch that fits one chunk is decoded byte for byte as
 //! `decode_batch` decodes it. Post-processing either way.
 
-use super::{argmax, write_columns, ColumnCodec, DecodedColumn, FeatureSpace};
+use super::{
+    assign_levels, level_quotas, rescale, write_columns, ColumnCodec, DecodedColumn, FeatureSpace,
+};
 use crate::error::{Error, Result};
 use crate::preprocess::normalize::ColumnMarginal;
-use crate::preprocess::quantile::{assign_with_quotas, chunk_quotas, quotas, Scores};
+use crate::preprocess::quantile::{chunk_quotas, Scores};
 
 /// Bytes of categorical scores a chunk holds at most, unless that is fewer than
 /// [`MIN_CHUNK_ROWS`] rows ([`chunk_rows`]).
@@ -30,17 +32,6 @@ pub fn chunk_rows(levels: usize) -> usize {
     (CHUNK_BYTES / (4 * levels.max(64))).max(MIN_CHUNK_ROWS)
 }
 
-/// How a categorical column's levels are chosen, with the quotas still to give.
-enum Rule {
-    /// The argmax of the row's scores (no released proportions).
-    Argmax,
-    /// Levels in the released proportions.
-    Proportion(Vec<usize>),
-    /// The same, with one more share: the pooled rare levels, which take the rows that
-    /// stand out least for every released level.
-    Pooled(Vec<usize>),
-}
-
 /// A categorical column with released levels.
 struct CatColumn {
     /// Its first feature in the synthetic rows.
@@ -49,7 +40,9 @@ struct CatColumn {
     at: usize,
     /// Its levels (features).
     width: usize,
-    rule: Rule,
+    /// The quotas still to give (`assign_levels`: one per level, or one more for the pooled
+    /// rare levels); None: argmax.
+    left: Option<Vec<usize>>,
     /// Each decoded row's level index.
     codes: Vec<u32>,
 }
@@ -106,20 +99,11 @@ impl FeatureSpace {
                 }
                 ColumnCodec::Categorical { levels, start, .. } if !levels.is_empty() => {
                     let w = levels.len();
-                    let rule = match m {
-                        Some(ColumnMarginal::Categorical(p)) if p.len() == w => {
-                            Rule::Proportion(quotas(p, rows))
-                        }
-                        Some(ColumnMarginal::Categorical(p)) if p.len() == w + 1 => {
-                            Rule::Pooled(quotas(p, rows))
-                        }
-                        _ => Rule::Argmax,
-                    };
                     cats.push(CatColumn {
                         src: *start,
                         at: cat_width,
                         width: w,
-                        rule,
+                        left: level_quotas(m, w, rows),
                         codes: super::room_for_rows(rows, 1)?,
                     });
                     cat_width += w;
@@ -177,37 +161,16 @@ impl ChunkedDecode<'_> {
             return;
         }
         let m = self.chunk.len() / self.cat_width;
-        if self.scale != 1.0 {
-            let s = self.scale as f32;
-            self.chunk.iter_mut().for_each(|x| *x *= s);
-        }
+        rescale(&mut self.chunk, self.scale);
         let shares: Vec<Option<Vec<usize>>> = self
             .cats
             .iter_mut()
-            .map(|c| match &mut c.rule {
-                Rule::Argmax => None,
-                Rule::Proportion(left) | Rule::Pooled(left) => Some(chunk_quotas(left, m)),
-            })
+            .map(|c| c.left.as_mut().map(|left| chunk_quotas(left, m)))
             .collect();
         let (chunk, cw, cats) = (&self.chunk, self.cat_width, &self.cats);
         let decoded = crate::par::map_range(0..cats.len(), |k| {
             let c = &cats[k];
-            let seg = Scores::segment(chunk, cw, c.at, c.width);
-            let levels = match (&c.rule, shares[k].clone()) {
-                (Rule::Proportion(_), Some(q)) => assign_with_quotas(seg, q),
-                (Rule::Pooled(_), Some(q)) => {
-                    let mut ext = Vec::with_capacity(m * (c.width + 1));
-                    for i in 0..m {
-                        let row = seg.row(i);
-                        ext.extend_from_slice(row);
-                        ext.push(-row.iter().copied().fold(f32::NEG_INFINITY, f32::max));
-                    }
-                    assign_with_quotas(Scores::contiguous(&ext, c.width + 1), q)
-                }
-                _ => (0..m).map(|i| argmax(seg.row(i))).collect(),
-            };
-            // Level indices are below the number of released levels (+ 1).
-            levels.into_iter().map(|x| x as u32).collect::<Vec<u32>>()
+            assign_levels(Scores::segment(chunk, cw, c.at, c.width), shares[k].clone())
         });
         for (c, codes) in self.cats.iter_mut().zip(decoded) {
             c.codes.extend(codes);
@@ -241,10 +204,7 @@ impl ChunkedDecode<'_> {
             scale,
             ..
         } = self;
-        if scale != 1.0 {
-            let s = scale as f32;
-            numeric.iter_mut().for_each(|x| *x *= s);
-        }
+        rescale(&mut numeric, scale);
         let nums = narrow.decode_columns(&mut numeric, t, &narrow_marginals, false, classes);
         let (mut nums, mut cats) = (nums.into_iter(), cats.into_iter());
         let mut cols = Vec::with_capacity(space.codecs.len());
