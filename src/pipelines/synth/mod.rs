@@ -883,7 +883,8 @@ struct Plan {
 /// the data path's releases, the accountant's choices).
 #[derive(Clone, Copy)]
 struct PlanInputs<'a> {
-    table: &'a Table,
+    /// The label column's name.
+    label_name: &'a str,
     /// The options with `mix` resolved (auto l applied).
     opts: &'a SynthOptions,
     mechanism: &'a Mechanism,
@@ -1210,7 +1211,7 @@ fn dpmix_sigmas(
 /// replacement, with the coupling charge of its exact feature and label noise).
 fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let PlanInputs {
-        table,
+        label_name,
         opts,
         cls,
         n,
@@ -1262,7 +1263,6 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
     let (sigma_x, sigma_y, shared, calibrated) = dpmix_sigmas(p, &shape, pld.as_ref())?;
     let privacy = shape.with_sigmas(sigma_x, sigma_y);
     let soft = o.labels == LabelOutput::Soft;
-    let label_name = &table.names[cls.index];
     let (adjacency, public_information, warnings) = dpmix_statement(o, label_free_public);
     Ok(Plan {
         curve: privacy.rdp(orders, opts.preset)?,
@@ -2074,8 +2074,12 @@ struct Prepared {
     decisions: DecisionReport,
     /// The RDP of the column-type decision (zero when the types are public).
     types_curve: RdpCurve,
-    /// The table with its missing cells encoded.
-    encoded: Table,
+    /// What the receipt and the plan need of the table with its missing cells encoded: its
+    /// rows, the rows dropped and the label's name. The table itself is dropped by
+    /// [`prepare`] once the rows are encoded: the accounting and the generation never read it.
+    rows_used: usize,
+    rows_dropped: usize,
+    label_name: String,
     missing_codec: crate::preprocess::missing::MissingCodec,
     missing_report: MissingReport,
     cls: Classes,
@@ -2171,6 +2175,15 @@ fn prepare(
     )?;
     indicator_marginals(table, &decisions, &mut norm.released);
     let rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
+    // The encoded rows hold what the release reads: the table's memory is given back before
+    // the accounting (whose PLD grids are the data path's next large allocation) and the
+    // generation. What the receipt needs of it is kept.
+    let (rows_used, rows_dropped, label_name) = (
+        encoded.n_rows,
+        encoded.rows_dropped,
+        encoded.names[cls.index].clone(),
+    );
+    drop(encoded);
     let (opts, mix_choice, sigma_guess) = if auto_mix_requested && is_cda && opts.sigma_x.is_none()
     {
         let (l, guess) = auto_l(opts, &mut cls, &per_class_counts, &rows, &norm, rng)?;
@@ -2191,7 +2204,9 @@ fn prepare(
         standard,
         decisions,
         types_curve,
-        encoded,
+        rows_used,
+        rows_dropped,
+        label_name,
         missing_codec,
         missing_report,
         cls,
@@ -2261,7 +2276,7 @@ fn account(
     .flatten()
     .collect();
     let inputs = PlanInputs {
-        table: &p.encoded,
+        label_name: &p.label_name,
         opts,
         mechanism,
         cls,
@@ -2320,15 +2335,6 @@ fn synthesize_dyn(
     let per_class = p.per_class();
 
     // ---- generate, decode, emit --------------------------------------------------------
-    // What the receipt needs from the encoded table; the table itself is not needed any more
-    // (the features and the pools hold what the generation reads), so its memory is given
-    // back before the synthetic rows are made.
-    let (rows_used, rows_dropped, label_name) = (
-        p.encoded.n_rows,
-        p.encoded.rows_dropped,
-        p.encoded.names[p.cls.index].clone(),
-    );
-    drop(p.encoded);
     emit::generate_and_emit(
         &emit::Generation {
             mechanism,
@@ -2371,9 +2377,9 @@ fn synthesize_dyn(
             prior_curve: p.prior_curve.as_ref(),
             missing_report: p.missing_report,
             cls: p.cls,
-            rows_used,
-            rows_dropped,
-            label_name,
+            rows_used: p.rows_used,
+            rows_dropped: p.rows_dropped,
+            label_name: p.label_name,
             columns: p.missing_codec.names().to_vec(),
         },
         rng,
