@@ -428,7 +428,7 @@ fn the_readout_calibrates_as_the_run() {
 }
 
 /// Issue 15: an output of more rows than one chunk of categorical scores
-/// (`preprocess::encode::chunk_rows`, 65,536 rows at 3 levels) is decoded chunk by chunk;
+/// (`preprocess::encode::chunk_rows`, 32,768 rows at 3 levels) is decoded chunk by chunk;
 /// the categorical column keeps its released proportions (60 / 30 / 10 % in the data) over
 /// the whole output and within each chunk, and every row is written.
 #[test]
@@ -450,7 +450,7 @@ fn a_categorical_column_keeps_its_proportions_across_chunks() {
         csv.push_str(&format!("{x:.2},{c},{l}\n"));
     }
     let chunk = privmix::preprocess::encode::chunk_rows(3);
-    assert_eq!(chunk, 65_536);
+    assert_eq!(chunk, 32_768);
     let t = 2 * chunk + 1000;
     let (rows, r) = run(
         &csv,

@@ -510,10 +510,10 @@ fn level_quotas(m: Option<&ColumnMarginal>, w: usize, rows: usize) -> Option<Vec
 fn assign_levels(
     seg: crate::preprocess::quantile::Scores<'_>,
     quota: Option<Vec<usize>>,
-) -> Vec<u32> {
+) -> Vec<usize> {
     use crate::preprocess::quantile::{assign_with_quotas, Scores};
     let (t, w) = (seg.rows(), seg.levels());
-    let a = match quota {
+    match quota {
         Some(q) if q.len() == w + 1 => {
             let mut ext = Vec::with_capacity(t * (w + 1));
             for i in 0..t {
@@ -525,9 +525,73 @@ fn assign_levels(
         }
         Some(q) => assign_with_quotas(seg, q),
         None => (0..t).map(|i| argmax(seg.row(i))).collect(),
-    };
-    // Level indices are below the number of released levels (+ 1), far below u32::MAX.
-    a.into_iter().map(|x| x as u32).collect()
+    }
+}
+
+/// Each row's level index in a categorical column of w released levels: 0..w, or w for the
+/// pooled rare levels ([`assign_levels`]). Stored as narrow as w allows (a byte a row up to
+/// 255 levels): the decoder holds every row's codes until the numeric columns are decoded,
+/// 8 MB a column on a million rows instead of 32.
+pub(crate) enum LevelCodes {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+}
+
+impl LevelCodes {
+    /// Room for `rows` codes of a column of `levels` released levels; errs (naming
+    /// `samples`) when they do not fit in memory.
+    pub(crate) fn with_room(levels: usize, rows: usize) -> Result<Self> {
+        Ok(if levels <= usize::from(u8::MAX) {
+            Self::U8(room_for_rows(rows, 1)?)
+        } else if levels <= usize::from(u16::MAX) {
+            Self::U16(room_for_rows(rows, 1)?)
+        } else {
+            Self::U32(room_for_rows(rows, 1)?)
+        })
+    }
+
+    /// The codes of a column of `levels` released levels.
+    fn of(levels: usize, codes: &[usize]) -> Self {
+        let mut c = match levels {
+            l if l <= usize::from(u8::MAX) => Self::U8(Vec::with_capacity(codes.len())),
+            l if l <= usize::from(u16::MAX) => Self::U16(Vec::with_capacity(codes.len())),
+            _ => Self::U32(Vec::with_capacity(codes.len())),
+        };
+        c.extend(codes);
+        c
+    }
+
+    /// Appends codes, each at most the levels the width was chosen for.
+    pub(crate) fn extend(&mut self, codes: &[usize]) {
+        debug_assert!(
+            codes.iter().all(|&c| c <= self.max()),
+            "a level code beyond its width"
+        );
+        match self {
+            Self::U8(v) => v.extend(codes.iter().map(|&c| c as u8)),
+            Self::U16(v) => v.extend(codes.iter().map(|&c| c as u16)),
+            Self::U32(v) => v.extend(codes.iter().map(|&c| c as u32)),
+        }
+    }
+
+    /// The largest code this width holds.
+    fn max(&self) -> usize {
+        match self {
+            Self::U8(_) => usize::from(u8::MAX),
+            Self::U16(_) => usize::from(u16::MAX),
+            Self::U32(_) => u32::MAX as usize,
+        }
+    }
+
+    /// Row i's code.
+    fn get(&self, i: usize) -> usize {
+        match self {
+            Self::U8(v) => usize::from(v[i]),
+            Self::U16(v) => usize::from(v[i]),
+            Self::U32(v) => v[i] as usize,
+        }
+    }
 }
 
 /// A decoded column of a batch (see [`FeatureSpace::decode_batch`]), as its cells are
@@ -546,7 +610,7 @@ enum DecodedColumn<'a> {
     /// every cell is `(suppressed)`).
     Cat {
         levels: &'a [String],
-        codes: Vec<u32>,
+        codes: LevelCodes,
     },
 }
 
@@ -656,9 +720,7 @@ fn write_columns(
                         if levels.is_empty() {
                             cell.push_str(SUPPRESSED);
                         } else {
-                            cell.push_str(
-                                levels.get(codes[i] as usize).map_or(OTHER, String::as_str),
-                            );
+                            cell.push_str(levels.get(codes.get(i)).map_or(OTHER, String::as_str));
                         }
                     }
                 }
@@ -785,12 +847,12 @@ impl FeatureSpace {
                 if w == 0 {
                     return Decoded::Column(DecodedColumn::Cat {
                         levels,
-                        codes: Vec::new(),
+                        codes: LevelCodes::U8(Vec::new()),
                     });
                 }
                 // The segment read in place (a copy would hold t·w more values).
                 let seg = Scores::segment(&rows[..t * d], d, *start, w);
-                let codes = assign_levels(seg, level_quotas(m, w, t));
+                let codes = LevelCodes::of(w, &assign_levels(seg, level_quotas(m, w, t)));
                 Decoded::Column(DecodedColumn::Cat { levels, codes })
             }
         }
@@ -1506,6 +1568,35 @@ mod tests {
         for integer in [false, true] {
             let v = decode_numeric(&u, 0.0, 0.0, integer);
             assert!(v.iter().all(|&x| x == 0.0), "{integer}: {v:?}");
+        }
+    }
+
+    /// Level codes take the narrowest width that holds every code of their column (its
+    /// levels, and one more for the pooled rare levels) and give each row's code back.
+    #[test]
+    fn level_codes_are_as_narrow_as_their_levels_allow() {
+        let width = |c: &LevelCodes| match c {
+            LevelCodes::U8(_) => 8,
+            LevelCodes::U16(_) => 16,
+            LevelCodes::U32(_) => 32,
+        };
+        for (levels, bits) in [
+            (1, 8),
+            (255, 8),
+            (256, 16),
+            (65_535, 16),
+            (65_536, 32),
+            (1 << 24, 32),
+        ] {
+            let codes = [0, 1, levels / 2, levels - 1, levels];
+            let mut grown = LevelCodes::with_room(levels, 5).unwrap();
+            grown.extend(&codes[..2]);
+            grown.extend(&codes[2..]);
+            for c in [LevelCodes::of(levels, &codes), grown] {
+                assert_eq!(width(&c), bits, "{levels} levels");
+                let back: Vec<usize> = (0..codes.len()).map(|i| c.get(i)).collect();
+                assert_eq!(back, codes, "{levels} levels");
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 //! decoding needs every row: ranks for the quantile map, class means for the range map), and
 //! the categorical columns' one-hot scores are decoded a chunk of rows at a time and dropped
 //! (issue 15: a 1,000,000 × 20 mixed table's 67 one-hot features were 268 MB of scores held
-//! whole before decoding; a chunk holds at most [`CHUNK_BYTES`], 16 MiB, of them).
+//! whole before decoding; a chunk holds at most [`CHUNK_BYTES`], 8 MiB, of them).
 //!
 //! A chunk is decoded exactly as [`FeatureSpace::decode_batch`] decodes the whole batch (the
 //! same scale, argmax, or levels in the released proportions by the same greedy), with the
@@ -12,6 +12,7 @@
 
 use super::{
     assign_levels, level_quotas, rescale, write_columns, ColumnCodec, DecodedColumn, FeatureSpace,
+    LevelCodes,
 };
 use crate::error::{Error, Result};
 use crate::preprocess::normalize::ColumnMarginal;
@@ -19,13 +20,13 @@ use crate::preprocess::quantile::{chunk_quotas, Scores};
 
 /// Bytes of categorical scores a chunk holds at most, unless that is fewer than
 /// [`MIN_CHUNK_ROWS`] rows ([`chunk_rows`]).
-pub const CHUNK_BYTES: usize = 16 << 20;
+pub const CHUNK_BYTES: usize = 8 << 20;
 
 /// Rows a chunk holds at least (its levels' standardization and greedy see that many rows).
 pub const MIN_CHUNK_ROWS: usize = 4096;
 
 /// Rows per chunk for a space whose categorical columns have `levels` released levels in
-/// all: [`CHUNK_BYTES`] of f32 scores (65,536 rows at 64 levels or fewer), at least
+/// all: [`CHUNK_BYTES`] of f32 scores (32,768 rows at 64 levels or fewer), at least
 /// [`MIN_CHUNK_ROWS`]. Outputs of at most that many rows are decoded in one chunk, as
 /// [`FeatureSpace::decode_batch`] decodes them.
 pub fn chunk_rows(levels: usize) -> usize {
@@ -44,7 +45,7 @@ struct CatColumn {
     /// rare levels); None: argmax.
     left: Option<Vec<usize>>,
     /// Each decoded row's level index.
-    codes: Vec<u32>,
+    codes: LevelCodes,
 }
 
 /// The decoder (see the module note): [`ChunkedDecode::push`] each synthetic row in order,
@@ -104,7 +105,7 @@ impl FeatureSpace {
                         at: cat_width,
                         width: w,
                         left: level_quotas(m, w, rows),
-                        codes: super::room_for_rows(rows, 1)?,
+                        codes: LevelCodes::with_room(w, rows)?,
                     });
                     cat_width += w;
                 }
@@ -173,7 +174,7 @@ impl ChunkedDecode<'_> {
             assign_levels(Scores::segment(chunk, cw, c.at, c.width), shares[k].clone())
         });
         for (c, codes) in self.cats.iter_mut().zip(decoded) {
-            c.codes.extend(codes);
+            c.codes.extend(&codes);
         }
         self.chunk.clear();
     }
@@ -215,7 +216,7 @@ impl ChunkedDecode<'_> {
                 ColumnCodec::Categorical { levels, .. } if levels.is_empty() => {
                     Some(DecodedColumn::Cat {
                         levels,
-                        codes: Vec::new(),
+                        codes: LevelCodes::U8(Vec::new()),
                     })
                 }
                 ColumnCodec::Categorical { levels, .. } => {
@@ -288,13 +289,13 @@ mod tests {
     }
 
     /// A batch that fits one chunk is decoded as `decode_batch` decodes it, cell for cell
-    /// (the pipeline's outputs below 2^16 rows are unchanged).
+    /// (the pipeline's outputs that fit one chunk, 32,768 rows up to 64 levels, are unchanged).
     #[test]
     fn one_chunk_is_the_batch_decoding_cell_for_cell() {
         let want = via_batch(700);
         assert_eq!(via_chunks(700, Some(700)), want);
         assert_eq!(via_chunks(700, Some(1 << 16)), want);
-        // The pipeline's own chunk size (65,536 rows at these 12 levels).
+        // The pipeline's own chunk size (32,768 rows at these 12 levels).
         let (fs, marginals, _, _) = batch(700);
         assert_eq!(
             fs.chunked(700, SCALE, &marginals, None).unwrap().chunk_rows,
@@ -303,14 +304,15 @@ mod tests {
         assert_eq!(via_chunks(700, None), want);
     }
 
-    /// The pipeline's chunks: 16 MiB of scores, 65,536 rows up to 64 levels, never below
+    /// The pipeline's chunks: 8 MiB of scores, 32,768 rows up to 64 levels, never below
     /// 4,096 rows.
     #[test]
-    fn chunks_hold_16_mib_of_scores_and_at_least_4096_rows() {
+    fn chunks_hold_8_mib_of_scores_and_at_least_4096_rows() {
         use super::chunk_rows;
-        assert_eq!(chunk_rows(0), 1 << 16);
-        assert_eq!(chunk_rows(67), (16 << 20) / (4 * 67));
-        assert_eq!(chunk_rows(67), 62_601);
+        assert_eq!(chunk_rows(0), 1 << 15);
+        assert_eq!(chunk_rows(67), (8 << 20) / (4 * 67));
+        assert_eq!(chunk_rows(67), 31_300);
+        assert_eq!(chunk_rows(512), 4096);
         assert_eq!(chunk_rows(1024), 4096);
         assert_eq!(chunk_rows(5000), 4096);
     }
