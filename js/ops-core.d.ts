@@ -20,7 +20,8 @@ export declare function synthesizeImages(input: ImageInput, options: ImageOption
  * columns are dropped, its types applied), so a call's `label` or `schema`, if given, must be
  * these (another is refused with `error.param`); read the file again for another. */
 export declare class Dataset {
-  constructor(input: CsvInput, options: DatasetOptions);
+  /** `input`: CSV text or bytes, or in a Web Worker a Blob or File, which is read a slice at a time (its bytes are never all held beside the table). */
+  constructor(input: CsvInput | Blob, options: DatasetOptions);
   readonly rows: number;
   readonly rowsDropped: number;
   readonly columns: string[];

@@ -7,6 +7,10 @@
 // The operations are those of js/ops.mjs, plus the loaded dataset's (loadDataset, …).
 import { OPS } from "./ops.mjs";
 
+function isBlob(x) {
+  return typeof Blob === "function" && x instanceof Blob;
+}
+
 async function bytesOf(x) {
   if (typeof x === "string" || x instanceof Uint8Array) return x;
   if (x instanceof ArrayBuffer) return new Uint8Array(x);
@@ -89,8 +93,10 @@ export function serve(loadModule, scope = self) {
         case "loadDataset": {
           if (dataset) dataset.free();
           dataset = null;
-          const bytes = await bytesOf(args[0]);
-          dataset = new m.Dataset(bytes, args[1] ?? {});
+          // A File or Blob is read a slice at a time by the wasm (FileReaderSync, which
+          // workers have): the file's bytes are never all in memory beside its table.
+          const input = isBlob(args[0]) && typeof FileReaderSync === "function" ? args[0] : await bytesOf(args[0]);
+          dataset = new m.Dataset(input, args[1] ?? {});
           result = {
             rows: dataset.rows,
             rowsDropped: dataset.rowsDropped,

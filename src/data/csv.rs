@@ -75,6 +75,35 @@ pub fn read_csv_path(path: &Path, opts: &CsvOptions) -> Result<Table> {
     read_table(&src, opts)
 }
 
+/// A byte stream the reader can read from: [`Read`], and `Send` natively (the parser reads
+/// on a second thread there).
+#[cfg(not(target_arch = "wasm32"))]
+pub trait ByteStream: Read + Send {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Read + Send + ?Sized> ByteStream for T {}
+/// A byte stream the reader can read from: [`Read`] (the wasm build parses on one thread).
+#[cfg(target_arch = "wasm32")]
+pub trait ByteStream: Read {}
+#[cfg(target_arch = "wasm32")]
+impl<T: Read + ?Sized> ByteStream for T {}
+
+/// Opens a [`read_csv_stream`] input at its start, each time it is called.
+pub type OpenStream<'a> = dyn Fn() -> io::Result<Box<dyn ByteStream + 'a>> + 'a;
+
+/// Reads a CSV table, as [`read_csv_bytes`] does, from a stream of `len` bytes that `open`
+/// opens from its start (plain or gzip-compressed). The input is never held whole: the
+/// browser build reads a file the user chose a slice at a time, so its memory holds the
+/// table, not the file's bytes as well. `open` is called again where a second pass or an
+/// error's line number needs it.
+pub fn read_csv_stream<'a>(open: &'a OpenStream<'a>, len: u64, opts: &CsvOptions) -> Result<Table> {
+    let src = Source {
+        kind: SourceKind::Stream { open, len },
+        name: opts.source_name.clone(),
+        max_bytes: opts.max_bytes,
+    };
+    read_table(&src, opts)
+}
+
 // ---------------------------------------------------------------------------------------
 // Byte sources
 // ---------------------------------------------------------------------------------------
@@ -82,6 +111,7 @@ pub fn read_csv_path(path: &Path, opts: &CsvOptions) -> Result<Table> {
 enum SourceKind<'a> {
     Bytes(&'a [u8]),
     Path(&'a Path),
+    Stream { open: &'a OpenStream<'a>, len: u64 },
 }
 
 struct Source<'a> {
@@ -242,8 +272,8 @@ fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 
 impl<'a> Source<'a> {
     /// Opens the decompressed, size-limited byte stream (BOM not yet stripped).
-    fn open(&self) -> Result<Box<dyn Read + Send + 'a>> {
-        let raw: Box<dyn Read + Send + 'a> = match self.kind {
+    fn open(&self) -> Result<Box<dyn ByteStream + 'a>> {
+        let raw: Box<dyn ByteStream + 'a> = match self.kind {
             SourceKind::Bytes(b) => {
                 if b.starts_with(&GZIP_MAGIC) {
                     Box::new(GzRead(MultiGzDecoder::new(b)))
@@ -265,6 +295,21 @@ impl<'a> Source<'a> {
                     Box::new(GzRead(MultiGzDecoder::new(br)))
                 } else {
                     let len = br.get_ref().metadata().map_err(|e| self.map_io(e))?.len();
+                    if len > self.max_bytes {
+                        return Err(self.too_large(Some(len)));
+                    }
+                    Box::new(br)
+                }
+            }
+            SourceKind::Stream { open, len } => {
+                let mut br = BufReader::with_capacity(CHUNK, open().map_err(|e| self.map_io(e))?);
+                let gz = br
+                    .fill_buf()
+                    .map_err(|e| self.map_io(e))?
+                    .starts_with(&GZIP_MAGIC);
+                if gz {
+                    Box::new(GzRead(MultiGzDecoder::new(br)))
+                } else {
                     if len > self.max_bytes {
                         return Err(self.too_large(Some(len)));
                     }
@@ -293,10 +338,15 @@ impl<'a> Source<'a> {
                 }
                 Some(f.metadata().ok()?.len())
             }
+            SourceKind::Stream { open, len } => {
+                let mut magic = [0u8; 2];
+                let n = read_some(&mut open().ok()?, &mut magic).ok()?;
+                (!(n == 2 && magic == GZIP_MAGIC)).then_some(len)
+            }
         }
     }
 
-    fn open_csv(&self) -> Result<(Box<dyn Read + Send + 'a>, u8)> {
+    fn open_csv(&self) -> Result<(Box<dyn ByteStream + 'a>, u8)> {
         let mut r = self.open()?;
         let mut prefix = Vec::new();
         let mut chunk = vec![0u8; CHUNK];
@@ -397,7 +447,9 @@ impl<'a> Source<'a> {
             )),
             None => match self.kind {
                 SourceKind::Path(p) => Error::io(p.display().to_string(), e),
-                SourceKind::Bytes(_) => Error::io(self.name.clone(), e),
+                SourceKind::Bytes(_) | SourceKind::Stream { .. } => {
+                    Error::io(self.name.clone(), e)
+                }
             },
         }
     }
@@ -445,7 +497,7 @@ impl<'a> Source<'a> {
     fn reader(
         &self,
         check_quotes: bool,
-    ) -> Result<(csv::Reader<QuoteTrack<Box<dyn Read + Send + 'a>>>, u8)> {
+    ) -> Result<(csv::Reader<QuoteTrack<Box<dyn ByteStream + 'a>>>, u8)> {
         let (input, delim) = self.open_csv()?;
         let tracked = QuoteTrack {
             inner: input,
@@ -1459,6 +1511,72 @@ mod tests {
             .count();
         assert_eq!(errors, 7 + 1 + 5);
         assert_eq!(run(&table(1000), true, None).0.len(), 1001);
+    }
+
+    /// A stream that hands out at most 7 bytes a read (short reads, as a file read slice by
+    /// slice gives them).
+    struct Dribble<'b>(&'b [u8]);
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// A stream (opened again from its start as the reader needs it) reads as its bytes do:
+    /// the same table, or the same error with the same row and line, for plain, BOM, CRLF,
+    /// semicolon and gzip input, a column that turns categorical late, invalid UTF-8, an
+    /// unterminated quote, an input over the size limit and an empty one.
+    #[test]
+    fn a_stream_reads_as_its_bytes_do() {
+        let mut body = String::from("a,b,label\n");
+        for i in 0..3000 {
+            body.push_str(&format!("{},{}.5,{}\n", i % 11, i, ["x", "y"][i % 2]));
+        }
+        let late = format!("{body}oops,1,x\n");
+        let mut bad_utf8 = body.clone().into_bytes();
+        bad_utf8[400] = 0xff;
+        let gz = gzip(body.as_bytes());
+        let cases: Vec<(Vec<u8>, u64)> = vec![
+            (body.clone().into_bytes(), u64::MAX),
+            (
+                format!("\u{feff}{}", body.replace('\n', "\r\n")).into_bytes(),
+                u64::MAX,
+            ),
+            (body.replace(',', ";").into_bytes(), u64::MAX),
+            (late.into_bytes(), u64::MAX),
+            (gz, u64::MAX),
+            (bad_utf8, u64::MAX),
+            (b"a,b,label\n1,\"never closed,x\n".to_vec(), u64::MAX),
+            (body.clone().into_bytes(), 1000),
+            (Vec::new(), u64::MAX),
+        ];
+        let mut errors = 0;
+        for (bytes, max) in &cases {
+            let opts = CsvOptions {
+                label: Some("label".into()),
+                source_name: "s.csv".into(),
+                max_bytes: *max,
+                ..CsvOptions::default()
+            };
+            let opens = std::cell::Cell::new(0);
+            let open = || -> io::Result<Box<dyn ByteStream + '_>> {
+                opens.set(opens.get() + 1);
+                Ok(Box::new(Dribble(bytes)))
+            };
+            let want = read_csv_bytes(bytes, &opts).map_err(|e| e.to_string());
+            let got = read_csv_stream(&open, bytes.len() as u64, &opts).map_err(|e| e.to_string());
+            assert_eq!(got, want, "{} bytes", bytes.len());
+            assert!(opens.get() >= 1);
+            errors += usize::from(want.is_err());
+        }
+        assert_eq!(
+            errors, 4,
+            "invalid UTF-8, the quote, the limit and the empty input"
+        );
     }
 
     fn with_schema(json: &str) -> CsvOptions {

@@ -16,7 +16,7 @@ pub mod decide;
 mod schema;
 
 pub(crate) use self::csv::is_missing;
-pub use self::csv::{read_csv_bytes, read_csv_path};
+pub use self::csv::{read_csv_bytes, read_csv_path, read_csv_stream, ByteStream, OpenStream};
 pub use self::csv_out::{CsvOut, Pieces};
 pub use self::schema::{ColumnSpec, Schema};
 

@@ -2,7 +2,7 @@
 
 use super::{bytes_of, from_js, internal, js_err, object, progress, to_js};
 use crate::api::{self, SynthParams, SynthRequest};
-use crate::data::{read_csv_bytes, Table};
+use crate::data::{read_csv_bytes, read_csv_stream, ByteStream, CsvOptions, Table};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -49,6 +49,55 @@ pub fn synthesize_csv(
     ])
 }
 
+/// A Blob read a slice at a time ([`BLOB_SLICE`] bytes) with `FileReaderSync`.
+struct BlobRead {
+    blob: web_sys::Blob,
+    reader: web_sys::FileReaderSync,
+    at: f64,
+}
+
+/// Bytes a `FileReaderSync` call reads at most.
+const BLOB_SLICE: usize = 1 << 20;
+
+impl std::io::Read for BlobRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.blob.size();
+        if buf.is_empty() || self.at >= size {
+            return Ok(0);
+        }
+        let end = size.min(self.at + buf.len().min(BLOB_SLICE) as f64);
+        let io = |e: JsValue| std::io::Error::other(format!("the file could not be read: {e:?}"));
+        let part = self.blob.slice_with_f64_and_f64(self.at, end).map_err(io)?;
+        let bytes = self.reader.read_as_array_buffer(&part).map_err(io)?;
+        let bytes = js_sys::Uint8Array::new(&bytes);
+        // A slice holds at most `end - at` bytes, which fit `buf`.
+        let n = (bytes.length() as usize).min(buf.len());
+        bytes.subarray(0, n as u32).copy_to(&mut buf[..n]);
+        self.at += n as f64;
+        Ok(n)
+    }
+}
+
+/// Reads the CSV of a Blob (a File the user chose) without holding its bytes: the table is
+/// parsed as the slices are read, so memory holds the table alone. `FileReaderSync` is
+/// there in Web Workers only.
+fn read_blob(blob: &web_sys::Blob, opts: &CsvOptions) -> Result<Table, JsValue> {
+    let reader = web_sys::FileReaderSync::new().map_err(|_| {
+        super::bad_argument("Dataset: a Blob or File is read in a Web Worker only; on the main thread pass its bytes (new Uint8Array(await file.arrayBuffer()))")
+    })?;
+    let open = || -> std::io::Result<Box<dyn ByteStream>> {
+        Ok(Box::new(std::io::BufReader::with_capacity(
+            BLOB_SLICE,
+            BlobRead {
+                blob: blob.clone(),
+                reader: reader.clone(),
+                at: 0.0,
+            },
+        )))
+    };
+    read_csv_stream(&open, blob.size() as u64, opts).map_err(js_err)
+}
+
 /// A CSV read once and kept in memory, for the page and the worker: class counts for the
 /// live readout, synthesis, the utility check and the preview histograms without re-parsing.
 #[wasm_bindgen]
@@ -60,17 +109,19 @@ pub struct Dataset {
 
 #[wasm_bindgen]
 impl Dataset {
-    /// Reads CSV text or bytes with `{label, schema?}`.
+    /// Reads CSV text or bytes, or (in a Web Worker) a Blob or File, with `{label, schema?}`.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | Uint8Array | Blob")] input: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ label: string; schema?: object | string }")]
         options: JsValue,
     ) -> Result<Dataset, JsValue> {
         let p = params(options, "Dataset options")?;
-        let bytes = bytes_of(&input, "Dataset")?;
-        let table =
-            read_csv_bytes(&bytes, &p.csv_options("input").map_err(js_err)?).map_err(js_err)?;
+        let opts = p.csv_options("input").map_err(js_err)?;
+        let table = match input.dyn_ref::<web_sys::Blob>() {
+            Some(blob) => read_blob(blob, &opts)?,
+            None => read_csv_bytes(&bytes_of(&input, "Dataset")?, &opts).map_err(js_err)?,
+        };
         Ok(Dataset {
             table,
             label: p.label.unwrap_or_default(),

@@ -383,3 +383,63 @@ test("section 5 after an image run shows no CSV column select; a new choice clea
   assert.deepEqual(errors, []);
   await page.context().close();
 });
+
+test("in a worker, a Blob is read a slice at a time as its bytes read: the same table, the same error and line, gzip too", async () => {
+  const { page } = await app.page();
+  // A module worker of the page's origin that reads with the app's own wasm build.
+  await page.route("**/stream-test-worker.mjs", (route) => route.fulfill({
+    contentType: "text/javascript",
+    body: `
+      import init, { Dataset } from "./vendor/privmix.js";
+      import { wasmGzipBase64 } from "./vendor/privmix-wasm.js";
+      import { inflateBase64Gzip } from "./vendor/worker-core.mjs";
+      const read = (input) => {
+        try {
+          const d = new Dataset(input, { label: "label" });
+          const r = { rows: d.rows, columns: d.columns, ...d.classCounts() };
+          d.free();
+          return r;
+        } catch (e) {
+          return { error: String(e?.message ?? e) };
+        }
+      };
+      const gzip = async (bytes) => new Uint8Array(await new Response(
+        new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+      onmessage = async ({ data: texts }) => {
+        await init({ module_or_path: await inflateBase64Gzip(wasmGzipBase64) });
+        const out = [];
+        for (const text of texts) {
+          const bytes = new TextEncoder().encode(text);
+          const gz = await gzip(bytes);
+          out.push({ blob: read(new Blob([bytes])), bytes: read(bytes), gzBlob: read(new Blob([gz])), gzBytes: read(gz) });
+        }
+        postMessage(out);
+      };`,
+  }));
+  // 70,000 rows: about 1.4 MB, two slices of the reader's 1 MiB.
+  let good = "x,c,label\n";
+  for (let i = 0; i < 70_000; i++) good += `${i % 97}.5,${["a", "b", "c"][i % 3]},${i % 4 === 0 ? "yes" : "no"}\n`;
+  const bad = `${good}1.5,a,no\n2.5,b,yes,extra\n`;
+  const results = await page.evaluate(async ({ url, texts }) => {
+    const w = new Worker(url, { type: "module" });
+    const got = await new Promise((resolve, reject) => {
+      w.onmessage = (e) => resolve(e.data);
+      w.onerror = (e) => reject(new Error(e.message));
+      w.postMessage(texts);
+    });
+    w.terminate();
+    return got;
+  }, { url: `${app.url}stream-test-worker.mjs`, texts: [good, bad] });
+  const [ok, err] = results;
+  assert.deepEqual(ok.blob, ok.bytes);
+  assert.equal(ok.blob.rows, 70_000);
+  assert.deepEqual(ok.blob.columns, ["x", "c", "label"]);
+  assert.deepEqual(ok.blob.counts, [52_500, 17_500]);
+  assert.deepEqual(ok.gzBlob, ok.bytes);
+  assert.deepEqual(ok.gzBytes, ok.bytes);
+  // The error names the row and its line (found by reading the stream again from its start).
+  assert.match(err.bytes.error ?? "", /row 70002 \(line 70003\)/);
+  assert.deepEqual(err.blob, err.bytes);
+  assert.deepEqual(err.gzBlob, err.bytes);
+  await page.context().close();
+});

@@ -154,6 +154,17 @@ test("Dataset: the schema and label it was read with hold for every call", () =>
   }
 });
 
+// A Blob is read a slice at a time with FileReaderSync, which Web Workers have and Node has
+// not: here it is refused with the fix (tests/browser/app.test.mjs reads one in a worker).
+test("Dataset: a Blob outside a Web Worker is refused with the fix", () => {
+  const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
+  assert.throws(
+    () => new cjs.Dataset(new Blob([text]), { label: "species" }),
+    /a Blob or File is read in a Web Worker only; on the main thread pass its bytes/,
+  );
+  assert.equal(new cjs.Dataset(new TextEncoder().encode(text), { label: "species" }).rows, 150);
+});
+
 test("Dataset: class counts, synthesis as bytes, histograms and the utility check", () => {
   const text = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
   const ds = new cjs.Dataset(text, { label: "species" });
