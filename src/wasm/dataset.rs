@@ -57,7 +57,7 @@ struct BlobRead {
 }
 
 /// Bytes a `FileReaderSync` call reads at most.
-const BLOB_SLICE: usize = 1 << 20;
+const BLOB_SLICE: usize = 8 << 20;
 
 impl std::io::Read for BlobRead {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {

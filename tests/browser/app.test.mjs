@@ -416,9 +416,9 @@ test("in a worker, a Blob is read a slice at a time as its bytes read: the same 
         postMessage(out);
       };`,
   }));
-  // 70,000 rows: about 1.4 MB, two slices of the reader's 1 MiB.
+  // 900,000 rows: about 10 MB, two slices of the reader's 8 MiB.
   let good = "x,c,label\n";
-  for (let i = 0; i < 70_000; i++) good += `${i % 97}.5,${["a", "b", "c"][i % 3]},${i % 4 === 0 ? "yes" : "no"}\n`;
+  for (let i = 0; i < 900_000; i++) good += `${i % 97}.5,${["a", "b", "c"][i % 3]},${i % 4 === 0 ? "yes" : "no"}\n`;
   const bad = `${good}1.5,a,no\n2.5,b,yes,extra\n`;
   const results = await page.evaluate(async ({ url, texts }) => {
     const w = new Worker(url, { type: "module" });
@@ -432,13 +432,13 @@ test("in a worker, a Blob is read a slice at a time as its bytes read: the same 
   }, { url: `${app.url}stream-test-worker.mjs`, texts: [good, bad] });
   const [ok, err] = results;
   assert.deepEqual(ok.blob, ok.bytes);
-  assert.equal(ok.blob.rows, 70_000);
+  assert.equal(ok.blob.rows, 900_000);
   assert.deepEqual(ok.blob.columns, ["x", "c", "label"]);
-  assert.deepEqual(ok.blob.counts, [52_500, 17_500]);
+  assert.deepEqual(ok.blob.counts, [675_000, 225_000]);
   assert.deepEqual(ok.gzBlob, ok.bytes);
   assert.deepEqual(ok.gzBytes, ok.bytes);
   // The error names the row and its line (found by reading the stream again from its start).
-  assert.match(err.bytes.error ?? "", /row 70002 \(line 70003\)/);
+  assert.match(err.bytes.error ?? "", /row 900002 \(line 900003\)/);
   assert.deepEqual(err.blob, err.bytes);
   assert.deepEqual(err.gzBlob, err.bytes);
   await page.context().close();
