@@ -286,35 +286,12 @@ impl<'a> Source<'a> {
             }
             SourceKind::Path(p) => {
                 let file = File::open(p).map_err(|e| Error::io(p.display().to_string(), e))?;
-                let mut br = BufReader::with_capacity(CHUNK, file);
-                let gz = br
-                    .fill_buf()
-                    .map_err(|e| self.map_io(e))?
-                    .starts_with(&GZIP_MAGIC);
-                if gz {
-                    Box::new(GzRead(MultiGzDecoder::new(br)))
-                } else {
-                    let len = br.get_ref().metadata().map_err(|e| self.map_io(e))?.len();
-                    if len > self.max_bytes {
-                        return Err(self.too_large(Some(len)));
-                    }
-                    Box::new(br)
-                }
+                self.buffered(file, |f| {
+                    f.metadata().map(|m| m.len()).map_err(|e| self.map_io(e))
+                })?
             }
             SourceKind::Stream { open, len } => {
-                let mut br = BufReader::with_capacity(CHUNK, open().map_err(|e| self.map_io(e))?);
-                let gz = br
-                    .fill_buf()
-                    .map_err(|e| self.map_io(e))?
-                    .starts_with(&GZIP_MAGIC);
-                if gz {
-                    Box::new(GzRead(MultiGzDecoder::new(br)))
-                } else {
-                    if len > self.max_bytes {
-                        return Err(self.too_large(Some(len)));
-                    }
-                    Box::new(br)
-                }
+                self.buffered(open().map_err(|e| self.map_io(e))?, |_| Ok(len))?
             }
         };
         Ok(Box::new(Limit {
@@ -324,7 +301,28 @@ impl<'a> Source<'a> {
         }))
     }
 
-    /// Opens the stream ready for the csv parser: BOM stripped, delimiter detected.
+    /// `r` buffered, and decompressed when it starts with gzip's magic; plain, its size
+    /// (`len`) checked against the limit first.
+    fn buffered<R: ByteStream + 'a>(
+        &self,
+        r: R,
+        len: impl FnOnce(&R) -> Result<u64>,
+    ) -> Result<Box<dyn ByteStream + 'a>> {
+        let mut br = BufReader::with_capacity(CHUNK, r);
+        if br
+            .fill_buf()
+            .map_err(|e| self.map_io(e))?
+            .starts_with(&GZIP_MAGIC)
+        {
+            return Ok(Box::new(GzRead(MultiGzDecoder::new(br))));
+        }
+        let len = len(br.get_ref())?;
+        if len > self.max_bytes {
+            return Err(self.too_large(Some(len)));
+        }
+        Ok(Box::new(br))
+    }
+
     /// The input's size in bytes when it is known before reading (not for gzip).
     fn size_hint(&self) -> Option<u64> {
         match self.kind {
@@ -346,6 +344,7 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// Opens the stream ready for the csv parser: BOM stripped, delimiter detected.
     fn open_csv(&self) -> Result<(Box<dyn ByteStream + 'a>, u8)> {
         let mut r = self.open()?;
         let mut prefix = Vec::new();

@@ -66,7 +66,11 @@ impl std::io::Read for BlobRead {
             return Ok(0);
         }
         let end = size.min(self.at + buf.len().min(BLOB_SLICE) as f64);
-        let io = |e: JsValue| std::io::Error::other(format!("the file could not be read: {e:?}"));
+        let io = |e: JsValue| {
+            std::io::Error::other(format!(
+                "the file could not be read (was it changed or moved after it was chosen? choose it again): {e:?}"
+            ))
+        };
         let part = self.blob.slice_with_f64_and_f64(self.at, end).map_err(io)?;
         let bytes = self.reader.read_as_array_buffer(&part).map_err(io)?;
         let bytes = js_sys::Uint8Array::new(&bytes);
