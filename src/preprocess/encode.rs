@@ -539,25 +539,30 @@ pub(crate) enum LevelCodes {
 }
 
 impl LevelCodes {
-    /// Room for `rows` codes of a column of `levels` released levels; errs (naming
-    /// `samples`) when they do not fit in memory.
-    pub(crate) fn with_room(levels: usize, rows: usize) -> Result<Self> {
-        Ok(if levels <= usize::from(u8::MAX) {
-            Self::U8(room_for_rows(rows, 1)?)
+    /// No codes yet, of the width a column of `levels` released levels needs.
+    pub(crate) fn none(levels: usize) -> Self {
+        if levels <= usize::from(u8::MAX) {
+            Self::U8(Vec::new())
         } else if levels <= usize::from(u16::MAX) {
-            Self::U16(room_for_rows(rows, 1)?)
+            Self::U16(Vec::new())
         } else {
-            Self::U32(room_for_rows(rows, 1)?)
+            Self::U32(Vec::new())
+        }
+    }
+
+    /// [`LevelCodes::none`] with room for `rows` codes; errs (naming `samples`) when they
+    /// do not fit in memory.
+    pub(crate) fn with_room(levels: usize, rows: usize) -> Result<Self> {
+        Ok(match Self::none(levels) {
+            Self::U8(_) => Self::U8(room_for_rows(rows, 1)?),
+            Self::U16(_) => Self::U16(room_for_rows(rows, 1)?),
+            Self::U32(_) => Self::U32(room_for_rows(rows, 1)?),
         })
     }
 
     /// The codes of a column of `levels` released levels.
     fn of(levels: usize, codes: &[usize]) -> Self {
-        let mut c = match levels {
-            l if l <= usize::from(u8::MAX) => Self::U8(Vec::with_capacity(codes.len())),
-            l if l <= usize::from(u16::MAX) => Self::U16(Vec::with_capacity(codes.len())),
-            _ => Self::U32(Vec::with_capacity(codes.len())),
-        };
+        let mut c = Self::none(levels);
         c.extend(codes);
         c
     }
@@ -847,7 +852,7 @@ impl FeatureSpace {
                 if w == 0 {
                     return Decoded::Column(DecodedColumn::Cat {
                         levels,
-                        codes: LevelCodes::U8(Vec::new()),
+                        codes: LevelCodes::none(0),
                     });
                 }
                 // The segment read in place (a copy would hold t·w more values).

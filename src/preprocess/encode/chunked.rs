@@ -216,7 +216,7 @@ impl ChunkedDecode<'_> {
                 ColumnCodec::Categorical { levels, .. } if levels.is_empty() => {
                     Some(DecodedColumn::Cat {
                         levels,
-                        codes: LevelCodes::U8(Vec::new()),
+                        codes: LevelCodes::none(0),
                     })
                 }
                 ColumnCodec::Categorical { levels, .. } => {
