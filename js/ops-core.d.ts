@@ -27,6 +27,8 @@ export declare class Dataset {
   readonly columns: string[];
   classCounts(): Pick<DatasetInfo, "labels" | "counts">;
   synthesize(options: SynthOptions, onProgress?: ProgressCallback): { csv: Uint8Array; receipt: Receipt };
+  /** `synthesize` with the CSV handed to `onChunk` in order, about 4 MiB at a time, while the rows are made: the output never sits whole in the wasm memory (which never shrinks). Returns the receipt. If `onChunk` or `onProgress` throws, the synthesis stops with that exception and the chunks already handed over are not a complete output. */
+  synthesizeChunks(options: SynthOptions, onChunk: (chunk: Uint8Array) => void, onProgress?: ProgressCallback): Receipt;
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): UtilityReport;
   /** The noise a synthesis with `options` would calibrate (the live readout): `noisePreview` with this table's class sizes, columns and data path (the normalization's share the run will use, the column-type decisions). */
   noisePreview(options: SynthOptions, view?: PreviewView): PreviewResult;

@@ -42,6 +42,8 @@ export declare class PrivmixWorker {
   ready(): Promise<string>;
   loadDataset(input: WorkerCsvInput, options: DatasetOptions & CallOptions): Promise<DatasetInfo>;
   synthesizeDataset(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ csv: Uint8Array; receipt: Receipt }>;
+  /** `synthesizeDataset` with the CSV as the chunks `Dataset.synthesizeChunks` made (about 4 MiB each, in order; `new Blob(chunks)` is the file): a large output is never held whole in the wasm memory (which never shrinks) nor in one buffer. */
+  synthesizeDatasetChunks(options: SynthOptions, onProgress?: ProgressCallback): Promise<{ chunks: Uint8Array[]; receipt: Receipt }>;
   utilityCheck(options: SynthOptions, onProgress?: ProgressCallback): Promise<UtilityReport>;
   /** The live readout for the loaded dataset under `options` (see `Dataset.noisePreview`). */
   datasetNoisePreview(options: SynthOptions, view?: PreviewView): Promise<PreviewResult>;

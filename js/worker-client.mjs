@@ -197,6 +197,10 @@ export class PrivmixWorker {
   synthesizeDataset(options, onProgress) {
     return this._withOptions("synthesizeDataset", [], options, onProgress);
   }
+  /** Synthesizes from the loaded dataset: `{chunks, receipt}`, the CSV as the chunks `Dataset.synthesizeChunks` made. */
+  synthesizeDatasetChunks(options, onProgress) {
+    return this._withOptions("synthesizeDatasetChunks", [], options, onProgress);
+  }
   utilityCheck(options, onProgress) {
     return this._withOptions("utilityCheck", [], options, onProgress);
   }

@@ -106,6 +106,7 @@ export function serve(loadModule, scope = self) {
           break;
         }
         case "synthesizeDataset":
+        case "synthesizeDatasetChunks":
         case "utilityCheck":
         case "datasetNoisePreview":
         case "histograms": {
@@ -115,6 +116,13 @@ export function serve(loadModule, scope = self) {
           if (op === "synthesizeDataset") {
             result = dataset.synthesize(args[0] ?? {}, progress);
             transfer = [result.csv.buffer];
+          } else if (op === "synthesizeDatasetChunks") {
+            // Kept as they come and transferred, not joined: joining would hold the output
+            // twice, and a Blob made here is held in the browser's own process as well.
+            const chunks = [];
+            const receipt = dataset.synthesizeChunks(args[0] ?? {}, (c) => chunks.push(c), progress);
+            result = { chunks, receipt };
+            transfer = chunks.map((c) => c.buffer);
           } else if (op === "utilityCheck") {
             result = dataset.utilityCheck(args[0] ?? {}, progress);
           } else if (op === "datasetNoisePreview") {

@@ -18,15 +18,16 @@ function split(options) {
   return [rest, signal ?? undefined];
 }
 
-/** `fn(...before, options, onProgress)` with `options.signal` honoured. */
-export function withSignal(fn, nBefore) {
+/** `fn(...before, options, …, onProgress)` with `options.signal` honoured; `onProgress` is
+ * the argument after the options unless `progressAt` says where. */
+export function withSignal(fn, nBefore, progressAt = nBefore + 1) {
   return function (...args) {
     const [options, signal] = split(args[nBefore]);
     args[nBefore] = options;
     if (!signal) return fn.apply(this, args);
     if (signal.aborted) throw abortError(signal);
-    const user = args[nBefore + 1];
-    args[nBefore + 1] = (p) => {
+    const user = args[progressAt];
+    args[progressAt] = (p) => {
       if (signal.aborted) throw abortError(signal);
       if (user) user(p);
     };
@@ -51,7 +52,7 @@ export function api(load) {
   return out;
 }
 
-/** The glue's Dataset with `signal` honoured in synthesize and utilityCheck. */
+/** The glue's Dataset with `signal` honoured in synthesize, synthesizeChunks and utilityCheck. */
 export function datasetClass(Base, load) {
   return class Dataset extends Base {
     constructor(input, options) {
@@ -60,6 +61,9 @@ export function datasetClass(Base, load) {
     }
     synthesize(options, onProgress) {
       return withSignal(super.synthesize, 0).call(this, options, onProgress);
+    }
+    synthesizeChunks(options, onChunk, onProgress) {
+      return withSignal(super.synthesizeChunks, 0, 2).call(this, options, onChunk, onProgress);
     }
     utilityCheck(options, onProgress) {
       return withSignal(super.utilityCheck, 0).call(this, options, onProgress);

@@ -850,3 +850,69 @@ fn a_call_on_a_read_table_keeps_its_schema_and_label() {
         "{e}"
     );
 }
+
+/// `synthesize_table_to` writes exactly `synthesize_table_csv`'s bytes into its writer, in
+/// order (the bindings hand them to JavaScript a chunk at a time), and a writer that fails
+/// stops the run with an error that says the output could not be written.
+#[test]
+fn synthesizing_into_a_writer_gives_the_csv_bytes_and_a_failing_writer_stops_the_run() {
+    let mut csv = String::from("x,y,c,label\n");
+    for i in 0..3000 {
+        csv += &format!(
+            "{},{},{},{}\n",
+            (i * 7) % 101,
+            (i * 13) % 37,
+            ["a", "b"][i % 2],
+            i % 3
+        );
+    }
+    let req: SynthRequest =
+        serde_json::from_str(r#"{"label":"label","epsilon":3,"samples":40000}"#).unwrap();
+    let p = SynthParams::try_from(&req).unwrap();
+    let t =
+        privmix::data::read_csv_bytes(csv.as_bytes(), &p.csv_options("input").unwrap()).unwrap();
+    let mut rng = privmix::rng::ReleaseRng::seeded(9);
+    let (want, receipt) = api::synthesize_table_csv(&t, &p, &mut rng, |_| Ok(())).unwrap();
+    // Over 256 KiB: the writer gets several writes.
+    assert!(want.len() > 300_000, "{}", want.len());
+
+    /// Records each write.
+    struct Writes(Vec<Vec<u8>>);
+    impl std::io::Write for Writes {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.push(b.to_vec());
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut rng = privmix::rng::ReleaseRng::seeded(9);
+    let (w, r2) =
+        api::synthesize_table_to(&t, &p, &mut rng, Writes(Vec::new()), |_| Ok(())).unwrap();
+    assert!(w.0.len() >= 2, "{} writes", w.0.len());
+    assert_eq!(w.0.concat(), want);
+    assert_eq!(r2.to_json(), receipt.to_json());
+
+    /// Fails on its second write.
+    #[derive(Debug)]
+    struct Full(usize);
+    impl std::io::Write for Full {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += 1;
+            if self.0 > 1 {
+                return Err(std::io::Error::other("disk full"));
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut rng = privmix::rng::ReleaseRng::seeded(9);
+    let e = api::synthesize_table_to(&t, &p, &mut rng, Full(0), |_| Ok(())).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot write the output: disk full"),
+        "{e}"
+    );
+}

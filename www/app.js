@@ -447,13 +447,15 @@ async function synthesize() {
   };
   try {
     if (state.kind === "csv") {
-      const r = await pm.synthesizeDataset(o, onProgress);
-      state.result = { kind: "csv", data: r.csv, receipt: r.receipt };
+      // The CSV as the worker's chunks: a large output is never held whole in the wasm
+      // memory or in one buffer; the Blob is made on download.
+      const r = await pm.synthesizeDatasetChunks(o, onProgress);
+      state.result = { kind: "csv", data: r.chunks, receipt: r.receipt };
       const rows = r.receipt.parameters.rows_written;
       setStatus("done", `Done: ${rows} synthetic rows with ε = ${r.receipt.epsilon.toFixed(4)}, δ = ${r.receipt.delta}.`);
       showReceipt(r.receipt);
       enableDownloads();
-      await showHistograms(r.csv);
+      await showHistograms(r.chunks);
     } else {
       const r = await pm.synthesizeImages(state.source, { ...o, ...imageOptions() }, onProgress);
       state.result = { kind: "images", data: r.zip, receipt: r.receipt };
@@ -526,11 +528,28 @@ function headLines(bytes, n, maxBytes) {
 const PREVIEW_ROWS = 5000;
 const PREVIEW_BYTES = 4 << 20;
 
-async function showHistograms(csvBytes) {
+// The output's first chunks, at least `maxBytes` of them (or all) and a header and a row,
+// joined and cut after their last whole line when more follows.
+function headBytes(chunks, maxBytes) {
+  let head = new Uint8Array(0);
+  let k = 0;
+  const lines = () => head.indexOf(10, head.indexOf(10) + 1) > 0;
+  while (k < chunks.length && (head.length < maxBytes || !lines())) {
+    const next = new Uint8Array(head.length + chunks[k].length);
+    next.set(head);
+    next.set(chunks[k], head.length);
+    head = next;
+    k++;
+  }
+  return k === chunks.length ? head : head.subarray(0, head.lastIndexOf(10) + 1);
+}
+
+async function showHistograms(chunks) {
   try {
     // Let the page paint the status and the receipt first: the preview is a separate task.
     await new Promise((resolve) => setTimeout(resolve, 0));
-    const hists = await pm.histograms(headLines(csvBytes, PREVIEW_ROWS, PREVIEW_BYTES).slice());
+    const head = headBytes(chunks, PREVIEW_BYTES);
+    const hists = await pm.histograms(headLines(head, PREVIEW_ROWS, PREVIEW_BYTES).slice());
     const sel = $("hist-column");
     const label = $("label-select").value;
     const usable = hists.filter((h) => h.name !== label);

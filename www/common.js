@@ -35,8 +35,9 @@ export function num(id, name, { integer = false, optional = false } = {}) {
   return v;
 }
 
+/** Saves `data` (a string, bytes, a Blob, or an array of them: the file's parts in order). */
 export function download(data, filename, type) {
-  const url = URL.createObjectURL(new Blob([data], { type }));
+  const url = URL.createObjectURL(new Blob(Array.isArray(data) ? data : [data], { type }));
   const a = document.createElement("a");
   a.href = url;
   a.download = filename;

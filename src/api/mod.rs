@@ -51,7 +51,7 @@ pub use preview::{
 };
 pub use synth::{
     class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, synthesize_table_pieces,
-    MixChoice, SynthParams, SynthRequest,
+    synthesize_table_to, MixChoice, SynthParams, SynthRequest,
 };
 
 use crate::accountant::subsampled_gaussian::validate_orders;

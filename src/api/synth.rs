@@ -463,7 +463,35 @@ pub fn synthesize_table_pieces<'t>(
     rng: &mut ReleaseRng,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Pieces, Receipt)> {
-    let out = std::cell::RefCell::new(CsvOut::new(Pieces::default()));
+    let (out, receipt) =
+        synthesize_table_out(table, p, rng, CsvOut::new(Pieces::default()), progress)?;
+    Ok((out.into_pieces(), receipt))
+}
+
+/// [`synthesize_table`] into `out`: the CSV bytes (header included) go to `out`'s writer
+/// about 256 KiB at a time as they are made (the bindings hand them on to JavaScript, so the
+/// whole output never sits in the wasm memory). Returns the writer, everything written to it
+/// (not flushed), and the receipt.
+pub fn synthesize_table_to<'t, W: std::io::Write>(
+    table: impl Into<Cow<'t, Table>>,
+    p: &SynthParams,
+    rng: &mut ReleaseRng,
+    out: W,
+    progress: impl FnMut(f64) -> Result<()>,
+) -> Result<(W, Receipt)> {
+    let (out, receipt) = synthesize_table_out(table, p, rng, CsvOut::new(out), progress)?;
+    Ok((out.into_inner().map_err(csv_write_err)?, receipt))
+}
+
+/// [`synthesize_table`] with its records written to `out`.
+fn synthesize_table_out<'t, W: std::io::Write>(
+    table: impl Into<Cow<'t, Table>>,
+    p: &SynthParams,
+    rng: &mut ReleaseRng,
+    out: CsvOut<W>,
+    progress: impl FnMut(f64) -> Result<()>,
+) -> Result<(CsvOut<W>, Receipt)> {
+    let out = std::cell::RefCell::new(out);
     let receipt = synthesize_table(
         table,
         p,
@@ -472,7 +500,7 @@ pub fn synthesize_table_pieces<'t>(
         |cells| out.borrow_mut().write_record(cells).map_err(csv_write_err),
         progress,
     )?;
-    Ok((out.into_inner().into_pieces(), receipt))
+    Ok((out.into_inner(), receipt))
 }
 
 /// Reads `csv` and synthesizes from it: `synthesizeCsv`.

@@ -1,6 +1,6 @@
 //! CSV synthesis (feature `wasm`): `inspectCsv`, `synthesizeCsv` and the `Dataset` class.
 
-use super::{bytes_of, from_js, internal, js_err, object, progress, to_js};
+use super::{bytes_of, from_js, internal, js_err, object, progress, to_js, JsChunks};
 use crate::api::{self, SynthParams, SynthRequest};
 use crate::data::{read_csv_bytes, read_csv_stream, ByteStream, CsvOptions, Table};
 use serde::Serialize;
@@ -221,6 +221,32 @@ impl Dataset {
             at = end;
         }
         object(&[("csv", arr.into()), ("receipt", to_js(&receipt)?)])
+    }
+
+    /// Synthesizes into `onChunk`: the CSV (header included) handed over in order as
+    /// `Uint8Array`s of about 4 MiB while the rows are made, so the whole output never sits in
+    /// the wasm memory (whose size never shrinks). Returns the receipt. If `onChunk` or
+    /// `onProgress` throws, the synthesis stops and the exception is rethrown; the chunks
+    /// already handed over are then not a complete output.
+    #[wasm_bindgen(js_name = synthesizeChunks, unchecked_return_type = "Receipt")]
+    pub fn synthesize_chunks(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SynthOptions")] options: JsValue,
+        #[wasm_bindgen(js_name = onChunk, unchecked_param_type = "(chunk: Uint8Array) => void")]
+        on_chunk: js_sys::Function,
+        #[wasm_bindgen(js_name = onProgress, unchecked_param_type = "ProgressCallback")]
+        on_progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsValue> {
+        let p = self.params(options, "synthesizeChunks options")?;
+        let mut rng = api::rng_for_seed(p.seed).map_err(js_err)?;
+        let (report, thrown) = progress(on_progress);
+        let sink = JsChunks::new(on_chunk, thrown.clone());
+        let r = api::synthesize_table_to(&self.table, &p, &mut rng, sink, report);
+        let r = r.and_then(|(sink, receipt)| {
+            sink.finish().map_err(api::csv_write_err)?;
+            Ok(receipt)
+        });
+        to_js(&thrown.result(r)?)
     }
 
     /// Train on synthetic, test on a held-out real split (a separate run on the training

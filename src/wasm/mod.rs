@@ -228,6 +228,71 @@ pub(crate) fn progress(
 }
 
 #[cfg(feature = "wasm")]
+/// Bytes handed to `f` as `Uint8Array`s of about [`JsChunks::CHUNK`] bytes, in order (the
+/// last one when [`JsChunks::finish`] is called). If `f` throws, the write fails, `f` is not
+/// called again and the [`Thrown`] shared with the operation's progress reporter rethrows
+/// the exception unchanged.
+pub(crate) struct JsChunks {
+    f: js_sys::Function,
+    buf: Vec<u8>,
+    thrown: Thrown,
+}
+
+#[cfg(feature = "wasm")]
+impl JsChunks {
+    /// A chunk's size: few enough calls for a 100 MB output, little held at a time.
+    const CHUNK: usize = 4 << 20;
+
+    pub fn new(f: js_sys::Function, thrown: Thrown) -> Self {
+        JsChunks {
+            f,
+            buf: Vec::new(),
+            thrown,
+        }
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if self.thrown.0.borrow().is_some() {
+            return Err(std::io::Error::other("stopped: onChunk threw"));
+        }
+        // A copy owned by JavaScript: the wasm buffer is reused for the next chunk.
+        let chunk = js_sys::Uint8Array::from(&self.buf[..]);
+        self.buf.clear();
+        if let Err(e) = self.f.call1(&JsValue::NULL, &chunk) {
+            *self.thrown.0.borrow_mut() = Some(e);
+            return Err(std::io::Error::other("stopped: onChunk threw"));
+        }
+        Ok(())
+    }
+
+    /// Hands over what is left.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.send()
+    }
+}
+
+#[cfg(feature = "wasm")]
+impl std::io::Write for JsChunks {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(Self::CHUNK + b.len());
+        }
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= Self::CHUNK {
+            self.send()?;
+        }
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "wasm")]
 fn stopped() -> crate::error::Error {
     crate::error::Error::Abort("stopped: onProgress threw".into())
 }

@@ -443,3 +443,57 @@ test("in a worker, a Blob is read a slice at a time as its bytes read: the same 
   assert.deepEqual(err.gzBlob, err.bytes);
   await page.context().close();
 });
+
+test("in a worker, synthesizeChunks gives synthesize's bytes, run after run, from a Blob's table as from bytes", async () => {
+  const { page } = await app.page();
+  await page.route("**/chunks-test-worker.mjs", (route) => route.fulfill({
+    contentType: "text/javascript",
+    body: `
+      import init, { Dataset } from "./vendor/privmix.js";
+      import { wasmGzipBase64 } from "./vendor/privmix-wasm.js";
+      import { inflateBase64Gzip } from "./vendor/worker-core.mjs";
+      const o = { epsilon: 3, seed: 5 };
+      const text = (parts) => new TextDecoder().decode(new Uint8Array(parts.flatMap((p) => [...p])));
+      const chunked = (d) => {
+        const parts = [];
+        const receipt = d.synthesizeChunks(o, (c) => parts.push(c));
+        return { csv: text(parts), epsilon: receipt.epsilon };
+      };
+      const whole = (d) => {
+        const r = d.synthesize(o);
+        return { csv: text([r.csv]), epsilon: r.receipt.epsilon };
+      };
+      const state = (d) => ({ rows: d.rows, columns: d.columns, ...d.classCounts(), sigma: d.noisePreview(o, { curve: false }).sigmaX });
+      onmessage = async ({ data: csv }) => {
+        await init({ module_or_path: await inflateBase64Gzip(wasmGzipBase64) });
+        const bytes = new TextEncoder().encode(csv);
+        const fromBytes = new Dataset(bytes, { label: "label" });
+        const fromBlob = new Dataset(new Blob([bytes]), { label: "label" });
+        const out = { bytes: { state: state(fromBytes), runs: [chunked(fromBytes), whole(fromBytes)] } };
+        const first = chunked(fromBlob);
+        const hist = fromBlob.histograms(new TextEncoder().encode(first.csv)).map((h) => h.name);
+        out.blob = { hist, runs: [first, whole(fromBlob), chunked(fromBlob)], again: state(fromBlob) };
+        postMessage(out);
+      };`,
+  }));
+  let csv = "x,y,c,label\n";
+  for (let i = 0; i < 3000; i++) csv += `${(i * 7) % 101}.25,${(i * 13) % 37},${["a", "b", "c"][i % 3]},${i % 4 === 0 ? "yes" : "no"}\n`;
+  const got = await page.evaluate(async ({ url, csv }) => {
+    const w = new Worker(url, { type: "module" });
+    const r = await new Promise((resolve, reject) => {
+      w.onmessage = (e) => resolve(e.data);
+      w.onerror = (e) => reject(new Error(e.message));
+      w.postMessage(csv);
+    });
+    w.terminate();
+    return r;
+  }, { url: `${app.url}chunks-test-worker.mjs`, csv });
+  const [ref] = got.bytes.runs;
+  assert.equal(ref.csv.split("\n")[0], "x,y,c,label");
+  assert.ok(ref.csv.split("\n").length > 1000 && ref.epsilon <= 3);
+  assert.deepEqual(got.bytes.runs[1], ref, "synthesize and synthesizeChunks give the same bytes");
+  for (const [i, r] of got.blob.runs.entries()) assert.deepEqual(r, ref, `run ${i} on the Blob's table, as from bytes`);
+  assert.deepEqual(got.blob.again, got.bytes.state);
+  assert.deepEqual(got.blob.hist, ["x", "y", "c", "label"]);
+  await page.context().close();
+});

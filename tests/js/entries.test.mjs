@@ -88,7 +88,7 @@ test("PrivmixWorker: the client has every declared method and the worker core an
   const core = readFileSync(join(ROOT, "js/worker-core.mjs"), "utf8");
   const client = readFileSync(join(ROOT, "js/worker-client.mjs"), "utf8");
   const posted = [...client.matchAll(/this\._(?:call|withOptions)\("([A-Za-z]+)"/g)].map((m) => m[1]);
-  assert.deepEqual(posted.filter((op) => op !== "version").sort(), ["datasetNoisePreview", "histograms", "loadDataset", "synthesizeDataset", "utilityCheck"]);
+  assert.deepEqual(posted.filter((op) => op !== "version").sort(), ["datasetNoisePreview", "histograms", "loadDataset", "synthesizeDataset", "synthesizeDatasetChunks", "utilityCheck"]);
   const unanswered = posted.filter((op) => op !== "version" && !core.includes(`case "${op}":`));
   assert.deepEqual(unanswered, []);
   const { OPS } = await import(pathToFileURL(join(ROOT, "js/ops.mjs")).href);
