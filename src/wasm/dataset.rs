@@ -4,6 +4,7 @@ use super::{bytes_of, from_js, internal, js_err, object, progress, to_js, JsChun
 use crate::api::{self, SynthParams, SynthRequest};
 use crate::data::{read_csv_bytes, read_csv_stream, ByteStream, CsvOptions, Table};
 use serde::Serialize;
+use std::io::Write;
 use wasm_bindgen::prelude::*;
 
 // The TypeScript types of these bindings are hand-written once, in js/types.d.ts (the build
@@ -242,8 +243,8 @@ impl Dataset {
         let (report, thrown) = progress(on_progress);
         let sink = JsChunks::new(on_chunk, thrown.clone());
         let r = api::synthesize_table_to(&self.table, &p, &mut rng, sink, report);
-        let r = r.and_then(|(sink, receipt)| {
-            sink.finish().map_err(api::csv_write_err)?;
+        let r = r.and_then(|(mut sink, receipt)| {
+            sink.flush().map_err(api::csv_write_err)?;
             Ok(receipt)
         });
         to_js(&thrown.result(r)?)

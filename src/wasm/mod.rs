@@ -229,9 +229,9 @@ pub(crate) fn progress(
 
 #[cfg(feature = "wasm")]
 /// Bytes handed to `f` as `Uint8Array`s of about [`JsChunks::CHUNK`] bytes, in order (the
-/// last one when [`JsChunks::finish`] is called). If `f` throws, the write fails, `f` is not
-/// called again and the [`Thrown`] shared with the operation's progress reporter rethrows
-/// the exception unchanged.
+/// last one on `flush`). If `f` throws, the write fails, `f` is not called again and the
+/// [`Thrown`] shared with the operation's progress reporter rethrows the exception
+/// unchanged.
 pub(crate) struct JsChunks {
     f: js_sys::Function,
     buf: Vec<u8>,
@@ -255,22 +255,18 @@ impl JsChunks {
         if self.buf.is_empty() {
             return Ok(());
         }
+        let stopped = || std::io::Error::other("stopped: onChunk threw");
         if self.thrown.0.borrow().is_some() {
-            return Err(std::io::Error::other("stopped: onChunk threw"));
+            return Err(stopped());
         }
         // A copy owned by JavaScript: the wasm buffer is reused for the next chunk.
         let chunk = js_sys::Uint8Array::from(&self.buf[..]);
         self.buf.clear();
         if let Err(e) = self.f.call1(&JsValue::NULL, &chunk) {
             *self.thrown.0.borrow_mut() = Some(e);
-            return Err(std::io::Error::other("stopped: onChunk threw"));
+            return Err(stopped());
         }
         Ok(())
-    }
-
-    /// Hands over what is left.
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.send()
     }
 }
 
@@ -287,8 +283,9 @@ impl std::io::Write for JsChunks {
         Ok(b.len())
     }
 
+    /// Hands over what is held.
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        self.send()
     }
 }
 

@@ -384,15 +384,35 @@ test("section 5 after an image run shows no CSV column select; a new choice clea
   await page.context().close();
 });
 
-test("in a worker, a Blob is read a slice at a time as its bytes read: the same table, the same error and line, gzip too", async () => {
-  const { page } = await app.page();
-  // A module worker of the page's origin that reads with the app's own wasm build.
-  await page.route("**/stream-test-worker.mjs", (route) => route.fulfill({
+// Runs `body` in a module worker of the page's origin with the app's own wasm build (`init`,
+// `Dataset`, `wasmGzipBase64` and `inflateBase64Gzip` in scope), posts it `message` and
+// returns the first message it posts back.
+async function inAppWorker(page, name, body, message) {
+  await page.route(`**/${name}`, (route) => route.fulfill({
     contentType: "text/javascript",
     body: `
       import init, { Dataset } from "./vendor/privmix.js";
       import { wasmGzipBase64 } from "./vendor/privmix-wasm.js";
       import { inflateBase64Gzip } from "./vendor/worker-core.mjs";
+      ${body}`,
+  }));
+  return page.evaluate(async ({ url, message }) => {
+    const w = new Worker(url, { type: "module" });
+    try {
+      return await new Promise((resolve, reject) => {
+        w.onmessage = (e) => resolve(e.data);
+        w.onerror = (e) => reject(new Error(e.message));
+        w.postMessage(message);
+      });
+    } finally {
+      w.terminate();
+    }
+  }, { url: `${app.url}${name}`, message });
+}
+
+test("in a worker, a Blob is read a slice at a time as its bytes read: the same table, the same error and line, gzip too", async () => {
+  const { page } = await app.page();
+  const worker = `
       const read = (input) => {
         try {
           const d = new Dataset(input, { label: "label" });
@@ -414,22 +434,12 @@ test("in a worker, a Blob is read a slice at a time as its bytes read: the same 
           out.push({ blob: read(new Blob([bytes])), bytes: read(bytes), gzBlob: read(new Blob([gz])), gzBytes: read(gz) });
         }
         postMessage(out);
-      };`,
-  }));
+      };`;
   // 900,000 rows: about 10 MB, two slices of the reader's 8 MiB.
   let good = "x,c,label\n";
   for (let i = 0; i < 900_000; i++) good += `${i % 97}.5,${["a", "b", "c"][i % 3]},${i % 4 === 0 ? "yes" : "no"}\n`;
   const bad = `${good}1.5,a,no\n2.5,b,yes,extra\n`;
-  const results = await page.evaluate(async ({ url, texts }) => {
-    const w = new Worker(url, { type: "module" });
-    const got = await new Promise((resolve, reject) => {
-      w.onmessage = (e) => resolve(e.data);
-      w.onerror = (e) => reject(new Error(e.message));
-      w.postMessage(texts);
-    });
-    w.terminate();
-    return got;
-  }, { url: `${app.url}stream-test-worker.mjs`, texts: [good, bad] });
+  const results = await inAppWorker(page, "stream-test-worker.mjs", worker, [good, bad]);
   const [ok, err] = results;
   assert.deepEqual(ok.blob, ok.bytes);
   assert.equal(ok.blob.rows, 900_000);
@@ -446,12 +456,7 @@ test("in a worker, a Blob is read a slice at a time as its bytes read: the same 
 
 test("in a worker, synthesizeChunks gives synthesize's bytes, run after run, from a Blob's table as from bytes", async () => {
   const { page } = await app.page();
-  await page.route("**/chunks-test-worker.mjs", (route) => route.fulfill({
-    contentType: "text/javascript",
-    body: `
-      import init, { Dataset } from "./vendor/privmix.js";
-      import { wasmGzipBase64 } from "./vendor/privmix-wasm.js";
-      import { inflateBase64Gzip } from "./vendor/worker-core.mjs";
+  const worker = `
       const o = { epsilon: 3, seed: 5 };
       const text = (parts) => new TextDecoder().decode(new Uint8Array(parts.flatMap((p) => [...p])));
       const chunked = (d) => {
@@ -474,20 +479,10 @@ test("in a worker, synthesizeChunks gives synthesize's bytes, run after run, fro
         const hist = fromBlob.histograms(new TextEncoder().encode(first.csv)).map((h) => h.name);
         out.blob = { hist, runs: [first, whole(fromBlob), chunked(fromBlob)], again: state(fromBlob) };
         postMessage(out);
-      };`,
-  }));
+      };`;
   let csv = "x,y,c,label\n";
   for (let i = 0; i < 3000; i++) csv += `${(i * 7) % 101}.25,${(i * 13) % 37},${["a", "b", "c"][i % 3]},${i % 4 === 0 ? "yes" : "no"}\n`;
-  const got = await page.evaluate(async ({ url, csv }) => {
-    const w = new Worker(url, { type: "module" });
-    const r = await new Promise((resolve, reject) => {
-      w.onmessage = (e) => resolve(e.data);
-      w.onerror = (e) => reject(new Error(e.message));
-      w.postMessage(csv);
-    });
-    w.terminate();
-    return r;
-  }, { url: `${app.url}chunks-test-worker.mjs`, csv });
+  const got = await inAppWorker(page, "chunks-test-worker.mjs", worker, csv);
   const [ref] = got.bytes.runs;
   assert.equal(ref.csv.split("\n")[0], "x,y,c,label");
   assert.ok(ref.csv.split("\n").length > 1000 && ref.epsilon <= 3);
