@@ -19,6 +19,7 @@ use crate::mechanisms::federated::{
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
+use crate::preprocess::normalize::ExtraStats;
 use crate::preprocess::{ColumnCodec, FeatureSpace, NormalizeMode};
 use crate::rng::ReleaseRng;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -271,7 +272,14 @@ pub fn contribute<'a>(
         ));
     }
 
-    let mut norm = normalize(table, schema, opts, records.types_z(), rng)?;
+    let mut norm = normalize(
+        table,
+        schema,
+        opts,
+        records.types_z(),
+        ExtraStats::default(),
+        rng,
+    )?;
     let borrowed = snap_dp_ranges(&mut norm.space, &norm.report);
     norm.report.warnings.extend(borrowed);
     let d = norm.space.dim;

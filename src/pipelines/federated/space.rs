@@ -8,8 +8,11 @@ use crate::accountant::RdpCurve;
 use crate::data::{Schema, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::federated::{public_tau_e, Accounting, Variant};
-use crate::preprocess::normalize::{dp_columns, DpHistogramBudget};
-use crate::preprocess::{fit_feature_space, ColumnCodec, FeatureSpace, NormalizeMode};
+use crate::preprocess::normalize::{
+    dp_columns, fit_feature_space_with, plan_extras, ColumnMarginal, DpHistogramBudget, ExtraStats,
+    NormPlan,
+};
+use crate::preprocess::{ColumnCodec, FeatureSpace, NormalizeMode};
 use crate::rng::ReleaseRng;
 
 /// Share of δ spent on releasing categorical levels through the DP threshold.
@@ -25,6 +28,9 @@ pub(super) struct Norm {
     /// The noise multiplier of that composition ([`combined_z`]; None: no DP release).
     pub(super) z: Option<f64>,
     pub(super) delta_rdp: f64,
+    /// The DP marginals released with the ranges, one entry per input column (all None
+    /// unless asked for and worth their noise: [`plan_extras`]).
+    pub(super) marginals: Vec<Option<ColumnMarginal>>,
 }
 
 impl Norm {
@@ -95,11 +101,14 @@ pub(super) fn combined_z(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 /// The normalization of `table`, with the data path's cost: its histograms' and, when
 /// `types_z` is given, the column-type decision's ([`super::records::prepare`]).
+/// `want` asks for more than ranges and categories in the same release (the simulation's
+/// marginals, for decoding; a party's contribution asks for nothing more).
 pub(super) fn normalize(
     table: &Table,
     schema: Option<&Schema>,
     opts: &FedOptions,
     types_z: Option<f64>,
+    want: ExtraStats,
     rng: &mut ReleaseRng,
 ) -> Result<Norm> {
     let (m_num, m_cat) = dp_columns(table, schema);
@@ -129,7 +138,27 @@ pub(super) fn normalize(
     };
     let z = combined_z(norm_z, types_z);
     let curve = RdpCurve::gaussian_or_zero(z, &opts.orders)?;
-    let (space, report) = fit_feature_space(table, schema, opts.normalize, budget.as_ref(), rng)?;
+    // The ranges and categories, and the marginals when `want` asks for them and their noise
+    // leaves them worth it: one Gaussian mechanism at the noise multiplier charged above
+    // (the marginals widen its sensitivity, not its curve). No pooled range histogram: the
+    // parties' ranges are snapped to powers of two instead ([`snap_dp_ranges`]).
+    let (m_num, m_cat) = dp_columns(table, schema);
+    let plan = match norm_z {
+        Some(z) => NormPlan {
+            pooled_range: false,
+            ..plan_extras(table, schema, want, z)
+        },
+        None => NormPlan {
+            numeric_ranges: m_num,
+            categorical_levels: m_cat,
+            numeric_marginals: 0,
+            categorical_marginals: 0,
+            mean_norm: false,
+            pooled_range: false,
+        },
+    };
+    let (space, report, released) =
+        fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
     if space.dim == 0 {
         return Err(Error::Data(
             "there are no feature columns besides the label; add at least one feature column"
@@ -142,6 +171,7 @@ pub(super) fn normalize(
         curve,
         z,
         delta_rdp,
+        marginals: released.marginals,
     })
 }
 
