@@ -142,7 +142,6 @@ pub(super) fn normalize(
     // leaves them worth it: one Gaussian mechanism at the noise multiplier charged above
     // (the marginals widen its sensitivity, not its curve). No pooled range histogram: the
     // parties' ranges are snapped to powers of two instead ([`snap_dp_ranges`]).
-    let (m_num, m_cat) = dp_columns(table, schema);
     let plan = match norm_z {
         Some(z) => NormPlan {
             pooled_range: false,
