@@ -493,12 +493,6 @@ mod tests {
         }
     }
 
-    /// The categorical levels' DP threshold costs ln(1/(1 − δ_cat)) in ε (basic
-    /// composition), δ_cat = δ/10: the guarantee's view adds it, rounded up, and the
-    /// calibration pays it first. A table with a categorical column under DP normalization:
-    /// the party-aggregator view re-accounted without the term is below the receipt's ε by at
-    /// least the term. (Before, the receipt's ε was the RDP term alone: 3.999999999999871
-    /// at a target of 4 on Iris with one categorical column, short of the term's 1e-6.)
     /// Rows longer than c are clipped, so each released row is shrunk toward the range's
     /// minimum; where the normalization can afford DP marginals, the output is mapped onto
     /// them: every numeric column keeps its mean and a categorical column its proportions.
@@ -561,6 +555,12 @@ mod tests {
         assert!(rows.iter().all(|r| r[9] == "a" || r[9] == "b"));
     }
 
+    /// The categorical levels' DP threshold costs ln(1/(1 − δ_cat)) in ε (basic
+    /// composition), δ_cat = δ/10: the guarantee's view adds it, rounded up, and the
+    /// calibration pays it first. A table with a categorical column under DP normalization:
+    /// the party-aggregator view re-accounted without the term is below the receipt's ε by at
+    /// least the term. (Before, the receipt's ε was the RDP term alone: 3.999999999999871
+    /// at a target of 4 on Iris with one categorical column, short of the term's 1e-6.)
     #[test]
     fn the_categorical_threshold_is_charged() {
         let t = super::super::testutil::categorical_table(800);
