@@ -349,6 +349,19 @@ pub struct NormPlan {
 }
 
 impl NormPlan {
+    /// The ranges and categories of `numeric_ranges` and `categorical_levels` columns only:
+    /// no marginal, mean norm or pooled range histogram.
+    pub fn ranges_only(numeric_ranges: usize, categorical_levels: usize) -> Self {
+        NormPlan {
+            numeric_ranges,
+            categorical_levels,
+            numeric_marginals: 0,
+            categorical_marginals: 0,
+            mean_norm: false,
+            pooled_range: false,
+        }
+    }
+
     /// L2 sensitivity of the whole (adaptively composed) Gaussian release under replace-one.
     pub fn l2_sensitivity(&self) -> f64 {
         let counts = (3 * self.numeric_ranges
@@ -482,14 +495,7 @@ pub fn fit_feature_space<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<(FeatureSpace, NormalizationReport)> {
     let (m_num, m_cat) = dp_columns(table, schema);
-    let plan = NormPlan {
-        numeric_ranges: m_num,
-        categorical_levels: m_cat,
-        numeric_marginals: 0,
-        categorical_marginals: 0,
-        mean_norm: false,
-        pooled_range: false,
-    };
+    let plan = NormPlan::ranges_only(m_num, m_cat);
     fit_feature_space_with(table, schema, mode, budget, &plan, rng).map(|(f, r, _)| (f, r))
 }
 

@@ -147,14 +147,7 @@ pub(super) fn normalize(
             pooled_range: false,
             ..plan_extras(table, schema, want, z)
         },
-        None => NormPlan {
-            numeric_ranges: m_num,
-            categorical_levels: m_cat,
-            numeric_marginals: 0,
-            categorical_marginals: 0,
-            mean_norm: false,
-            pooled_range: false,
-        },
+        None => NormPlan::ranges_only(m_num, m_cat),
     };
     let (space, report, released) =
         fit_feature_space_with(table, schema, opts.normalize, budget.as_ref(), &plan, rng)?;
