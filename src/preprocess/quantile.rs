@@ -94,6 +94,69 @@ impl NumericMarginal {
         QuantileCursor::new(self).at(p)
     }
 
+    /// The mixture Σ wᵢ·Fᵢ of weighted marginals (weights ≥ 0, not all 0; they are
+    /// normalized): each bin's mass spread evenly over its width, a point bin's kept at its
+    /// point, on the union of all the edges. Post-processing of the parts; None when no
+    /// part has mass or a weight or edge is not finite.
+    pub fn mixture(parts: &[(f64, &NumericMarginal)]) -> Option<Self> {
+        let total: f64 = parts.iter().map(|(w, _)| w).sum();
+        if !(total > 0.0 && total.is_finite())
+            || parts.iter().any(|(w, m)| {
+                *w < 0.0
+                    || m.edges.len() != m.probs.len() + 1
+                    || m.edges.iter().any(|e| !e.is_finite())
+            })
+        {
+            return None;
+        }
+        let mut cuts: Vec<f64> = parts
+            .iter()
+            .flat_map(|(_, m)| m.edges.iter().copied())
+            .collect();
+        cuts.sort_by(f64::total_cmp);
+        cuts.dedup();
+        // points[i]: the mass at cuts[i]; spans[i]: the mass spread over [cuts[i], cuts[i+1]].
+        let mut points = vec![0.0; cuts.len()];
+        let mut spans = vec![0.0; cuts.len().saturating_sub(1)];
+        let at = |x: f64| cuts.partition_point(|&c| c < x);
+        for (w, m) in parts {
+            let w = w / total;
+            for (b, &q) in m.probs.iter().enumerate() {
+                let (lo, hi) = (m.edges[b], m.edges[b + 1]);
+                if q.is_nan() || q <= 0.0 {
+                    continue;
+                }
+                if hi <= lo {
+                    points[at(lo)] += w * q;
+                    continue;
+                }
+                let mut i = at(lo);
+                while i + 1 < cuts.len() && cuts[i] < hi {
+                    spans[i] += w * q * (cuts[i + 1] - cuts[i]) / (hi - lo);
+                    i += 1;
+                }
+            }
+        }
+        let mut edges = vec![*cuts.first()?];
+        let mut probs = Vec::with_capacity(2 * cuts.len());
+        for (i, &c) in cuts.iter().enumerate() {
+            if points[i] > 0.0 {
+                edges.push(c);
+                probs.push(points[i]);
+            }
+            if let Some(&next) = cuts.get(i + 1) {
+                edges.push(next);
+                probs.push(spans[i]);
+            }
+        }
+        let mass: f64 = probs.iter().sum();
+        if !(mass > 0.0 && mass.is_finite()) {
+            return None;
+        }
+        probs.iter_mut().for_each(|q| *q /= mass);
+        Some(NumericMarginal { edges, probs })
+    }
+
     /// Lowest and highest edge with mass.
     pub fn support(&self) -> (f64, f64) {
         let first = self.probs.iter().position(|&q| q > 0.0).unwrap_or(0);
@@ -818,6 +881,69 @@ mod tests {
         assert_eq!(m.inverse_cdf(0.75), 3.0);
         assert_eq!(m.inverse_cdf(1.0), 4.0);
         assert_eq!(m.support(), (0.0, 4.0));
+    }
+
+    /// The mixture's CDF is the weighted CDFs' sum at every edge and between them; point
+    /// bins keep their mass at their point; weights are normalized; bad parts give None.
+    #[test]
+    fn mixture_is_the_weighted_sum_of_the_cdfs() {
+        fn cdf(m: &NumericMarginal, x: f64) -> f64 {
+            m.probs
+                .iter()
+                .enumerate()
+                .map(|(b, &q)| {
+                    let (lo, hi) = (m.edges[b], m.edges[b + 1]);
+                    if x >= hi {
+                        q
+                    } else if x < lo || hi <= lo {
+                        0.0
+                    } else {
+                        q * (x - lo) / (hi - lo)
+                    }
+                })
+                .sum()
+        }
+        let a = NumericMarginal {
+            edges: vec![0.0, 0.0, 4.0, 10.0],
+            probs: vec![0.5, 0.3, 0.2],
+        };
+        let b = NumericMarginal {
+            edges: vec![2.0, 3.0, 3.0, 8.0, 20.0],
+            probs: vec![0.25, 0.25, 0.0, 0.5],
+        };
+        let m = NumericMarginal::mixture(&[(3.0, &a), (1.0, &b)]).unwrap();
+        assert!(m.edges.windows(2).all(|e| e[0] <= e[1]), "{m:?}");
+        assert_eq!(m.edges.len(), m.probs.len() + 1);
+        assert!((m.probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        for i in 0..=220 {
+            let x = -1.0 + 0.1 * i as f64;
+            let want = 0.75 * cdf(&a, x) + 0.25 * cdf(&b, x);
+            assert!(
+                (cdf(&m, x) - want).abs() < 1e-12,
+                "x = {x}: {} vs {want}",
+                cdf(&m, x)
+            );
+        }
+        // The atoms: 0.375 at 0 and 0.0625 at 3, each a point bin.
+        let atom = |v: f64| -> f64 {
+            (0..m.probs.len())
+                .filter(|&b| m.edges[b] == v && m.edges[b + 1] == v)
+                .map(|b| m.probs[b])
+                .sum()
+        };
+        assert!((atom(0.0) - 0.375).abs() < 1e-12 && (atom(3.0) - 0.0625).abs() < 1e-12);
+        assert_eq!(m.inverse_cdf(0.2), 0.0);
+        assert!((m.inverse_cdf(1.0) - 20.0).abs() < 1e-9);
+        // One part: the same distribution.
+        let one = NumericMarginal::mixture(&[(2.0, &b)]).unwrap();
+        for i in 0..=220 {
+            let x = -1.0 + 0.1 * i as f64;
+            assert!((cdf(&one, x) - cdf(&b, x)).abs() < 1e-12);
+        }
+        assert!(NumericMarginal::mixture(&[]).is_none());
+        assert!(NumericMarginal::mixture(&[(0.0, &a)]).is_none());
+        assert!(NumericMarginal::mixture(&[(-1.0, &a), (2.0, &b)]).is_none());
+        assert!(NumericMarginal::mixture(&[(f64::NAN, &a)]).is_none());
     }
 
     #[test]
