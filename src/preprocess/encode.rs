@@ -507,7 +507,7 @@ fn level_quotas(m: Option<&ColumnMarginal>, w: usize, rows: usize) -> Option<Vec
 /// ([`crate::preprocess::quantile::assign_with_quotas`]); with one more, the last (the pooled
 /// rare levels, decoded as [`OTHER`]) takes the rows that stand out least for every released
 /// level (score: minus the row's largest).
-fn assign_levels(
+pub(crate) fn assign_levels(
     seg: crate::preprocess::quantile::Scores<'_>,
     quota: Option<Vec<usize>>,
 ) -> Vec<usize> {

@@ -1,7 +1,7 @@
 //! [`aggregate`]: anyone averages the parties' contribution files (any subset of the agreed
 //! parties) into the released rows and the receipt.
 
-use super::file::{AgreedParameters, ColumnLayout, Contribution};
+use super::file::{AgreedParameters, ColumnLayout, Contribution, PartyMarginal};
 use super::receipt::{
     accounted_views, aggregator_trust, guarantee, FedAccountant, FedData, FedParameters,
     FedReceipt, PartyInput, ResidualNoise,
@@ -11,7 +11,8 @@ use crate::data::natural_cmp;
 use crate::error::{Error, Result};
 use crate::mechanisms::federated::pairwise::{level_coordinate, numeric_coordinate};
 use crate::mechanisms::federated::{check_known, sensitivity, ClaimSizes, Federation, Variant};
-use crate::preprocess::encode::write_number;
+use crate::preprocess::encode::{assign_levels, write_number, OTHER};
+use crate::preprocess::quantile::{quantile_map, quotas, NumericMarginal, Scores};
 use crate::receipt::{Randomness, BUILD_ID, VERSION};
 
 /// [`aggregate`] collecting the output: (header, rows, receipt).
@@ -79,9 +80,30 @@ pub fn aggregate(
         .filter(|id| !present.contains(id))
         .collect();
     let (outs, residual) = output_layout(contributions, &missing)?;
+    let mixtures = mixtures(contributions, &outs)?;
     header(&agreed.columns)?;
-    write_rows(contributions, &outs, &mut row)?;
-    multi_party_receipt(contributions, present, missing, known, residual)
+    write_rows(contributions, &outs, &mixtures, &mut row)?;
+    let mapped = mixtures.iter().filter(|m| m.is_some()).count();
+    let row_by_row = outs
+        .iter()
+        .zip(&mixtures)
+        .filter(|(o, m)| {
+            m.is_none()
+                && match o {
+                    Out::Label => false,
+                    Out::Numeric { .. } => true,
+                    Out::Categorical { levels, .. } => !levels.is_empty(),
+                }
+        })
+        .count();
+    multi_party_receipt(
+        contributions,
+        present,
+        missing,
+        known,
+        residual,
+        (mapped, row_by_row),
+    )
 }
 
 /// Checks that the contributions are intact, agree and come from distinct agreed parties;
@@ -330,10 +352,116 @@ fn categorical_out(
     Ok(Out::Categorical { levels, parts })
 }
 
-/// Averages the parties' rows in original units and decodes them, row by row.
+/// The distribution a column is mapped onto: the mixture of the parties' DP marginals.
+enum Mixture {
+    Numeric(NumericMarginal),
+    /// One probability per union level and, when a party pooled rare levels, one more for
+    /// them (decoded as [`OTHER`]).
+    Categorical(Vec<f64>),
+}
+
+/// Each column's mixture of the parties' DP marginals, weighted by their row counts (public
+/// under the federation's adjacency), where every contribution carries one for it (else None:
+/// the column is decoded row by row). Post-processing of the parties' releases.
+fn mixtures(contributions: &[Contribution], outs: &[Out]) -> Result<Vec<Option<Mixture>>> {
+    let weight = |c: &Contribution| c.accounting.rows_used as f64;
+    let damaged = |c: &Contribution, name: &str| {
+        Error::Data(format!(
+            "party {}: the marginal of column '{name}' does not fit its layout (damaged contribution); ask that party to contribute again",
+            c.party
+        ))
+    };
+    let names = &contributions[0].agreed.columns;
+    let mut out = Vec::with_capacity(outs.len());
+    for (j, o) in outs.iter().enumerate() {
+        let marginals: Option<Vec<&PartyMarginal>> = contributions
+            .iter()
+            .map(|c| c.marginals.get(j).and_then(Option::as_ref))
+            .collect();
+        let Some(marginals) = marginals else {
+            out.push(None);
+            continue;
+        };
+        let mixture = match o {
+            Out::Label => None,
+            Out::Numeric { .. } => {
+                let mut parts = Vec::with_capacity(marginals.len());
+                for (c, m) in contributions.iter().zip(&marginals) {
+                    let PartyMarginal::Numeric { edges, probs } = m else {
+                        return Err(damaged(c, &names[j]));
+                    };
+                    parts.push((
+                        weight(c),
+                        NumericMarginal {
+                            edges: edges.clone(),
+                            probs: probs.clone(),
+                        },
+                    ));
+                }
+                let refs: Vec<(f64, &NumericMarginal)> =
+                    parts.iter().map(|(w, m)| (*w, m)).collect();
+                NumericMarginal::mixture(&refs).map(Mixture::Numeric)
+            }
+            Out::Categorical { levels, .. } if levels.is_empty() => None,
+            Out::Categorical { levels, .. } => {
+                let mut mix = vec![0.0; levels.len() + 1];
+                for (c, m) in contributions.iter().zip(&marginals) {
+                    let (
+                        PartyMarginal::Categorical { probs },
+                        ColumnLayout::Categorical { levels: own },
+                    ) = (m, &c.layout[j])
+                    else {
+                        return Err(damaged(c, &names[j]));
+                    };
+                    if !(probs.len() == own.len() || probs.len() == own.len() + 1)
+                        || probs.iter().any(|q| !(q.is_finite() && *q >= 0.0))
+                    {
+                        return Err(damaged(c, &names[j]));
+                    }
+                    let total: f64 = probs.iter().sum();
+                    if total <= 0.0 {
+                        continue;
+                    }
+                    let w = weight(c) / total;
+                    for (l, q) in own.iter().zip(probs) {
+                        let u = levels
+                            .iter()
+                            .position(|x| x == l)
+                            .ok_or_else(|| damaged(c, &names[j]))?;
+                        mix[u] += w * q;
+                    }
+                    if probs.len() == own.len() + 1 {
+                        mix[levels.len()] += w * probs[own.len()];
+                    }
+                }
+                if mix[levels.len()] <= 0.0 {
+                    mix.pop();
+                }
+                let total: f64 = mix.iter().sum();
+                (total > 0.0 && total.is_finite())
+                    .then(|| Mixture::Categorical(mix.iter().map(|q| q / total).collect()))
+            }
+        };
+        out.push(mixture);
+    }
+    Ok(out)
+}
+
+/// A column decoded before the rows are written (mapped onto its mixture).
+enum Decoded {
+    Numeric(Vec<f64>),
+    /// Index into the union levels; `levels.len()` is [`OTHER`].
+    Levels(Vec<usize>),
+}
+
+/// Averages the parties' rows in original units and decodes them: the columns with a
+/// mixture of DP marginals all rows at once (numeric: quantile mapping; categorical: levels
+/// in the mixture's proportions, [`assign_levels`]), the others row by row (numeric: into
+/// the union of the ranges; categorical: the level with the highest score).
 fn write_rows(
     contributions: &[Contribution],
     outs: &[Out],
+    mixtures: &[Option<Mixture>],
     row: &mut impl FnMut(&[String]) -> Result<()>,
 ) -> Result<()> {
     let agreed = &contributions[0].agreed;
@@ -342,39 +470,75 @@ fn write_rows(
     let rows = contributions[0].rows;
     let vals: Vec<Vec<f32>> = contributions.iter().map(|c| c.decode_values()).collect();
     let dims: Vec<usize> = contributions.iter().map(|c| c.coordinates.len()).collect();
+    let numeric = |parts: &[(usize, f64, f64)], r: usize| -> f64 {
+        let mut sum = 0.0;
+        for (p, (idx, off, sc)) in parts.iter().enumerate() {
+            sum += off + f64::from(vals[p][r * dims[p] + idx]) * sc;
+        }
+        sum / np
+    };
+    let score = |parts: &[Vec<Option<usize>>], li: usize, r: usize| -> f64 {
+        let mut sum = 0.0;
+        for (p, idx) in parts.iter().enumerate() {
+            if let Some(i) = idx[li] {
+                sum += f64::from(vals[p][r * dims[p] + i]);
+            }
+        }
+        sum
+    };
+    let decoded: Vec<Option<Decoded>> = outs
+        .iter()
+        .zip(mixtures)
+        .map(|(out, mixture)| match (out, mixture) {
+            (Out::Numeric { parts, .. }, Some(Mixture::Numeric(m))) => {
+                let mut v: Vec<f64> = (0..rows).map(|r| numeric(parts, r)).collect();
+                quantile_map(&mut v, m);
+                Some(Decoded::Numeric(v))
+            }
+            (Out::Categorical { levels, parts }, Some(Mixture::Categorical(probs))) => {
+                let w = levels.len();
+                let mut s = Vec::with_capacity(rows * w);
+                for r in 0..rows {
+                    s.extend((0..w).map(|li| score(parts, li, r) as f32));
+                }
+                let codes = assign_levels(Scores::contiguous(&s, w), Some(quotas(probs, rows)));
+                Some(Decoded::Levels(codes))
+            }
+            _ => None,
+        })
+        .collect();
     let mut cells: Vec<String> = vec![String::new(); agreed.columns.len()];
     for r in 0..rows {
         let label = &agreed.classes[r % k];
-        for (cell, out) in cells.iter_mut().zip(outs) {
+        for ((cell, out), dec) in cells.iter_mut().zip(outs).zip(&decoded) {
             cell.clear();
-            match out {
-                Out::Label => cell.push_str(label),
-                Out::Numeric {
-                    lo,
-                    hi,
-                    integer,
-                    parts,
-                } => {
-                    let mut sum = 0.0;
-                    for (p, (idx, off, sc)) in parts.iter().enumerate() {
-                        sum += off + f64::from(vals[p][r * dims[p] + idx]) * sc;
-                    }
-                    let x = (sum / np).clamp(*lo, *hi);
-                    write_number(cell, x, *integer);
+            match (out, dec) {
+                (Out::Label, _) => cell.push_str(label),
+                (Out::Numeric { integer, .. }, Some(Decoded::Numeric(v))) => {
+                    write_number(cell, v[r], *integer);
                 }
-                Out::Categorical { levels, parts } => {
+                (
+                    Out::Numeric {
+                        lo,
+                        hi,
+                        integer,
+                        parts,
+                    },
+                    _,
+                ) => {
+                    write_number(cell, numeric(parts, r).clamp(*lo, *hi), *integer);
+                }
+                (Out::Categorical { levels, .. }, Some(Decoded::Levels(codes))) => {
+                    cell.push_str(levels.get(codes[r]).map_or(OTHER, String::as_str));
+                }
+                (Out::Categorical { levels, parts }, _) => {
                     if levels.is_empty() {
                         cell.push_str(crate::preprocess::encode::SUPPRESSED);
                         continue;
                     }
                     let mut best = (f64::NEG_INFINITY, 0usize);
                     for li in 0..levels.len() {
-                        let mut sum = 0.0;
-                        for (p, idx) in parts.iter().enumerate() {
-                            if let Some(i) = idx[li] {
-                                sum += f64::from(vals[p][r * dims[p] + i]);
-                            }
-                        }
+                        let sum = score(parts, li, r);
                         if sum > best.0 {
                             best = (sum, li);
                         }
@@ -418,8 +582,15 @@ fn multi_party_warnings(
     missing: &[u32],
     residual: bool,
     seeded: bool,
+    (mapped, row_by_row): (usize, usize),
 ) -> Vec<String> {
     let mut warnings = Vec::new();
+    if mapped > 0 {
+        warnings.push(format!("{mapped} column(s) are mapped onto the mixture of the parties' DP marginals (released with their ranges, weighted by their row counts; numeric: quantile mapping; categorical: levels in DP proportions; post-processing), so the released rows keep the columns' scale and proportions although rows longer than c were clipped"));
+    }
+    if row_by_row > 0 {
+        warnings.push(format!("{row_by_row} column(s) are decoded row by row, as not every party released their DP marginals (too few rows at a party for their noise, or public or `data` normalization): rows longer than c were clipped, so numeric values lean toward their range's minimum, and each row gets its highest-scoring categorical level, so levels are not in the data's proportions"));
+    }
     if !missing.is_empty() {
         warnings.push(format!(
             "parties {:?} did not contribute: their correlated noise does not cancel, so the result is noisier (see residual_noise); privacy does not suffer (the views are accounted over the parties present)",
@@ -451,6 +622,7 @@ fn multi_party_receipt(
     missing: Vec<u32>,
     known: usize,
     residual: Vec<ResidualNoise>,
+    decoding: (usize, usize),
 ) -> Result<FedReceipt> {
     let first = &contributions[0];
     let agreed = &first.agreed;
@@ -489,7 +661,14 @@ fn multi_party_receipt(
         &parties,
     )?;
     let seeded = contributions.iter().any(|c| c.seeded);
-    let warnings = multi_party_warnings(agreed, epsilon, &missing, !residual.is_empty(), seeded);
+    let warnings = multi_party_warnings(
+        agreed,
+        epsilon,
+        &missing,
+        !residual.is_empty(),
+        seeded,
+        decoding,
+    );
     let normalization = serde_json::Value::Array(
         contributions
             .iter()
@@ -626,6 +805,108 @@ mod tests {
                 contribute(table(i), None, &p.key, &[peer], &o, &mut rng).unwrap()
             })
             .collect()
+    }
+
+    /// Each party releases its columns' DP marginals with its ranges, and the aggregator maps
+    /// the averaged rows onto their mixture: although every row longer than c was clipped
+    /// (shrunk toward the range's minimum), each numeric column keeps its mean and range and
+    /// the categorical column its proportions. The same files without their marginals (as
+    /// an earlier version wrote them) still aggregate, row by row, and then x0's mean comes
+    /// out far from 75.
+    #[test]
+    fn the_parties_dp_marginals_keep_the_columns_scale_and_proportions() {
+        let table = |party: usize| {
+            let mut text = String::from("x0,x1,x2,x3,x4,x5,x6,x7,c,y\n");
+            for i in party * 12_000..(party + 1) * 12_000 {
+                for j in 0..8 {
+                    text.push_str(&format!("{},", 50 + (i * 37 + j * 11) % 51));
+                }
+                let c = if i % 10 < 7 { "p" } else { "q" };
+                text.push_str(&format!("{c},{}\n", if i % 2 == 0 { "a" } else { "b" }));
+            }
+            let csv = crate::data::CsvOptions {
+                label: Some("y".into()),
+                ..crate::data::CsvOptions::default()
+            };
+            crate::data::read_csv_bytes(text.as_bytes(), &csv).unwrap()
+        };
+        let o = FedOptions {
+            variant: Variant::Cape,
+            epsilon: 8.0,
+            mix: 4,
+            samples: Some(3000),
+            pool: Some(1000),
+            ..FedOptions::default()
+        };
+        let ps = parties(3, 21);
+        let cs: Vec<Contribution> = ps
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let peers: Vec<PublicKeyFile> = ps
+                    .iter()
+                    .filter(|q| q.key.party != p.key.party)
+                    .map(|q| q.public.clone())
+                    .collect();
+                let mut rng = ReleaseRng::seeded(60 + i as u64);
+                contribute(table(i), None, &p.key, &peers, &o, &mut rng).unwrap()
+            })
+            .collect();
+        for c in &cs {
+            assert_eq!(c.marginals.iter().filter(|m| m.is_some()).count(), 9);
+        }
+        let decoded = |cs: &[Contribution]| {
+            let (_, rows, r) = aggregate_rows(cs).unwrap();
+            assert!(r.epsilon <= 8.0 && r.meets_target, "{}", r.epsilon);
+            assert_eq!(rows.len(), 3000);
+            assert!(rows.iter().all(|r| r[9] == "a" || r[9] == "b"));
+            let mean = |j: usize| {
+                rows.iter()
+                    .map(|r| r[j].parse::<f64>().unwrap())
+                    .sum::<f64>()
+                    / 3000.0
+            };
+            let p = rows.iter().filter(|r| r[8] == "p").count() as f64 / 3000.0;
+            let means: Vec<f64> = (0..8).map(mean).collect();
+            let inside = (0..8).all(|j| {
+                rows.iter()
+                    .all(|r| (0.0..=200.0).contains(&r[j].parse::<f64>().unwrap()))
+            });
+            (means, p, inside, r.warnings)
+        };
+        let (means, p, inside, warnings) = decoded(&cs);
+        for (j, m) in means.iter().enumerate() {
+            // Real mean 75; the marginals' noise moves it by well under 1.
+            assert!((m - 75.0).abs() < 3.0, "x{j}: mean {m}");
+        }
+        assert!(inside);
+        assert!((p - 0.7).abs() < 0.05, "share of p: {p}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("9 column(s) are mapped onto the mixture")),
+            "{warnings:?}"
+        );
+        assert!(!warnings.iter().any(|w| w.contains("row by row")));
+        // Without the marginals: decoded row by row, the rows' shrinkage shows.
+        let old: Vec<Contribution> = cs
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                c.marginals.clear();
+                c.integrity = c.compute_integrity();
+                c
+            })
+            .collect();
+        let (means, _, _, warnings) = decoded(&old);
+        assert!((means[0] - 75.0).abs() > 10.0, "x0: mean {}", means[0]);
+        assert!(!warnings.iter().any(|w| w.contains("mixture")));
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("9 column(s) are decoded row by row")),
+            "{warnings:?}"
+        );
     }
 
     /// The categorical threshold's ε term travels in each contribution file and the

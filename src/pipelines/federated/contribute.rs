@@ -2,7 +2,8 @@
 //! correlated noise ([`pairwise_noise`]).
 
 use super::file::{
-    AgreedParameters, ColumnLayout, Contribution, PartyAccounting, CONTRIBUTION_FORMAT,
+    AgreedParameters, ColumnLayout, Contribution, PartyAccounting, PartyMarginal,
+    CONTRIBUTION_FORMAT,
 };
 use super::options::{check_options, classes_of, clip_of, FedOptions};
 use super::records::prepare;
@@ -19,7 +20,7 @@ use crate::mechanisms::federated::{
 };
 use crate::mechanisms::gaussian::Gaussian;
 use crate::preprocess::clip::clip_rows;
-use crate::preprocess::normalize::ExtraStats;
+use crate::preprocess::normalize::{ColumnMarginal, ExtraStats};
 use crate::preprocess::{ColumnCodec, FeatureSpace, NormalizeMode};
 use crate::rng::ReleaseRng;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -137,6 +138,25 @@ fn layout_of(space: &FeatureSpace) -> Vec<ColumnLayout> {
             ColumnCodec::Categorical { levels, .. } => ColumnLayout::Categorical {
                 levels: levels.clone(),
             },
+        })
+        .collect()
+}
+
+/// The released marginals as the file stores them; empty when none was released.
+fn party_marginals(marginals: &[Option<ColumnMarginal>]) -> Vec<Option<PartyMarginal>> {
+    if marginals.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    marginals
+        .iter()
+        .map(|m| {
+            m.as_ref().map(|m| match m {
+                ColumnMarginal::Numeric(n) => PartyMarginal::Numeric {
+                    edges: n.edges.clone(),
+                    probs: n.probs.clone(),
+                },
+                ColumnMarginal::Categorical(p) => PartyMarginal::Categorical { probs: p.clone() },
+            })
         })
         .collect()
 }
@@ -272,14 +292,14 @@ pub fn contribute<'a>(
         ));
     }
 
-    let mut norm = normalize(
-        table,
-        schema,
-        opts,
-        records.types_z(),
-        ExtraStats::default(),
-        rng,
-    )?;
+    // The marginals, where their noise leaves them worth it on this party's own rows
+    // (`plan_extras`), in the same release as the ranges: the aggregator maps the averaged
+    // rows onto the parties' mixture of them.
+    let want = ExtraStats {
+        marginals: true,
+        mean_norm: false,
+    };
+    let mut norm = normalize(table, schema, opts, records.types_z(), want, rng)?;
     let borrowed = snap_dp_ranges(&mut norm.space, &norm.report);
     norm.report.warnings.extend(borrowed);
     let d = norm.space.dim;
@@ -342,6 +362,7 @@ pub fn contribute<'a>(
         },
         normalization: serde_json::to_value(&norm.report).expect("serializes"),
         column_types: serde_json::to_value(&records.decisions).expect("serializes"),
+        marginals: party_marginals(&norm.marginals),
         // A seeded key makes every derived noise reproducible: the contribution is seeded too.
         seeded: rng.seed().is_some() || key.seeded,
         values: B64.encode(&bytes),

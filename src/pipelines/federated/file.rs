@@ -159,6 +159,20 @@ pub struct PartyAccounting {
     pub tau_e: f64,
 }
 
+/// One party's DP marginal of one column, released in the same Gaussian mechanism as its
+/// ranges (the normalization's; `plan_extras` decides, from public numbers, whether they are
+/// worth their noise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PartyMarginal {
+    /// Bin edges in the column's units (non-decreasing; two equal edges: a point bin) and
+    /// bin probabilities.
+    Numeric { edges: Vec<f64>, probs: Vec<f64> },
+    /// One probability per level of the column's layout, and possibly one more: the pooled
+    /// mass of the levels below the release threshold.
+    Categorical { probs: Vec<f64> },
+}
+
 /// One party's contribution file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contribution {
@@ -184,6 +198,11 @@ pub struct Contribution {
     /// This party's column-type decisions (absent in files of earlier versions).
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub column_types: serde_json::Value,
+    /// The DP marginals this party released with its ranges, one entry per column (None:
+    /// none for that column), for the aggregator's decoding; empty when none was released
+    /// (small data, public or `data` normalization, files of earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marginals: Vec<Option<PartyMarginal>>,
     /// Whether this contribution used a fixed seed (not for release).
     pub seeded: bool,
     /// rows × coordinates little-endian f32, base64.

@@ -208,7 +208,7 @@ fn notes(
     warnings.push("simulation: the normalization statistics are estimated once over the union of the partitions (as a trusted simulator can); a real federation estimates them per party (`federated contribute`)".into());
     let m = norm.marginals.iter().filter(|m| m.is_some()).count();
     if m > 0 {
-        warnings.push(format!("simulation: {m} column(s) are mapped onto DP marginals released with the ranges (numeric: quantile mapping; categorical: levels in DP proportions; post-processing), so the released rows keep the columns' scale and proportions although rows longer than c were clipped; a real federation (`federated aggregate`) does not release marginals and decodes row by row"));
+        warnings.push(format!("simulation: {m} column(s) are mapped onto DP marginals released with the ranges (numeric: quantile mapping; categorical: levels in DP proportions; post-processing), so the released rows keep the columns' scale and proportions although rows longer than c were clipped; a real federation releases them per party, where the party's own rows leave them worth their noise, and `federated aggregate` maps onto their mixture"));
     }
     if seeded {
         warnings.push(crate::receipt::SEEDED_RUN_WARNING.into());

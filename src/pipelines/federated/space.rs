@@ -101,8 +101,9 @@ pub(super) fn combined_z(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 /// The normalization of `table`, with the data path's cost: its histograms' and, when
 /// `types_z` is given, the column-type decision's ([`super::records::prepare`]).
-/// `want` asks for more than ranges and categories in the same release (the simulation's
-/// marginals, for decoding; a party's contribution asks for nothing more).
+/// `want` asks for more than ranges and categories in the same release (the marginals, for
+/// decoding: the simulation's, and a party's for the aggregator's mixture of the parties'
+/// marginals; each judged worth its noise on its own rows, [`plan_extras`]).
 pub(super) fn normalize(
     table: &Table,
     schema: Option<&Schema>,
