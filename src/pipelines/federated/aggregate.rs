@@ -774,7 +774,7 @@ fn multi_party_parameters(
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{
-        constant_table, contribute_all, crit, ks_normal, opts, parties, run,
+        constant_table, contribute_all, crit, ks_normal, opts, parties, peers_of, run, spread_table,
     };
     use super::*;
     use crate::mechanisms::federated::pairwise::{self, PublicKeyFile};
@@ -815,21 +815,6 @@ mod tests {
     /// out far from 75.
     #[test]
     fn the_parties_dp_marginals_keep_the_columns_scale_and_proportions() {
-        let table = |party: usize| {
-            let mut text = String::from("x0,x1,x2,x3,x4,x5,x6,x7,c,y\n");
-            for i in party * 12_000..(party + 1) * 12_000 {
-                for j in 0..8 {
-                    text.push_str(&format!("{},", 50 + (i * 37 + j * 11) % 51));
-                }
-                let c = if i % 10 < 7 { "p" } else { "q" };
-                text.push_str(&format!("{c},{}\n", if i % 2 == 0 { "a" } else { "b" }));
-            }
-            let csv = crate::data::CsvOptions {
-                label: Some("y".into()),
-                ..crate::data::CsvOptions::default()
-            };
-            crate::data::read_csv_bytes(text.as_bytes(), &csv).unwrap()
-        };
         let o = FedOptions {
             variant: Variant::Cape,
             epsilon: 8.0,
@@ -843,13 +828,9 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let peers: Vec<PublicKeyFile> = ps
-                    .iter()
-                    .filter(|q| q.key.party != p.key.party)
-                    .map(|q| q.public.clone())
-                    .collect();
+                let table = spread_table(i * 12_000..(i + 1) * 12_000);
                 let mut rng = ReleaseRng::seeded(60 + i as u64);
-                contribute(table(i), None, &p.key, &peers, &o, &mut rng).unwrap()
+                contribute(table, None, &p.key, &peers_of(&ps, p), &o, &mut rng).unwrap()
             })
             .collect();
         for c in &cs {

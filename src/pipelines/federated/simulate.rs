@@ -499,20 +499,7 @@ mod tests {
     /// (Decoded row by row, as before the marginals, x0's mean came out at 57.8, not 75.)
     #[test]
     fn dp_marginals_keep_the_columns_scale_and_proportions() {
-        let n = 12_000;
-        let mut text = String::from("x0,x1,x2,x3,x4,x5,x6,x7,c,y\n");
-        for i in 0..n {
-            for j in 0..8 {
-                text.push_str(&format!("{},", 50 + (i * 37 + j * 11) % 51));
-            }
-            let c = if i % 10 < 7 { "p" } else { "q" };
-            text.push_str(&format!("{c},{}\n", if i % 2 == 0 { "a" } else { "b" }));
-        }
-        let csv = crate::data::CsvOptions {
-            label: Some("y".into()),
-            ..crate::data::CsvOptions::default()
-        };
-        let t = crate::data::read_csv_bytes(text.as_bytes(), &csv).unwrap();
+        let t = super::super::testutil::spread_table(0..12_000);
         let o = FedOptions {
             variant: Variant::Cape,
             epsilon: 8.0,

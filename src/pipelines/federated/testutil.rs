@@ -78,6 +78,32 @@ pub(super) fn parties(n: u32, seed: u64) -> Vec<Party> {
         .collect()
 }
 
+/// The public keys of every party but `p`.
+pub(super) fn peers_of(ps: &[Party], p: &Party) -> Vec<PublicKeyFile> {
+    ps.iter()
+        .filter(|q| q.key.party != p.key.party)
+        .map(|q| q.public.clone())
+        .collect()
+}
+
+/// Rows `rows` of a table of 8 integer columns x0..x7 spread evenly over 50..=100, a
+/// categorical c that is `p` in 70 % of the rows (else `q`) and a label y (a/b); no schema.
+pub(super) fn spread_table(rows: std::ops::Range<usize>) -> Table {
+    let mut text = String::from("x0,x1,x2,x3,x4,x5,x6,x7,c,y\n");
+    for i in rows {
+        for j in 0..8 {
+            text.push_str(&format!("{},", 50 + (i * 37 + j * 11) % 51));
+        }
+        let c = if i % 10 < 7 { "p" } else { "q" };
+        text.push_str(&format!("{c},{}\n", if i % 2 == 0 { "a" } else { "b" }));
+    }
+    let csv = CsvOptions {
+        label: Some("y".into()),
+        ..CsvOptions::default()
+    };
+    read_csv_bytes(text.as_bytes(), &csv).unwrap()
+}
+
 pub(super) fn contribute_all(
     ps: &[Party],
     o: &FedOptions,
@@ -87,11 +113,7 @@ pub(super) fn contribute_all(
     ps.iter()
         .enumerate()
         .map(|(i, p)| {
-            let peers: Vec<PublicKeyFile> = ps
-                .iter()
-                .filter(|q| q.key.party != p.key.party)
-                .map(|q| q.public.clone())
-                .collect();
+            let peers = peers_of(ps, p);
             contribute(
                 t,
                 Some(schema),
