@@ -1019,7 +1019,7 @@ fn infer_cell(
 ) -> f32 {
     let message = match num {
         Num::Finite(x) => {
-            st.integral &= x.fract() == 0.0;
+            st.integral &= crate::math::fract(x) == 0.0;
             return x as f32;
         }
         Num::NotNumber => {
@@ -1062,7 +1062,7 @@ fn schema_number(
 ) -> Result<f32> {
     match classify(v) {
         Num::Finite(x) => {
-            if integer == Some(true) && x.fract() != 0.0 {
+            if integer == Some(true) && crate::math::fract(x) != 0.0 {
                 return Err(src.cell_err(row, byte, col, format_args!(
                     "value '{v}' is not an integer, but the schema declares this column \"integer\": true; fix the value or set \"integer\": false"
                 )));

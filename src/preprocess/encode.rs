@@ -947,12 +947,13 @@ impl TextSink for Vec<u8> {
     }
 }
 
-/// `x.round()` (halves away from zero; ±0, ±∞ and NaN kept), from `trunc`, which is one
-/// instruction natively and on wasm32, where `round` is a libm call (3 % of a 60k MNIST
-/// synthesis in Node's profile). `x − trunc(x)` is exact for every finite f64.
+/// `x.round()` (halves away from zero; ±0, ±∞ and NaN kept), from [`crate::math::trunc`]:
+/// `round` is a libm call on wasm32 (3 % of a 60k MNIST synthesis in Node's profile), and so
+/// is `f64::trunc` on x86-64's baseline (2.6 % of a Fashion-MNIST synthesis natively).
+/// `x − trunc(x)` is exact for every finite f64.
 #[inline]
 pub fn round_half_away(x: f64) -> f64 {
-    let r = x.trunc();
+    let r = crate::math::trunc(x);
     if (x - r).abs() >= 0.5 {
         r + x.signum()
     } else {
