@@ -84,10 +84,11 @@ pub fn aggregate(
     header(&agreed.columns)?;
     write_rows(contributions, &outs, &mixtures, &mut row)?;
     let mapped = mixtures.iter().filter(|m| m.is_some()).count();
-    let row_by_row = outs
+    let row_by_row: Vec<&str> = outs
         .iter()
         .zip(&mixtures)
-        .filter(|(o, m)| {
+        .zip(&agreed.columns)
+        .filter(|((o, m), _)| {
             m.is_none()
                 && match o {
                     Out::Label => false,
@@ -95,14 +96,15 @@ pub fn aggregate(
                     Out::Categorical { levels, .. } => !levels.is_empty(),
                 }
         })
-        .count();
+        .map(|(_, name)| name.as_str())
+        .collect();
     multi_party_receipt(
         contributions,
         present,
         missing,
         known,
         residual,
-        (mapped, row_by_row),
+        (mapped, &row_by_row),
     )
 }
 
@@ -582,14 +584,19 @@ fn multi_party_warnings(
     missing: &[u32],
     residual: bool,
     seeded: bool,
-    (mapped, row_by_row): (usize, usize),
+    (mapped, row_by_row): (usize, &[&str]),
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     if mapped > 0 {
         warnings.push(format!("{mapped} column(s) are mapped onto the mixture of the parties' DP marginals (released with their ranges, weighted by their row counts; numeric: quantile mapping; categorical: levels in DP proportions; post-processing), so the released rows keep the columns' scale and proportions although rows longer than c were clipped"));
     }
-    if row_by_row > 0 {
-        warnings.push(format!("{row_by_row} column(s) are decoded row by row, as not every party released their DP marginals (too few rows at a party for their noise, or public or `data` normalization): rows longer than c were clipped, so numeric values lean toward their range's minimum, and each row gets its highest-scoring categorical level, so levels are not in the data's proportions"));
+    if !row_by_row.is_empty() {
+        let shown = 5;
+        let mut names = row_by_row[..row_by_row.len().min(shown)].join(", ");
+        if row_by_row.len() > shown {
+            names.push_str(&format!(" and {} more", row_by_row.len() - shown));
+        }
+        warnings.push(format!("{} column(s) are decoded row by row ({names}), as not every party released their DP marginals (too few rows at a party for their noise, or public or `data` normalization): rows longer than c were clipped, so numeric values lean toward their range's minimum, and each row gets its highest-scoring categorical level, so levels are not in the data's proportions", row_by_row.len()));
     }
     if !missing.is_empty() {
         warnings.push(format!(
@@ -622,7 +629,7 @@ fn multi_party_receipt(
     missing: Vec<u32>,
     known: usize,
     residual: Vec<ResidualNoise>,
-    decoding: (usize, usize),
+    decoding: (usize, &[&str]),
 ) -> Result<FedReceipt> {
     let first = &contributions[0];
     let agreed = &first.agreed;
@@ -883,9 +890,8 @@ mod tests {
         assert!((means[0] - 75.0).abs() > 10.0, "x0: mean {}", means[0]);
         assert!(!warnings.iter().any(|w| w.contains("mixture")));
         assert!(
-            warnings
-                .iter()
-                .any(|w| w.starts_with("9 column(s) are decoded row by row")),
+            warnings.iter().any(|w| w
+                .starts_with("9 column(s) are decoded row by row (x0, x1, x2, x3, x4 and 4 more)")),
             "{warnings:?}"
         );
     }
