@@ -7,7 +7,7 @@ use crate::preprocess::dp_counts::CountNoise;
 use rand::Rng;
 
 /// A released marginal of one numeric column: bin edges and bin probabilities.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NumericMarginal {
     /// Bin edges, non-decreasing (two equal edges: a point bin, decoded as that value),
     /// `probs.len() + 1` of them.

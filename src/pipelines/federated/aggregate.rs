@@ -366,13 +366,6 @@ enum Mixture {
 /// under the federation's adjacency), where every contribution carries one for it (else None:
 /// the column is decoded row by row). Post-processing of the parties' releases.
 fn mixtures(contributions: &[Contribution], outs: &[Out]) -> Result<Vec<Option<Mixture>>> {
-    let weight = |c: &Contribution| c.accounting.rows_used as f64;
-    let damaged = |c: &Contribution, name: &str| {
-        Error::Data(format!(
-            "party {}: the marginal of column '{name}' does not fit its layout (damaged contribution); ask that party to contribute again",
-            c.party
-        ))
-    };
     let names = &contributions[0].agreed.columns;
     let mut out = Vec::with_capacity(outs.len());
     for (j, o) in outs.iter().enumerate() {
@@ -389,64 +382,74 @@ fn mixtures(contributions: &[Contribution], outs: &[Out]) -> Result<Vec<Option<M
             Out::Numeric { .. } => {
                 let mut parts = Vec::with_capacity(marginals.len());
                 for (c, m) in contributions.iter().zip(&marginals) {
-                    let PartyMarginal::Numeric { edges, probs } = m else {
-                        return Err(damaged(c, &names[j]));
+                    let PartyMarginal::Numeric(n) = m else {
+                        return Err(damaged_marginal(c, &names[j]));
                     };
-                    parts.push((
-                        weight(c),
-                        NumericMarginal {
-                            edges: edges.clone(),
-                            probs: probs.clone(),
-                        },
-                    ));
+                    parts.push((c.accounting.rows_used as f64, n));
                 }
-                let refs: Vec<(f64, &NumericMarginal)> =
-                    parts.iter().map(|(w, m)| (*w, m)).collect();
-                NumericMarginal::mixture(&refs).map(Mixture::Numeric)
+                NumericMarginal::mixture(&parts).map(Mixture::Numeric)
             }
             Out::Categorical { levels, .. } if levels.is_empty() => None,
             Out::Categorical { levels, .. } => {
-                let mut mix = vec![0.0; levels.len() + 1];
-                for (c, m) in contributions.iter().zip(&marginals) {
-                    let (
-                        PartyMarginal::Categorical { probs },
-                        ColumnLayout::Categorical { levels: own },
-                    ) = (m, &c.layout[j])
-                    else {
-                        return Err(damaged(c, &names[j]));
-                    };
-                    if !(probs.len() == own.len() || probs.len() == own.len() + 1)
-                        || probs.iter().any(|q| !(q.is_finite() && *q >= 0.0))
-                    {
-                        return Err(damaged(c, &names[j]));
-                    }
-                    let total: f64 = probs.iter().sum();
-                    if total <= 0.0 {
-                        continue;
-                    }
-                    let w = weight(c) / total;
-                    for (l, q) in own.iter().zip(probs) {
-                        let u = levels
-                            .iter()
-                            .position(|x| x == l)
-                            .ok_or_else(|| damaged(c, &names[j]))?;
-                        mix[u] += w * q;
-                    }
-                    if probs.len() == own.len() + 1 {
-                        mix[levels.len()] += w * probs[own.len()];
-                    }
-                }
-                if mix[levels.len()] <= 0.0 {
-                    mix.pop();
-                }
-                let total: f64 = mix.iter().sum();
-                (total > 0.0 && total.is_finite())
-                    .then(|| Mixture::Categorical(mix.iter().map(|q| q / total).collect()))
+                categorical_mixture(contributions, &marginals, j, levels)?.map(Mixture::Categorical)
             }
         };
         out.push(mixture);
     }
     Ok(out)
+}
+
+/// Column `j`'s mixture of the parties' level proportions over the union `levels` (one
+/// more entry, the pooled rare levels, when a party has them), weighted by the parties' row
+/// counts; None when no party has mass.
+fn categorical_mixture(
+    contributions: &[Contribution],
+    marginals: &[&PartyMarginal],
+    j: usize,
+    levels: &[String],
+) -> Result<Option<Vec<f64>>> {
+    let damaged = |c: &Contribution| damaged_marginal(c, &contributions[0].agreed.columns[j]);
+    let mut mix = vec![0.0; levels.len() + 1];
+    for (c, m) in contributions.iter().zip(marginals) {
+        let (PartyMarginal::Categorical { probs }, ColumnLayout::Categorical { levels: own }) =
+            (m, &c.layout[j])
+        else {
+            return Err(damaged(c));
+        };
+        if !(probs.len() == own.len() || probs.len() == own.len() + 1)
+            || probs.iter().any(|q| !(q.is_finite() && *q >= 0.0))
+        {
+            return Err(damaged(c));
+        }
+        let total: f64 = probs.iter().sum();
+        if total <= 0.0 {
+            continue;
+        }
+        let w = c.accounting.rows_used as f64 / total;
+        for (l, q) in own.iter().zip(probs) {
+            let u = levels
+                .iter()
+                .position(|x| x == l)
+                .ok_or_else(|| damaged(c))?;
+            mix[u] += w * q;
+        }
+        if probs.len() == own.len() + 1 {
+            mix[levels.len()] += w * probs[own.len()];
+        }
+    }
+    if mix[levels.len()] <= 0.0 {
+        mix.pop();
+    }
+    let total: f64 = mix.iter().sum();
+    Ok((total > 0.0 && total.is_finite()).then(|| mix.iter().map(|q| q / total).collect()))
+}
+
+/// The error for a contribution whose marginal of column `name` does not fit its layout.
+fn damaged_marginal(c: &Contribution, name: &str) -> Error {
+    Error::Data(format!(
+        "party {}: the marginal of column '{name}' does not fit its layout (damaged contribution); ask that party to contribute again",
+        c.party
+    ))
 }
 
 /// A column decoded before the rows are written (mapped onto its mixture).

@@ -151,10 +151,7 @@ fn party_marginals(marginals: &[Option<ColumnMarginal>]) -> Vec<Option<PartyMarg
         .iter()
         .map(|m| {
             m.as_ref().map(|m| match m {
-                ColumnMarginal::Numeric(n) => PartyMarginal::Numeric {
-                    edges: n.edges.clone(),
-                    probs: n.probs.clone(),
-                },
+                ColumnMarginal::Numeric(n) => PartyMarginal::Numeric(n.clone()),
                 ColumnMarginal::Categorical(p) => PartyMarginal::Categorical { probs: p.clone() },
             })
         })

@@ -166,8 +166,8 @@ pub struct PartyAccounting {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PartyMarginal {
     /// Bin edges in the column's units (non-decreasing; two equal edges: a point bin) and
-    /// bin probabilities.
-    Numeric { edges: Vec<f64>, probs: Vec<f64> },
+    /// bin probabilities (stored as `edges` and `probs` beside `kind`).
+    Numeric(crate::preprocess::quantile::NumericMarginal),
     /// One probability per level of the column's layout, and possibly one more: the pooled
     /// mass of the levels below the release threshold.
     Categorical { probs: Vec<f64> },
