@@ -13,19 +13,13 @@ not for release. Work files go to bench/federated/out/adult-parties (git-ignored
 """
 import argparse
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench", "utility"))
-import run as R  # noqa: E402  (bench/utility/run.py: Adult's reader and scorers)
-
-
-def sh(args):
-    p = subprocess.run(args, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"failed: {' '.join(args)}\n{p.stderr}")
+import run as R  # noqa: E402  (bench/utility/run.py: Adult's reader and scorers, sh)
+from run import sh  # noqa: E402
 
 
 def main():

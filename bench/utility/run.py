@@ -40,6 +40,14 @@ OLD = {
 }
 
 
+def sh(args):
+    """Runs args, returns its stdout; exits naming the command and its stderr if it fails."""
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(args)}\n{r.stderr}")
+    return r.stdout
+
+
 def run(cmd):
     t = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
