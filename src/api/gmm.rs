@@ -102,7 +102,8 @@ pub struct GmmRequest {
     /// Public bound B on each row's L2 norm.
     #[serde(default)]
     pub bound: Option<f64>,
-    /// Project to K principal components first.
+    /// Project to K principal components first (on the default release a DP basis within the
+    /// budget; otherwise computed from the data and declared unprotected).
     #[serde(default)]
     pub pca: Option<usize>,
     /// A public centre, one value per feature: the release is of x − center (B bounds

@@ -79,8 +79,10 @@ pub(crate) struct GmmArgs {
     /// settings declare the label set unprotected).
     #[arg(long, value_delimiter = ',')]
     classes: Option<Vec<String>>,
-    /// Project to K principal components first; the basis comes from the data and is declared
-    /// unprotected; the model stores it and `gmm sample` maps rows back to the input columns.
+    /// Project to K principal components first (K ≤ 256); the model stores the basis and `gmm
+    /// sample` maps rows back to the input columns. On the default release the basis is a DP
+    /// release in the same budget (a share of it); with other options it comes from the data
+    /// and is declared unprotected.
     #[arg(long)]
     pca: Option<usize>,
     /// A public centre c, one value per feature (comma-separated), chosen without looking at

@@ -65,18 +65,26 @@ pub const MAX_ROWS: usize = 1 << 30;
 /// A unit-ball row on the grid 2^{−30}: truncated toward zero, then ‖u‖₂ ≤ 2^30 enforced
 /// exactly (see the proof note).
 pub fn row_units(z: &[f64]) -> Vec<i64> {
+    row_units_at(z, ROW_BITS)
+}
+
+/// [`row_units`] on the grid 2^{−bits} (1 ≤ bits ≤ 30): truncated toward zero, then
+/// ‖u‖₂ ≤ 2^bits enforced exactly.
+pub fn row_units_at(z: &[f64], bits: u32) -> Vec<i64> {
+    debug_assert!((1..=ROW_BITS).contains(&bits));
+    let one: i64 = 1 << bits;
     let mut u: Vec<i64> = z
         .iter()
         .map(|&x| {
-            let v = x * ROW_ONE as f64; // exact (power of two); NaN → 0 below
+            let v = x * one as f64; // exact (power of two); NaN → 0 below
             if v.is_nan() {
                 0
             } else {
-                (v as i64).clamp(-ROW_ONE, ROW_ONE) // `as` truncates toward zero
+                (v as i64).clamp(-one, one) // `as` truncates toward zero
             }
         })
         .collect();
-    let limit: u128 = 1u128 << (2 * ROW_BITS);
+    let limit: u128 = 1u128 << (2 * bits);
     loop {
         let n2: u128 = u.iter().map(|&x| (x.unsigned_abs() as u128).pow(2)).sum();
         if n2 <= limit {

@@ -14,6 +14,7 @@ pub mod fit;
 pub mod kl;
 pub mod linalg;
 pub mod sdp;
+pub mod subspace;
 pub mod suffstats;
 pub mod weights;
 pub mod wishart;
@@ -90,8 +91,10 @@ pub struct GmmOptions {
     pub lambda: f64,
     /// Stopping threshold of Algorithm 1 (default 1e−3).
     pub tolerance: f64,
-    /// Project to this many principal components first (the basis is computed from the data
-    /// and declared unprotected); None: no projection.
+    /// Project to this many principal components first: on the default release (record
+    /// adjacency, `optimized`, Gaussian covariance noise) the basis is a DP release in the
+    /// same budget ([`subspace`]); on the other paths it is computed from the data and
+    /// declared unprotected. None: no projection.
     pub pca: Option<usize>,
     /// Covariance noise of `optimized` (default: Gaussian, which has a valid guarantee; the
     /// paper's Wishart is available and declared unprotected, see [`CovarianceNoise`]).
@@ -532,12 +535,14 @@ impl Support {
 /// (1 − p)^10,000: e^−10 ≈ 4.5e−5 at p = 0.1 %, below 1e−40 at p = 1 %.
 pub const SUPPORT_MAX_DRAWS: usize = 10_000;
 
-/// A PCA projection (computed from the non-private data: declared unprotected).
+/// A PCA projection: a DP basis with a zero centre on the default release ([`subspace`]),
+/// else computed from the non-private data (declared unprotected).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Projection {
-    /// Mean of the input rows.
+    /// Mean of the input rows (zeros for the DP basis, whose second moment is uncentred).
     pub center: Vec<f64>,
-    /// K orthonormal rows of length d (leading eigenvectors of the pooled covariance).
+    /// K orthonormal rows of length d (leading eigenvectors of the pooled covariance, or of
+    /// the released second moment).
     pub components: Vec<Vec<f64>>,
     /// The input's feature names (columns of sampled rows).
     pub features: Vec<String>,

@@ -118,6 +118,13 @@ pub struct Split {
     pub eps_moment_alone: f64,
     /// The feature dimension the grids are built for.
     pub dim: usize,
+    /// With a DP principal subspace ([`super::subspace`]): the input dimension of the basis
+    /// release (its d_in(d_in + 1)/2 coordinates), else 0.
+    pub basis_dim: usize,
+    /// σ of the basis release's noise (√2·z_B; 0 without a basis).
+    pub sigma_basis: f64,
+    /// ε at `delta` of the basis release alone (informative; 0 without a basis).
+    pub eps_basis_alone: f64,
 }
 
 /// ρ of a grid release whose statistic moves by at most `shift` (data units) in at most
@@ -172,6 +179,31 @@ impl Split {
     /// [`weights::LABEL_DELTA_SHARE`] of δ goes to their threshold (the Gaussian releases are
     /// calibrated at the rest), and `threshold` is the count a label must reach.
     pub fn with_labels(epsilon: f64, delta: f64, dim: usize, from_data: bool) -> Result<Split> {
+        Split::build(epsilon, delta, dim, from_data, None)
+    }
+
+    /// [`Split::with_labels`] with one more Gaussian release in the same budget: the basis of
+    /// a DP principal subspace ([`super::subspace`]), the second moment of `basis_dim`-feature
+    /// unit-ball rows (Frobenius sensitivity √2), which takes the share
+    /// [`super::subspace::BASIS_SHARE`] of the Gaussian ρ. `dim` is the subspace's dimension
+    /// (the class statistics are of the projected rows).
+    pub fn with_basis(
+        epsilon: f64,
+        delta: f64,
+        dim: usize,
+        from_data: bool,
+        basis_dim: usize,
+    ) -> Result<Split> {
+        Split::build(epsilon, delta, dim, from_data, Some(basis_dim))
+    }
+
+    fn build(
+        epsilon: f64,
+        delta: f64,
+        dim: usize,
+        from_data: bool,
+        basis_dim: Option<usize>,
+    ) -> Result<Split> {
         let (delta_labels, delta) = if from_data {
             labels_delta(delta)
         } else {
@@ -183,9 +215,21 @@ impl Split {
             .transpose()?;
         let shrink = 1.0 - 1e-12;
         let target = (epsilon - eps_counts) * shrink;
-        // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²).
+        // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²). With a basis,
+        // the class statistics keep 1 − f of the Gaussian ρ and the basis takes f:
+        // ρ = 1/(z²(1 − f)), and the basis's noise multiplier is z_B = z·√((1 − f)/(2f)).
+        let keep = if basis_dim.is_some() {
+            1.0 - super::subspace::BASIS_SHARE
+        } else {
+            1.0
+        };
+        let basis_ratio =
+            ((1.0 - super::subspace::BASIS_SHARE) / (2.0 * super::subspace::BASIS_SHARE)).sqrt();
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
-            RdpCurve::gaussian(z / std::f64::consts::SQRT_2, &gaussian_orders(MAX_ORDER))
+            RdpCurve::gaussian(
+                z * keep.sqrt() / std::f64::consts::SQRT_2,
+                &gaussian_orders(MAX_ORDER),
+            )
         })?;
         certify_upward(cal.z, 1e-9, 64, |z| {
             let mut s = Split {
@@ -201,6 +245,11 @@ impl Split {
                 eps_sum_alone: f64::INFINITY,
                 eps_moment_alone: f64::INFINITY,
                 dim,
+                basis_dim: basis_dim.unwrap_or(0),
+                sigma_basis: basis_dim.map_or(0.0, |_| {
+                    super::subspace::BASIS_SENSITIVITY * basis_ratio * z
+                }),
+                eps_basis_alone: 0.0,
             };
             let (sn, mn) = (s.sum_noise()?, s.moment_noise()?);
             let m = dim * (dim + 1) / 2;
@@ -210,13 +259,25 @@ impl Split {
             );
             let within = sum_a + mom_a;
             let between = 2.0 * (rho_of(&sn, 1.0, dim) + rho_of(&mn, 1.0, m));
-            s.rho = within.max(between);
+            // A neighbour also moves the basis's second moment (by ≤ √2; see subspace).
+            let basis = match basis_dim {
+                Some(b) => rho_of(
+                    &s.basis_noise()?,
+                    super::subspace::BASIS_SENSITIVITY,
+                    b * (b + 1) / 2,
+                ),
+                None => 0.0,
+            };
+            s.rho = within.max(between) + basis;
             s.eps_gaussian = eps_of_rho(s.rho, delta)?;
             if s.eps_gaussian > target {
                 return Ok(None);
             }
             s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
             s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
+            if basis > 0.0 {
+                s.eps_basis_alone = eps_of_rho(basis, delta)?;
+            }
             Ok(Some(s))
         })?
         .ok_or_else(|| {
@@ -236,6 +297,22 @@ impl Split {
     pub fn moment_noise(&self) -> Result<GridGaussian> {
         let d = self.dim;
         GridGaussian::covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
+    }
+
+    /// The exact-noise release of the basis's second moment (d_in(d_in + 1)/2 coordinates;
+    /// an error without a basis).
+    pub fn basis_noise(&self) -> Result<GridGaussian> {
+        let b = self.basis_dim;
+        if b == 0 {
+            return Err(Error::Data(
+                "internal: this split has no basis release".into(),
+            ));
+        }
+        GridGaussian::covering(
+            self.sigma_basis,
+            super::subspace::BASIS_SENSITIVITY,
+            b * (b + 1) / 2,
+        )
     }
 
     /// Total ε = ε_cnt + ε_G.

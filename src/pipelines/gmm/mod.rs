@@ -20,8 +20,13 @@ use exactnoise::{class_stats, ClassStats};
 use fit::{check_invertible, fit_classes_any, ClassFit};
 use linalg::{cholesky, forward_solve, sym_eigen, Mat};
 
-/// Largest dimension accepted (the SDP and the Wishart step cost O(d³) per class).
+/// Largest dimension accepted by the paper's design and the baselines (the SDP and the Wishart
+/// step cost O(d³) per class).
 pub const MAX_DIM: usize = 64;
+
+/// Largest dimension accepted by the default release (noisy sufficient statistics: an
+/// eigen-decomposition per class), directly or as the number of DP principal components.
+pub const MAX_DIM_DEFAULT: usize = 256;
 
 /// Releases a GMM of `table` (label column set, numeric features).
 pub fn release_gmm(table: &Table, opts: &GmmOptions, rng: &mut ReleaseRng) -> Result<GmmRelease> {
@@ -69,7 +74,7 @@ pub fn release_gmm_data(
     } else {
         let p = Prepared::new(data, opts)?;
         let noised = match opts.noise {
-            Noise::Optimized if p.end_to_end => noise_suffstats(&p, rng)?,
+            Noise::Optimized if p.end_to_end => noise_suffstats(&p, None, rng)?,
             Noise::Optimized => noise_designed(&p, rng)?,
             Noise::IidGaussian | Noise::IidLaplace | Noise::ColoredGaussian => {
                 noise_baseline(&p, rng)?
@@ -165,6 +170,9 @@ fn release_projected(
     k: usize,
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
+    if is_end_to_end(opts) {
+        return release_dp_subspace(data, opts, k, rng);
+    }
     let (projected, projection) = pca_project(data, k)?;
     let inner = GmmOptions {
         pca: None,
@@ -180,6 +188,68 @@ fn release_projected(
             "the PCA projection (center and {k} components) in the model, computed from the non-private data; the means, covariances and kl are in its coordinates, and the bound (bound) applies to them"
         ),
     );
+    Ok(r)
+}
+
+/// `pca` on the default release: the basis is the top k eigenvectors of a DP second moment
+/// ([`subspace`]), in the same budget as the class statistics of the projected rows; nothing
+/// is declared unprotected.
+fn release_dp_subspace(
+    data: &GmmData,
+    opts: &GmmOptions,
+    k: usize,
+    rng: &mut ReleaseRng,
+) -> Result<GmmRelease> {
+    let d_in = data.dim();
+    if k == 0 || k > d_in || k > MAX_DIM_DEFAULT {
+        return Err(Error::param(
+            "pca",
+            k,
+            format!("the number of components must be between 1 and the number of features ({d_in}), and at most {MAX_DIM_DEFAULT}"),
+        ));
+    }
+    if d_in > MAX_PCA_INPUT_DIM {
+        return Err(Error::param(
+            "pca",
+            k,
+            format!("PCA accepts at most {MAX_PCA_INPUT_DIM} input features (got {d_in})"),
+        ));
+    }
+    let (bound, _) = bound_of(data, opts)?;
+    let z = unit_rows(&data.rows, bound);
+    let split =
+        suffstats::Split::with_basis(opts.epsilon, opts.delta, k, opts.classes.is_none(), d_in)?;
+    let basis = subspace::release_basis(&z, k, &split, rng)?;
+    // The projected rows in input units (y·B), so the inner release's clip at B is a no-op
+    // but for rounding; its grid truncation keeps ‖y‖ ≤ 1 exactly.
+    let projected = GmmData {
+        features: (1..=k).map(|j| format!("pc{j}")).collect(),
+        label: data.label.clone(),
+        classes: data.classes.clone(),
+        rows: z
+            .iter()
+            .map(|r| basis.project(r).into_iter().map(|y| y * bound).collect())
+            .collect(),
+        labels: data.labels.clone(),
+        rows_dropped: data.rows_dropped,
+        unlabelled: data.unlabelled,
+    };
+    drop(z);
+    let inner = GmmOptions {
+        pca: None,
+        ..opts.clone()
+    };
+    let p = Prepared::new(&projected, &inner)?;
+    let noised = noise_suffstats(&p, Some((&split, &basis)), rng)?;
+    let mut r = finish(p, noised, rng)?;
+    r.model.projection = Some(Projection {
+        center: vec![0.0; d_in],
+        components: basis.components,
+        features: data.features.clone(),
+    });
+    r.model.validate()?;
+    r.receipt.parameters.pca = Some(k);
+    r.receipt.data.features = data.features.clone();
     Ok(r)
 }
 
@@ -220,13 +290,6 @@ impl<'a> Prepared<'a> {
                 "no numeric feature column besides the label".into(),
             ));
         }
-        if d > MAX_DIM {
-            return Err(Error::param(
-                "features",
-                d,
-                format!("at most {MAX_DIM} features are supported; drop columns or reduce the dimension first"),
-            ));
-        }
         // N counts the records without a label too (they belong to no class).
         let n = data.records();
         let k = data.classes.len();
@@ -234,9 +297,15 @@ impl<'a> Prepared<'a> {
         // constant within a class, as the border pixels of digits) only leaves the owner's KL
         // undefined; the paper's design and the baselines invert or perturb the fit and
         // refuse such data.
-        let end_to_end = opts.noise == Noise::Optimized
-            && opts.adjacency == Adjacency::Record
-            && opts.covariance_noise == CovarianceNoise::Gaussian;
+        let end_to_end = is_end_to_end(opts);
+        let max_dim = if end_to_end { MAX_DIM_DEFAULT } else { MAX_DIM };
+        if d > max_dim {
+            return Err(Error::param(
+                "features",
+                d,
+                format!("at most {max_dim} features are supported here{}; drop columns or reduce the dimension first (pca)", if end_to_end { "" } else { " (the default release takes up to 256)" }),
+            ));
+        }
         // N is public on the other paths only: the default release refuses nothing on it
         // (a refusal at N = d + 1 would tell that neighbour from one with a record more).
         if n < d + 2 && !end_to_end {
@@ -256,15 +325,7 @@ impl<'a> Prepared<'a> {
             Err(e) => return Err(e),
         };
         let (bound, bound_source) = bound_of(data, opts)?;
-        let z: Vec<Vec<f64>> = data
-            .rows
-            .iter()
-            .map(|r| {
-                let nr = r.iter().map(|x| x * x).sum::<f64>().sqrt();
-                let f = if nr > bound { bound / nr } else { 1.0 } / bound;
-                r.iter().map(|x| x * f).collect()
-            })
-            .collect();
+        let z = unit_rows(&data.rows, bound);
         // The default release reads only `z` (noisy counts and sums need no class size); the
         // other paths fit every class of `z`, which checks the sizes.
         let fits = if end_to_end {
@@ -301,6 +362,25 @@ impl<'a> Prepared<'a> {
             kl_unavailable,
         })
     }
+}
+
+/// Whether the options select the default, end-to-end DP release (noisy sufficient
+/// statistics): record adjacency, `optimized` noise, Gaussian covariance noise.
+fn is_end_to_end(opts: &GmmOptions) -> bool {
+    opts.noise == Noise::Optimized
+        && opts.adjacency == Adjacency::Record
+        && opts.covariance_noise == CovarianceNoise::Gaussian
+}
+
+/// Rows clipped to ‖x‖₂ ≤ B and divided by B (the unit ball).
+fn unit_rows(rows: &[Vec<f64>], bound: f64) -> Vec<Vec<f64>> {
+    rows.iter()
+        .map(|r| {
+            let nr = r.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let f = if nr > bound { bound / nr } else { 1.0 } / bound;
+            r.iter().map(|x| x * f).collect()
+        })
+        .collect()
 }
 
 /// B: given, or (label adjacency only, where the features are public) the largest row norm.
@@ -361,7 +441,13 @@ fn branch_name(b: weights::Branch) -> String {
 
 /// The default release (record adjacency, `optimized`, Gaussian covariances): noisy class
 /// counts, sums and second moments with a public split and public scales ([`suffstats`]).
-fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
+/// With `subspace`, the rows are projected onto a released DP basis whose release shares the
+/// split (its grid, protected item and composition term are added to the receipt).
+fn noise_suffstats(
+    p: &Prepared<'_>,
+    subspace: Option<(&suffstats::Split, &subspace::Basis)>,
+    rng: &mut ReleaseRng,
+) -> Result<Noised> {
     let Prepared {
         data,
         opts,
@@ -373,7 +459,10 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
     } = *p;
     let mut noise_grids = Vec::new();
     // Labels read from the data are released under a DP threshold; listed ones are public.
-    let split = suffstats::Split::with_labels(opts.epsilon, opts.delta, d, opts.classes.is_none())?;
+    let split = match subspace {
+        Some((s, _)) => *s,
+        None => suffstats::Split::with_labels(opts.epsilon, opts.delta, d, opts.classes.is_none())?,
+    };
     let r = suffstats::release(z, &data.labels, k, n, &split, opts.lambda, rng)?;
     let weights_branch = branch_name(r.branch);
     let w_rel = weights_of(&r.counts);
@@ -391,6 +480,20 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         grid: r.moment_grid,
         scale: r.moment_scale,
     });
+    if let Some((_, b)) = subspace {
+        noise_grids.insert(
+            0,
+            NoiseGrid {
+                what: format!(
+                    "the principal subspace's second moment Σ z zᵀ over all rows, upper triangle ({} input features, unit ball)",
+                    split.basis_dim
+                ),
+                noise: "discrete Gaussian",
+                grid: b.grid,
+                scale: b.scale,
+            },
+        );
+    }
     let mu_rel = r.means;
     let cov_rel = r.covs;
     let released = r.kept.len();
@@ -417,6 +520,19 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
             delta: split.delta,
         },
     ];
+    if let Some((_, b)) = subspace {
+        protected.insert(0, ProtectedItem {
+            what: format!("the principal subspace: the {} components of the model's projection, the top eigenvectors of the released second moment of all rows (the ε of that release alone)", b.components.len()),
+            how: format!("symmetric exact discrete Gaussian noise on a grid on the upper triangle of Σ z zᵀ (Frobenius sensitivity √2; noise multiplier ≥ σ/Δ), σ = {:.6}, a public share {} of the Gaussian releases' ρ; the rows are then projected onto it (post-processing) and the class statistics below are of the projected rows", split.sigma_basis, subspace::BASIS_SHARE),
+            epsilon: split.eps_basis_alone,
+            delta: split.delta,
+        });
+    }
+    let basis_note = if subspace.is_some() {
+        "; the principal subspace's release is one more Gaussian mechanism in the same ρ (ρ = ρ_basis + the class statistics' worst case)"
+    } else {
+        ""
+    };
     let labels_note = match split.threshold {
         Some(t) => {
             protected.insert(1, ProtectedItem {
@@ -437,7 +553,7 @@ fn noise_suffstats(p: &Prepared<'_>, rng: &mut ReleaseRng) -> Result<Noised> {
         delta_means: split.delta,
         delta_covariances: split.delta,
         composition: format!(
-            "ε = ε_counts + ε_Gaussian = {:.6} + {:.6}: the sums and second moments a neighbour can change (one class's, by 2 and √2, or two classes', by 1 each) compose under RDP as one Gaussian mechanism, ρ = {:.6} (zCDP, on the release grids; the discrete Gaussian has the Gaussian's RDP curve, CKS20), converted to ε_Gaussian at δ_Gaussian = {}; the counts are pure DP{labels_note}. The per-class ε of the means and covariances above are each release alone at the same δ, not terms of a sum. Public: z = {:.6} from (ε, δ, d) only, the same for every class and dataset",
+            "ε = ε_counts + ε_Gaussian = {:.6} + {:.6}: the sums and second moments a neighbour can change (one class's, by 2 and √2, or two classes', by 1 each) compose under RDP as one Gaussian mechanism{basis_note}, ρ = {:.6} (zCDP, on the release grids; the discrete Gaussian has the Gaussian's RDP curve, CKS20), converted to ε_Gaussian at δ_Gaussian = {}; the counts are pure DP{labels_note}. The per-class ε of the means and covariances above are each release alone at the same δ, not terms of a sum. Public: z = {:.6} from (ε, δ, d) only, the same for every class and dataset",
             split.eps_counts, split.eps_gaussian, split.rho, split.delta, split.z
         ),
     };

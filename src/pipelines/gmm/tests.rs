@@ -381,8 +381,93 @@ fn gaussian_covariance_variant_is_valid_and_accounted() {
     assert!(kl_opt < kl_iid, "{kl_opt} vs {kl_iid}");
 }
 
-/// PCA finds a known axis (data spread along (1, 1, 0)/√2), the release lives in the
-/// projected coordinates and sampling maps back to the input's columns.
+/// `pca` on the default release: the basis is a DP release within the budget (nothing is
+/// declared unprotected; a protected item and a noise grid name it; ε ≤ target). It finds
+/// the plane the data live in (a random basis would put about 2/80 of each component there),
+/// the model keeps the classes apart in it, and sampled rows come back in the input's 80
+/// columns (more than the 64 the default release took before, and above the Jacobi solver's
+/// range). K above 256 is refused naming `pca`.
+#[test]
+fn pca_on_the_default_release_is_a_dp_basis() {
+    let mut rng = ReleaseRng::seeded(31);
+    let (n, d) = (3000, 80);
+    let mut rows = Vec::with_capacity(n);
+    let mut labels = Vec::with_capacity(n);
+    for i in 0..n {
+        let c = i % 2;
+        let mut r: Vec<f64> = (0..d)
+            .map(|_| 0.1 * rng.sample::<f64, _>(StandardNormal))
+            .collect();
+        r[0] = if c == 0 { 4.0 } else { -4.0 } + rng.sample::<f64, _>(StandardNormal);
+        r[1] = 3.0 * rng.sample::<f64, _>(StandardNormal);
+        rows.push(r);
+        labels.push(c);
+    }
+    let data = GmmData {
+        features: (0..d).map(|j| format!("f{j}")).collect(),
+        label: "y".into(),
+        classes: vec!["a".into(), "b".into()],
+        rows,
+        labels,
+        rows_dropped: 0,
+        unlabelled: 0,
+    };
+    let opts = GmmOptions {
+        epsilon: 4.0,
+        delta: 1e-6,
+        bound: Some(12.0),
+        pca: Some(2),
+        ..public(&data)
+    };
+    let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
+    let rec = &r.receipt;
+    assert!(
+        rec.guarantee.unprotected.is_empty(),
+        "{:?}",
+        rec.guarantee.unprotected
+    );
+    assert!(r.epsilon <= 4.0 && rec.epsilon == r.epsilon);
+    assert!(rec.protected[0].what.contains("principal subspace"));
+    assert!(rec.protected[0].epsilon > 0.0 && rec.protected[0].epsilon < r.epsilon);
+    assert!(rec.parameters.noise_grids[0]
+        .what
+        .contains("80 input features"));
+    assert!(rec.budget.composition.contains("ρ_basis"));
+    assert_eq!(rec.parameters.pca, Some(2));
+    assert_eq!(rec.data.features.len(), d);
+    let p = r.model.projection.as_ref().unwrap();
+    assert!(p.center.iter().all(|&c| c == 0.0));
+    for c in &p.components {
+        let in_plane = c[0] * c[0] + c[1] * c[1];
+        assert!(in_plane > 0.95, "{in_plane}");
+    }
+    let (labels, rows) = sample(&r.model, 4000, &mut rng).unwrap();
+    assert!(rows.iter().all(|x| x.len() == d));
+    for (c, want) in [(0, 4.0), (1, -4.0)] {
+        let f0: Vec<f64> = rows
+            .iter()
+            .zip(&labels)
+            .filter(|(_, &l)| l == c)
+            .map(|(x, _)| x[0])
+            .collect();
+        let mean = f0.iter().sum::<f64>() / f0.len() as f64;
+        assert!((mean - want).abs() < 0.5, "class {c}: mean f0 {mean}");
+    }
+    let e = release_gmm_data(
+        &data,
+        &GmmOptions {
+            pca: Some(MAX_DIM_DEFAULT + 1),
+            ..opts
+        },
+        &mut rng,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("pca"), "{e}");
+}
+
+/// PCA (on a path other than the default, where the basis is computed from the data) finds a
+/// known axis (data spread along (1, 1, 0)/√2), the release lives in the projected
+/// coordinates and sampling maps back to the input's columns.
 #[test]
 fn pca_projection_round_trip() {
     let mut rng = ReleaseRng::seeded(21);
@@ -402,6 +487,7 @@ fn pca_projection_round_trip() {
     let opts = GmmOptions {
         pca: Some(2),
         bound: bound_of(&data).map(|b| 4.0 * b),
+        noise: Noise::IidGaussian,
         ..public(&data)
     };
     let r = release_gmm_data(&data, &opts, &mut rng).unwrap();
