@@ -259,6 +259,10 @@ export interface GmmOptions extends CallOptions {
    * e.g. each column's known range: the model keeps it, and its samples (here and in
    * `gmmSample`) are drawn from each class's Gaussian conditioned on it (post-processing). */
   lower?: number[]; upper?: number[];
+  /** With the box, on the default release: release each feature's histogram on this many equal
+   * bins of its interval (DP, in the same budget) and map every sampled value onto it instead
+   * of drawing within the box (for wide data such as images), e.g. 32. */
+  marginals?: number;
   /** `gaussian` (default, a valid guarantee) or `wishart` (the paper's; declared unprotected). */
   covarianceNoise?: "gaussian" | "wishart";
   lambda?: number;

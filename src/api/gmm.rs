@@ -117,6 +117,11 @@ pub struct GmmRequest {
     /// Each feature's upper bound (with `lower`).
     #[serde(default)]
     pub upper: Option<Vec<f64>>,
+    /// With the box, on the default release: DP feature marginals on this many equal bins of
+    /// each feature's interval, in the same budget; sampled values are mapped onto them (see
+    /// `GmmOptions::marginals`).
+    #[serde(default)]
+    pub marginals: Option<usize>,
     /// `gaussian` (default) or `wishart`.
     #[serde(default)]
     pub covariance_noise: Option<String>,
@@ -306,6 +311,7 @@ impl TryFrom<&GmmRequest> for GmmParams {
             bound: r.bound,
             lambda: r.lambda.unwrap_or(d.lambda),
             pca: r.pca,
+            marginals: r.marginals,
             center: r.center.clone(),
             classes: r.classes.clone(),
             support: match (&r.lower, &r.upper) {

@@ -98,6 +98,12 @@ pub(crate) struct GmmArgs {
     /// A public upper bound per feature (comma-separated, with --lower).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     upper: Option<Vec<f64>>,
+    /// With --lower/--upper, on the default release: also release each feature's histogram on
+    /// BINS equal bins of its interval (DP, in the same budget) and map every sampled value
+    /// onto it, instead of drawing within the box; for wide data (images), where drawing
+    /// within a box of many features is out of reach. E.g. 32
+    #[arg(long, value_name = "BINS")]
+    marginals: Option<usize>,
     /// Covariance noise of `optimized`: gaussian (default; a valid (ε, δ) guarantee) or
     /// wishart (the paper's; its support depends on the data, so its receipt
     /// declares the covariances NOT protected by a worst-case guarantee, see the README).
@@ -327,6 +333,7 @@ pub(crate) fn run(a: GmmArgs) -> Result<()> {
         adjacency: Some(super::name_of(&a.adjacency)),
         bound: a.bound,
         pca: a.pca,
+        marginals: a.marginals,
         center: a.center.clone(),
         classes: a.classes.clone(),
         lower: a.lower.clone(),

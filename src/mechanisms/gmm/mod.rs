@@ -13,6 +13,7 @@ pub mod exactnoise;
 pub mod fit;
 pub mod kl;
 pub mod linalg;
+pub mod marginals;
 pub mod sdp;
 pub mod subspace;
 pub mod suffstats;
@@ -106,6 +107,10 @@ pub struct GmmOptions {
     /// A public box for the sampled rows (one interval per input feature), stored in the model:
     /// rows are drawn from the model truncated to it (post-processing). None: unbounded rows.
     pub support: Option<Support>,
+    /// With `support`, on the default release: release each feature's histogram on this many
+    /// equal bins of its interval in the same budget ([`marginals`]) and map every sampled
+    /// value onto it (instead of drawing within the box). None: no marginals.
+    pub marginals: Option<usize>,
     /// The class labels, when they are public (known without looking at the data): the model
     /// has one component per listed class, in this order, and a record with another label
     /// counts in N and belongs to no class. None: the labels are read from the data; the
@@ -142,6 +147,7 @@ impl Default for GmmOptions {
             covariance_noise: CovarianceNoise::Gaussian,
             center: None,
             support: None,
+            marginals: None,
             classes: None,
         }
     }
@@ -474,6 +480,10 @@ pub struct GmmModel {
     /// range): each row is drawn from its class's Gaussian conditioned on the box.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub support: Option<Support>,
+    /// DP feature marginals (`marginals`): each sampled value is mapped onto its feature's
+    /// released histogram, which replaces drawing within the box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marginals: Option<marginals::FeatureMarginals>,
 }
 
 /// A public box, one interval per feature of the sampled rows (input units): the rows are
@@ -619,6 +629,9 @@ impl GmmModel {
             s.check(&self.output_features())
                 .map_err(|e| Error::Data(format!("model: support: {e}")))?;
         }
+        if let Some(m) = &self.marginals {
+            m.check(self.output_features().len())?;
+        }
         Ok(())
     }
 
@@ -675,6 +688,7 @@ pub(crate) fn model_of_fits(data: &GmmData, fits: &[ClassFit]) -> GmmModel {
         label: data.label.clone(),
         projection: None,
         support: None,
+        marginals: None,
     }
 }
 
@@ -1024,6 +1038,52 @@ pub fn sample<R: Rng + ?Sized>(
     Ok((classes, rows))
 }
 
+/// Each class's (weight, per-feature means, per-feature standard deviations) in the output's
+/// coordinates: through the projection when the model has one (x = c + Vᵀy, so
+/// var(x_j) = ‖(L_kᵀ v_j)‖² with v_j feature j's loadings and L_k the Cholesky factor).
+fn output_marginals(model: &GmmModel, ls: &[Mat]) -> Vec<(f64, Vec<f64>, Vec<f64>)> {
+    let d = model.means[0].len();
+    (0..model.weights.len())
+        .map(|k| {
+            let (mean, var): (Vec<f64>, Vec<f64>) = match &model.projection {
+                None => (
+                    model.means[k].clone(),
+                    (0..d).map(|j| model.covariances[k][j][j]).collect(),
+                ),
+                Some(p) => {
+                    let dd = p.center.len();
+                    let mean = (0..dd)
+                        .map(|j| {
+                            p.center[j]
+                                + (0..d)
+                                    .map(|c| p.components[c][j] * model.means[k][c])
+                                    .sum::<f64>()
+                        })
+                        .collect();
+                    let var = (0..dd)
+                        .map(|j| {
+                            (0..d)
+                                .map(|c| {
+                                    (c..d)
+                                        .map(|a| p.components[a][j] * ls[k].get(a, c))
+                                        .sum::<f64>()
+                                        .powi(2)
+                                })
+                                .sum()
+                        })
+                        .collect();
+                    (mean, var)
+                }
+            };
+            (
+                model.weights[k],
+                mean,
+                var.into_iter().map(|v: f64| v.max(0.0).sqrt()).collect(),
+            )
+        })
+        .collect()
+}
+
 /// [`sample`], handing each row (its class index and its features) to `out` as it is drawn
 /// instead of holding them all: the rows of a large request need not fit in memory at once.
 pub fn sample_each<R: Rng + ?Sized>(
@@ -1064,9 +1124,20 @@ pub fn sample_each<R: Rng + ?Sized>(
             None => x,
         }
     };
+    let map = model
+        .marginals
+        .as_ref()
+        .map(|m| marginals::MarginalMap::new(m, &output_marginals(model, &ls)));
     for _ in 0..t {
         let u: f64 = rng.gen::<f64>() * s;
         let k = cum.iter().position(|&c| u < c).unwrap_or(cum.len() - 1);
+        if let Some(map) = &map {
+            // Mapped onto the released marginals, which lie in the box.
+            let mut row = draw(k, rng);
+            map.apply(&mut row);
+            out(k, &row)?;
+            continue;
+        }
         let row = match &model.support {
             None => draw(k, rng),
             // The class is drawn first, so the classes keep the released weights; the row is
@@ -1242,6 +1313,7 @@ mod tests {
             label: "l".into(),
             projection: None,
             support: None,
+            marginals: None,
         };
         let mut rng = ReleaseRng::seeded(4);
         let (cls, rows) = sample(&model, 100_000, &mut rng).unwrap();
@@ -1294,6 +1366,7 @@ mod tests {
             label: "l".into(),
             projection: None,
             support,
+            marginals: None,
         }
     }
 

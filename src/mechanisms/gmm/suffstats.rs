@@ -125,6 +125,14 @@ pub struct Split {
     pub sigma_basis: f64,
     /// ε at `delta` of the basis release alone (informative; 0 without a basis).
     pub eps_basis_alone: f64,
+    /// With DP feature marginals ([`super::marginals`]): the number of features and of bins
+    /// per feature of their histograms, else 0.
+    pub marginal_features: usize,
+    pub marginal_bins: usize,
+    /// σ of the histograms' noise (√(2d)·z_H; 0 without marginals).
+    pub sigma_marginals: f64,
+    /// ε at `delta` of the histograms' release alone (informative; 0 without marginals).
+    pub eps_marginals_alone: f64,
 }
 
 /// ρ of a grid release whose statistic moves by at most `shift` (data units) in at most
@@ -179,7 +187,7 @@ impl Split {
     /// [`weights::LABEL_DELTA_SHARE`] of δ goes to their threshold (the Gaussian releases are
     /// calibrated at the rest), and `threshold` is the count a label must reach.
     pub fn with_labels(epsilon: f64, delta: f64, dim: usize, from_data: bool) -> Result<Split> {
-        Split::build(epsilon, delta, dim, from_data, None)
+        Split::build(epsilon, delta, dim, from_data, None, None)
     }
 
     /// [`Split::with_labels`] with one more Gaussian release in the same budget: the basis of
@@ -194,7 +202,21 @@ impl Split {
         from_data: bool,
         basis_dim: usize,
     ) -> Result<Split> {
-        Split::build(epsilon, delta, dim, from_data, Some(basis_dim))
+        Split::build(epsilon, delta, dim, from_data, Some(basis_dim), None)
+    }
+
+    /// [`Split::with_basis`] with the basis optional, and optionally DP feature marginals
+    /// ([`super::marginals`]): `marginals = (features, bins)`, histograms of L2 sensitivity
+    /// √(2·features), taking the share [`super::marginals::MARGINAL_SHARE`] of the Gaussian ρ.
+    pub fn with_extras(
+        epsilon: f64,
+        delta: f64,
+        dim: usize,
+        from_data: bool,
+        basis_dim: Option<usize>,
+        marginals: Option<(usize, usize)>,
+    ) -> Result<Split> {
+        Split::build(epsilon, delta, dim, from_data, basis_dim, marginals)
     }
 
     fn build(
@@ -203,6 +225,7 @@ impl Split {
         dim: usize,
         from_data: bool,
         basis_dim: Option<usize>,
+        marginals: Option<(usize, usize)>,
     ) -> Result<Split> {
         let (delta_labels, delta) = if from_data {
             labels_delta(delta)
@@ -215,16 +238,14 @@ impl Split {
             .transpose()?;
         let shrink = 1.0 - 1e-12;
         let target = (epsilon - eps_counts) * shrink;
-        // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²). With a basis,
-        // the class statistics keep 1 − f of the Gaussian ρ and the basis takes f:
-        // ρ = 1/(z²(1 − f)), and the basis's noise multiplier is z_B = z·√((1 − f)/(2f)).
-        let keep = if basis_dim.is_some() {
-            1.0 - super::subspace::BASIS_SHARE
-        } else {
-            1.0
-        };
-        let basis_ratio =
-            ((1.0 - super::subspace::BASIS_SHARE) / (2.0 * super::subspace::BASIS_SHARE)).sqrt();
+        // ρ = 1/z² before the grids' rounding: the curve α/z² = α/(2(z/√2)²). With a basis
+        // (share f_B) or marginals (share f_H), the class statistics keep the rest,
+        // keep = 1 − f_B − f_H: ρ = 1/(z²·keep), and each extra release's noise multiplier is
+        // z·√(keep/(2f)), so its ρ = f/keep · 1/z².
+        let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
+        let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
+        let keep = 1.0 - f_basis - f_marg;
+        let ratio = |f: f64| (keep / (2.0 * f)).sqrt();
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
             RdpCurve::gaussian(
                 z * keep.sqrt() / std::f64::consts::SQRT_2,
@@ -247,9 +268,15 @@ impl Split {
                 dim,
                 basis_dim: basis_dim.unwrap_or(0),
                 sigma_basis: basis_dim.map_or(0.0, |_| {
-                    super::subspace::BASIS_SENSITIVITY * basis_ratio * z
+                    super::subspace::BASIS_SENSITIVITY * ratio(f_basis) * z
                 }),
                 eps_basis_alone: 0.0,
+                marginal_features: marginals.map_or(0, |m| m.0),
+                marginal_bins: marginals.map_or(0, |m| m.1),
+                sigma_marginals: marginals.map_or(0.0, |(d, _)| {
+                    super::marginals::sensitivity(d) * ratio(f_marg) * z
+                }),
+                eps_marginals_alone: 0.0,
             };
             let (sn, mn) = (s.sum_noise()?, s.moment_noise()?);
             let m = dim * (dim + 1) / 2;
@@ -268,7 +295,16 @@ impl Split {
                 ),
                 None => 0.0,
             };
-            s.rho = within.max(between) + basis;
+            // And each feature's histogram (by ≤ √(2d) in all; see marginals).
+            let hist = match marginals {
+                Some((d, b)) => rho_of(
+                    &s.marginal_noise()?,
+                    super::marginals::sensitivity(d),
+                    super::marginals::cells(d, b),
+                ),
+                None => 0.0,
+            };
+            s.rho = within.max(between) + basis + hist;
             s.eps_gaussian = eps_of_rho(s.rho, delta)?;
             if s.eps_gaussian > target {
                 return Ok(None);
@@ -277,6 +313,9 @@ impl Split {
             s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
             if basis > 0.0 {
                 s.eps_basis_alone = eps_of_rho(basis, delta)?;
+            }
+            if hist > 0.0 {
+                s.eps_marginals_alone = eps_of_rho(hist, delta)?;
             }
             Ok(Some(s))
         })?
@@ -312,6 +351,20 @@ impl Split {
             self.sigma_basis,
             super::subspace::BASIS_SENSITIVITY,
             b * (b + 1) / 2,
+        )
+    }
+
+    /// The exact-noise release of the feature histograms (features × (bins + 1) counts, the
+    /// atom included; an error without marginals).
+    pub fn marginal_noise(&self) -> Result<GridGaussian> {
+        let (d, b) = (self.marginal_features, self.marginal_bins);
+        if d == 0 {
+            return Err(Error::Data("internal: this split has no marginals".into()));
+        }
+        GridGaussian::covering(
+            self.sigma_marginals,
+            super::marginals::sensitivity(d),
+            super::marginals::cells(d, b),
         )
     }
 

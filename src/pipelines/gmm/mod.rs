@@ -39,6 +39,20 @@ pub fn release_gmm_data(
     opts: &GmmOptions,
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
+    release_with(data, opts, None, rng)
+}
+
+/// DP feature marginals asked for: the public box and the bins per feature.
+type MarginalRequest<'a> = Option<(&'a Support, usize)>;
+
+/// [`release_gmm_data`]; `marg` is set by [`release_with_support`] when `marginals` was
+/// asked for with the box.
+fn release_with(
+    data: &GmmData,
+    opts: &GmmOptions,
+    marg: MarginalRequest<'_>,
+    rng: &mut ReleaseRng,
+) -> Result<GmmRelease> {
     check_options(opts)?;
     // Public class labels: records with another label belong to no class (they stay in N).
     let listed = match &opts.classes {
@@ -52,6 +66,20 @@ pub fn release_gmm_data(
     let data = listed.as_ref().unwrap_or(data);
     if let Some(support) = &opts.support {
         return release_with_support(data, opts, support, rng);
+    }
+    if let Some(b) = opts.marginals {
+        return Err(Error::param(
+            "marginals",
+            b,
+            "DP feature marginals are histograms of each feature's public interval: give the box (lower and upper) too",
+        ));
+    }
+    if marg.is_some() && (!is_end_to_end(opts) || opts.center.is_some()) {
+        return Err(Error::param(
+            "marginals",
+            marg.map_or(0, |m| m.1),
+            "DP feature marginals come with the default release (record adjacency, optimized noise, Gaussian covariance noise) and without a center; drop one",
+        ));
     }
     // Missing or unparsable cells (NaN) take the public centre: no row is dropped. How many
     // did is told to the data owner only (a text column left in by mistake shows here).
@@ -70,7 +98,22 @@ pub fn release_gmm_data(
     let mut release = if let Some(c) = &opts.center {
         release_centered(data, opts, c, rng)?
     } else if let Some(k) = opts.pca {
-        release_projected(data, opts, k, rng)?
+        release_projected(data, opts, k, marg, rng)?
+    } else if let Some((support, bins)) = marg {
+        let p = Prepared::new(data, opts)?;
+        let split = suffstats::Split::with_extras(
+            opts.epsilon,
+            opts.delta,
+            p.d,
+            opts.classes.is_none(),
+            None,
+            Some((p.d, bins)),
+        )?;
+        let m = marginals::release(&data.rows, support, bins, &split, rng)?;
+        let noised = noise_suffstats(&p, Some(split), rng)?;
+        let mut r = finish(p, noised, rng)?;
+        attach_marginals(&mut r, m)?;
+        r
     } else {
         let p = Prepared::new(data, opts)?;
         let noised = match opts.noise {
@@ -98,9 +141,17 @@ fn release_with_support(
     support.check(&data.features)?;
     let inner = GmmOptions {
         support: None,
+        marginals: None,
         ..opts.clone()
     };
-    let mut r = release_gmm_data(data, &inner, rng)?;
+    let marg = match opts.marginals {
+        Some(b) => {
+            marginals::check_bins(b)?;
+            Some((support, b))
+        }
+        None => None,
+    };
+    let mut r = release_with(data, &inner, marg, rng)?;
     r.model.support = Some(support.clone());
     r.model.validate()?;
     r.receipt.guarantee.public_information.push(format!(
@@ -168,10 +219,11 @@ fn release_projected(
     data: &GmmData,
     opts: &GmmOptions,
     k: usize,
+    marg: MarginalRequest<'_>,
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     if is_end_to_end(opts) {
-        return release_dp_subspace(data, opts, k, rng);
+        return release_dp_subspace(data, opts, k, marg, rng);
     }
     let (projected, projection) = pca_project(data, k)?;
     let inner = GmmOptions {
@@ -198,6 +250,7 @@ fn release_dp_subspace(
     data: &GmmData,
     opts: &GmmOptions,
     k: usize,
+    marg: MarginalRequest<'_>,
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     let d_in = data.dim();
@@ -217,9 +270,18 @@ fn release_dp_subspace(
     }
     let (bound, _) = bound_of(data, opts)?;
     let z = unit_rows(&data.rows, bound);
-    let split =
-        suffstats::Split::with_basis(opts.epsilon, opts.delta, k, opts.classes.is_none(), d_in)?;
+    let split = suffstats::Split::with_extras(
+        opts.epsilon,
+        opts.delta,
+        k,
+        opts.classes.is_none(),
+        Some(d_in),
+        marg.map(|(_, bins)| (d_in, bins)),
+    )?;
     let basis = subspace::release_basis(&z, k, &split, rng)?;
+    let released_marginals = marg
+        .map(|(support, bins)| marginals::release(&data.rows, support, bins, &split, rng))
+        .transpose()?;
     // The projected rows in input units (y·B), so the inner release's clip at B is a no-op
     // but for rounding; its grid truncation keeps ‖y‖ ≤ 1 exactly.
     let projected = GmmData {
@@ -240,7 +302,7 @@ fn release_dp_subspace(
         ..opts.clone()
     };
     let p = Prepared::new(&projected, &inner)?;
-    let noised = noise_suffstats(&p, Some((&split, &basis)), rng)?;
+    let noised = noise_suffstats(&p, Some(split), rng)?;
     let mut r = finish(p, noised, rng)?;
     r.model.projection = Some(Projection {
         center: vec![0.0; d_in],
@@ -250,7 +312,23 @@ fn release_dp_subspace(
     r.model.validate()?;
     r.receipt.parameters.pca = Some(k);
     r.receipt.data.features = data.features.clone();
+    if let Some(m) = released_marginals {
+        attach_marginals(&mut r, m)?;
+    }
     Ok(r)
+}
+
+/// Stores released feature marginals in the model (its samples are mapped onto them) and
+/// tells the receipt about features left without one.
+fn attach_marginals(r: &mut GmmRelease, m: marginals::ReleasedMarginals) -> Result<()> {
+    if m.empty > 0 {
+        r.receipt.warnings.push(format!(
+            "{} feature(s) have no released marginal (no histogram count above 2σ of its noise) and keep the model's own",
+            m.empty
+        ));
+    }
+    r.model.marginals = Some(m.marginals);
+    r.model.validate()
 }
 
 /// What the noise paths share: the data clipped into the unit ball, its non-private class fits
@@ -441,11 +519,12 @@ fn branch_name(b: weights::Branch) -> String {
 
 /// The default release (record adjacency, `optimized`, Gaussian covariances): noisy class
 /// counts, sums and second moments with a public split and public scales ([`suffstats`]).
-/// With `subspace`, the rows are projected onto a released DP basis whose release shares the
-/// split (its grid, protected item and composition term are added to the receipt).
+/// With `split` (made with a DP basis or DP feature marginals, [`suffstats::Split::with_extras`],
+/// and released by the caller), those releases share the budget: their grids, protected items
+/// and composition terms are added to the receipt.
 fn noise_suffstats(
     p: &Prepared<'_>,
-    subspace: Option<(&suffstats::Split, &subspace::Basis)>,
+    split: Option<suffstats::Split>,
     rng: &mut ReleaseRng,
 ) -> Result<Noised> {
     let Prepared {
@@ -459,8 +538,8 @@ fn noise_suffstats(
     } = *p;
     let mut noise_grids = Vec::new();
     // Labels read from the data are released under a DP threshold; listed ones are public.
-    let split = match subspace {
-        Some((s, _)) => *s,
+    let split = match split {
+        Some(s) => s,
         None => suffstats::Split::with_labels(opts.epsilon, opts.delta, d, opts.classes.is_none())?,
     };
     let r = suffstats::release(z, &data.labels, k, n, &split, opts.lambda, rng)?;
@@ -480,7 +559,23 @@ fn noise_suffstats(
         grid: r.moment_grid,
         scale: r.moment_scale,
     });
-    if let Some((_, b)) = subspace {
+    if split.marginal_features > 0 {
+        let noise = split.marginal_noise()?;
+        noise_grids.insert(
+            0,
+            NoiseGrid {
+                what: format!(
+                    "feature histograms: {} features × {} equal bins of the public box (counts)",
+                    split.marginal_features, split.marginal_bins
+                ),
+                noise: "discrete Gaussian",
+                grid: noise.grid(),
+                scale: noise.sigma_units() * noise.grid(),
+            },
+        );
+    }
+    if split.basis_dim > 0 {
+        let noise = split.basis_noise()?;
         noise_grids.insert(
             0,
             NoiseGrid {
@@ -489,8 +584,8 @@ fn noise_suffstats(
                     split.basis_dim
                 ),
                 noise: "discrete Gaussian",
-                grid: b.grid,
-                scale: b.scale,
+                grid: noise.grid(),
+                scale: noise.sigma_units() * noise.grid(),
             },
         );
     }
@@ -520,18 +615,27 @@ fn noise_suffstats(
             delta: split.delta,
         },
     ];
-    if let Some((_, b)) = subspace {
+    if split.marginal_features > 0 {
         protected.insert(0, ProtectedItem {
-            what: format!("the principal subspace: the {} components of the model's projection, the top eigenvectors of the released second moment of all rows (the ε of that release alone)", b.components.len()),
+            what: format!("the feature marginals: each of the {} features' histogram on {} equal bins of its public interval (sampled values are mapped onto them; the ε of that release alone)", split.marginal_features, split.marginal_bins),
+            how: format!("exact discrete Gaussian noise on a grid on the counts (L2 sensitivity √(2d) = {:.6}: a record counts once per feature), σ = {:.6}, a public share {} of the Gaussian releases' ρ; counts below 2σ are then set to 0 and the rest normalized (post-processing)", marginals::sensitivity(split.marginal_features), split.sigma_marginals, marginals::MARGINAL_SHARE),
+            epsilon: split.eps_marginals_alone,
+            delta: split.delta,
+        });
+    }
+    if split.basis_dim > 0 {
+        protected.insert(0, ProtectedItem {
+            what: format!("the principal subspace: the {d} components of the model's projection, the top eigenvectors of the released second moment of all rows (the ε of that release alone)"),
             how: format!("symmetric exact discrete Gaussian noise on a grid on the upper triangle of Σ z zᵀ (Frobenius sensitivity √2; noise multiplier ≥ σ/Δ), σ = {:.6}, a public share {} of the Gaussian releases' ρ; the rows are then projected onto it (post-processing) and the class statistics below are of the projected rows", split.sigma_basis, subspace::BASIS_SHARE),
             epsilon: split.eps_basis_alone,
             delta: split.delta,
         });
     }
-    let basis_note = if subspace.is_some() {
-        "; the principal subspace's release is one more Gaussian mechanism in the same ρ (ρ = ρ_basis + the class statistics' worst case)"
-    } else {
-        ""
+    let basis_note = match (split.basis_dim > 0, split.marginal_features > 0) {
+        (true, true) => "; the principal subspace's and the feature histograms' releases are two more Gaussian mechanisms in the same ρ (ρ = ρ_basis + ρ_marginals + the class statistics' worst case)",
+        (true, false) => "; the principal subspace's release is one more Gaussian mechanism in the same ρ (ρ = ρ_basis + the class statistics' worst case)",
+        (false, true) => "; the feature histograms' release is one more Gaussian mechanism in the same ρ (ρ = ρ_marginals + the class statistics' worst case)",
+        (false, false) => "",
     };
     let labels_note = match split.threshold {
         Some(t) => {
@@ -1138,6 +1242,7 @@ fn model_in_units(
         label: data.label.clone(),
         projection: None,
         support: None,
+        marginals: None,
     };
     model
         .validate()
