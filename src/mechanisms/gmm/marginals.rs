@@ -11,7 +11,7 @@
 //! *Release.* For every feature j, b + 1 cells: the count of rows whose value is exactly the
 //! interval's lower end lo_j (an atom: zero-inflated columns, an image's background), then of
 //! each of b equal bins of (lo_j, hi_j]; a value outside the box counts in the nearest end
-//! cell (a fixed map of each record). Every row with a class adds exactly one count to each
+//! cell (a fixed map of each record). Every labelled row adds exactly one count to each
 //! feature's histogram, so a replaced record moves 2·d counts by 1 (L2 change √(2d)), an added
 //! or removed one d counts (√d). The d·(b + 1) counts (integers) are released as
 //! G·(round(c/G) + Z) with Z an exact discrete Gaussian from
@@ -107,7 +107,7 @@ fn cell_of(x: f64, lo: f64, hi: f64, bins: usize) -> usize {
     }
 }
 
-/// Releases the histograms of `rows` (input units, one row per record with a class) on
+/// Releases the histograms of `rows` (input units, one row per labelled record) on
 /// `bins` equal bins of `support` (see the proof note).
 pub fn release(
     rows: &[Vec<f64>],

@@ -10,7 +10,8 @@
 //!
 //! *The basis release.* Every row is truncated toward zero onto the grid 2^{−15} with
 //! ‖z‖₂ ≤ 1 enforced exactly ([`super::exactnoise::row_units_at`]), and the second moment
-//! M = Σ_i z_i z_iᵀ over all rows with a class is computed exactly in integers (each product
+//! M = Σ_i z_i z_iᵀ over all labelled rows (whatever their label; the features of a record
+//! without one are not read) is computed exactly in integers (each product
 //! is at most 2^30 grid units², each sum at most N·2^30 < 2^60: no overflow below 2^30 rows).
 //! A replaced record moves M by z′z′ᵀ − zzᵀ, whose Frobenius norm is at most √2
 //! (‖zzᵀ − z′z′ᵀ‖_F² = ‖z‖⁴ + ‖z′‖⁴ − 2(z·z′)² ≤ 2); an added or removed record by

@@ -381,7 +381,7 @@ impl<'a> Prepared<'a> {
             return Err(Error::param(
                 "features",
                 d,
-                format!("at most {max_dim} features are supported here{}; drop columns or reduce the dimension first (pca)", if end_to_end { "" } else { " (the default release takes up to 256)" }),
+                format!("at most {max_dim} features are supported here{}; drop columns, or project to fewer dimensions (pca)", if end_to_end { "" } else { " (the default release takes up to 256)" }),
             ));
         }
         // N is public on the other paths only: the default release refuses nothing on it
@@ -615,6 +615,19 @@ fn noise_suffstats(
             delta: split.delta,
         },
     ];
+    let labels_note = match split.threshold {
+        Some(t) => {
+            protected.insert(1, ProtectedItem {
+                what: "the set of class labels (read from the data)".into(),
+                how: format!("a label is released only when its noisy class count (the counts' discrete Laplace noise above) reaches {t}, so the label of a single record is released with probability below its share of δ; the records of the other labels count in N and belong to no class. Its ε is the counts' (the same noisy counts), not an addition"),
+                epsilon: 0.0,
+                delta: split.delta_labels,
+            });
+            format!("; the labels read from the data take δ_labels = {} of δ (their threshold), so δ = δ_Gaussian + δ_labels", split.delta_labels)
+        }
+        None => String::new(),
+    };
+    // The extra releases go first (the basis, then the marginals), before the labels' item.
     if split.marginal_features > 0 {
         protected.insert(0, ProtectedItem {
             what: format!("the feature marginals: each of the {} features' histogram on {} equal bins of its public interval (sampled values are mapped onto them; the ε of that release alone)", split.marginal_features, split.marginal_bins),
@@ -636,18 +649,6 @@ fn noise_suffstats(
         (true, false) => "; the principal subspace's release is one more Gaussian mechanism in the same ρ (ρ = ρ_basis + the class statistics' worst case)",
         (false, true) => "; the feature histograms' release is one more Gaussian mechanism in the same ρ (ρ = ρ_marginals + the class statistics' worst case)",
         (false, false) => "",
-    };
-    let labels_note = match split.threshold {
-        Some(t) => {
-            protected.insert(1, ProtectedItem {
-                what: "the set of class labels (read from the data)".into(),
-                how: format!("a label is released only when its noisy class count (the counts' discrete Laplace noise above) reaches {t}, so the label of a single record is released with probability below its share of δ; the records of the other labels count in N and belong to no class. Its ε is the counts' (the same noisy counts), not an addition"),
-                epsilon: 0.0,
-                delta: split.delta_labels,
-            });
-            format!("; the labels read from the data take δ_labels = {} of δ (their threshold), so δ = δ_Gaussian + δ_labels", split.delta_labels)
-        }
-        None => String::new(),
     };
     let budget = GmmBudget {
         epsilon_weights: split.eps_counts,
