@@ -827,6 +827,23 @@ fn a_public_center_from_the_command_line() {
     fails(&bad, "center", &[&m2, &r2]);
 }
 
+/// `gmm sample` of the saved model `model`: `samples` rows to `out`, seed 4.
+fn sample_saved(model: &Path, samples: &str, out: &Path) {
+    json(&run(&[
+        "gmm",
+        "sample",
+        "--model",
+        s(model),
+        "--samples",
+        samples,
+        "--output",
+        s(out),
+        "--seed",
+        "4",
+        "--json",
+    ]));
+}
+
 /// `--lower`/`--upper` (the demo's public ranges): the model keeps the box, the receipt names
 /// it, and the rows sampled by `gmm --samples` and later by `gmm sample` from the saved model
 /// all lie inside it (without the box, at ε = 2, many rows do not: negative petal widths).
@@ -869,19 +886,7 @@ fn a_public_box_keeps_the_sampled_rows_inside_it() {
     assert_eq!(model["support"]["lower"], serde_json::json!(lower));
     let receipt = std::fs::read_to_string(p("r.json")).unwrap();
     assert!(receipt.contains("lower = [4.0, 2.0, 1.0, 0.0], upper = [8.0, 4.5, 7.0, 2.5]"));
-    json(&run(&[
-        "gmm",
-        "sample",
-        "--model",
-        s(&p("m.json")),
-        "--samples",
-        "2000",
-        "--output",
-        s(&p("s.csv")),
-        "--seed",
-        "4",
-        "--json",
-    ]));
+    sample_saved(&p("m.json"), "2000", &p("s.csv"));
     assert_eq!(outside(&p("s.csv")), 0);
     let mut free = centred(iris_gmm(&iris, &p("m2.json"), &p("r2.json"), &[]));
     free.extend(rows.iter().map(|x| x.to_string()));
@@ -1096,19 +1101,7 @@ fn dp_pixel_marginals_keep_digits_in_range_with_their_background() {
         (out_zeros - data_zeros).abs() < 0.08,
         "{out_zeros} vs {data_zeros}"
     );
-    json(&run(&[
-        "gmm",
-        "sample",
-        "--model",
-        s(&p("m.json")),
-        "--samples",
-        "500",
-        "--output",
-        s(&p("s.csv")),
-        "--seed",
-        "4",
-        "--json",
-    ]));
+    sample_saved(&p("m.json"), "500", &p("s.csv"));
     let again = zeros(&p("s.csv"));
     assert!((again - data_zeros).abs() < 0.08, "{again} vs {data_zeros}");
 }

@@ -692,13 +692,9 @@ pub(crate) fn model_of_fits(data: &GmmData, fits: &[ClassFit]) -> GmmModel {
     }
 }
 
-/// Largest input dimension accepted with `pca` (the eigen-decomposition is O(d³)).
-pub const MAX_PCA_INPUT_DIM: usize = 1024;
-
-/// Projects `data` onto its `k` leading principal components (pooled covariance of all
-/// rows, eigen-decomposed by Jacobi). The basis is a function of the non-private data.
-pub fn pca_project(data: &GmmData, k: usize) -> Result<(GmmData, Projection)> {
-    let d = data.dim();
+/// Checks `k` principal components of `d` input features: 1 ≤ k ≤ d ≤
+/// [`MAX_PCA_INPUT_DIM`]. Errors name `pca`.
+pub fn check_pca_dims(k: usize, d: usize) -> Result<()> {
     if k == 0 || k > d {
         return Err(Error::param(
             "pca",
@@ -713,6 +709,17 @@ pub fn pca_project(data: &GmmData, k: usize) -> Result<(GmmData, Projection)> {
             format!("PCA accepts at most {MAX_PCA_INPUT_DIM} input features (got {d})"),
         ));
     }
+    Ok(())
+}
+
+/// Largest input dimension accepted with `pca` (the eigen-decomposition is O(d³)).
+pub const MAX_PCA_INPUT_DIM: usize = 1024;
+
+/// Projects `data` onto its `k` leading principal components (pooled covariance of all
+/// rows, eigen-decomposed by Jacobi). The basis is a function of the non-private data.
+pub fn pca_project(data: &GmmData, k: usize) -> Result<(GmmData, Projection)> {
+    let d = data.dim();
+    check_pca_dims(k, d)?;
     let n = data.rows.len();
     if n < 2 {
         return Err(Error::Data("PCA needs at least 2 rows".into()));

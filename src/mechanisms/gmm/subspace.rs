@@ -33,7 +33,7 @@
 //! (the class statistics' worst case, see there), computed on the grids actually used and
 //! converted by the accountant. The split is public: the basis takes
 //! [`BASIS_SHARE`] of the Gaussian ρ (z_B = z·√((1 − f)/(2f))), fixed from (ε, δ, k, d_in)
-//! only ([`super::suffstats::Split::with_basis`]).
+//! only ([`super::suffstats::Split::with_extras`]).
 //!
 //! *What the model holds.* The components V (in input units they are the same vectors), the
 //! class means and covariances in the subspace's coordinates (times B), and no centre: the
@@ -236,7 +236,7 @@ mod tests {
         let mut rng = ReleaseRng::seeded(5);
         let (n, d) = (4000, 30);
         let z = planted(n, d, &mut rng);
-        let split = Split::with_basis(4.0, 1e-6, 2, false, d).unwrap();
+        let split = Split::with_extras(4.0, 1e-6, 2, false, Some(d), None).unwrap();
         assert!(split.sigma_basis > 0.0 && split.eps_basis_alone > 0.0);
         assert!(split.epsilon() <= 4.0, "{}", split.epsilon());
         let b = release_basis(&z, 2, &split, &mut rng).unwrap();
@@ -284,7 +284,7 @@ mod tests {
             (0.3, 1e-5, 4, 10),
         ] {
             let plain = Split::new(eps, delta, k).unwrap();
-            let with = Split::with_basis(eps, delta, k, false, d_in).unwrap();
+            let with = Split::with_extras(eps, delta, k, false, Some(d_in), None).unwrap();
             // Never over the target; the class statistics pay for the basis with more noise.
             assert!(with.epsilon() <= eps && plain.epsilon() <= eps);
             assert!(with.z > plain.z, "{} vs {}", with.z, plain.z);

@@ -187,39 +187,17 @@ impl Split {
     /// [`weights::LABEL_DELTA_SHARE`] of δ goes to their threshold (the Gaussian releases are
     /// calibrated at the rest), and `threshold` is the count a label must reach.
     pub fn with_labels(epsilon: f64, delta: f64, dim: usize, from_data: bool) -> Result<Split> {
-        Split::build(epsilon, delta, dim, from_data, None, None)
+        Split::with_extras(epsilon, delta, dim, from_data, None, None)
     }
 
-    /// [`Split::with_labels`] with one more Gaussian release in the same budget: the basis of
-    /// a DP principal subspace ([`super::subspace`]), the second moment of `basis_dim`-feature
-    /// unit-ball rows (Frobenius sensitivity √2), which takes the share
-    /// [`super::subspace::BASIS_SHARE`] of the Gaussian ρ. `dim` is the subspace's dimension
-    /// (the class statistics are of the projected rows).
-    pub fn with_basis(
-        epsilon: f64,
-        delta: f64,
-        dim: usize,
-        from_data: bool,
-        basis_dim: usize,
-    ) -> Result<Split> {
-        Split::build(epsilon, delta, dim, from_data, Some(basis_dim), None)
-    }
-
-    /// [`Split::with_basis`] with the basis optional, and optionally DP feature marginals
-    /// ([`super::marginals`]): `marginals = (features, bins)`, histograms of L2 sensitivity
-    /// √(2·features), taking the share [`super::marginals::MARGINAL_SHARE`] of the Gaussian ρ.
+    /// [`Split::with_labels`] with more Gaussian releases in the same budget: with
+    /// `basis_dim`, the basis of a DP principal subspace ([`super::subspace`]: the second
+    /// moment of `basis_dim`-feature unit-ball rows, Frobenius sensitivity √2, taking the share
+    /// [`super::subspace::BASIS_SHARE`] of the Gaussian ρ; `dim` is then the subspace's
+    /// dimension, the class statistics being of the projected rows); with
+    /// `marginals = (features, bins)`, DP feature histograms ([`super::marginals`]: L2
+    /// sensitivity √(2·features), the share [`super::marginals::MARGINAL_SHARE`]).
     pub fn with_extras(
-        epsilon: f64,
-        delta: f64,
-        dim: usize,
-        from_data: bool,
-        basis_dim: Option<usize>,
-        marginals: Option<(usize, usize)>,
-    ) -> Result<Split> {
-        Split::build(epsilon, delta, dim, from_data, basis_dim, marginals)
-    }
-
-    fn build(
         epsilon: f64,
         delta: f64,
         dim: usize,

@@ -12,6 +12,7 @@ use crate::data::Table;
 use crate::error::{Error, Result};
 use crate::math::DetFloat;
 use crate::mechanisms::gmm::*;
+use crate::mechanisms::noise::GridGaussian;
 use crate::receipt::{Guarantee, Randomness, BUILD_ID, VERSION};
 use crate::rng::ReleaseRng;
 use baselines::{gaussian_sigma, noisy_psd, project_simplex_floor, sensitivities, GridNoise};
@@ -213,8 +214,9 @@ fn release_centered(
     Ok(r)
 }
 
-/// `--pca k`: the release of the data projected on its top k principal components (the
-/// projection itself is declared unprotected).
+/// `--pca k`: the release of the data projected on its top k principal components. On the
+/// default release the basis is DP ([`release_dp_subspace`]); on the other paths it is the
+/// data's PCA, declared unprotected.
 fn release_projected(
     data: &GmmData,
     opts: &GmmOptions,
@@ -254,18 +256,12 @@ fn release_dp_subspace(
     rng: &mut ReleaseRng,
 ) -> Result<GmmRelease> {
     let d_in = data.dim();
-    if k == 0 || k > d_in || k > MAX_DIM_DEFAULT {
+    check_pca_dims(k, d_in)?;
+    if k > MAX_DIM_DEFAULT {
         return Err(Error::param(
             "pca",
             k,
-            format!("the number of components must be between 1 and the number of features ({d_in}), and at most {MAX_DIM_DEFAULT}"),
-        ));
-    }
-    if d_in > MAX_PCA_INPUT_DIM {
-        return Err(Error::param(
-            "pca",
-            k,
-            format!("PCA accepts at most {MAX_PCA_INPUT_DIM} input features (got {d_in})"),
+            format!("the default release takes at most {MAX_DIM_DEFAULT} components"),
         ));
     }
     let (bound, _) = bound_of(data, opts)?;
@@ -559,35 +555,25 @@ fn noise_suffstats(
         grid: r.moment_grid,
         scale: r.moment_scale,
     });
+    let grid = |what: String, noise: GridGaussian| NoiseGrid {
+        what,
+        noise: "discrete Gaussian",
+        grid: noise.grid(),
+        scale: noise.sigma_units() * noise.grid(),
+    };
     if split.marginal_features > 0 {
-        let noise = split.marginal_noise()?;
-        noise_grids.insert(
-            0,
-            NoiseGrid {
-                what: format!(
-                    "feature histograms: {} features × {} equal bins of the public box (counts)",
-                    split.marginal_features, split.marginal_bins
-                ),
-                noise: "discrete Gaussian",
-                grid: noise.grid(),
-                scale: noise.sigma_units() * noise.grid(),
-            },
+        let what = format!(
+            "feature histograms: {} features × {} equal bins of the public box (counts)",
+            split.marginal_features, split.marginal_bins
         );
+        noise_grids.insert(0, grid(what, split.marginal_noise()?));
     }
     if split.basis_dim > 0 {
-        let noise = split.basis_noise()?;
-        noise_grids.insert(
-            0,
-            NoiseGrid {
-                what: format!(
-                    "the principal subspace's second moment Σ z zᵀ over all rows, upper triangle ({} input features, unit ball)",
-                    split.basis_dim
-                ),
-                noise: "discrete Gaussian",
-                grid: noise.grid(),
-                scale: noise.sigma_units() * noise.grid(),
-            },
+        let what = format!(
+            "the principal subspace's second moment Σ z zᵀ over all rows, upper triangle ({} input features, unit ball)",
+            split.basis_dim
         );
+        noise_grids.insert(0, grid(what, split.basis_noise()?));
     }
     let mu_rel = r.means;
     let cov_rel = r.covs;

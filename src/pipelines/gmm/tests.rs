@@ -382,6 +382,19 @@ fn gaussian_covariance_variant_is_valid_and_accounted() {
     assert!(kl_opt < kl_iid, "{kl_opt} vs {kl_iid}");
 }
 
+/// Rows of classes `a` (label 0) and `b` (label 1), features `f0`, `f1`, ….
+fn two_classes(rows: Vec<Vec<f64>>, labels: Vec<usize>) -> GmmData {
+    GmmData {
+        features: (0..rows[0].len()).map(|j| format!("f{j}")).collect(),
+        label: "y".into(),
+        classes: vec!["a".into(), "b".into()],
+        rows,
+        labels,
+        rows_dropped: 0,
+        unlabelled: 0,
+    }
+}
+
 /// `pca` on the default release: the basis is a DP release within the budget (nothing is
 /// declared unprotected; a protected item and a noise grid name it; ε ≤ target). It finds
 /// the plane the data live in (a random basis would put about 2/80 of each component there),
@@ -404,15 +417,7 @@ fn pca_on_the_default_release_is_a_dp_basis() {
         rows.push(r);
         labels.push(c);
     }
-    let data = GmmData {
-        features: (0..d).map(|j| format!("f{j}")).collect(),
-        label: "y".into(),
-        classes: vec!["a".into(), "b".into()],
-        rows,
-        labels,
-        rows_dropped: 0,
-        unlabelled: 0,
-    };
+    let data = two_classes(rows, labels);
     let opts = GmmOptions {
         epsilon: 4.0,
         delta: 1e-6,
@@ -486,15 +491,7 @@ fn dp_feature_marginals_put_the_samples_on_the_released_histograms() {
         rows.push(vec![f0, f1.clamp(0.0, 9.99)]);
         labels.push(c);
     }
-    let data = GmmData {
-        features: vec!["f0".into(), "f1".into()],
-        label: "y".into(),
-        classes: vec!["a".into(), "b".into()],
-        rows,
-        labels,
-        rows_dropped: 0,
-        unlabelled: 0,
-    };
+    let data = two_classes(rows, labels);
     let support = Support {
         lower: vec![0.0, 0.0],
         upper: vec![10.0, 10.0],
