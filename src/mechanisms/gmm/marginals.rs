@@ -22,7 +22,8 @@
 //!
 //! *Post-processing.* Counts below 2σ_H are set to 0 (most are noise on an empty bin), and the
 //! rest normalized: each feature's marginal is an atom at lo_j and piecewise uniform on its
-//! bins (a feature with no count left keeps the model's own marginal). A sampled value x of feature j (drawn from
+//! bins (a feature with no count left keeps the model's own marginal, clamped into its
+//! interval). A sampled value x of feature j (drawn from
 //! the released model, itself post-processing) is mapped to F_H⁻¹(F_M(x)), where F_M is the
 //! released model's marginal CDF of feature j (a mixture of the classes' normal marginals)
 //! and F_H the released histogram's: if x follows F_M, the result follows F_H. The rows keep
@@ -190,6 +191,8 @@ impl FeatureMarginals {
 /// marginals of each feature (weights, means, standard deviations).
 pub struct MarginalMap {
     features: Vec<Option<FeatureMap>>,
+    /// Each feature's interval: a feature without a marginal is clamped into it.
+    intervals: Vec<(f64, f64)>,
 }
 
 struct FeatureMap {
@@ -252,15 +255,25 @@ impl MarginalMap {
                 })
             })
             .collect();
-        MarginalMap { features }
+        let intervals = marginals
+            .lower
+            .iter()
+            .zip(&marginals.upper)
+            .map(|(&lo, &hi)| (lo, hi))
+            .collect();
+        MarginalMap {
+            features,
+            intervals,
+        }
     }
 
     /// Maps a sampled row in place.
     pub fn apply(&self, row: &mut [f64]) {
-        for (x, f) in row.iter_mut().zip(&self.features) {
-            if let Some(f) = f {
-                *x = f.map(*x);
-            }
+        for ((x, f), &(lo, hi)) in row.iter_mut().zip(&self.features).zip(&self.intervals) {
+            *x = match f {
+                Some(f) => f.map(*x),
+                None => x.clamp(lo, hi),
+            };
         }
     }
 }
@@ -335,6 +348,19 @@ mod tests {
                 "{frac} vs {p}"
             );
         }
+        // A feature without a marginal is clamped into its interval.
+        let two = FeatureMarginals {
+            lower: vec![0.0, 0.0],
+            upper: vec![4.0, 1.0],
+            probs: vec![vec![0.1, 0.2, 0.0, 0.0, 0.7], Vec::new()],
+        };
+        let map2 = MarginalMap::new(&two, &[(1.0, vec![0.0, 0.0], vec![1.0, 1.0])]);
+        let mut r = [0.0, -2.5];
+        map2.apply(&mut r);
+        assert_eq!(r[1], 0.0);
+        let mut r = [0.0, 0.5];
+        map2.apply(&mut r);
+        assert_eq!(r[1], 0.5);
         // Monotone: a larger draw never maps lower.
         let xs = [-3.0, -1.0, -0.1, 0.0, 0.4, 2.0];
         let ys: Vec<f64> = xs

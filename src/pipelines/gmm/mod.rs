@@ -319,7 +319,7 @@ fn release_dp_subspace(
 fn attach_marginals(r: &mut GmmRelease, m: marginals::ReleasedMarginals) -> Result<()> {
     if m.empty > 0 {
         r.receipt.warnings.push(format!(
-            "{} feature(s) have no released marginal (no histogram count above 2σ of its noise) and keep the model's own",
+            "{} feature(s) have no released marginal (no histogram count above 2σ of its noise) and keep the model's own, clamped into the box",
             m.empty
         ));
     }
