@@ -85,11 +85,6 @@ pub struct FeatureMarginals {
 pub struct ReleasedMarginals {
     /// The marginals.
     pub marginals: FeatureMarginals,
-    /// Bins per feature.
-    pub bins: usize,
-    /// The release grid and the noise standard deviation on each count.
-    pub grid: f64,
-    pub scale: f64,
     /// Features left without a marginal (no count above 2σ).
     pub empty: usize,
 }
@@ -131,9 +126,7 @@ pub fn release(
             counts[j * cells + cell_of(x, support.lower[j], support.upper[j], bins)] += 1;
         }
     }
-    let noise = split.marginal_noise()?;
-    let released = release_fixed(&counts, 0, &noise, rng)?;
-    let scale = noise.sigma_units() * noise.grid();
+    let released = release_fixed(&counts, 0, &split.marginal_noise()?, rng)?;
     let cut = 2.0 * split.sigma_marginals;
     let mut empty = 0;
     let probs = released
@@ -155,9 +148,6 @@ pub fn release(
             upper: support.upper.clone(),
             probs,
         },
-        bins,
-        grid: noise.grid(),
-        scale,
         empty,
     })
 }

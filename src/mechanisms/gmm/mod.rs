@@ -244,6 +244,20 @@ impl GmmData {
         Ok(out)
     }
 
+    /// The same records with `rows` in place of the features: one row per record, in the
+    /// coordinates of `k` principal components, features named pc1 … pck.
+    pub fn with_component_rows(&self, k: usize, rows: Vec<Vec<f64>>) -> GmmData {
+        GmmData {
+            features: (1..=k).map(|j| format!("pc{j}")).collect(),
+            label: self.label.clone(),
+            classes: self.classes.clone(),
+            rows,
+            labels: self.labels.clone(),
+            rows_dropped: self.rows_dropped,
+            unlabelled: self.unlabelled,
+        }
+    }
+
     /// From a [`Table`] whose label column is set; every other column must be numeric.
     pub fn from_table(table: &Table) -> Result<GmmData> {
         let li = table.label_index.ok_or_else(|| {
@@ -776,17 +790,8 @@ pub fn pca_project(data: &GmmData, k: usize) -> Result<(GmmData, Projection)> {
                 .collect()
         })
         .collect();
-    let projected = GmmData {
-        features: (1..=k).map(|j| format!("pc{j}")).collect(),
-        label: data.label.clone(),
-        classes: data.classes.clone(),
-        rows,
-        labels: data.labels.clone(),
-        rows_dropped: data.rows_dropped,
-        unlabelled: data.unlabelled,
-    };
     Ok((
-        projected,
+        data.with_component_rows(k, rows),
         Projection {
             center,
             components,

@@ -280,18 +280,12 @@ fn release_dp_subspace(
         .transpose()?;
     // The projected rows in input units (y·B), so the inner release's clip at B is a no-op
     // but for rounding; its grid truncation keeps ‖y‖ ≤ 1 exactly.
-    let projected = GmmData {
-        features: (1..=k).map(|j| format!("pc{j}")).collect(),
-        label: data.label.clone(),
-        classes: data.classes.clone(),
-        rows: z
-            .iter()
+    let projected = data.with_component_rows(
+        k,
+        z.iter()
             .map(|r| basis.project(r).into_iter().map(|y| y * bound).collect())
             .collect(),
-        labels: data.labels.clone(),
-        rows_dropped: data.rows_dropped,
-        unlabelled: data.unlabelled,
-    };
+    );
     drop(z);
     let inner = GmmOptions {
         pca: None,
