@@ -112,44 +112,81 @@ pub fn release(
     split: &Split,
     rng: &mut ReleaseRng,
 ) -> Result<ReleasedMarginals> {
-    check_bins(bins)?;
-    let d = support.lower.len();
-    if split.marginal_features != d || split.marginal_bins != bins {
-        return Err(Error::Data(
-            "internal: the split was made for other marginals".into(),
-        ));
-    }
-    let cells = bins + 1;
-    let mut counts = vec![0i128; self::cells(d, bins)];
+    let mut h = CellCounts::new(&support.lower, &support.upper, bins)?;
     for r in rows {
-        for (j, &x) in r.iter().enumerate().take(d) {
-            counts[j * cells + cell_of(x, support.lower[j], support.upper[j], bins)] += 1;
+        h.push(r);
+    }
+    h.release(split, rng)
+}
+
+/// The exact cell counts of every feature, one record at a time ([`release`]'s statistic).
+#[derive(Debug, Clone)]
+pub struct CellCounts {
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+    bins: usize,
+    counts: Vec<i128>,
+}
+
+impl CellCounts {
+    /// Empty counts for the box [lower, upper] (one interval per feature) and `bins` bins.
+    pub fn new(lower: &[f64], upper: &[f64], bins: usize) -> Result<CellCounts> {
+        check_bins(bins)?;
+        if lower.len() != upper.len() {
+            return Err(Error::Data(
+                "internal: the box's lower and upper ends differ in length".into(),
+            ));
+        }
+        Ok(CellCounts {
+            lower: lower.to_vec(),
+            upper: upper.to_vec(),
+            bins,
+            counts: vec![0; cells(lower.len(), bins)],
+        })
+    }
+
+    /// Counts one record's row (its first d features).
+    pub fn push(&mut self, row: &[f64]) {
+        let cells = self.bins + 1;
+        for (j, &x) in row.iter().enumerate().take(self.lower.len()) {
+            self.counts[j * cells + cell_of(x, self.lower[j], self.upper[j], self.bins)] += 1;
         }
     }
-    let released = release_fixed(&counts, 0, &split.marginal_noise()?, rng)?;
-    let cut = 2.0 * split.sigma_marginals;
-    let mut empty = 0;
-    let probs = released
-        .chunks_exact(cells)
-        .map(|c| {
-            let kept: Vec<f64> = c.iter().map(|&v| if v >= cut { v } else { 0.0 }).collect();
-            let total: f64 = kept.iter().sum();
-            if total > 0.0 {
-                kept.iter().map(|v| v / total).collect()
-            } else {
-                empty += 1;
-                Vec::new()
-            }
+
+    /// Releases the counts with the split's noise; post-processing as in the proof note.
+    pub fn release(self, split: &Split, rng: &mut ReleaseRng) -> Result<ReleasedMarginals> {
+        let (d, bins) = (self.lower.len(), self.bins);
+        if split.marginal_features != d || split.marginal_bins != bins {
+            return Err(Error::Data(
+                "internal: the split was made for other marginals".into(),
+            ));
+        }
+        let cells = bins + 1;
+        let released = release_fixed(&self.counts, 0, &split.marginal_noise()?, rng)?;
+        let cut = 2.0 * split.sigma_marginals;
+        let mut empty = 0;
+        let probs = released
+            .chunks_exact(cells)
+            .map(|c| {
+                let kept: Vec<f64> = c.iter().map(|&v| if v >= cut { v } else { 0.0 }).collect();
+                let total: f64 = kept.iter().sum();
+                if total > 0.0 {
+                    kept.iter().map(|v| v / total).collect()
+                } else {
+                    empty += 1;
+                    Vec::new()
+                }
+            })
+            .collect();
+        Ok(ReleasedMarginals {
+            marginals: FeatureMarginals {
+                lower: self.lower,
+                upper: self.upper,
+                probs,
+            },
+            empty,
         })
-        .collect();
-    Ok(ReleasedMarginals {
-        marginals: FeatureMarginals {
-            lower: support.lower.clone(),
-            upper: support.upper.clone(),
-            probs,
-        },
-        empty,
-    })
+    }
 }
 
 impl FeatureMarginals {

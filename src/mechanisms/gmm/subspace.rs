@@ -78,21 +78,50 @@ fn row_offset(i: usize, d: usize) -> usize {
 /// unit-ball rows `z` (d features) on the grid 2^{−BASIS_BITS}. Zero entries are skipped,
 /// so sparse rows (images with a blank background) cost their non-zeros squared.
 pub fn second_moment(z: &[Vec<f64>], d: usize) -> Result<Vec<i128>> {
-    if z.len() >= MAX_ROWS {
-        return Err(Error::Data(format!(
-            "{} rows: the exact-noise GMM release accepts fewer than 2^30 rows",
-            z.len()
-        )));
-    }
-    let mut acc = vec![0i64; d * (d + 1) / 2];
-    let mut nz: Vec<(usize, i64)> = Vec::with_capacity(d);
+    let mut acc = MomentSum::new(d);
     for row in z {
+        acc.push(row)?;
+    }
+    acc.finish()
+}
+
+/// [`second_moment`] one row at a time (rows need not be held together).
+#[derive(Debug, Clone)]
+pub struct MomentSum {
+    d: usize,
+    rows: usize,
+    acc: Vec<i64>,
+    nz: Vec<(usize, i64)>,
+}
+
+impl MomentSum {
+    /// An empty sum for rows of `d` features.
+    pub fn new(d: usize) -> MomentSum {
+        MomentSum {
+            d,
+            rows: 0,
+            acc: vec![0; d * (d + 1) / 2],
+            nz: Vec::with_capacity(d),
+        }
+    }
+
+    /// Adds one unit-ball row.
+    pub fn push(&mut self, row: &[f64]) -> Result<()> {
+        let d = self.d;
         if row.len() != d {
             return Err(Error::Data(format!(
                 "internal: a row has {} features, the basis {d}",
                 row.len()
             )));
         }
+        self.rows += 1;
+        if self.rows >= MAX_ROWS {
+            return Err(Error::Data(format!(
+                "{} rows: the exact-noise GMM release accepts fewer than 2^30 rows",
+                self.rows
+            )));
+        }
+        let nz = &mut self.nz;
         nz.clear();
         nz.extend(
             row_units_at(row, BASIS_BITS)
@@ -101,13 +130,18 @@ pub fn second_moment(z: &[Vec<f64>], d: usize) -> Result<Vec<i128>> {
                 .filter(|&(_, u)| u != 0),
         );
         for (a, &(i, ui)) in nz.iter().enumerate() {
-            let seg = &mut acc[row_offset(i, d)..row_offset(i + 1, d)];
+            let seg = &mut self.acc[row_offset(i, d)..row_offset(i + 1, d)];
             for &(j, uj) in &nz[a..] {
                 seg[j - i] += ui * uj;
             }
         }
+        Ok(())
     }
-    Ok(acc.into_iter().map(i128::from).collect())
+
+    /// The exact sum ([`second_moment`]'s units).
+    pub fn finish(self) -> Result<Vec<i128>> {
+        Ok(self.acc.into_iter().map(i128::from).collect())
+    }
 }
 
 /// Releases the second moment of the unit-ball rows `z` (d_in = `split.basis_dim` features)
@@ -118,7 +152,11 @@ pub fn release_basis(
     split: &Split,
     rng: &mut ReleaseRng,
 ) -> Result<Basis> {
-    let d = split.basis_dim;
+    check_components(k, split.basis_dim)?;
+    release_basis_of(&second_moment(z, split.basis_dim)?, k, split, rng)
+}
+
+fn check_components(k: usize, d: usize) -> Result<()> {
     if k == 0 || k > d {
         return Err(Error::param(
             "pca",
@@ -126,9 +164,26 @@ pub fn release_basis(
             format!("the number of components must be between 1 and the number of features ({d})"),
         ));
     }
-    let stat = second_moment(z, d)?;
+    Ok(())
+}
+
+/// [`release_basis`] of an exact second moment ([`MomentSum`]).
+pub fn release_basis_of(
+    stat: &[i128],
+    k: usize,
+    split: &Split,
+    rng: &mut ReleaseRng,
+) -> Result<Basis> {
+    let d = split.basis_dim;
+    check_components(k, d)?;
+    if stat.len() != d * (d + 1) / 2 {
+        return Err(Error::Data(format!(
+            "internal: a second moment of {} entries for a basis of {d} features",
+            stat.len()
+        )));
+    }
     let noise = split.basis_noise()?;
-    let released = release_fixed(&stat, 2 * BASIS_BITS, &noise, rng)?;
+    let released = release_fixed(stat, 2 * BASIS_BITS, &noise, rng)?;
     let mut m = Mat::zeros(d);
     let mut t = 0;
     for i in 0..d {

@@ -72,7 +72,7 @@
 //! the data reaches the model or the receipt.
 
 use super::design::gaussian_orders;
-use super::exactnoise::{class_stats, release_fixed, upper_pairs, ROW_BITS};
+use super::exactnoise::{class_stats, release_fixed, upper_pairs, ClassStats, ROW_BITS};
 use super::linalg::{sym_fn, Mat};
 use super::weights::{self, Branch};
 use crate::accountant::calibrate::{certify_upward, smallest_z};
@@ -223,85 +223,155 @@ impl Split {
         let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
         let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
         let keep = 1.0 - f_basis - f_marg;
-        let ratio = |f: f64| (keep / (2.0 * f)).sqrt();
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
             RdpCurve::gaussian(
                 z * keep.sqrt() / std::f64::consts::SQRT_2,
                 &gaussian_orders(MAX_ORDER),
             )
         })?;
+        let base = Split::base(
+            dim,
+            from_data.then_some((delta_labels, threshold)),
+            eps_counts,
+            delta,
+        );
         certify_upward(cal.z, 1e-9, 64, |z| {
-            let mut s = Split {
-                eps_counts,
-                eps_gaussian: f64::INFINITY,
-                delta,
-                delta_labels,
-                threshold,
-                z,
-                sigma_sum: SUM_SENSITIVITY * z,
-                sigma_moment: MOMENT_SENSITIVITY * z,
-                rho: f64::INFINITY,
-                eps_sum_alone: f64::INFINITY,
-                eps_moment_alone: f64::INFINITY,
-                dim,
-                basis_dim: basis_dim.unwrap_or(0),
-                sigma_basis: basis_dim.map_or(0.0, |_| {
-                    super::subspace::BASIS_SENSITIVITY * ratio(f_basis) * z
-                }),
-                eps_basis_alone: 0.0,
-                marginal_features: marginals.map_or(0, |m| m.0),
-                marginal_bins: marginals.map_or(0, |m| m.1),
-                sigma_marginals: marginals.map_or(0.0, |(d, _)| {
-                    super::marginals::sensitivity(d) * ratio(f_marg) * z
-                }),
-                eps_marginals_alone: 0.0,
-            };
-            let (sn, mn) = (s.sum_noise()?, s.moment_noise()?);
-            let m = dim * (dim + 1) / 2;
-            let (sum_a, mom_a) = (
-                rho_of(&sn, SUM_SENSITIVITY, dim),
-                rho_of(&mn, MOMENT_SENSITIVITY, m),
-            );
-            let within = sum_a + mom_a;
-            let between = 2.0 * (rho_of(&sn, 1.0, dim) + rho_of(&mn, 1.0, m));
-            // A neighbour also moves the basis's second moment (by ≤ √2; see subspace).
-            let basis = match basis_dim {
-                Some(b) => rho_of(
-                    &s.basis_noise()?,
-                    super::subspace::BASIS_SENSITIVITY,
-                    b * (b + 1) / 2,
-                ),
-                None => 0.0,
-            };
-            // And each feature's histogram (by ≤ √(2d) in all; see marginals).
-            let hist = match marginals {
-                Some((d, b)) => rho_of(
-                    &s.marginal_noise()?,
-                    super::marginals::sensitivity(d),
-                    super::marginals::cells(d, b),
-                ),
-                None => 0.0,
-            };
-            s.rho = within.max(between) + basis + hist;
-            s.eps_gaussian = eps_of_rho(s.rho, delta)?;
-            if s.eps_gaussian > target {
-                return Ok(None);
-            }
-            s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
-            s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
-            if basis > 0.0 {
-                s.eps_basis_alone = eps_of_rho(basis, delta)?;
-            }
-            if hist > 0.0 {
-                s.eps_marginals_alone = eps_of_rho(hist, delta)?;
-            }
-            Ok(Some(s))
+            let s = base.at_z(z, basis_dim, marginals)?;
+            Ok((s.eps_gaussian <= target).then_some(s))
         })?
         .ok_or_else(|| {
             Error::Data(format!(
                 "internal: no noise meets ε = {epsilon} at δ = {delta} on the release grids"
             ))
         })
+    }
+
+    /// The Gaussian releases alone, for a synthesis whose class counts and labels are released
+    /// elsewhere (`synth`'s data path): the least noise on the grids actually used whose ρ
+    /// (the class statistics' worst neighbour, plus the basis with `basis_dim` and the feature
+    /// histograms with `marginals`, as in [`Split::with_extras`]) is at most `rho_max`.
+    /// `eps_counts` is 0 and the `*_alone` figures are at `delta`.
+    pub fn within_rho(
+        rho_max: f64,
+        delta: f64,
+        dim: usize,
+        basis_dim: Option<usize>,
+        marginals: Option<(usize, usize)>,
+    ) -> Result<Split> {
+        if !(rho_max.is_finite() && rho_max > 0.0) {
+            return Err(Error::Data(format!(
+                "internal: no Gaussian release fits ρ = {rho_max}"
+            )));
+        }
+        let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
+        let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
+        // Continuous ρ = 1/(z²·keep) (see `with_extras`); the grids' rounding adds a little,
+        // so the noise is raised from there in steps of 10^−6 until it fits.
+        let z0 = 1.0 / (rho_max * (1.0 - f_basis - f_marg)).sqrt();
+        let base = Split::base(dim, None, 0.0, delta);
+        certify_upward(z0, 1e-6, 10_000, |z| {
+            let s = base.at_z(z, basis_dim, marginals)?;
+            Ok((s.rho <= rho_max).then_some(s))
+        })?
+        .ok_or_else(|| {
+            Error::Data(format!(
+                "internal: no noise meets ρ = {rho_max} on the release grids"
+            ))
+        })
+    }
+
+    /// A split without noise yet (z = ∞): what [`Split::at_z`] fills in.
+    fn base(dim: usize, labels: Option<(f64, Option<i64>)>, eps_counts: f64, delta: f64) -> Split {
+        let (delta_labels, threshold) = labels.unwrap_or((0.0, None));
+        Split {
+            eps_counts,
+            eps_gaussian: f64::INFINITY,
+            delta,
+            delta_labels,
+            threshold,
+            z: f64::INFINITY,
+            sigma_sum: f64::INFINITY,
+            sigma_moment: f64::INFINITY,
+            rho: f64::INFINITY,
+            eps_sum_alone: f64::INFINITY,
+            eps_moment_alone: f64::INFINITY,
+            dim,
+            basis_dim: 0,
+            sigma_basis: 0.0,
+            eps_basis_alone: 0.0,
+            marginal_features: 0,
+            marginal_bins: 0,
+            sigma_marginals: 0.0,
+            eps_marginals_alone: 0.0,
+        }
+    }
+
+    /// This split's noise at multiplier `z` with the extra releases, and its ρ and ε on the
+    /// grids actually used.
+    fn at_z(
+        &self,
+        z: f64,
+        basis_dim: Option<usize>,
+        marginals: Option<(usize, usize)>,
+    ) -> Result<Split> {
+        let dim = self.dim;
+        let delta = self.delta;
+        let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
+        let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
+        let keep = 1.0 - f_basis - f_marg;
+        let ratio = |f: f64| (keep / (2.0 * f)).sqrt();
+        let mut s = Split {
+            z,
+            sigma_sum: SUM_SENSITIVITY * z,
+            sigma_moment: MOMENT_SENSITIVITY * z,
+            basis_dim: basis_dim.unwrap_or(0),
+            sigma_basis: basis_dim.map_or(0.0, |_| {
+                super::subspace::BASIS_SENSITIVITY * ratio(f_basis) * z
+            }),
+            marginal_features: marginals.map_or(0, |m| m.0),
+            marginal_bins: marginals.map_or(0, |m| m.1),
+            sigma_marginals: marginals.map_or(0.0, |(d, _)| {
+                super::marginals::sensitivity(d) * ratio(f_marg) * z
+            }),
+            ..*self
+        };
+        let (sn, mn) = (s.sum_noise()?, s.moment_noise()?);
+        let m = dim * (dim + 1) / 2;
+        let (sum_a, mom_a) = (
+            rho_of(&sn, SUM_SENSITIVITY, dim),
+            rho_of(&mn, MOMENT_SENSITIVITY, m),
+        );
+        let within = sum_a + mom_a;
+        let between = 2.0 * (rho_of(&sn, 1.0, dim) + rho_of(&mn, 1.0, m));
+        // A neighbour also moves the basis's second moment (by ≤ √2; see subspace).
+        let basis = match basis_dim {
+            Some(b) => rho_of(
+                &s.basis_noise()?,
+                super::subspace::BASIS_SENSITIVITY,
+                b * (b + 1) / 2,
+            ),
+            None => 0.0,
+        };
+        // And each feature's histogram (by ≤ √(2d) in all; see marginals).
+        let hist = match marginals {
+            Some((d, b)) => rho_of(
+                &s.marginal_noise()?,
+                super::marginals::sensitivity(d),
+                super::marginals::cells(d, b),
+            ),
+            None => 0.0,
+        };
+        s.rho = within.max(between) + basis + hist;
+        s.eps_gaussian = eps_of_rho(s.rho, delta)?;
+        s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
+        s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
+        if basis > 0.0 {
+            s.eps_basis_alone = eps_of_rho(basis, delta)?;
+        }
+        if hist > 0.0 {
+            s.eps_marginals_alone = eps_of_rho(hist, delta)?;
+        }
+        Ok(s)
     }
 
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian
@@ -419,15 +489,67 @@ pub fn release(
         split.threshold,
         rng,
     )?;
+    let given: Vec<(usize, f64)> = kept
+        .iter()
+        .zip(&released)
+        .map(|(&c, &nk)| (c, nk as f64))
+        .collect();
+    let (sum_noise, moment_noise) = (split.sum_noise()?, split.moment_noise()?);
+    let m = release_given_counts(&stats, &given, split, rng)?;
+    Ok(Released {
+        kept,
+        counts: released,
+        branch,
+        means: m.means,
+        covs: m.covs,
+        sums: m.sums,
+        moments: m.moments,
+        sum_grid: sum_noise.grid(),
+        moment_grid: moment_noise.grid(),
+        sum_scale: sum_noise.sigma_units() * sum_noise.grid(),
+        moment_scale: moment_noise.sigma_units() * moment_noise.grid(),
+    })
+}
+
+/// The released class sums and second moments, and the means and covariances made from them
+/// (unit-ball units; see [`release_given_counts`]).
+#[derive(Debug, Clone)]
+pub struct ClassModels {
+    pub means: Vec<Vec<f64>>,
+    pub covs: Vec<Mat>,
+    pub sums: Vec<Vec<f64>>,
+    pub moments: Vec<Vec<f64>>,
+}
+
+/// Releases the sum and second moment of each class `c` of `given` = (c, Ñ_c) with the
+/// split's noise, and makes its mean and covariance from them and the count Ñ_c released
+/// elsewhere (a DP count, or a public one; taken as at least 1). Post-processing as in the
+/// proof note: eigenvalues clipped into [min(σ_M/max(Ñ − 1, 1), 1), 1], means into the ball.
+pub fn release_given_counts(
+    stats: &[ClassStats],
+    given: &[(usize, f64)],
+    split: &Split,
+    rng: &mut ReleaseRng,
+) -> Result<ClassModels> {
+    let d = split.dim;
     let sum_noise = split.sum_noise()?;
     let moment_noise = split.moment_noise()?;
+    let k = given.len();
     let mut means = Vec::with_capacity(k);
     let mut covs = Vec::with_capacity(k);
     let mut sums = Vec::with_capacity(k);
     let mut moments = Vec::with_capacity(k);
-    for (&c, &nk) in kept.iter().zip(&released) {
-        let st = &stats[c];
-        let nk = nk as f64;
+    for &(c, nk) in given {
+        let st = stats
+            .get(c)
+            .ok_or_else(|| Error::Data(format!("internal: no statistics for class {c}")))?;
+        if st.sum.len() != d {
+            return Err(Error::Data(format!(
+                "internal: class statistics of {} features for a split of {d}",
+                st.sum.len()
+            )));
+        }
+        let nk = nk.max(1.0);
         let s = release_fixed(&st.sum, ROW_BITS, &sum_noise, rng)?;
         let mv = release_fixed(&st.moment, 2 * ROW_BITS, &moment_noise, rng)?;
         let mut m = Mat::zeros(d);
@@ -459,18 +581,11 @@ pub fn release(
         sums.push(s);
         moments.push(mv);
     }
-    Ok(Released {
-        kept,
-        counts: released,
-        branch,
+    Ok(ClassModels {
         means,
         covs,
         sums,
         moments,
-        sum_grid: sum_noise.grid(),
-        moment_grid: moment_noise.grid(),
-        sum_scale: sum_noise.sigma_units() * sum_noise.grid(),
-        moment_scale: moment_noise.sigma_units() * moment_noise.grid(),
     })
 }
 
@@ -479,6 +594,47 @@ mod tests {
     use super::*;
     use crate::mechanisms::gmm::exactnoise::on_grid;
     use rand::Rng;
+
+    /// `within_rho` spends at most the ρ it is given, and nearly all of it, on the grids
+    /// actually used; it releases no counts.
+    #[test]
+    fn within_rho_fits_the_budget_on_the_grids() {
+        for &(rho, d, basis, marg) in &[
+            (1.4, 150, Some(784), Some((784, 32))),
+            (0.05, 4, None, None),
+            (0.5, 10, Some(30), None),
+            (3.0, 8, None, Some((8, 16))),
+        ] {
+            let s = Split::within_rho(rho, 1e-5, d, basis, marg).unwrap();
+            assert!(s.rho <= rho && s.rho > rho * (1.0 - 1e-4), "{rho}: {s:?}");
+            assert_eq!(
+                (s.eps_counts, s.delta_labels, s.threshold),
+                (0.0, 0.0, None)
+            );
+            assert_eq!(s.basis_dim, basis.unwrap_or(0));
+            assert_eq!(s.marginal_features, marg.map_or(0, |m| m.0));
+            assert_eq!(s.sigma_basis > 0.0, basis.is_some());
+            assert_eq!(s.sigma_marginals > 0.0, marg.is_some());
+            // ρ recomputed from the grids: the worse class case, the basis, the histograms.
+            let (sn, mn) = (s.sum_noise().unwrap(), s.moment_noise().unwrap());
+            let m = d * (d + 1) / 2;
+            let within = rho_of(&sn, SUM_SENSITIVITY, d) + rho_of(&mn, MOMENT_SENSITIVITY, m);
+            let between = 2.0 * (rho_of(&sn, 1.0, d) + rho_of(&mn, 1.0, m));
+            let b = basis.map_or(0.0, |b| {
+                rho_of(&s.basis_noise().unwrap(), 2f64.sqrt(), b * (b + 1) / 2)
+            });
+            let h = marg.map_or(0.0, |(f, bins)| {
+                rho_of(
+                    &s.marginal_noise().unwrap(),
+                    (2.0 * f as f64).sqrt(),
+                    f * (bins + 1),
+                )
+            });
+            assert!((within.max(between) + b + h - s.rho).abs() <= 1e-12 * s.rho);
+        }
+        assert!(Split::within_rho(0.0, 1e-5, 4, None, None).is_err());
+        assert!(Split::within_rho(f64::NAN, 1e-5, 4, None, None).is_err());
+    }
 
     /// The threshold a page shows before a release is the release's own, for every d; the
     /// labels' δ share leaves the total at most δ.
