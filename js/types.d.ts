@@ -63,17 +63,25 @@ export interface CalibrateResult {
 
 export type Mechanism = "cda" | "dpmix" | "local" | "projection";
 
+/** The mechanisms of a synthesis: those of the accountant, and `gmm` (Gaussian class models in a
+ * DP principal subspace). */
+export type SynthMechanism = Mechanism | "gmm";
+
 export interface SynthOptions extends CallOptions {
   /** Label column (CSV input; required there). */
   label?: string;
-  /** `cda` (default), `dpmix`, `local` or `projection`. */
-  mechanism?: Mechanism;
+  /** `cda` (default), `dpmix`, `local`, `projection` or `gmm`. Left out, a numeric table of at
+   * least 100 feature columns and 20,000 rows gets `gmm`, any other table `cda` (the receipt's
+   * `mechanism` says which). */
+  mechanism?: SynthMechanism;
   /** dpmix: `hard` (default) or `soft` labels. */
   labels?: "hard" | "soft";
   /** dpmix: mix within each class. */
   classWise?: boolean;
   /** projection: the projected dimension k. */
   projectionDim?: number;
+  /** gmm: the number of principal components k (default min(d, 150)). */
+  components?: number;
   /** Target ε: the noise is calibrated to it. */
   epsilon?: number;
   /** δ (default 1e-5). */

@@ -214,6 +214,52 @@ pub struct BaselineParameters {
     pub rows_clipped: usize,
 }
 
+/// Parameters of `synth`'s Gaussian class models in a DP principal subspace
+/// ([`crate::pipelines::synth::Mechanism::Gmm`]; the noise is that of
+/// [`crate::mechanisms::gmm::suffstats::Split::within_rho`], in unit-ball units: the encoded
+/// rows divided by c).
+#[derive(Debug, Clone, Serialize)]
+pub struct GmmSynthParameters {
+    /// The principal components k the class models live in.
+    pub components: usize,
+    /// Feature dimension d after encoding (the basis's input dimension).
+    pub feature_dim: usize,
+    /// B: each encoded row (entries in [0, 1]) is divided by it and clipped into the unit
+    /// ball (the DP mean norm, else the public maximum norm).
+    pub bound: f64,
+    /// The share of the Gaussian releases' ρ taken by the basis.
+    pub basis_share: f64,
+    /// Bins per feature of the DP feature histograms (an atom at 0 and this many bins of
+    /// (0, 1]), and their share of ρ.
+    pub marginal_bins: usize,
+    pub marginal_share: f64,
+    /// σ of the histograms' noise (in counts).
+    pub sigma_marginals: f64,
+    /// σ of the basis's second-moment noise.
+    pub sigma_basis: f64,
+    /// σ of each class sum's noise.
+    pub sigma_sum: f64,
+    /// σ of each class second moment's noise.
+    pub sigma_moment: f64,
+    /// Noise multiplier z of the class statistics.
+    pub noise_multiplier: f64,
+    /// ρ (zCDP) of the mechanism's worst neighbour, on the grids actually used.
+    pub rho: f64,
+    /// Whether the noise was calibrated to a target ε (always, for this mechanism).
+    pub calibrated: bool,
+    /// Target ε.
+    pub target_epsilon: Option<f64>,
+    /// Requested T.
+    pub samples_requested: usize,
+    /// Rows written (the DP class counts' shares of T).
+    pub rows_written: usize,
+    /// Number of classes K.
+    pub classes: usize,
+    /// The encoding, the decoding and how the mechanism was chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<crate::preprocess::auto::EncodingReport>,
+}
+
 /// The parameters of whichever mechanism made the release (serialized without a tag; the
 /// receipt's `mechanism` says which).
 #[derive(Debug, Clone, Serialize)]
@@ -225,15 +271,18 @@ pub enum Parameters {
     DpMix(DpMixParameters),
     /// Local perturbation or random projection.
     Baseline(BaselineParameters),
+    /// Gaussian class models in a DP principal subspace.
+    Gmm(GmmSynthParameters),
 }
 
 impl Parameters {
-    /// The feature noise std.
+    /// The feature noise std (the class sums' for the GMM).
     pub fn sigma_x(&self) -> f64 {
         match self {
             Parameters::Cda(p) => p.sigma_x,
             Parameters::DpMix(p) => p.sigma_x,
             Parameters::Baseline(p) => p.sigma_x,
+            Parameters::Gmm(p) => p.sigma_sum,
         }
     }
     /// Rows written.
@@ -242,6 +291,7 @@ impl Parameters {
             Parameters::Cda(p) => p.rows_written,
             Parameters::DpMix(p) => p.rows_written,
             Parameters::Baseline(p) => p.rows_written,
+            Parameters::Gmm(p) => p.rows_written,
         }
     }
 }

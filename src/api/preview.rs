@@ -287,7 +287,16 @@ pub fn dataset_preview_as(
         opts,
     };
     let path = synth::data_path_budget(table, p.schema.as_ref(), &inputs.opts, &p.mechanism)?;
-    preview_on(&inputs, &path, view)
+    let gmm = synth::auto_gmm(&inputs.opts, &p.mechanism, p.auto_mix, false, table).is_some();
+    let mut r = preview_on(&inputs, &path, view)?;
+    if gmm {
+        r.warnings.push(format!(
+            "a numeric table this wide ({} feature columns, {} rows) is synthesized by the dp-gmm mechanism by default (class models in a DP principal subspace); these figures are DP-CDA's, and the receipt states the GMM's noise. To run DP-CDA, choose it as the mechanism",
+            table.n_cols().saturating_sub(1),
+            table.n_rows
+        ));
+    }
+    Ok(r)
 }
 
 /// The pools and rows per class the synthesis would use: the class sizes and T/K each, or

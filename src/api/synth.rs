@@ -83,7 +83,8 @@ pub struct SynthRequest {
     /// Label column (required for CSV).
     #[serde(default)]
     pub label: Option<String>,
-    /// `cda` (default), `dpmix`, `local` or `projection`.
+    /// `cda` (default; a wide numeric table gets `gmm` by default:
+    /// [`crate::pipelines::synth::auto_gmm`]), `dpmix`, `local`, `projection` or `gmm`.
     #[serde(default)]
     pub mechanism: Option<String>,
     /// dpmix: `hard` (default) or `soft` labels.
@@ -95,6 +96,9 @@ pub struct SynthRequest {
     /// projection: the projected dimension k.
     #[serde(default)]
     pub projection_dim: Option<usize>,
+    /// gmm: the number of principal components k.
+    #[serde(default)]
+    pub components: Option<usize>,
     /// Target ε.
     #[serde(default)]
     pub epsilon: Option<f64>,
@@ -264,6 +268,7 @@ impl TryFrom<&SynthRequest> for SynthParams {
                 Some(s) => s.parse()?,
             },
             prior: None,
+            mechanism_given: r.mechanism.is_some(),
         };
         let test_share = r.test_share.unwrap_or(DEFAULT_TEST_SHARE);
         if !(test_share > 0.0 && test_share < 1.0) {
@@ -324,6 +329,14 @@ fn mechanism_of(r: &SynthRequest) -> Result<Mechanism> {
         _ => {
             if let Some(k) = r.projection_dim {
                 return misplaced("projection_dim", &k, "projection");
+            }
+        }
+    }
+    match &mut m {
+        Mechanism::Gmm(o) => o.components = r.components,
+        _ => {
+            if let Some(k) = r.components {
+                return misplaced("components", &k, "gmm");
             }
         }
     }

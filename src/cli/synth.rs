@@ -2,9 +2,7 @@
 //! flags become an [`api::SynthRequest`]; this file only reads the input and writes the
 //! outputs (atomically: no partial file on error).
 
-use super::{
-    name_of, rng_for, same_file, AccountantArg, Common, MechanismArg, NormalizeArg, Staged,
-};
+use super::{name_of, rng_for, same_file, AccountantArg, Common, NormalizeArg, Staged};
 use clap::{Args, ValueEnum};
 use privmix::api::{self, MixChoice, SynthParams, SynthRequest};
 use privmix::data::{read_csv_path, CsvOut};
@@ -13,6 +11,21 @@ use privmix::rng::ReleaseRng;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// The mechanisms of `synth`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SynthMechanismArg {
+    /// DP-CDA.
+    Cda,
+    /// DPMix.
+    Dpmix,
+    /// Local perturbation.
+    Local,
+    /// Random projection.
+    Projection,
+    /// Gaussian class models in a DP principal subspace.
+    Gmm,
+}
 
 /// dpmix label output.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -61,10 +74,12 @@ pub(crate) struct SynthArgs {
     /// Label column name (CSV input; images take their class from the folder name).
     #[arg(long)]
     label: Option<String>,
-    /// Mechanism: cda (DP-CDA, default), dpmix, local (local perturbation) or projection
-    /// (random projection). Images take cda only.
-    #[arg(long, value_enum, default_value = "cda")]
-    mechanism: MechanismArg,
+    /// Mechanism: cda (DP-CDA, default), dpmix, local (local perturbation), projection
+    /// (random projection) or gmm (Gaussian class models in a DP principal subspace). Left
+    /// out, a numeric table of at least 100 feature columns and 20,000 rows gets gmm, any
+    /// other table cda (the receipt says which). Images take cda only.
+    #[arg(long, value_enum)]
+    mechanism: Option<SynthMechanismArg>,
     /// dpmix: label output, hard (argmax; default) or soft (the label column is replaced by one
     /// probability column per class, named `P(label=class)`).
     #[arg(long, value_enum)]
@@ -75,6 +90,9 @@ pub(crate) struct SynthArgs {
     /// projection: projected dimension k (default ⌈d/2⌉, at most 64).
     #[arg(long)]
     projection_dim: Option<usize>,
+    /// gmm: the number of principal components k (default min(d, 150)).
+    #[arg(long)]
+    components: Option<usize>,
     /// Target ε (the noise is calibrated to it).
     #[arg(long)]
     epsilon: Option<f64>,
@@ -256,10 +274,11 @@ impl SynthArgs {
     fn request(&self) -> Result<SynthRequest> {
         Ok(SynthRequest {
             label: self.label.clone(),
-            mechanism: Some(name_of(&self.mechanism)),
+            mechanism: self.mechanism.as_ref().map(name_of),
             labels: self.labels.as_ref().map(name_of),
             class_wise: self.class_wise.then_some(true),
             projection_dim: self.projection_dim,
+            components: self.components,
             epsilon: self.epsilon,
             delta: Some(self.delta),
             mix: self.mix.clone(),
@@ -330,9 +349,9 @@ pub(crate) fn run(a: SynthArgs) -> Result<()> {
             a.input.display(),
             "this is a single image; give a ZIP or a folder of class folders (<class>/<image>.png), or a CSV",
         )),
-        _ if !matches!(a.mechanism, MechanismArg::Cda) => Err(Error::param(
+        _ if !matches!(a.mechanism, None | Some(SynthMechanismArg::Cda)) => Err(Error::param(
             "mechanism",
-            name_of(&a.mechanism),
+            a.mechanism.as_ref().map(name_of).unwrap_or_default(),
             "image input supports --mechanism cda (DP-CDA) only; drop --mechanism or give a CSV",
         )),
         kind => run_synth_images(&a, &params, &mut rng, kind),

@@ -43,8 +43,11 @@ pub(super) struct Generation<'a> {
     pub space: &'a FeatureSpace,
     pub missing_codec: &'a MissingCodec,
     pub cls: &'a Classes,
-    /// The rows each class gets (DP-CDA).
+    /// The rows each class gets (DP-CDA, the GMM).
     pub per_class_counts: &'a [usize],
+    /// Each class's count: the DP count under the standard adjacency, else the public one
+    /// (the GMM's class means divide by it).
+    pub class_counts: Vec<f64>,
     /// The scale restored after the noise (rows scaled to a common or public norm).
     pub rescale: Option<f64>,
     pub marginals: &'a [Option<ColumnMarginal>],
@@ -62,7 +65,7 @@ pub(super) struct Generation<'a> {
 
 /// `row` for cells in the encoded table's columns: writes them in the input's columns
 /// (indicator columns removed, missing cells written back).
-fn restoring<'a>(
+pub(super) fn restoring<'a>(
     g: &Generation<'a>,
     row: CellSink<'a>,
 ) -> impl FnMut(&[String]) -> Result<()> + 'a {
@@ -88,6 +91,7 @@ pub(super) fn generate_and_emit(
         Mechanism::Local | Mechanism::Projection(_) => {
             emit_baseline(g, features.dense()?, rng, out)
         }
+        Mechanism::Gmm(_) => super::gmm_synth::emit(g, features, rng, out),
     }
 }
 

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 
 mod emit;
 pub use emit::{CellSink, ProgressSink, Sinks};
+pub mod gmm_synth;
+pub use gmm_synth::auto_gmm;
 mod receipt;
 
 use crate::accountant::calibrate::{smallest_z, Goal};
@@ -98,6 +100,9 @@ pub struct SynthOptions {
     /// A DP release made from the same records before this synthesis, composed into its
     /// accounting (the image path's shape decision); None for a table.
     pub prior: Option<PriorRelease>,
+    /// True when the caller named the mechanism. Otherwise (the default) DP-CDA's defaults
+    /// hand a wide numeric table to the GMM ([`auto_gmm`]).
+    pub mechanism_given: bool,
 }
 
 named_enum! {
@@ -171,6 +176,7 @@ impl Default for SynthOptions {
             column_types: ColumnTypes::Dp,
             accountant: AccountantKind::Pld,
             prior: None,
+            mechanism_given: false,
         }
     }
 }
@@ -209,6 +215,17 @@ pub enum Mechanism {
     Local,
     /// Random projection (a baseline of the DP-CDA paper).
     Projection(ProjectionOptions),
+    /// Gaussian class models in a DP principal subspace ([`gmm_synth`]): the default for
+    /// wide numeric tables ([`auto_gmm`]).
+    Gmm(GmmSynthOptions),
+}
+
+/// The GMM mechanism's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GmmSynthOptions {
+    /// Principal components k (default: [`gmm_synth::components`] of d).
+    pub components: Option<usize>,
 }
 
 /// DPMix's options.
@@ -246,6 +263,7 @@ impl Mechanism {
             Mechanism::DpMix(_) => "dpmix",
             Mechanism::Local => "local-perturbation",
             Mechanism::Projection(_) => "random-projection",
+            Mechanism::Gmm(_) => "dp-gmm",
         }
     }
 }
@@ -257,6 +275,7 @@ named_enum! {
         "dpmix" => Mechanism::DpMix(DpMixOptions::default()),
         "local" ("local perturbation") => Mechanism::Local,
         "projection" ("random projection") => Mechanism::Projection(ProjectionOptions::default()),
+        "gmm" ("Gaussian class models in a DP principal subspace") => Mechanism::Gmm(GmmSynthOptions::default()),
     }
 }
 
@@ -733,11 +752,12 @@ fn label_delta(opts: &SynthOptions, standard: bool, labels_public: bool) -> f64 
 /// norm, the mean row norm that restores their scale.
 fn extra_stats(table: &Table, opts: &SynthOptions, mechanism: &Mechanism) -> ExtraStats {
     let is_cda = matches!(mechanism, Mechanism::Cda);
+    let gmm = matches!(mechanism, Mechanism::Gmm(_));
     ExtraStats {
+        // The GMM releases its own marginals (gmm_synth) and divides the rows by the mean norm.
         marginals: is_cda,
-        mean_norm: is_cda
-            && opts.normalize != NormalizeMode::Data
-            && use_common_norm(table.n_cols().saturating_sub(1)),
+        mean_norm: (gmm || is_cda && use_common_norm(table.n_cols().saturating_sub(1)))
+            && opts.normalize != NormalizeMode::Data,
     }
 }
 
@@ -876,6 +896,8 @@ struct Plan {
     warnings: Vec<String>,
     /// The PLD side of the accounting (when the PLD accountant covers the mechanism).
     pld: Option<SynthPld>,
+    /// The GMM's noise ([`Mechanism::Gmm`] only).
+    gmm: Option<crate::mechanisms::gmm::suffstats::Split>,
 }
 
 /// What a mechanism's accounting [`Plan`] is built from: everything [`synthesize_dyn`] has
@@ -902,6 +924,8 @@ struct PlanInputs<'a> {
     pool_min: usize,
     /// The clip norm the accountant is given (the encoding's sensitivity bound).
     acc_clip: f64,
+    /// The GMM's row bound B: the DP mean norm, else the public maximum norm.
+    row_bound: f64,
     rows_clipped: usize,
     entries_clamped: usize,
     encoding: &'a EncodingReport,
@@ -1100,6 +1124,7 @@ fn plan_cda_standard(p: &PlanInputs<'_>) -> Result<Plan> {
         // counts (with the pool sizes, it would publish them).
         warnings: Vec::new(),
         pld,
+        gmm: None,
     })
 }
 
@@ -1180,6 +1205,7 @@ fn plan_cda_keep_label(p: &PlanInputs<'_>) -> Result<Plan> {
         class_counts_public: true,
         warnings: Vec::new(),
         pld,
+        gmm: None,
     })
 }
 
@@ -1301,6 +1327,7 @@ fn plan_dpmix(p: &PlanInputs<'_>, o: &DpMixOptions) -> Result<Plan> {
         class_counts_public: o.class_wise,
         warnings,
         pld,
+        gmm: None,
     })
 }
 
@@ -1413,6 +1440,7 @@ fn plan_baseline(p: &PlanInputs<'_>) -> Result<Plan> {
         class_counts_public: true,
         warnings: Vec::new(),
         pld,
+        gmm: None,
     })
 }
 
@@ -1483,6 +1511,8 @@ enum RowScaling {
     PublicNorm { max_norm: f64 },
     /// Rows clipped to norm ≤ c.
     Clipped,
+    /// Entries kept in [0, 1] (the GMM bounds the rows itself: gmm_synth).
+    Unscaled,
 }
 
 impl RowScaling {
@@ -1504,7 +1534,7 @@ impl RowScaling {
         match self {
             RowScaling::CommonNorm { mean_norm } => Some(mean_norm / clip),
             RowScaling::PublicNorm { max_norm } => Some(max_norm / clip),
-            RowScaling::UnitBox | RowScaling::Clipped => None,
+            RowScaling::UnitBox | RowScaling::Clipped | RowScaling::Unscaled => None,
         }
     }
 
@@ -1534,6 +1564,11 @@ impl RowScaling {
                 (features.clip_rows(dim, clip)?, 0)
             }
             RowScaling::Clipped => (features.clip_rows(dim, clip)?, 0),
+            RowScaling::Unscaled => {
+                // A per-record map, a no-op on this encoding: the box never rests on the data.
+                features.map_values(|x| x.min(1.0));
+                (0, 0)
+            }
         })
     }
 
@@ -1547,6 +1582,9 @@ impl RowScaling {
                 "entries clamped into [0, 1], divided by the public maximum norm M = √(feature columns) / c (no row changes direction or relative length), multiplied back by M / c after the noise; sensitivity: the diameter c·D/M of that box over l"
             }
             RowScaling::UnitBox | RowScaling::Clipped => "clipped to L2 norm ≤ c",
+            RowScaling::Unscaled => {
+                "every entry in [0, 1] (the columns mapped by their DP ranges); each row divided by B, the DP mean norm (else the public maximum norm), and clipped into the unit ball by the GMM"
+            }
         }
     }
 }
@@ -1708,9 +1746,12 @@ fn check_options(opts: &SynthOptions, mechanism: &Mechanism) -> Result<()> {
     match mechanism {
         Mechanism::Cda | Mechanism::DpMix(_) => check_mix(opts.mix as u64)?,
         Mechanism::Local | Mechanism::Projection(_) => {}
+        Mechanism::Gmm(o) => gmm_synth::check_options(opts, o)?,
     }
     match mechanism {
-        Mechanism::Cda | Mechanism::Local | Mechanism::Projection(_) => check_clip(opts.clip)?,
+        Mechanism::Cda | Mechanism::Local | Mechanism::Projection(_) | Mechanism::Gmm(_) => {
+            check_clip(opts.clip)?
+        }
         Mechanism::DpMix(_) => {}
     }
     Ok(())
@@ -1742,6 +1783,7 @@ fn check_structure(
         Mechanism::Local | Mechanism::Projection(_) => {
             local::check_structure(n as u64, t as u64, opts.clip)?;
         }
+        Mechanism::Gmm(_) => cda::check_samples(t as u64, k as u64)?,
     }
     match mechanism {
         Mechanism::DpMix(DpMixOptions {
@@ -1944,7 +1986,9 @@ fn encode_rows(
     rng: &mut ReleaseRng,
 ) -> Result<EncodedRows> {
     let is_cda = matches!(mechanism, Mechanism::Cda);
-    let standard = is_standard(opts, mechanism);
+    // The GMM reads DP-CDA's non-negative rows scaled to norm c, dense and without pools.
+    let cda_rows = is_cda || matches!(mechanism, Mechanism::Gmm(_));
+    let standard = is_standard(opts, mechanism) && is_cda;
     let unit_box = matches!(mechanism, Mechanism::DpMix(_));
     if unit_box {
         norm.space.to_unit_box()?;
@@ -1971,12 +2015,16 @@ fn encode_rows(
     // one-hot segments) is non-negative by construction outside `data` mode; negative entries
     // are set to 0 row by row anyway (a per-record map), so the √2·c bound never rests on the
     // data.
-    let nonneg = is_cda && opts.normalize != NormalizeMode::Data;
+    let nonneg = cda_rows && opts.normalize != NormalizeMode::Data;
     if nonneg {
         features.map_values(|x| x.max(0.0));
     }
     let space = &norm.space;
-    let scaling = RowScaling::choose(unit_box, nonneg, &norm.released);
+    let scaling = if matches!(mechanism, Mechanism::Gmm(_)) {
+        RowScaling::Unscaled
+    } else {
+        RowScaling::choose(unit_box, nonneg, &norm.released)
+    };
     let (rows_clipped, entries_clamped) = scaling.apply(&mut features, space.dim, opts.clip)?;
     // Rows in the box [0, c/M]^d (one-hot segments aside) differ by at most c·D/M ≤ √2·c.
     let acc_clip = match scaling {
@@ -2055,7 +2103,7 @@ fn target_after_thresholds(opts: &SynthOptions, target: f64, eps_terms: f64) -> 
 /// The standard adjacency (label included) is implemented for DP-CDA; the other mechanisms
 /// keep their own, declared in the receipt.
 fn is_standard(opts: &SynthOptions, mechanism: &Mechanism) -> bool {
-    opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda)
+    opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda | Mechanism::Gmm(_))
 }
 
 /// What the data path hands the release: the records typed, their missing cells encoded,
@@ -2064,6 +2112,8 @@ fn is_standard(opts: &SynthOptions, mechanism: &Mechanism) -> bool {
 struct Prepared {
     /// The options with an automatic l resolved.
     opts: SynthOptions,
+    /// The mechanism that runs: the one asked for, or the GMM where [`auto_gmm`] chose it.
+    mechanism: Mechanism,
     /// How l was chosen, in words (the receipt).
     mix_choice: String,
     /// The automatic l's ranking σx (None when l was given).
@@ -2118,6 +2168,7 @@ fn prepare(
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
+    denoise: bool,
     rng: &mut ReleaseRng,
 ) -> Result<Prepared> {
     // ---- checks ------------------------------------------------------------------------
@@ -2161,10 +2212,14 @@ fn prepare(
     let k = cls.labels.len();
     let n = table.n_rows;
     let (t, per_class_counts) = rows_per_class(opts.samples, count_report.as_ref(), k, n);
+    // The GMM for a wide numeric table, when DP-CDA was left to its defaults: a choice from
+    // public numbers and DP releases only (auto_gmm). Its data path is DP-CDA's (the same
+    // class counts; the normalization without marginals, which it releases itself).
+    let auto = auto_gmm(opts, mechanism, auto_mix_requested, denoise, table);
+    let mechanism = auto.as_ref().unwrap_or(mechanism);
     check_structure(mechanism, opts, standard, &cls, n, t)?;
 
     // ---- normalization, encoding, clipping ---------------------------------------------
-    let is_cda = matches!(mechanism, Mechanism::Cda);
     let mut norm = normalize(
         table,
         schema,
@@ -2174,6 +2229,7 @@ fn prepare(
         rng,
     )?;
     indicator_marginals(table, &decisions, &mut norm.released);
+    let is_cda = matches!(mechanism, Mechanism::Cda);
     let rows = encode_rows(table, opts, mechanism, &mut norm, &mut cls, rng)?;
     // The encoded rows hold what the release reads: the table's memory is given back before
     // the accounting (whose PLD grids are the data path's next large allocation) and the
@@ -2192,12 +2248,16 @@ fn prepare(
             ..opts.clone()
         };
         (resolved, auto_statement(l), Some(guess))
+    } else if let Mechanism::Gmm(o) = mechanism {
+        let statement = gmm_synth::choice_statement(auto.is_some(), o, norm.space.dim, n);
+        (opts.clone(), statement, None)
     } else {
         let statement = given_mix_statement(opts, auto_mix_requested);
         (opts.clone(), statement, None)
     };
     Ok(Prepared {
         opts,
+        mechanism: mechanism.clone(),
         mix_choice,
         sigma_guess,
         original_label_index,
@@ -2289,6 +2349,7 @@ fn account(
         rows_total,
         pool_min: *cls.sizes.iter().min().unwrap_or(&0),
         acc_clip: rows.acc_clip,
+        row_bound: norm.released.mean_norm.unwrap_or(norm.released.max_norm),
         rows_clipped: rows.rows_clipped,
         entries_clamped: rows.entries_clamped,
         encoding: &encoding,
@@ -2311,6 +2372,7 @@ fn account(
         Mechanism::Cda => plan_cda_keep_label(&inputs)?,
         Mechanism::DpMix(o) => plan_dpmix(&inputs, o)?,
         Mechanism::Local | Mechanism::Projection(_) => plan_baseline(&inputs)?,
+        Mechanism::Gmm(o) => gmm_synth::plan(&inputs, o)?,
     };
     let guaranteed = receipt::guarantee(&plan, &extra_curve, opts, delta_rdp, eps_terms)?;
     Ok((plan, guaranteed))
@@ -2328,7 +2390,8 @@ fn synthesize_dyn(
     out: Sinks<'_>,
     denoise: bool,
 ) -> Result<Receipt> {
-    let p = prepare(table, schema, opts, mechanism, rng)?;
+    let p = prepare(table, schema, opts, mechanism, denoise, rng)?;
+    let mechanism = &p.mechanism;
     let (plan, guaranteed) = account(&p, mechanism, denoise)?;
     let opts = &p.opts;
     let (n, k, d, t) = p.sizes();
@@ -2344,6 +2407,10 @@ fn synthesize_dyn(
             missing_codec: &p.missing_codec,
             cls: &p.cls,
             per_class_counts: &p.per_class_counts,
+            class_counts: match &p.count_report {
+                Some(r) => r.noisy_counts.clone(),
+                None => p.cls.members.iter().map(|m| m.len() as f64).collect(),
+            },
             rescale: p.rows.scaling.rescale(opts.clip),
             marginals: &p.norm.released.marginals,
             denoise,

@@ -314,6 +314,7 @@ fn pld_scope(mechanism: &Mechanism) -> &'static str {
         Mechanism::Cda => "DP-CDA's mixing charged at the largest per-class rate l/(smallest pool) and the largest per-class T, composed with the Gaussian releases above (types, class counts, normalization); the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)",
         Mechanism::DpMix(_) => "DPMix's T mixes, each one Gaussian step (features and labels scaled together: 1/z² = dx/(l²σx²) + dy/(l²σy²)) on l rows drawn without replacement from the pool (replace-one), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022). The noise is discrete: delta_charge includes the coupling term (1 + e^ε)·T, T ≤ 7.4e-13 for at most 2^48 draws of σ ≥ 2^30 grid units (accountant::pld::coupling)",
         Mechanism::Local | Mechanism::Projection(_) => "one Gaussian step per released row (sampled without replacement when fewer than the input), composed with the Gaussian releases above; the thresholds' ε terms added. Connect-the-dots discretisation, pessimistic rounding (Doroshenko et al. 2022)",
+        Mechanism::Gmm(_) => "not used: the GMM's releases are accounted by their RDP curve (ρ-zCDP)",
     }
 }
 
@@ -328,6 +329,10 @@ fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
         Mechanism::DpMix(_) => (
             "the mixing noise is exact: each mix sums the drawn rows as integers on a grid 2^k and adds discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the rows",
             "the PLD figure (epsilon) is proven for the discrete noise: every draw (feature sums and label counts) has σ ≥ 2^30 grid units, within squared Hellinger distance 9.8e-40 of a rounded continuous Gaussian, and a synthesis makes at most 2^48 draws (checked), so the whole output is within total variation T ≤ 7.4e-13 of a release whose privacy-loss distribution is the continuous Gaussian one computed; the accountant charges (1 + e^ε)·T to δ (in accountant.pld.delta_charge; accountant::pld::coupling). Where these conditions fail (a noise multiplier below about 2^-11, or σy·l below about 2^-10) the PLD side gives +∞ and epsilon is the RDP bound. The RDP curve, which CKS20 prove holds for the discrete Gaussian, gives the cross-check accountant.epsilon_rdp",
+        ),
+        Mechanism::Gmm(_) => (
+            "the GMM's noise is exact: the basis's second moment and each class's sum and second moment are computed exactly in integers on grids and get discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the released statistics",
+            "ε is the RDP bound: the discrete Gaussian's RDP curve (CKS20) with the grids' rounding in each sensitivity (ρ-zCDP), composed with the data path's curve and converted by the accountant",
         ),
         _ => (
             "the release noise is exact: each row is rounded to a grid 2^k and gets discrete Gaussian noise (Canonne–Kamath–Steinke 2020), σ raised by at most 2^-10 to cover the rounding",

@@ -1,0 +1,577 @@
+//! `synth`'s Gaussian class models in a DP principal subspace ([`Mechanism::Gmm`]): the
+//! default for wide numeric tables (images as pixel columns), where DP-CDA's average of l
+//! noisy rows carries little of each class's shape.
+//!
+//! # Proof note
+//!
+//! *Setting.* The rows are DP-CDA's encoding (`encode_rows` in the synth pipeline): every column mapped
+//! into [0, 1] with the DP (or public) ranges, non-negative, each row scaled to L2 norm c (or
+//! clipped to it). Divided by c, every row z lies in the unit ball: a per-record map fixed
+//! before the data are read (the ranges and the mean norm are the data path's DP releases).
+//! The data path (column types, DP class counts and label set, normalization) is DP-CDA's,
+//! composed into the curve `extra_curve` (`account` in the synth pipeline).
+//!
+//! *The release.* Two Gaussian releases of [`crate::mechanisms::gmm`], on their exact grids
+//! with discrete Gaussian noise:
+//! 1. the basis ([`crate::mechanisms::gmm::subspace`]): the second moment Σ z zᵀ of every row,
+//!    Frobenius sensitivity √2 for a replaced record, its top k eigenvectors V;
+//! 2. each released class's sum and second moment of the projected rows y = Vᵀz
+//!    ([`crate::mechanisms::gmm::suffstats::release_given_counts`]; ‖y‖ ≤ 1).
+//!
+//! A replaced record moves the basis statistic and, within one class, that class's sum (by
+//! ≤ 2) and second moment (by ≤ √2), or, changing class, both classes' (each by ≤ 1). The noise
+//! is [`crate::mechanisms::gmm::suffstats::Split::within_rho`]'s: its ρ is the basis's plus the
+//! worse of those two cases, on the grids actually used (the rounding in the sensitivity), so
+//! the mechanism is ρ-zCDP: the RDP curve α·ρ at every order (the discrete Gaussian's, CKS20).
+//! No class count is released here: the class means divide by the data path's DP counts
+//! (standard adjacency) or the public ones (keep-label).
+//!
+//! *Calibration.* ρ is the largest whose curve, composed with the data path's, meets the
+//! target ε at the data path's δ by the accountant's RDP conversion ([`smallest_z`] never
+//! overshoots; `within_rho` never exceeds the ρ it is given). The guarantee is recomputed
+//! from the composed curves (the synth receipt's `guarantee`).
+//!
+//! *Post-processing.* Means and covariances from the released numbers (eigenvalues clipped
+//! into [floor, 1], means into the ball: public facts of unit-ball rows); each class's rows
+//! drawn from N(μ̃_k, Σ̃_k) in the subspace, mapped back by V, times c, and decoded as DP-CDA's
+//! rows are (rescaled by the DP mean norm, each column mapped onto its DP marginal). The rows
+//! per class are the DP counts' shares of T.
+//!
+//! *The automatic choice* ([`auto_gmm`]) reads the feature dimension and the column kinds
+//! after the DP type decision and normalization, n (public: records are replaced, not added)
+//! and the options: functions of public numbers and DP releases, so choosing releases nothing.
+
+use super::emit::{restoring, Generation};
+use super::{Encoded, Mechanism, Plan, PlanInputs, SynthOptions};
+use super::{GmmSynthOptions, Sinks};
+use crate::accountant::calibrate::smallest_z;
+use crate::accountant::RdpCurve;
+use crate::data::{Column, Table};
+use crate::error::{Error, Result};
+use crate::mechanisms::gmm::exactnoise::class_stats;
+use crate::mechanisms::gmm::linalg::{cholesky, Mat};
+use crate::mechanisms::gmm::marginals::{
+    CellCounts, FeatureMarginals, MarginalMap, DEFAULT_BINS, MARGINAL_SHARE,
+};
+use crate::mechanisms::gmm::subspace::{release_basis_of, MomentSum, BASIS_SHARE};
+use crate::mechanisms::gmm::suffstats::{release_given_counts, Split};
+use crate::mechanisms::gmm::MAX_PCA_INPUT_DIM;
+use crate::pipelines::gmm::MAX_DIM_DEFAULT;
+use crate::preprocess::encode::room_for_rows;
+use crate::preprocess::NormalizeMode;
+use crate::receipt::{GmmSynthParameters, Parameters};
+use crate::rng::ReleaseRng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// The fewest encoded features for which the defaults choose the GMM.
+pub const AUTO_MIN_DIM: usize = 100;
+/// The fewest input rows for which the defaults choose the GMM (below, the basis's noise
+/// swamps its top eigenvectors: bench/utility/README.md, digits with `--pca`).
+pub const AUTO_MIN_ROWS: usize = 20_000;
+/// The most principal components the defaults use.
+pub const MAX_COMPONENTS: usize = 150;
+
+/// The default number of principal components for d features: min(d, [`MAX_COMPONENTS`]).
+pub fn components(d: usize) -> usize {
+    d.min(MAX_COMPONENTS)
+}
+
+/// `Some(GMM)` where the defaults choose it: no mechanism named, DP-CDA's automatic l, a target
+/// ε and no σx/σy, not the image path's denoised rows, no prior release, normalization not
+/// `data`, and a table of at least [`AUTO_MIN_ROWS`] rows whose encoded features are all
+/// numeric, between [`AUTO_MIN_DIM`] and [`MAX_PCA_INPUT_DIM`] of them. Public numbers and
+/// DP releases only (see the proof note).
+pub fn auto_gmm(
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    auto_mix: bool,
+    denoise: bool,
+    table: &Table,
+) -> Option<Mechanism> {
+    let numeric = table
+        .columns
+        .iter()
+        .enumerate()
+        .all(|(j, c)| Some(j) == table.label_index || matches!(c, Column::Numeric { .. }));
+    let d = table.n_cols().saturating_sub(1);
+    let n = table.n_rows;
+    (matches!(mechanism, Mechanism::Cda)
+        && !opts.mechanism_given
+        && auto_mix
+        && !denoise
+        && opts.epsilon.is_some()
+        && opts.sigma_x.is_none()
+        && opts.sigma_y.is_none()
+        && opts.prior.is_none()
+        && opts.normalize != NormalizeMode::Data
+        && numeric
+        && (AUTO_MIN_DIM..=MAX_PCA_INPUT_DIM).contains(&d)
+        && n >= AUTO_MIN_ROWS)
+        .then(|| Mechanism::Gmm(GmmSynthOptions::default()))
+}
+
+/// The options the GMM needs: a target ε (it calibrates its own noise), no σx or σy.
+pub(super) fn check_options(opts: &SynthOptions, o: &GmmSynthOptions) -> Result<()> {
+    if let Some(s) = opts.sigma_x {
+        return Err(Error::param(
+            "sigma-x",
+            s,
+            "the gmm mechanism calibrates its noise to the target ε; give epsilon instead of σx",
+        ));
+    }
+    if opts.epsilon.is_none() {
+        return Err(Error::param(
+            "epsilon",
+            "(none)",
+            "the gmm mechanism calibrates its noise to a target ε; give epsilon, e.g. 5",
+        ));
+    }
+    if let Some(s) = opts.sigma_y {
+        return Err(Error::param(
+            "sigma_y",
+            s,
+            "the gmm mechanism writes each row's class as its label and adds no label noise; leave σy out",
+        ));
+    }
+    if o.components == Some(0) {
+        return Err(Error::param(
+            "components",
+            0,
+            "the number of principal components must be at least 1, e.g. 50",
+        ));
+    }
+    Ok(())
+}
+
+/// The receipt's statement of how the mechanism was chosen.
+pub(super) fn choice_statement(auto: bool, o: &GmmSynthOptions, d: usize, n: usize) -> String {
+    let k = o.components.unwrap_or_else(|| components(d));
+    if auto {
+        format!("auto: dp-gmm with k = {k} principal components, chosen for a wide numeric table (d = {d} ≥ {AUTO_MIN_DIM} numeric features, n = {n} ≥ {AUTO_MIN_ROWS} rows; k = min(d, {MAX_COMPONENTS})); l does not apply")
+    } else {
+        format!("given: dp-gmm with k = {k} principal components; l does not apply")
+    }
+}
+
+/// The GMM's accounting: the largest ρ whose curve composed with the data path's meets the
+/// target, and the least grid noise within it ([`Split::within_rho`]).
+pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
+    let opts = p.opts;
+    let d = p.d;
+    let k = o.components.unwrap_or_else(|| components(d));
+    if d > MAX_PCA_INPUT_DIM {
+        return Err(Error::param(
+            "mechanism",
+            "gmm",
+            format!("the gmm mechanism models at most {MAX_PCA_INPUT_DIM} encoded features and this table has {d}; use cda"),
+        ));
+    }
+    if k == 0 || k > d.min(MAX_DIM_DEFAULT) {
+        return Err(Error::param(
+            "components",
+            k,
+            format!(
+                "the number of principal components must be between 1 and {} (the encoded features, at most {MAX_DIM_DEFAULT})",
+                d.min(MAX_DIM_DEFAULT)
+            ),
+        ));
+    }
+    let goal = p.goal();
+    let cal = smallest_z(goal.epsilon, goal.delta, opts.preset.conversion(), |z| {
+        goal.with_extra(RdpCurve::gaussian(z, &opts.orders)?)
+    })?;
+    // RdpCurve::gaussian(z) is α/(2z²): ρ = 1/(2z²), a hair below so that the curve of the
+    // split's ρ (≤ this) never exceeds the calibrated one by rounding.
+    let rho_max = 0.5 / (cal.z * cal.z) * (1.0 - 1e-12);
+    let split = Split::within_rho(rho_max, p.delta_rdp, k, Some(d), Some((d, DEFAULT_BINS)))?;
+    let z_eff = 1.0 / (2.0 * split.rho).sqrt();
+    let curve = RdpCurve::gaussian(z_eff, &opts.orders)?;
+    let standard = p.opts.adjacency == super::Adjacency::Standard;
+    Ok(Plan {
+        curve: curve.clone(),
+        curve_other: curve,
+        component: "dp-gmm (the basis's second moment and every class's sum and second moment in the subspace; ρ-zCDP)",
+        sigma_x: split.sigma_sum,
+        parameters: Parameters::Gmm(GmmSynthParameters {
+            components: k,
+            feature_dim: d,
+            bound: p.row_bound,
+            basis_share: BASIS_SHARE,
+            marginal_bins: DEFAULT_BINS,
+            marginal_share: MARGINAL_SHARE,
+            sigma_marginals: split.sigma_marginals,
+            sigma_basis: split.sigma_basis,
+            sigma_sum: split.sigma_sum,
+            sigma_moment: split.sigma_moment,
+            noise_multiplier: split.z,
+            rho: split.rho,
+            calibrated: true,
+            target_epsilon: opts.epsilon,
+            samples_requested: p.t,
+            rows_written: p.rows_total,
+            classes: p.k,
+            encoding: Some(p.encoding.clone()),
+        }),
+        adjacency: if standard {
+            "replace one whole record, label included (the label set, class counts and output class proportions are DP; a record that changes class is charged to both classes' statistics)".into()
+        } else {
+            "replace one record's features, keeping its label (the label set and class counts are public)".into()
+        },
+        public_information: if standard {
+            vec![
+                "the number of input records (invariant under replacing one record)".into(),
+                "the column names (the header) and what the schema states".into(),
+            ]
+        } else {
+            p.label_free_public.to_vec()
+        },
+        class_counts_public: !standard,
+        warnings: Vec::new(),
+        pld: None,
+        gmm: Some(split),
+    })
+}
+
+/// The released model: the basis, each class's mean and Cholesky factor in the subspace
+/// (unit-ball units), and the feature histograms (encoded units, [0, 1]).
+struct Model {
+    /// The k components, each of d entries.
+    basis: Vec<Vec<f64>>,
+    means: Vec<Vec<f64>>,
+    chols: Vec<Mat>,
+    marginals: FeatureMarginals,
+}
+
+/// Releases the model of the encoded rows `features` (entries in [0, 1]; see the proof note).
+fn release(
+    g: &Generation<'_>,
+    split: &Split,
+    bound: f64,
+    features: &[f32],
+    rng: &mut ReleaseRng,
+) -> Result<Model> {
+    let d = g.d;
+    let k = split.dim;
+    let n = features.len() / d.max(1);
+    let mut row = vec![0.0f64; d];
+    let unit = |i: usize, row: &mut [f64]| {
+        for (o, &x) in row.iter_mut().zip(&features[i * d..(i + 1) * d]) {
+            *o = f64::from(x) / bound;
+        }
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm > 1.0 {
+            row.iter_mut().for_each(|v| *v /= norm);
+        }
+    };
+    // 1. The basis, from every row; the histograms of every row's entries.
+    let mut moment = MomentSum::new(d);
+    let mut cells = CellCounts::new(&vec![0.0; d], &vec![1.0; d], split.marginal_bins)?;
+    let mut x = vec![0.0f64; d];
+    for i in 0..n {
+        unit(i, &mut row);
+        moment.push(&row)?;
+        for (o, &v) in x.iter_mut().zip(&features[i * d..(i + 1) * d]) {
+            *o = f64::from(v);
+        }
+        cells.push(&x);
+    }
+    let basis = release_basis_of(&moment.finish()?, k, split, rng)?;
+    let marginals = cells.release(split, rng)?.marginals;
+    // 2. The released classes' members, projected.
+    let mut ys = Vec::new();
+    let mut labels = Vec::new();
+    for (class, members) in g.cls.members.iter().enumerate() {
+        for &i in members {
+            unit(i as usize, &mut row);
+            ys.push(basis.project(&row));
+            labels.push(class);
+        }
+    }
+    let stats = class_stats(&ys, &labels, g.k, k)?;
+    drop(ys);
+    let given: Vec<(usize, f64)> = g.class_counts.iter().copied().enumerate().collect();
+    let models = release_given_counts(&stats, &given, split, rng)?;
+    let chols = models
+        .covs
+        .iter()
+        .map(|s| {
+            cholesky(s).ok_or_else(|| {
+                Error::Data("internal: a released class covariance is not positive definite".into())
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Model {
+        basis: basis.components,
+        means: models.means,
+        chols,
+        marginals,
+    })
+}
+
+/// Each class's (weight, means, standard deviations) of every output feature B·V·y, y ~
+/// N(μ_k, L_k L_kᵀ): what [`MarginalMap`] maps from.
+fn output_marginals(
+    model: &Model,
+    weights: &[usize],
+    bound: f64,
+) -> Vec<(f64, Vec<f64>, Vec<f64>)> {
+    let d = model.basis.first().map_or(0, Vec::len);
+    let k = model.basis.len();
+    model
+        .means
+        .iter()
+        .zip(&model.chols)
+        .zip(weights)
+        .map(|((mu, l), &w)| {
+            let mut mean = vec![0.0; d];
+            let mut var = vec![0.0; d];
+            for (c, v) in model.basis.iter().enumerate() {
+                for (m, vj) in mean.iter_mut().zip(v) {
+                    *m += bound * mu[c] * vj;
+                }
+            }
+            // (Vᵀ L)_{j,c} = Σ_{a ≥ c} V_a[j]·L[a][c].
+            let mut col = vec![0.0; d];
+            for c in 0..k {
+                col.iter_mut().for_each(|v| *v = 0.0);
+                for a in c..k {
+                    let lac = l.get(a, c);
+                    for (o, vj) in col.iter_mut().zip(&model.basis[a]) {
+                        *o += vj * lac;
+                    }
+                }
+                for (s, o) in var.iter_mut().zip(&col) {
+                    *s += bound * bound * o * o;
+                }
+            }
+            (w as f64, mean, var.into_iter().map(f64::sqrt).collect())
+        })
+        .collect()
+}
+
+/// Releases the model, then draws each class's rows, maps each feature onto its DP
+/// histogram and decodes them.
+pub(super) fn emit(
+    g: &Generation<'_>,
+    features: Encoded,
+    rng: &mut ReleaseRng,
+    out: Sinks<'_>,
+) -> Result<()> {
+    let Sinks {
+        header,
+        row,
+        progress,
+    } = out;
+    let (split, bound) = match (&g.plan.gmm, &g.plan.parameters) {
+        (Some(s), Parameters::Gmm(p)) => (s, p.bound),
+        _ => return Err(Error::Data("internal: the gmm plan has no split".into())),
+    };
+    header(g.missing_codec.names())?;
+    let model = release(g, split, bound, features.dense()?, rng)?;
+    drop(features);
+    let map = MarginalMap::new(
+        &model.marginals,
+        &output_marginals(&model, g.per_class_counts, bound),
+    );
+    let (d, k) = (g.d, split.dim);
+    let rows_total: usize = g.per_class_counts.iter().sum();
+    let mut labels: Vec<u32> = room_for_rows(rows_total, 1)?;
+    let mut dec = g.space.chunked(rows_total, 1.0, g.marginals, None)?;
+    let mut y = vec![0.0f64; k];
+    let mut e = vec![0.0f64; k];
+    let mut x = vec![0.0f64; d];
+    let mut x32 = vec![0.0f32; d];
+    let mut done = 0usize;
+    for (class, &rows) in g.per_class_counts.iter().enumerate() {
+        let (mu, l) = (&model.means[class], &model.chols[class]);
+        for _ in 0..rows {
+            e.iter_mut()
+                .for_each(|v| *v = StandardNormal.sample(&mut *rng));
+            for (i, yi) in y.iter_mut().enumerate() {
+                let mut s = mu[i];
+                for (j, ej) in e.iter().enumerate().take(i + 1) {
+                    s += l.get(i, j) * ej;
+                }
+                *yi = s * bound;
+            }
+            x.iter_mut().for_each(|v| *v = 0.0);
+            for (yi, v) in y.iter().zip(&model.basis) {
+                for (xj, vj) in x.iter_mut().zip(v) {
+                    *xj += yi * vj;
+                }
+            }
+            map.apply(&mut x);
+            for (o, &v) in x32.iter_mut().zip(&x) {
+                *o = v as f32;
+            }
+            dec.push(&x32)?;
+            labels.push(class as u32);
+            done += 1;
+            if done % 1024 == 0 {
+                progress(done as f64 / rows_total.max(1) as f64)?;
+            }
+        }
+    }
+    progress(1.0)?;
+    let cls = g.cls;
+    dec.finish(
+        Some(&labels[..]),
+        &|i| cls.labels[labels[i] as usize].clone(),
+        &mut restoring(g, row),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Column;
+
+    fn table(n: usize, numeric: usize, categorical: bool) -> Table {
+        let mut columns: Vec<Column> = (0..numeric)
+            .map(|_| Column::Numeric {
+                values: vec![0.0; n],
+                integer: true,
+            })
+            .collect();
+        if categorical {
+            columns.push(Column::Categorical {
+                codes: vec![0; n],
+                levels: vec!["a".into()],
+            });
+        }
+        columns.push(Column::Categorical {
+            codes: vec![0; n],
+            levels: vec!["0".into()],
+        });
+        Table {
+            names: (0..columns.len()).map(|j| format!("c{j}")).collect(),
+            n_rows: n,
+            rows_dropped: 0,
+            label_index: Some(columns.len() - 1),
+            columns,
+            delimiter: b',',
+        }
+    }
+
+    /// The defaults choose the GMM exactly for wide numeric tables with enough rows, when
+    /// nothing else was asked for.
+    #[test]
+    fn the_defaults_choose_the_gmm_for_wide_numeric_tables_only() {
+        let opts = SynthOptions {
+            epsilon: Some(5.0),
+            ..SynthOptions::default()
+        };
+        let cda = Mechanism::Cda;
+        let wide = table(AUTO_MIN_ROWS, AUTO_MIN_DIM, false);
+        let chosen = |o: &SynthOptions, m: &Mechanism, auto: bool, denoise: bool, t: &Table| {
+            auto_gmm(o, m, auto, denoise, t).is_some()
+        };
+        assert!(chosen(&opts, &cda, true, false, &wide));
+        assert_eq!(
+            auto_gmm(&opts, &cda, true, false, &wide),
+            Some(Mechanism::Gmm(GmmSynthOptions::default()))
+        );
+        // Too narrow, too few rows, too wide, or a categorical column.
+        assert!(!chosen(
+            &opts,
+            &cda,
+            true,
+            false,
+            &table(AUTO_MIN_ROWS, AUTO_MIN_DIM - 1, false)
+        ));
+        assert!(!chosen(
+            &opts,
+            &cda,
+            true,
+            false,
+            &table(AUTO_MIN_ROWS - 1, AUTO_MIN_DIM, false)
+        ));
+        assert!(!chosen(
+            &opts,
+            &cda,
+            true,
+            false,
+            &table(AUTO_MIN_ROWS, MAX_PCA_INPUT_DIM + 1, false)
+        ));
+        assert!(!chosen(
+            &opts,
+            &cda,
+            true,
+            false,
+            &table(AUTO_MIN_ROWS, AUTO_MIN_DIM, true)
+        ));
+        // A given l, the image path, another mechanism, a named mechanism, no target ε, a
+        // given σx or σy, `data` normalization, a prior release.
+        assert!(!chosen(&opts, &cda, false, false, &wide));
+        assert!(!chosen(&opts, &cda, true, true, &wide));
+        assert!(!chosen(&opts, &Mechanism::Local, true, false, &wide));
+        let with = |f: &dyn Fn(&mut SynthOptions)| {
+            let mut o = opts.clone();
+            f(&mut o);
+            o
+        };
+        for o in [
+            with(&|o| o.mechanism_given = true),
+            with(&|o| o.epsilon = None),
+            with(&|o| o.sigma_x = Some(1.0)),
+            with(&|o| o.sigma_y = Some(1.0)),
+            with(&|o| o.normalize = NormalizeMode::Data),
+            with(&|o| {
+                o.prior = Some(super::super::PriorRelease {
+                    name: "shape",
+                    noise_multiplier: 10.0,
+                })
+            }),
+        ] {
+            assert!(!chosen(&o, &cda, true, false, &wide), "{o:?}");
+        }
+    }
+
+    /// The refusals name the option and the fix.
+    #[test]
+    fn gmm_options_are_checked() {
+        let ok = SynthOptions {
+            epsilon: Some(5.0),
+            ..SynthOptions::default()
+        };
+        let o = GmmSynthOptions::default();
+        assert!(check_options(&ok, &o).is_ok());
+        let cases: [(SynthOptions, GmmSynthOptions, &str); 4] = [
+            (
+                SynthOptions {
+                    sigma_x: Some(1.0),
+                    ..ok.clone()
+                },
+                o,
+                "sigma_x",
+            ),
+            (
+                SynthOptions {
+                    epsilon: None,
+                    ..ok.clone()
+                },
+                o,
+                "epsilon",
+            ),
+            (
+                SynthOptions {
+                    sigma_y: Some(1.0),
+                    ..ok.clone()
+                },
+                o,
+                "sigma_y",
+            ),
+            (
+                ok.clone(),
+                GmmSynthOptions {
+                    components: Some(0),
+                },
+                "components",
+            ),
+        ];
+        for (opts, g, param) in cases {
+            let e = check_options(&opts, &g).unwrap_err();
+            assert_eq!(e.param_id().map(|p| p.as_str()), Some(param), "{e}");
+        }
+    }
+}

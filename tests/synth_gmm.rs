@@ -1,0 +1,203 @@
+//! `synth`'s Gaussian class models in a DP principal subspace (pipelines::synth::gmm_synth)
+//! over the real pipeline (`api::synthesize_csv`): chosen by default for a wide numeric
+//! table, DP end to end, and output a user would keep (in range, class shapes, backgrounds).
+
+use privmix::api::{synthesize_csv, SynthRequest};
+use privmix::error::Result;
+use serde_json::{json, Value};
+
+/// Rows (cells as numbers, the label last) and the receipt of a synthesis of `csv`.
+fn run(csv: &str, req: Value) -> Result<(Vec<Vec<f64>>, Value)> {
+    let req: SynthRequest = serde_json::from_value(req).unwrap();
+    let (bytes, receipt) = synthesize_csv(csv.as_bytes(), &req, |_| Ok(()))?;
+    let out = String::from_utf8(bytes).unwrap();
+    let rows = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    Ok((rows, serde_json::to_value(&receipt).unwrap()))
+}
+
+/// `n` rows of `d` pixel columns in [0, 255] and a label 0, 1 or 2: class c lights the c-th
+/// third of the columns (150–250), the rest are dark (0 with probability 0.8, else 1–40).
+/// Returns the CSV and the share of exact zeros among the dark cells.
+fn pixels(n: usize, d: usize) -> (String, f64) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let mut csv = (0..d).map(|j| format!("px{j},")).collect::<String>() + "label\n";
+    let (mut zeros, mut dark) = (0usize, 0usize);
+    for _ in 0..n {
+        let c = rng.gen_range(0..3usize);
+        for j in 0..d {
+            let v = if j * 3 / d == c {
+                rng.gen_range(150..=250)
+            } else {
+                dark += 1;
+                if rng.gen_bool(0.8) {
+                    zeros += 1;
+                    0
+                } else {
+                    rng.gen_range(1..=40)
+                }
+            };
+            csv.push_str(&format!("{v},"));
+        }
+        csv.push_str(&format!("{c}\n"));
+    }
+    (csv, zeros as f64 / dark as f64)
+}
+
+/// The default synthesis of a 20,000 × 102 pixel table is the GMM, private end to end, and
+/// its rows look like the data's: every value an integer in [0, 255], each class bright in
+/// its own third and dark elsewhere with the data's share of exact zeros, the classes in
+/// their proportions.
+#[test]
+fn a_wide_numeric_table_gets_the_dp_gmm_by_default() {
+    let d = 102;
+    let (csv, zero_share) = pixels(20_000, d);
+    let (rows, r) = run(&csv, json!({"label": "label", "epsilon": 5, "seed": 1})).unwrap();
+    assert_eq!(r["mechanism"], "dp-gmm", "{}", r["parameters"]);
+    let p = &r["parameters"];
+    assert_eq!(p["components"], d);
+    assert!(p["encoding"]["mix_choice"]
+        .as_str()
+        .unwrap()
+        .starts_with("auto: dp-gmm"));
+    // The whole release is DP: nothing unprotected, ε at most the target and the
+    // calibration close to it (RDP: the GMM is accounted by its ρ).
+    assert_eq!(r["guarantee"]["unprotected"], json!([]));
+    let eps = r["epsilon"].as_f64().unwrap();
+    assert!(eps <= 5.0 && eps > 4.95, "{eps}");
+    assert_eq!(r["accountant"]["accountant"], "rdp");
+    let names: Vec<&str> = r["accountant"]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(names[0].starts_with("dp-gmm"), "{names:?}");
+    assert!(names.contains(&"dp class counts"), "{names:?}");
+    assert!(p["bound"].as_f64().unwrap() > 0.0 && p["rho"].as_f64().unwrap() > 0.0);
+
+    let n = rows.len() as f64;
+    assert!((n - 20_000.0).abs() < 200.0, "{n}");
+    let mut counts = [0usize; 3];
+    let mut bright = [[0.0f64; 3]; 3];
+    let (mut zeros, mut dark) = (0usize, 0usize);
+    for row in &rows {
+        assert_eq!(row.len(), d + 1);
+        let c = row[d] as usize;
+        counts[c] += 1;
+        for (j, &v) in row[..d].iter().enumerate() {
+            // The DP range the normalization finds is [0, 256] (its grid is powers of two).
+            assert!((0.0..=256.0).contains(&v) && v.fract() == 0.0, "{v}");
+            bright[c][j * 3 / d] += v;
+            if j * 3 / d != c {
+                dark += 1;
+                zeros += usize::from(v == 0.0);
+            }
+        }
+    }
+    for c in 0..3 {
+        // Each class about a third of the rows (the data's are 1/3 ± 0.01).
+        let share = counts[c] as f64 / n;
+        assert!((share - 1.0 / 3.0).abs() < 0.03, "{counts:?}");
+        let per_cell = |b: usize| bright[c][b] / (counts[c] as f64 * d as f64 / 3.0);
+        for b in 0..3 {
+            // The data: 200 in the class's own third, 4.1 elsewhere.
+            if b == c {
+                assert!(per_cell(b) > 150.0, "class {c}, third {b}: {}", per_cell(b));
+            } else {
+                assert!(per_cell(b) < 40.0, "class {c}, third {b}: {}", per_cell(b));
+            }
+        }
+    }
+    let got = zeros as f64 / dark as f64;
+    assert!((got - zero_share).abs() < 0.1, "{got} vs {zero_share}");
+}
+
+/// Naming a mechanism or an l keeps DP-CDA on the same table; `gmm` can be named on any
+/// numeric table, with its components, and its refusals name the option.
+#[test]
+fn the_gmm_is_chosen_only_by_default_or_by_name() {
+    let (csv, _) = pixels(20_000, 102);
+    for req in [
+        json!({"label": "label", "epsilon": 5, "seed": 1, "mechanism": "cda"}),
+        json!({"label": "label", "epsilon": 5, "seed": 1, "mix": 4}),
+    ] {
+        let (_, r) = run(&csv, req.clone()).unwrap();
+        assert_eq!(r["mechanism"], "dp-cda", "{req}");
+    }
+    let (small, _) = pixels(3_000, 12);
+    let (rows, r) = run(
+        &small,
+        json!({"label": "label", "epsilon": 8, "seed": 2, "mechanism": "gmm", "components": 4}),
+    )
+    .unwrap();
+    assert_eq!(r["mechanism"], "dp-gmm");
+    assert_eq!(r["parameters"]["components"], 4);
+    assert!(r["parameters"]["encoding"]["mix_choice"]
+        .as_str()
+        .unwrap()
+        .starts_with("given: dp-gmm"));
+    assert!(r["epsilon"].as_f64().unwrap() <= 8.0);
+    let off: Vec<f64> = rows
+        .iter()
+        .flat_map(|row| row[..12].iter().copied())
+        .filter(|v| !(0.0..=256.0).contains(v))
+        .collect();
+    assert!(off.is_empty(), "{:?}", &off[..off.len().min(20)]);
+    let param = |req: Value| {
+        run(&small, req)
+            .unwrap_err()
+            .param_id()
+            .map(|p| p.as_str().to_string())
+    };
+    let base = json!({"label": "label", "epsilon": 8, "mechanism": "gmm"});
+    let with = |k: &str, v: Value| {
+        let mut r = base.clone();
+        r[k] = v;
+        r
+    };
+    assert_eq!(
+        param(with("components", json!(13))).as_deref(),
+        Some("components")
+    );
+    assert_eq!(
+        param(with("components", json!(0))).as_deref(),
+        Some("components")
+    );
+    assert_eq!(
+        param(with("sigmaX", json!(1.0))).as_deref(),
+        Some("sigma_x")
+    );
+    assert_eq!(
+        param(json!({"label": "label", "mechanism": "gmm", "sigmaX": 1.0})).as_deref(),
+        Some("sigma_x")
+    );
+    assert_eq!(
+        param(json!({"label": "label", "epsilon": 8, "components": 3})).as_deref(),
+        Some("components")
+    );
+}
+
+/// The page's readout for a table the defaults give to the GMM says so (its figures are
+/// DP-CDA's); naming DP-CDA drops the warning.
+#[test]
+fn the_readout_says_when_the_gmm_will_run() {
+    use privmix::api::{preview::dataset_preview, SynthParams};
+    use privmix::data::read_csv_bytes;
+    let (csv, _) = pixels(20_000, 102);
+    let warned = |req: Value| {
+        let req: SynthRequest = serde_json::from_value(req).unwrap();
+        let p = SynthParams::try_from(&req).unwrap();
+        let table = read_csv_bytes(csv.as_bytes(), &p.csv_options("input").unwrap()).unwrap();
+        let r = dataset_preview(&table, &p).unwrap();
+        r.warnings.iter().any(|w| w.contains("dp-gmm"))
+    };
+    assert!(warned(json!({"label": "label", "epsilon": 5})));
+    assert!(!warned(
+        json!({"label": "label", "epsilon": 5, "mechanism": "cda"})
+    ));
+}
