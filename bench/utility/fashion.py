@@ -16,7 +16,10 @@ Three logistic regressions score each synthetic file, as evaluators differ:
   * `plain`: scikit-learn LogisticRegression() (C = 1, lbfgs, max_iter 200) on pixels / 255;
   * `std`: run.py's lr_acc (standardized features, max_iter 2000), the bench's MNIST scorer;
   * `privmix`: `privmix evaluate` (its multinomial logistic regression).
-`--numpy` adds a plain numpy DP-CDA at privmix's calibrated sigma_x and l (rows scaled to
+The defaults give this table to `synth`'s GMM (a wide numeric table: README, "Wide numeric
+tables"); its rows show the mechanism and k in the l column and its class sums' sigma.
+`--mix L` rows run DP-CDA. `--numpy` (DP-CDA rows only) adds a plain numpy DP-CDA at privmix's
+calibrated sigma_x and l (rows scaled to
 norm 1, mixed, noise, rescaled by the exact mean norm, decoded linearly and NOT brought into
 [0, 255]), and the same rows quantile-mapped onto the real pixel marginals, or clamped into
 [0, 255]: the cost of each decoding. `--gmm K` adds `privmix gmm --pca K` (the default
@@ -158,11 +161,15 @@ def main():
     for mix in [] if a.no_synth else ["auto"] + [m for m in a.mix.split(",") if m]:
         for seed in range(1, a.seeds + 1):
             extra = [] if mix == "auto" else ["--mix", mix]
-            p = synth(pm, train, "label", 10, syn, extra, seed)["parameters"]
+            r = synth(pm, train, "label", 10, syn, extra, seed)
+            p = r["parameters"]
             s = scores(pm, syn, *load(syn), xt, yt, test)
-            print(f"| privmix defaults{'' if mix == 'auto' else ', --mix ' + mix}, seed {seed} | {p['mix']} | "
-                  f"{p['sigma_x']:.4f} | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
-            if a.numpy:
+            # The defaults give this table to the GMM (k components; its class sums' σ).
+            mech = p["mix"] if "mix" in p else f"{r['mechanism']}, k = {p['components']}"
+            sigma = p.get("sigma_x", p.get("sigma_sum"))
+            print(f"| privmix defaults{'' if mix == 'auto' else ', --mix ' + mix}, seed {seed} | {mech} | "
+                  f"{sigma:.4f} | {s[0]:.4f} | {s[1]:.4f} | {s[2]:.4f} |", flush=True)
+            if a.numpy and "mix" in p:
                 rows = numpy_rows(xr, yr, p["mix"], p["sigma_x"], seed)
                 for name, dec in (("linear, out of range", rows), ("quantile-mapped", qmap(rows, xr)),
                                   ("clamped into [0, 255]", np.clip(rows, 0, 1))):
