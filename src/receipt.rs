@@ -255,7 +255,8 @@ pub struct GmmSynthParameters {
     pub rows_written: usize,
     /// Number of classes K.
     pub classes: usize,
-    /// The encoding, the decoding and how the mechanism was chosen.
+    /// The encoding, the decoding and how the mechanism was chosen (its `sensitivity` is a
+    /// class sum's, in unit-ball units).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<crate::preprocess::auto::EncodingReport>,
 }

@@ -64,6 +64,10 @@ fn a_wide_numeric_table_gets_the_dp_gmm_by_default() {
         .as_str()
         .unwrap()
         .starts_with("auto: dp-gmm"));
+    assert!(p["encoding"]["decoding"]
+        .as_str()
+        .unwrap()
+        .contains("mapped onto its DP histogram"));
     // The whole release is DP: nothing unprotected, ε at most the target and the
     // calibration close to it (RDP: the GMM is accounted by its ρ).
     assert_eq!(r["guarantee"]["unprotected"], json!([]));

@@ -236,7 +236,11 @@ impl Split {
             delta,
         );
         certify_upward(cal.z, 1e-9, 64, |z| {
-            let s = base.at_z(z, basis_dim, marginals)?;
+            let s = base.at_z(
+                z,
+                basis_dim.map(|b| (b, super::subspace::BASIS_SHARE)),
+                marginals,
+            )?;
             Ok((s.eps_gaussian <= target).then_some(s))
         })?
         .ok_or_else(|| {
@@ -248,14 +252,15 @@ impl Split {
 
     /// The Gaussian releases alone, for a synthesis whose class counts and labels are released
     /// elsewhere (`synth`'s data path): the least noise on the grids actually used whose ρ
-    /// (the class statistics' worst neighbour, plus the basis with `basis_dim` and the feature
-    /// histograms with `marginals`, as in [`Split::with_extras`]) is at most `rho_max`.
-    /// `eps_counts` is 0 and the `*_alone` figures are at `delta`.
+    /// (the class statistics' worst neighbour, plus the basis with `basis = (d_in, share)`
+    /// taking `share` of ρ, and the feature histograms with `marginals`, as in
+    /// [`Split::with_extras`]) is at most `rho_max`. `eps_counts` is 0 and the `*_alone`
+    /// figures are at `delta`.
     pub fn within_rho(
         rho_max: f64,
         delta: f64,
         dim: usize,
-        basis_dim: Option<usize>,
+        basis: Option<(usize, f64)>,
         marginals: Option<(usize, usize)>,
     ) -> Result<Split> {
         if !(rho_max.is_finite() && rho_max > 0.0) {
@@ -263,14 +268,19 @@ impl Split {
                 "internal: no Gaussian release fits ρ = {rho_max}"
             )));
         }
-        let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
+        let f_basis = basis.map_or(0.0, |b| b.1);
         let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
+        if basis.is_some() && !(f_basis > 0.0 && f_basis + f_marg < 1.0) {
+            return Err(Error::Data(format!(
+                "internal: a basis share of {f_basis} leaves nothing for the class statistics"
+            )));
+        }
         // Continuous ρ = 1/(z²·keep) (see `with_extras`); the grids' rounding adds a little,
         // so the noise is raised from there in steps of 10^−6 until it fits.
         let z0 = 1.0 / (rho_max * (1.0 - f_basis - f_marg)).sqrt();
         let base = Split::base(dim, None, 0.0, delta);
         certify_upward(z0, 1e-6, 10_000, |z| {
-            let s = base.at_z(z, basis_dim, marginals)?;
+            let s = base.at_z(z, basis, marginals)?;
             Ok((s.rho <= rho_max).then_some(s))
         })?
         .ok_or_else(|| {
@@ -306,17 +316,19 @@ impl Split {
         }
     }
 
-    /// This split's noise at multiplier `z` with the extra releases, and its ρ and ε on the
+    /// This split's noise at multiplier `z` with the extra releases (the basis's input
+    /// dimension and share of ρ, the histograms' features and bins), and its ρ and ε on the
     /// grids actually used.
     fn at_z(
         &self,
         z: f64,
-        basis_dim: Option<usize>,
+        basis: Option<(usize, f64)>,
         marginals: Option<(usize, usize)>,
     ) -> Result<Split> {
         let dim = self.dim;
         let delta = self.delta;
-        let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
+        let basis_dim = basis.map(|b| b.0);
+        let f_basis = basis.map_or(0.0, |b| b.1);
         let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
         let keep = 1.0 - f_basis - f_marg;
         let ratio = |f: f64| (keep / (2.0 * f)).sqrt();
@@ -600,12 +612,13 @@ mod tests {
     #[test]
     fn within_rho_fits_the_budget_on_the_grids() {
         for &(rho, d, basis, marg) in &[
-            (1.4, 150, Some(784), Some((784, 32))),
+            (1.4, 150, Some((784, 0.4)), Some((784, 32))),
             (0.05, 4, None, None),
-            (0.5, 10, Some(30), None),
+            (0.5, 10, Some((30, 0.2)), None),
             (3.0, 8, None, Some((8, 16))),
         ] {
             let s = Split::within_rho(rho, 1e-5, d, basis, marg).unwrap();
+            let basis = basis.map(|b| b.0);
             assert!(s.rho <= rho && s.rho > rho * (1.0 - 1e-4), "{rho}: {s:?}");
             assert_eq!(
                 (s.eps_counts, s.delta_labels, s.threshold),
@@ -633,6 +646,8 @@ mod tests {
             assert!((within.max(between) + b + h - s.rho).abs() <= 1e-12 * s.rho);
         }
         assert!(Split::within_rho(0.0, 1e-5, 4, None, None).is_err());
+        assert!(Split::within_rho(1.0, 1e-5, 4, Some((8, 0.95)), Some((8, 8))).is_err());
+        assert!(Split::within_rho(1.0, 1e-5, 4, Some((8, 0.0)), None).is_err());
         assert!(Split::within_rho(f64::NAN, 1e-5, 4, None, None).is_err());
     }
 

@@ -756,7 +756,7 @@ fn extra_stats(table: &Table, opts: &SynthOptions, mechanism: &Mechanism) -> Ext
     ExtraStats {
         // The GMM releases its own marginals (gmm_synth) and divides the rows by the mean norm.
         marginals: is_cda,
-        mean_norm: (gmm || is_cda && use_common_norm(table.n_cols().saturating_sub(1)))
+        mean_norm: (gmm || (is_cda && use_common_norm(table.n_cols().saturating_sub(1))))
             && opts.normalize != NormalizeMode::Data,
     }
 }
@@ -1986,7 +1986,8 @@ fn encode_rows(
     rng: &mut ReleaseRng,
 ) -> Result<EncodedRows> {
     let is_cda = matches!(mechanism, Mechanism::Cda);
-    // The GMM reads DP-CDA's non-negative rows scaled to norm c, dense and without pools.
+    // The GMM reads DP-CDA's non-negative rows, dense, unscaled (entries in [0, 1]) and
+    // without pools.
     let cda_rows = is_cda || matches!(mechanism, Mechanism::Gmm(_));
     let standard = is_standard(opts, mechanism) && is_cda;
     let unit_box = matches!(mechanism, Mechanism::DpMix(_));
@@ -2100,8 +2101,8 @@ fn target_after_thresholds(opts: &SynthOptions, target: f64, eps_terms: f64) -> 
     Ok(target)
 }
 
-/// The standard adjacency (label included) is implemented for DP-CDA; the other mechanisms
-/// keep their own, declared in the receipt.
+/// The standard adjacency (label included) is implemented for DP-CDA and the GMM; the other
+/// mechanisms keep their own, declared in the receipt.
 fn is_standard(opts: &SynthOptions, mechanism: &Mechanism) -> bool {
     opts.adjacency == Adjacency::Standard && matches!(mechanism, Mechanism::Cda | Mechanism::Gmm(_))
 }
