@@ -7,7 +7,7 @@ use crate::mechanisms::cda::{self, CdaConfig, Pools};
 use crate::mechanisms::dpmix::{self, DpMixConfig, LabelOutput, LabeledRows};
 use crate::mechanisms::local::{self, RowRelease};
 use crate::mechanisms::projection::{self, Projection};
-use crate::preprocess::encode::{room_for_rows, write_number, Decoding};
+use crate::preprocess::encode::{room_for_rows, write_number, ChunkedDecode, Decoding};
 use crate::preprocess::missing::MissingCodec;
 use crate::preprocess::normalize::ColumnMarginal;
 use crate::preprocess::FeatureSpace;
@@ -65,7 +65,7 @@ pub(super) struct Generation<'a> {
 
 /// `row` for cells in the encoded table's columns: writes them in the input's columns
 /// (indicator columns removed, missing cells written back).
-pub(super) fn restoring<'a>(
+fn restoring<'a>(
     g: &Generation<'a>,
     row: CellSink<'a>,
 ) -> impl FnMut(&[String]) -> Result<()> + 'a {
@@ -171,8 +171,20 @@ fn emit_cda(
         &mut progress,
     )?;
     drop(features);
+    finish_labelled(g, dec, &labels, row)
+}
+
+/// Decodes the rows left in `dec`, row i of class `labels[i]`, and writes them in the
+/// input's columns.
+pub(super) fn finish_labelled(
+    g: &Generation<'_>,
+    dec: ChunkedDecode<'_>,
+    labels: &[u32],
+    row: CellSink<'_>,
+) -> Result<()> {
+    let cls = g.cls;
     dec.finish(
-        Some(&labels[..]),
+        Some(labels),
         &|i| cls.labels[labels[i] as usize].clone(),
         &mut restoring(g, row),
     )

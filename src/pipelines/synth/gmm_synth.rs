@@ -52,7 +52,7 @@
 //! (or the schema), n (public: records are replaced, not added) and the options: functions of
 //! public numbers and DP releases, so choosing releases nothing.
 
-use super::emit::{restoring, Generation};
+use super::emit::{finish_labelled, Generation};
 use super::{Encoded, Mechanism, Plan, PlanInputs, SynthOptions};
 use super::{GmmSynthOptions, Sinks};
 use crate::accountant::calibrate::smallest_z;
@@ -444,12 +444,7 @@ pub(super) fn emit(
         }
     }
     progress(1.0)?;
-    let cls = g.cls;
-    dec.finish(
-        Some(&labels[..]),
-        &|i| cls.labels[labels[i] as usize].clone(),
-        &mut restoring(g, row),
-    )
+    finish_labelled(g, dec, &labels, row)
 }
 
 #[cfg(test)]
