@@ -216,8 +216,8 @@ pub struct BaselineParameters {
 
 /// Parameters of `synth`'s Gaussian class models in a DP principal subspace
 /// ([`crate::pipelines::synth::Mechanism::Gmm`]; the noise is that of
-/// [`crate::mechanisms::gmm::suffstats::Split::within_rho`], in unit-ball units: the encoded
-/// rows divided by c).
+/// [`crate::mechanisms::gmm::suffstats::Split::within_rho`]; σ of the basis and the class
+/// statistics in unit-ball units, the encoded rows divided by `bound`).
 #[derive(Debug, Clone, Serialize)]
 pub struct GmmSynthParameters {
     /// The principal components k the class models live in.

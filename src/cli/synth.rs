@@ -74,7 +74,7 @@ pub(crate) struct SynthArgs {
     /// Label column name (CSV input; images take their class from the folder name).
     #[arg(long)]
     label: Option<String>,
-    /// Mechanism: cda (DP-CDA, default), dpmix, local (local perturbation), projection
+    /// Mechanism: cda (DP-CDA), dpmix, local (local perturbation), projection
     /// (random projection) or gmm (Gaussian class models in a DP principal subspace). Left
     /// out, a numeric table of at least 100 feature columns and 20,000 rows gets gmm, any
     /// other table cda (the receipt says which). Images take cda only.

@@ -331,7 +331,7 @@ fn noise_limitations(mechanism: &Mechanism) -> Vec<String> {
             "the PLD figure (epsilon) is proven for the discrete noise: every draw (feature sums and label counts) has σ ≥ 2^30 grid units, within squared Hellinger distance 9.8e-40 of a rounded continuous Gaussian, and a synthesis makes at most 2^48 draws (checked), so the whole output is within total variation T ≤ 7.4e-13 of a release whose privacy-loss distribution is the continuous Gaussian one computed; the accountant charges (1 + e^ε)·T to δ (in accountant.pld.delta_charge; accountant::pld::coupling). Where these conditions fail (a noise multiplier below about 2^-11, or σy·l below about 2^-10) the PLD side gives +∞ and epsilon is the RDP bound. The RDP curve, which CKS20 prove holds for the discrete Gaussian, gives the cross-check accountant.epsilon_rdp",
         ),
         Mechanism::Gmm(_) => (
-            "the GMM's noise is exact: the basis's second moment and each class's sum and second moment are computed exactly in integers on grids and get discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the released statistics",
+            "the GMM's noise is exact: the basis's second moment, the column histograms and each class's sum and second moment are computed exactly in integers on grids and get discrete Gaussian noise (Canonne–Kamath–Steinke 2020), so no floating-point noise reaches the released statistics",
             "ε is the RDP bound: the discrete Gaussian's RDP curve (CKS20) with the grids' rounding in each sensitivity (ρ-zCDP), composed with the data path's curve and converted by the accountant",
         ),
         _ => (
