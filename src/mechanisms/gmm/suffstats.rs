@@ -152,6 +152,26 @@ fn eps_of_rho(rho: f64, delta: f64) -> Result<f64> {
         .epsilon)
 }
 
+/// The class statistics' share of the Gaussian ρ, 1 − f_B − f_H, with a basis taking
+/// `basis_share` (0 without one) and, with `marginals`, the histograms
+/// [`super::marginals::MARGINAL_SHARE`].
+fn kept_share(basis_share: f64, marginals: bool) -> f64 {
+    let f_marg = if marginals {
+        super::marginals::MARGINAL_SHARE
+    } else {
+        0.0
+    };
+    1.0 - basis_share - f_marg
+}
+
+/// The ρ of each release at one noise level (see [`Split::at_z`]).
+struct Rhos {
+    sum: f64,
+    moment: f64,
+    basis: f64,
+    hist: f64,
+}
+
 /// ε of the class counts for a target ε (public).
 fn counts_epsilon(epsilon: f64) -> f64 {
     epsilon * COUNT_SHARE * (1.0 - 1e-12)
@@ -220,9 +240,8 @@ impl Split {
         // (share f_B) or marginals (share f_H), the class statistics keep the rest,
         // keep = 1 − f_B − f_H: ρ = 1/(z²·keep), and each extra release's noise multiplier is
         // z·√(keep/(2f)), so its ρ = f/keep · 1/z².
-        let f_basis = basis_dim.map_or(0.0, |_| super::subspace::BASIS_SHARE);
-        let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
-        let keep = 1.0 - f_basis - f_marg;
+        let basis = basis_dim.map(|b| (b, super::subspace::BASIS_SHARE));
+        let keep = kept_share(basis.map_or(0.0, |b| b.1), marginals.is_some());
         let cal = smallest_z(target, delta, Preset::Default.conversion(), |z| {
             RdpCurve::gaussian(
                 z * keep.sqrt() / std::f64::consts::SQRT_2,
@@ -236,12 +255,12 @@ impl Split {
             delta,
         );
         certify_upward(cal.z, 1e-9, 64, |z| {
-            let s = base.at_z(
-                z,
-                basis_dim.map(|b| (b, super::subspace::BASIS_SHARE)),
-                marginals,
-            )?;
-            Ok((s.eps_gaussian <= target).then_some(s))
+            let (mut s, rhos) = base.at_z(z, basis, marginals)?;
+            s.eps_gaussian = eps_of_rho(s.rho, delta)?;
+            if s.eps_gaussian > target {
+                return Ok(None);
+            }
+            s.with_alone_epsilons(&rhos).map(Some)
         })?
         .ok_or_else(|| {
             Error::Data(format!(
@@ -269,19 +288,23 @@ impl Split {
             )));
         }
         let f_basis = basis.map_or(0.0, |b| b.1);
-        let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
-        if basis.is_some() && !(f_basis > 0.0 && f_basis + f_marg < 1.0) {
+        let keep = kept_share(f_basis, marginals.is_some());
+        if basis.is_some() && !(f_basis > 0.0 && keep > 0.0) {
             return Err(Error::Data(format!(
                 "internal: a basis share of {f_basis} leaves nothing for the class statistics"
             )));
         }
         // Continuous ρ = 1/(z²·keep) (see `with_extras`); the grids' rounding adds a little,
         // so the noise is raised from there in steps of 10^−6 until it fits.
-        let z0 = 1.0 / (rho_max * (1.0 - f_basis - f_marg)).sqrt();
+        let z0 = 1.0 / (rho_max * keep).sqrt();
         let base = Split::base(dim, None, 0.0, delta);
         certify_upward(z0, 1e-6, 10_000, |z| {
-            let s = base.at_z(z, basis, marginals)?;
-            Ok((s.rho <= rho_max).then_some(s))
+            let (mut s, rhos) = base.at_z(z, basis, marginals)?;
+            if s.rho > rho_max {
+                return Ok(None);
+            }
+            s.eps_gaussian = eps_of_rho(s.rho, delta)?;
+            s.with_alone_epsilons(&rhos).map(Some)
         })?
         .ok_or_else(|| {
             Error::Data(format!(
@@ -317,20 +340,19 @@ impl Split {
     }
 
     /// This split's noise at multiplier `z` with the extra releases (the basis's input
-    /// dimension and share of ρ, the histograms' features and bins), and its ρ and ε on the
-    /// grids actually used.
+    /// dimension and share of ρ, the histograms' features and bins), and its ρ on the grids
+    /// actually used (ε is left to the caller: [`Split::with_alone_epsilons`]).
     fn at_z(
         &self,
         z: f64,
         basis: Option<(usize, f64)>,
         marginals: Option<(usize, usize)>,
-    ) -> Result<Split> {
+    ) -> Result<(Split, Rhos)> {
         let dim = self.dim;
-        let delta = self.delta;
         let basis_dim = basis.map(|b| b.0);
         let f_basis = basis.map_or(0.0, |b| b.1);
         let f_marg = marginals.map_or(0.0, |_| super::marginals::MARGINAL_SHARE);
-        let keep = 1.0 - f_basis - f_marg;
+        let keep = kept_share(f_basis, marginals.is_some());
         let ratio = |f: f64| (keep / (2.0 * f)).sqrt();
         let mut s = Split {
             z,
@@ -374,16 +396,27 @@ impl Split {
             None => 0.0,
         };
         s.rho = within.max(between) + basis + hist;
-        s.eps_gaussian = eps_of_rho(s.rho, delta)?;
-        s.eps_sum_alone = eps_of_rho(sum_a, delta)?;
-        s.eps_moment_alone = eps_of_rho(mom_a, delta)?;
-        if basis > 0.0 {
-            s.eps_basis_alone = eps_of_rho(basis, delta)?;
+        let rhos = Rhos {
+            sum: sum_a,
+            moment: mom_a,
+            basis,
+            hist,
+        };
+        Ok((s, rhos))
+    }
+
+    /// The informative ε of each release alone, at `delta` (once the noise is certified).
+    fn with_alone_epsilons(mut self, r: &Rhos) -> Result<Split> {
+        let delta = self.delta;
+        self.eps_sum_alone = eps_of_rho(r.sum, delta)?;
+        self.eps_moment_alone = eps_of_rho(r.moment, delta)?;
+        if r.basis > 0.0 {
+            self.eps_basis_alone = eps_of_rho(r.basis, delta)?;
         }
-        if hist > 0.0 {
-            s.eps_marginals_alone = eps_of_rho(hist, delta)?;
+        if r.hist > 0.0 {
+            self.eps_marginals_alone = eps_of_rho(r.hist, delta)?;
         }
-        Ok(s)
+        Ok(self)
     }
 
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian

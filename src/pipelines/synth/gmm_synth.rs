@@ -216,7 +216,7 @@ pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
     Ok(Plan {
         curve: curve.clone(),
         curve_other: curve,
-        component: "dp-gmm (the basis's second moment and every class's sum and second moment in the subspace; ρ-zCDP)",
+        component: "dp-gmm (the basis's second moment, the column histograms and every class's sum and second moment in the subspace; ρ-zCDP)",
         sigma_x: split.sigma_sum,
         parameters: Parameters::Gmm(GmmSynthParameters {
             components: k,
