@@ -229,6 +229,8 @@ pub struct GmmSynthParameters {
     pub bound: f64,
     /// The share of the Gaussian releases' ρ taken by the basis.
     pub basis_share: f64,
+    /// The weight of the classes' pooled covariance in each class's (post-processing).
+    pub pooled_share: f64,
     /// Bins per feature of the DP feature histograms (an atom at 0 and this many bins of
     /// (0, 1]), and their share of ρ.
     pub marginal_bins: usize,

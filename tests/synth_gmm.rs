@@ -60,6 +60,7 @@ fn a_wide_numeric_table_gets_the_dp_gmm_by_default() {
     assert_eq!(r["mechanism"], "dp-gmm", "{}", r["parameters"]);
     let p = &r["parameters"];
     assert_eq!(p["components"], d);
+    assert_eq!(p["pooled_share"], 0.6);
     assert!(p["encoding"]["mix_choice"]
         .as_str()
         .unwrap()

@@ -126,6 +126,30 @@ test("wasm and native give the same output for the same seed", () => {
   }
 });
 
+// The GMM mechanism through the binding: `mechanism` and `components` reach the core, and the
+// output and guarantee are the CLI's for the same seed.
+test("mechanism gmm: the CLI's output and receipt for the same seed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "privmix-gmm-"));
+  const input = join(ROOT, "demo/digits-8x8.csv");
+  const out = join(dir, "out.csv");
+  const rec = join(dir, "receipt.json");
+  execFileSync(cli(), ["synth", "--input", input, "--label", "label", "--epsilon", "5", "--delta", "1e-5",
+    "--mechanism", "gmm", "--components", "8", "--samples", "600", "--seed", "11", "--output", out,
+    "--receipt", rec], { stdio: "pipe" });
+  const w = cjs.synthesizeCsv(readFileSync(input), {
+    label: "label", epsilon: 5, delta: 1e-5, mechanism: "gmm", components: 8, samples: 600, seed: 11,
+  });
+  const native = JSON.parse(readFileSync(rec, "utf8"));
+  assert.equal(w.receipt.mechanism, "dp-gmm");
+  assert.equal(w.receipt.parameters.components, 8);
+  assert.equal(w.receipt.parameters.pooled_share, 0.6);
+  assert.equal(native.parameters.pooled_share, 0.6);
+  assert.equal(w.receipt.parameters.rho, native.parameters.rho);
+  assert.equal(w.receipt.epsilon, native.epsilon);
+  assert.ok(w.receipt.epsilon <= 5, `${w.receipt.epsilon}`);
+  assert.equal(w.csv, readFileSync(out, "utf8"), "byte-identical output");
+});
+
 // A schema given when the Dataset is made applies to every call (its bounds were dropped:
 // the receipt's columns came from DP normalization). A schema acts when the file is read, so
 // a call's schema other than the reading's is refused (given only to the call, its "ignore"
