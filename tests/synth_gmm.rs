@@ -206,3 +206,43 @@ fn the_readout_says_when_the_gmm_will_run() {
         json!({"label": "label", "epsilon": 5, "mechanism": "cda"})
     ));
 }
+
+/// The GMM reports its passes over the rows (the basis and histograms, the projection, the
+/// draws) in order, so a bar moves before the first row is drawn, and a cancel during the
+/// release stops the run there.
+#[test]
+fn the_gmm_reports_progress_through_its_release_and_can_be_cancelled() {
+    use privmix::error::Error;
+    let (csv, _) = pixels(3_000, 12);
+    let req: SynthRequest = serde_json::from_value(
+        json!({"label": "label", "epsilon": 8, "seed": 2, "mechanism": "gmm", "components": 4}),
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    synthesize_csv(csv.as_bytes(), &req, |p| {
+        seen.push(p);
+        Ok(())
+    })
+    .unwrap();
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&1.0));
+    // 3,000 rows, a report every 1,024: three in each pass over the rows
+    let release: Vec<f64> = seen.iter().copied().filter(|&p| p < 0.55).collect();
+    assert_eq!(release.len(), 3, "{seen:?}");
+    let projection = seen.iter().filter(|&&p| (0.55..0.75).contains(&p)).count();
+    assert_eq!(projection, 3, "{seen:?}");
+    let mut calls = 0;
+    let e = synthesize_csv(csv.as_bytes(), &req, |p| {
+        calls += 1;
+        if p > 0.0 {
+            return Err(Error::Abort("cancelled".into()));
+        }
+        Ok(())
+    })
+    .unwrap_err();
+    assert!(matches!(e, Error::Abort(_)), "{e}");
+    assert_eq!(
+        calls, 2,
+        "the second report, in the release's first pass, cancels"
+    );
+}
