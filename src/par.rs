@@ -26,6 +26,18 @@ pub(crate) fn blocks_mut<T: Send>(
     }
 }
 
+/// The number of cores the blocks run on (1 on wasm32).
+pub(crate) fn threads() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        1
+    }
+}
+
 /// `f(k)` for every k in `range`, in order, computed on all cores natively.
 pub(crate) fn map_range<R: Send>(
     range: std::ops::Range<usize>,

@@ -138,6 +138,29 @@ impl MomentSum {
         Ok(())
     }
 
+    /// Adds another sum of rows of the same width (exact: the result does not depend on how
+    /// the rows were divided between the two).
+    pub fn merge(&mut self, other: &MomentSum) -> Result<()> {
+        if other.d != self.d {
+            return Err(Error::Data(format!(
+                "internal: merging second moments of {} and {} features",
+                self.d, other.d
+            )));
+        }
+        self.rows += other.rows;
+        if self.rows >= MAX_ROWS {
+            return Err(Error::Data(format!(
+                "{} rows: the exact-noise GMM release accepts fewer than 2^30 rows",
+                self.rows
+            )));
+        }
+        self.acc
+            .iter_mut()
+            .zip(&other.acc)
+            .for_each(|(a, b)| *a += b);
+        Ok(())
+    }
+
     /// The exact sum ([`second_moment`]'s units).
     pub fn finish(self) -> Result<Vec<i128>> {
         Ok(self.acc.into_iter().map(i128::from).collect())
@@ -284,6 +307,21 @@ mod tests {
             assert!((a - b).abs() < 300.0 * 2.0 * 2f64.powi(-14), "{a} vs {b}");
         }
         assert!(second_moment(&[vec![0.0; 3]], 4).is_err());
+    }
+
+    /// Rows summed in parts and merged give the one-pass sum; other widths are refused.
+    #[test]
+    fn merged_parts_are_the_one_pass_sum() {
+        let mut rng = ReleaseRng::seeded(5);
+        let z = planted(200, 7, &mut rng);
+        let (mut a, mut b) = (MomentSum::new(7), MomentSum::new(7));
+        for (i, r) in z.iter().enumerate() {
+            if i % 3 == 0 { a.push(r) } else { b.push(r) }.unwrap();
+        }
+        a.merge(&b).unwrap();
+        assert_eq!(a.rows, 200);
+        assert_eq!(a.finish().unwrap(), second_moment(&z, 7).unwrap());
+        assert!(MomentSum::new(7).merge(&MomentSum::new(6)).is_err());
     }
 
     #[test]

@@ -290,6 +290,13 @@ struct Model {
 /// d = 784, k = 150), so that a bar moves evenly and a cancel acts in every phase.
 const MOMENT_DONE: f64 = 0.55;
 const PROJECTION_DONE: f64 = 0.75;
+/// Rows per part of the release's first pass (see [`release`]).
+const PASS_PART: usize = 4096;
+/// Rows drawn, mapped and decoded together (see [`emit`]).
+const EMIT_BLOCK: usize = 64;
+/// Columns of a block's rows computed together in x = V·y (64 rows × 128 columns of f64 fit in
+/// the first-level cache).
+const COLUMN_TILE: usize = 128;
 
 /// Reports `lo + (hi − lo)·i/n` every 1,024 rows (`progress` may cancel the run).
 fn report(progress: ProgressSink<'_>, i: usize, n: usize, lo: f64, hi: f64) -> Result<()> {
@@ -323,17 +330,34 @@ fn release(
         }
     };
     // 1. The basis, from every row; the histograms of every row's entries.
+    // Exact integer sums, so the rows are counted in parts on all cores natively (one part
+    // per PASS_PART rows, a wave of parts between progress reports) with the same result.
+    let new_cells = || CellCounts::new(&vec![0.0; d], &vec![1.0; d], split.marginal_bins);
     let mut moment = MomentSum::new(d);
-    let mut cells = CellCounts::new(&vec![0.0; d], &vec![1.0; d], split.marginal_bins)?;
-    let mut x = vec![0.0f64; d];
-    for i in 0..n {
-        report(progress, i, n, 0.0, MOMENT_DONE)?;
-        unit(i, &mut row);
-        moment.push(&row)?;
-        for (o, &v) in x.iter_mut().zip(&features[i * d..(i + 1) * d]) {
-            *o = f64::from(v);
+    let mut cells = new_cells()?;
+    let wave = PASS_PART * crate::par::threads();
+    for w0 in (0..n).step_by(wave) {
+        progress(MOMENT_DONE * w0 as f64 / n.max(1) as f64)?;
+        let w1 = (w0 + wave).min(n);
+        let parts = crate::par::map_range(0..(w1 - w0).div_ceil(PASS_PART), |p| {
+            let mut m = MomentSum::new(d);
+            let mut c = new_cells()?;
+            let (mut row, mut x) = (vec![0.0f64; d], vec![0.0f64; d]);
+            for i in w0 + p * PASS_PART..(w0 + (p + 1) * PASS_PART).min(w1) {
+                unit(i, &mut row);
+                m.push(&row)?;
+                for (o, &v) in x.iter_mut().zip(&features[i * d..(i + 1) * d]) {
+                    *o = f64::from(v);
+                }
+                c.push(&x);
+            }
+            Ok((m, c))
+        });
+        for part in parts {
+            let (m, c) = part?;
+            moment.merge(&m)?;
+            cells.merge(&c)?;
         }
-        cells.push(&x);
     }
     let basis = release_basis_of(&moment.finish()?, k, split, rng)?;
     let marginals = cells.release(split, rng)?.marginals;
@@ -463,37 +487,57 @@ pub(super) fn emit(
     let rows_total: usize = g.per_class_counts.iter().sum();
     let mut labels: Vec<u32> = room_for_rows(rows_total, 1)?;
     let mut dec = g.space.chunked(rows_total, 1.0, g.marginals, None)?;
-    let mut y = vec![0.0f64; k];
+    // Rows are made EMIT_BLOCK at a time so that each column's histogram map is applied to
+    // the block's values together (its tables stay in cache); every value is computed by
+    // the same operations in the same order as one row at a time.
     let mut e = vec![0.0f64; k];
-    let mut x = vec![0.0f64; d];
+    let mut yb = vec![0.0f64; EMIT_BLOCK * k];
+    let mut xb = vec![0.0f64; EMIT_BLOCK * d];
     let mut x32 = vec![0.0f32; d];
     let mut done = 0usize;
     for (class, &rows) in g.per_class_counts.iter().enumerate() {
         let (mu, l) = (&model.means[class], &model.chols[class]);
-        for _ in 0..rows {
-            e.iter_mut()
-                .for_each(|v| *v = StandardNormal.sample(&mut *rng));
-            for (i, yi) in y.iter_mut().enumerate() {
-                let mut s = mu[i];
-                for (j, ej) in e.iter().enumerate().take(i + 1) {
-                    s += l.get(i, j) * ej;
+        let mut left = rows;
+        while left > 0 {
+            let m = left.min(EMIT_BLOCK);
+            left -= m;
+            let (yb, xb) = (&mut yb[..m * k], &mut xb[..m * d]);
+            for y in yb.chunks_exact_mut(k) {
+                e.iter_mut()
+                    .for_each(|v| *v = StandardNormal.sample(&mut *rng));
+                for (i, yi) in y.iter_mut().enumerate() {
+                    let mut s = mu[i];
+                    for (j, ej) in e.iter().enumerate().take(i + 1) {
+                        s += l.get(i, j) * ej;
+                    }
+                    *yi = s * bound;
                 }
-                *yi = s * bound;
             }
-            x.iter_mut().for_each(|v| *v = 0.0);
-            for (yi, v) in y.iter().zip(&model.basis) {
-                for (xj, vj) in x.iter_mut().zip(v) {
-                    *xj += yi * vj;
+            xb.fill(0.0);
+            // x = V·y, each x_j summed over the components in order; COLUMN_TILE columns of
+            // the block's rows at a time, so that V is read once per block.
+            for t0 in (0..d).step_by(COLUMN_TILE) {
+                let t1 = (t0 + COLUMN_TILE).min(d);
+                for (a, v) in model.basis.iter().enumerate() {
+                    let v = &v[t0..t1];
+                    for (y, x) in yb.chunks_exact(k).zip(xb.chunks_exact_mut(d)) {
+                        let ya = y[a];
+                        for (xj, vj) in x[t0..t1].iter_mut().zip(v) {
+                            *xj += ya * vj;
+                        }
+                    }
                 }
             }
-            map.apply(&mut x);
-            for (o, &v) in x32.iter_mut().zip(&x) {
-                *o = v as f32;
+            map.apply_rows(xb);
+            for x in xb.chunks_exact(d) {
+                for (o, &v) in x32.iter_mut().zip(x) {
+                    *o = v as f32;
+                }
+                dec.push(&x32)?;
+                labels.push(class as u32);
+                report(progress, done, rows_total, PROJECTION_DONE, 1.0)?;
+                done += 1;
             }
-            dec.push(&x32)?;
-            labels.push(class as u32);
-            report(progress, done, rows_total, PROJECTION_DONE, 1.0)?;
-            done += 1;
         }
     }
     progress(1.0)?;
