@@ -287,7 +287,9 @@ struct Model {
 /// The finished fraction reported at the end of each pass over the rows: the basis's and the
 /// histograms' pass (about n·d²/2 multiply-adds), the projection (n·k·d), then the draws
 /// (T·(k²/2 + k·d)) up to 1: their shares of the work at Fashion-MNIST's shape (n = T = 60,000,
-/// d = 784, k = 150), so that a bar moves evenly and a cancel acts in every phase.
+/// d = 784, k = 150), so that a bar moves evenly and a cancel acts in every phase. The two
+/// passes of the release report once per wave of [`PASS_PART`] rows per core, the draws every
+/// 1,024 rows.
 const MOMENT_DONE: f64 = 0.55;
 const PROJECTION_DONE: f64 = 0.75;
 /// Rows per part of the release's first pass (see [`release`]).
@@ -319,7 +321,6 @@ fn release(
     let d = g.d;
     let k = split.dim;
     let n = features.len() / d.max(1);
-    let mut row = vec![0.0f64; d];
     let unit = |i: usize, row: &mut [f64]| {
         for (o, &x) in row.iter_mut().zip(&features[i * d..(i + 1) * d]) {
             *o = f64::from(x) / bound;
@@ -361,23 +362,30 @@ fn release(
     }
     let basis = release_basis_of(&moment.finish()?, k, split, rng)?;
     let marginals = cells.release(split, rng)?.marginals;
-    // 2. The released classes' members, projected.
-    let mut ys = Vec::new();
-    let mut labels = Vec::new();
-    let members_total: usize = g.cls.members.iter().map(Vec::len).sum();
-    for (class, members) in g.cls.members.iter().enumerate() {
-        for &i in members {
-            report(
-                progress,
-                ys.len(),
-                members_total,
-                MOMENT_DONE,
-                PROJECTION_DONE,
-            )?;
-            unit(i as usize, &mut row);
-            ys.push(basis.project(&row));
-            labels.push(class);
-        }
+    // 2. The released classes' members, projected (each row on its own, in parts on all
+    // cores natively, kept in the members' order).
+    let (order, labels): (Vec<usize>, Vec<usize>) = g
+        .cls
+        .members
+        .iter()
+        .enumerate()
+        .flat_map(|(class, members)| members.iter().map(move |&i| (i as usize, class)))
+        .unzip();
+    let mut ys = Vec::with_capacity(order.len());
+    for w in order.chunks(wave) {
+        let done = ys.len() as f64 / order.len().max(1) as f64;
+        progress(MOMENT_DONE + (PROJECTION_DONE - MOMENT_DONE) * done)?;
+        let parts = crate::par::map_range(0..w.len().div_ceil(PASS_PART), |p| {
+            let mut row = vec![0.0f64; d];
+            w[p * PASS_PART..((p + 1) * PASS_PART).min(w.len())]
+                .iter()
+                .map(|&i| {
+                    unit(i, &mut row);
+                    basis.project(&row)
+                })
+                .collect::<Vec<_>>()
+        });
+        ys.extend(parts.into_iter().flatten());
     }
     let stats = class_stats(&ys, &labels, g.k, k)?;
     drop(ys);
