@@ -44,7 +44,7 @@
 //! covariance is then shrunk toward the classes' pooled one,
 //! Σ̂_k = (1 − w)·Σ̃_k + w·Σ_c (Ñ_c − 1)Σ̃_c / Σ_c (Ñ_c − 1) with the public w =
 //! [`POOLED_SHARE`] (a convex combination, so the eigenvalues stay in (0, 1]). Each class gets the
-//! DP counts' share of T; its rows are drawn from N(μ̃_k, Σ̃_k) in the subspace and mapped
+//! DP counts' share of T; its rows are drawn from N(μ̃_k, Σ̂_k) in the subspace and mapped
 //! back, x = B·V·y. Each column is then mapped onto its released histogram,
 //! x_j ↦ F_H⁻¹(F_M(x_j)), F_M the model's own marginal of the column (the classes' normals
 //! through V, weighted by their rows) and F_H the histogram's (the atom at 0, uniform inside
@@ -99,7 +99,7 @@ pub const BASIS_SHARE: f64 = 0.4;
 pub const POOLED_SHARE: f64 = 0.6;
 
 /// The receipt's word on the decoding.
-const DECODING: &str = "each class's rows drawn from its Gaussian in the subspace and mapped back (x = B·V·y), each class's covariance shrunk toward the classes' pooled one (weight 0.6); each column then mapped onto its DP histogram (x ↦ F_H⁻¹(F_M(x)), F_M the model's marginal of the column, post-processing; a column without counts above 2σ clamped into its range) and linearly into its range [min, max], integer columns rounded";
+const DECODING: &str = "each class's covariance shrunk toward the classes' pooled one (weight 0.6), and its rows drawn from its Gaussian in the subspace and mapped back (x = B·V·y); each column then mapped onto its DP histogram (x ↦ F_H⁻¹(F_M(x)), F_M the model's marginal of the column, post-processing; a column without counts above 2σ clamped into its range) and linearly into its range [min, max], integer columns rounded";
 
 /// The default number of principal components for d features: min(d, [`MAX_COMPONENTS`]).
 pub fn components(d: usize) -> usize {
@@ -296,9 +296,6 @@ const PROJECTION_DONE: f64 = 0.75;
 const PASS_PART: usize = 4096;
 /// Rows drawn, mapped and decoded together (see [`emit`]).
 const EMIT_BLOCK: usize = 64;
-/// Columns of a block's rows computed together in x = V·y (64 rows × 128 columns of f64 fit in
-/// the first-level cache).
-const COLUMN_TILE: usize = 128;
 
 /// Reports `lo + (hi − lo)·i/n` every 1,024 rows (`progress` may cancel the run).
 fn report(progress: ProgressSink<'_>, i: usize, n: usize, lo: f64, hi: f64) -> Result<()> {
@@ -522,17 +519,10 @@ pub(super) fn emit(
                 }
             }
             xb.fill(0.0);
-            // x = V·y, each x_j summed over the components in order; COLUMN_TILE columns of
-            // the block's rows at a time, so that V is read once per block.
-            for t0 in (0..d).step_by(COLUMN_TILE) {
-                let t1 = (t0 + COLUMN_TILE).min(d);
-                for (a, v) in model.basis.iter().enumerate() {
-                    let v = &v[t0..t1];
-                    for (y, x) in yb.chunks_exact(k).zip(xb.chunks_exact_mut(d)) {
-                        let ya = y[a];
-                        for (xj, vj) in x[t0..t1].iter_mut().zip(v) {
-                            *xj += ya * vj;
-                        }
+            for (y, x) in yb.chunks_exact(k).zip(xb.chunks_exact_mut(d)) {
+                for (yi, v) in y.iter().zip(&model.basis) {
+                    for (xj, vj) in x.iter_mut().zip(v) {
+                        *xj += yi * vj;
                     }
                 }
             }
