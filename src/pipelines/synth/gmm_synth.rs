@@ -93,9 +93,10 @@ pub const BASIS_SHARE: f64 = 0.4;
 /// The weight w of the classes' pooled covariance in each class's (public; post-processing of
 /// the released covariances, see the proof note). Every class's second moment carries noise of
 /// the same size, so pooling K classes of similar size cuts the noise relative to the signal
-/// by about √K: the pool is the steadier estimate of the shape the classes share. On Fashion-MNIST at ε = 10 (plain / standardized LR, seeds 1–2) w = 0
-/// gave 0.785 / 0.750, 0.3 0.788 / 0.754, 0.6 0.790 / 0.761, 1 (one shared covariance)
-/// 0.774 / 0.740 (bench/utility/README.md).
+/// by about √K: the pool is the steadier estimate of the shape the classes share. On
+/// Fashion-MNIST at ε = 10 (plain / standardized LR, seeds 1–2) w = 0 gave 0.785 / 0.750,
+/// 0.3 0.788 / 0.754, 0.6 0.790 / 0.761, 1 (one shared covariance) 0.774 / 0.740
+/// (bench/utility/README.md).
 pub const POOLED_SHARE: f64 = 0.6;
 
 /// The receipt's word on the decoding.
@@ -292,10 +293,34 @@ struct Model {
 /// 1,024 rows.
 const MOMENT_DONE: f64 = 0.55;
 const PROJECTION_DONE: f64 = 0.75;
-/// Rows per part of the release's first pass (see [`release`]).
+/// Rows per part of the release's two passes over the rows ([`in_waves`]).
 const PASS_PART: usize = 4096;
 /// Rows drawn, mapped and decoded together (see [`emit`]).
 const EMIT_BLOCK: usize = 64;
+
+/// `part` on consecutive ranges of [`PASS_PART`] indices of 0..n, on all cores natively, one
+/// wave of a range per core at a time; `take` gets the parts' results in order, and
+/// `lo + (hi − lo)·(done/n)` goes to `progress` before each wave (it may cancel the run).
+fn in_waves<R: Send>(
+    n: usize,
+    (lo, hi): (f64, f64),
+    progress: ProgressSink<'_>,
+    part: impl Fn(std::ops::Range<usize>) -> R + Sync + Send,
+    mut take: impl FnMut(R) -> Result<()>,
+) -> Result<()> {
+    let wave = PASS_PART * crate::par::threads();
+    for w0 in (0..n).step_by(wave) {
+        progress(lo + (hi - lo) * w0 as f64 / n.max(1) as f64)?;
+        let w1 = (w0 + wave).min(n);
+        let parts = crate::par::map_range(0..(w1 - w0).div_ceil(PASS_PART), |p| {
+            part(w0 + p * PASS_PART..(w0 + (p + 1) * PASS_PART).min(w1))
+        });
+        for r in parts {
+            take(r)?;
+        }
+    }
+    Ok(())
+}
 
 /// Reports `lo + (hi − lo)·i/n` every 1,024 rows (`progress` may cancel the run).
 fn report(progress: ProgressSink<'_>, i: usize, n: usize, lo: f64, hi: f64) -> Result<()> {
@@ -328,20 +353,20 @@ fn release(
         }
     };
     // 1. The basis, from every row; the histograms of every row's entries.
-    // Exact integer sums, so the rows are counted in parts on all cores natively (one part
-    // per PASS_PART rows, a wave of parts between progress reports) with the same result.
+    // Exact integer sums, so the rows are counted in parts on all cores natively and merged
+    // with the same result.
     let new_cells = || CellCounts::new(&vec![0.0; d], &vec![1.0; d], split.marginal_bins);
     let mut moment = MomentSum::new(d);
     let mut cells = new_cells()?;
-    let wave = PASS_PART * crate::par::threads();
-    for w0 in (0..n).step_by(wave) {
-        progress(MOMENT_DONE * w0 as f64 / n.max(1) as f64)?;
-        let w1 = (w0 + wave).min(n);
-        let parts = crate::par::map_range(0..(w1 - w0).div_ceil(PASS_PART), |p| {
+    in_waves(
+        n,
+        (0.0, MOMENT_DONE),
+        &mut *progress,
+        |rows| -> Result<_> {
             let mut m = MomentSum::new(d);
             let mut c = new_cells()?;
             let (mut row, mut x) = (vec![0.0f64; d], vec![0.0f64; d]);
-            for i in w0 + p * PASS_PART..(w0 + (p + 1) * PASS_PART).min(w1) {
+            for i in rows {
                 unit(i, &mut row);
                 m.push(&row)?;
                 for (o, &v) in x.iter_mut().zip(&features[i * d..(i + 1) * d]) {
@@ -350,13 +375,13 @@ fn release(
                 c.push(&x);
             }
             Ok((m, c))
-        });
-        for part in parts {
+        },
+        |part| {
             let (m, c) = part?;
             moment.merge(&m)?;
-            cells.merge(&c)?;
-        }
-    }
+            cells.merge(&c)
+        },
+    )?;
     let basis = release_basis_of(&moment.finish()?, k, split, rng)?;
     let marginals = cells.release(split, rng)?.marginals;
     // 2. The released classes' members, projected (each row on its own, in parts on all
@@ -369,21 +394,25 @@ fn release(
         .flat_map(|(class, members)| members.iter().map(move |&i| (i as usize, class)))
         .unzip();
     let mut ys = Vec::with_capacity(order.len());
-    for w in order.chunks(wave) {
-        let done = ys.len() as f64 / order.len().max(1) as f64;
-        progress(MOMENT_DONE + (PROJECTION_DONE - MOMENT_DONE) * done)?;
-        let parts = crate::par::map_range(0..w.len().div_ceil(PASS_PART), |p| {
+    in_waves(
+        order.len(),
+        (MOMENT_DONE, PROJECTION_DONE),
+        progress,
+        |at| {
             let mut row = vec![0.0f64; d];
-            w[p * PASS_PART..((p + 1) * PASS_PART).min(w.len())]
+            order[at]
                 .iter()
                 .map(|&i| {
                     unit(i, &mut row);
                     basis.project(&row)
                 })
                 .collect::<Vec<_>>()
-        });
-        ys.extend(parts.into_iter().flatten());
-    }
+        },
+        |part| {
+            ys.extend(part);
+            Ok(())
+        },
+    )?;
     let stats = class_stats(&ys, &labels, g.k, k)?;
     drop(ys);
     let given: Vec<(usize, f64)> = g.class_counts.iter().copied().enumerate().collect();
