@@ -70,11 +70,37 @@ fn a_wide_numeric_table_gets_the_dp_gmm_by_default() {
         .unwrap()
         .contains("mapped onto its DP histogram"));
     // The whole release is DP: nothing unprotected, ε at most the target and the
-    // calibration close to it (RDP: the GMM is accounted by its ρ).
+    // calibration close to it, by the PLD accountant (the GMM's releases as one Gaussian),
+    // the RDP bound above it.
     assert_eq!(r["guarantee"]["unprotected"], json!([]));
     let eps = r["epsilon"].as_f64().unwrap();
     assert!(eps <= 5.0 && eps > 4.95, "{eps}");
-    assert_eq!(r["accountant"]["accountant"], "rdp");
+    let acc = &r["accountant"];
+    assert_eq!(acc["accountant"], "pld");
+    assert_eq!(acc["pld"]["epsilon"].as_f64().unwrap(), eps);
+    assert!(acc["epsilon_rdp"].as_f64().unwrap() > 5.0, "{acc}");
+    assert!(acc["pld"]["delta_charge"].as_f64().unwrap() > 0.0, "{acc}");
+    assert_eq!(acc["pld"]["compositions"], 1);
+    // RDP alone certifies a smaller ρ (more noise) for the same target.
+    let rdp = run(
+        &pixels(2_000, d).0,
+        json!({"label": "label", "epsilon": 5, "seed": 1, "mechanism": "gmm", "accountant": "rdp"}),
+    )
+    .unwrap()
+    .1;
+    let pld = run(
+        &pixels(2_000, d).0,
+        json!({"label": "label", "epsilon": 5, "seed": 1, "mechanism": "gmm"}),
+    )
+    .unwrap()
+    .1;
+    assert_eq!(rdp["accountant"]["accountant"], "rdp");
+    let (rho_rdp, rho_pld) = (
+        rdp["parameters"]["rho"].as_f64().unwrap(),
+        pld["parameters"]["rho"].as_f64().unwrap(),
+    );
+    assert!(rho_pld > 1.05 * rho_rdp, "{rho_pld} vs {rho_rdp}");
+    assert!(rdp["epsilon"].as_f64().unwrap() <= 5.0);
     let names: Vec<&str> = r["accountant"]["components"]
         .as_array()
         .unwrap()

@@ -124,8 +124,8 @@ pub(crate) struct SynthArgs {
     /// (inferred from the data, NOT protected).
     #[arg(long, value_enum, default_value = "dp")]
     column_types: ColumnTypesArg,
-    /// Accountant: pld (default: privacy-loss distribution for DP-CDA under the default
-    /// preset, RDP as a cross-check; ε is the smaller bound) or rdp (Rényi DP only).
+    /// Accountant: pld (default: privacy-loss distribution for every mechanism under the
+    /// default preset, RDP as a cross-check; ε is the smaller bound) or rdp (Rényi DP only).
     #[arg(long, value_enum, default_value = "pld")]
     accountant: AccountantArg,
     /// Normalization: dp (default, protected), public (bounds from --schema) or data (the

@@ -1,6 +1,6 @@
 //! A synthesis accounted with the privacy-loss-distribution (PLD) accountant
 //! ([`crate::accountant::pld`]), RDP kept as a cross-check: DP-CDA, DPMix, local
-//! perturbation and random projection.
+//! perturbation, random projection and the GMM route.
 //!
 //! # What is composed
 //! One synthesis releases, besides the mixes, a few Gaussian statistics (the DP column-type
@@ -35,6 +35,13 @@
 //! when σy = σx: [`crate::mechanisms::dpmix::accounting::DpMixShape::free_sigma_steps`], the RDP side's
 //! shape), through the same `gaussian_steps_z`.
 //!
+//! The GMM route (`pipelines::synth::gmm_synth`): its releases (the basis's second moment,
+//! the column histograms, every class's sum and second moment) are Gaussian mechanisms on
+//! the grid-rounded statistics, so under a worst neighbour they compose into one Gaussian of
+//! 1/z² = 2ρ, ρ the split's zCDP figure on the grids actually used
+//! ([`crate::mechanisms::gmm::suffstats::Split::within_rho`]): one unsampled step of
+//! `gaussian_steps_z`, with the same extras.
+//!
 //! # Exact discrete noise
 //! DP-CDA's and DPMix's releases add discrete Gaussian noise, whose privacy profile is not
 //! below the continuous one's. [`SynthPld::with_exact_noise`] charges the difference: every
@@ -43,6 +50,9 @@
 //! variation T ≤ 7.4·10⁻¹³ of the same release with rounded continuous Gaussians, which the
 //! continuous PLD covers; ε is then the smallest with ε_c(δ − (1 + e^ε)·T) ≤ ε
 //! ([`crate::accountant::pld::coupling`]), and calibration works at δ − (1 + e^target)·T.
+//! The GMM route's grids are fixed before its noise is drawn, each with at least 2^30 noise
+//! units ([`SynthPld::with_coupled_grids`]), and its few hundred thousand draws are far
+//! inside the 2^48.
 //!
 //! # Calibration
 //! [`SynthPld::calibrate`] starts from the RDP-calibrated σx and returns the smaller σx whose
@@ -111,10 +121,10 @@ pub struct SynthPld {
 /// at most [`MAX_SYNTH_DRAWS`] draws of scale ≥ 2^30 grid units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExactNoise {
-    /// The clip norm the exact mixer is built with.
-    pub clip: f64,
-    /// The mix order l.
-    pub mix: usize,
+    /// The clip norm the exact mixer is built with and the mix order l; None where the steps'
+    /// grids are fixed and were built with at least 2^30 noise units
+    /// ([`SynthPld::with_coupled_grids`]).
+    pub mixer: Option<(f64, usize)>,
     /// The total-variation bound T of the whole synthesis.
     pub tv: f64,
     /// DPMix's label noise (on its own grid, entries ≤ 1, the mix order l); None without.
@@ -188,12 +198,23 @@ impl SynthPld {
             * eps_offset.max(0.0).exp()
             * (1.0 + 1e-12);
         self.exact = Some(ExactNoise {
-            clip,
-            mix,
+            mixer: Some((clip, mix)),
             tv: if tv.is_nan() { f64::INFINITY } else { tv },
             labels: None,
         });
         self
+    }
+
+    /// The coupling charge of [`SynthPld::with_exact_noise`] for steps whose exact noise is on
+    /// grids fixed in advance, each draw at least 2^30 grid units (the GMM's releases on
+    /// [`crate::mechanisms::gmm::suffstats::Split::coupled`] grids: the caller checks it), with
+    /// the extras on the count grids (their z at least 2^-9). `eps_offset` as there.
+    pub fn with_coupled_grids(self, eps_offset: f64) -> Self {
+        let mut p = self.with_exact_noise(f64::NAN, 0, eps_offset);
+        if let Some(e) = &mut p.exact {
+            e.mixer = None;
+        }
+        p
     }
 
     /// [`SynthPld::with_exact_noise`] for DPMix's labels too: each mix's label counts (entries
@@ -215,22 +236,30 @@ impl SynthPld {
         };
         // The noise scale in grid units of a sum of l entries of norm ≤ `clip` at σ (the
         // mixer's and the labels' grid rule) where the grid is at most `h_max`; else 0.
-        let units = |clip: f64, sigma: f64, h_max: f64| {
-            crate::mechanisms::cda::exact_grid(clip, sigma, e.mix)
+        let units = |clip: f64, mix: usize, sigma: f64, h_max: f64| {
+            crate::mechanisms::cda::exact_grid(clip, sigma, mix)
                 .ok()
                 .filter(|&h| h <= h_max)
-                .map_or(0.0, |h| sigma * e.mix as f64 / h)
+                .map_or(0.0, |h| sigma * mix as f64 / h)
         };
-        // DPMix's label grid must stay ≤ 1 (counts are integers); its noise refuses otherwise.
-        let labels_ok = match e.labels {
+        let steps_ok = match e.mixer {
             None => true,
-            Some(LabelSigma::Fixed(s)) => units(1.0, s, 1.0) >= COUPLED_MIN_SIGMA_UNITS,
-            Some(LabelSigma::Shared) => units(1.0, sigma_x, 1.0) >= COUPLED_MIN_SIGMA_UNITS,
+            Some((clip, mix)) => {
+                // DPMix's label grid must stay ≤ 1 (counts are integers); its noise refuses
+                // otherwise.
+                let labels_ok = match e.labels {
+                    None => true,
+                    Some(LabelSigma::Fixed(s)) => {
+                        units(1.0, mix, s, 1.0) >= COUPLED_MIN_SIGMA_UNITS
+                    }
+                    Some(LabelSigma::Shared) => {
+                        units(1.0, mix, sigma_x, 1.0) >= COUPLED_MIN_SIGMA_UNITS
+                    }
+                };
+                labels_ok && units(clip, mix, sigma_x, f64::INFINITY) >= COUPLED_MIN_SIGMA_UNITS
+            }
         };
-        if units(e.clip, sigma_x, f64::INFINITY) >= COUPLED_MIN_SIGMA_UNITS
-            && labels_ok
-            && self.extras_min_z >= EXTRAS_MIN_Z
-        {
+        if steps_ok && self.extras_min_z >= EXTRAS_MIN_Z {
             e.tv
         } else {
             f64::INFINITY
@@ -667,6 +696,50 @@ mod tests {
     /// DPMix's labels: the coupling also needs the label grid (entries ≤ 1) to reach 2^30 units
     /// at σy, which is σx when shared; a σy whose grid cannot (σy·l below about 2^-10) leaves
     /// the PLD side at +∞ however large σx is.
+    /// The GMM route's plan, one unsampled Gaussian step on coupled grids with extras, is the
+    /// analytic Gaussian of 1/z² = 1/z₀² + Σ 1/zᵢ² (Balle–Wang 2018): its ε is at least the
+    /// exact one's (an upper bound, with the coupling charge) and within 0.5 % of it. The
+    /// charge holds at any σ (no mixer grid: the caller checked its grids), not with an extra
+    /// below 2^-9.
+    #[test]
+    fn coupled_grids_give_the_analytic_gaussian() {
+        use crate::mechanisms::gaussian::normal_cdf;
+        let step = GaussianSteps {
+            pool: 1,
+            sample: 1,
+            compositions: 1,
+            a: 1.0,
+            b: 0.0,
+        };
+        let p = SynthPld::gaussian_steps(step, &[3.0, 4.0]).with_coupled_grids(0.0);
+        assert_eq!(p.rate_and_steps(), (1.0, 1));
+        let tv = p.coupling_tv(0.5);
+        assert!(tv > 7e-13 && tv < 8e-13, "{tv}");
+        assert_eq!(p.coupling_tv(1e-9), tv);
+        let delta = 1e-5;
+        let gauss_delta = |mu: f64, eps: f64| {
+            normal_cdf(-eps / mu + mu / 2.0) - eps.exp() * normal_cdf(-eps / mu - mu / 2.0)
+        };
+        for z0 in [0.5, 1.0, 3.0] {
+            let mu = (1.0 / (z0 * z0) + 1.0 / 9.0 + 1.0 / 16.0f64).sqrt();
+            let (mut lo, mut hi) = (0.0f64, 100.0f64);
+            for _ in 0..100 {
+                let m = 0.5 * (lo + hi);
+                if gauss_delta(mu, m) <= delta {
+                    hi = m;
+                } else {
+                    lo = m;
+                }
+            }
+            let e = p.epsilon(z0, delta).unwrap();
+            assert!(e.epsilon >= hi - 1e-6, "z0 = {z0}: {} < {hi}", e.epsilon);
+            assert!(e.epsilon <= hi * 1.005, "z0 = {z0}: {} vs {hi}", e.epsilon);
+            assert!(e.charge >= (1.0 + e.epsilon.exp()) * tv, "{e:?}");
+        }
+        let tiny = SynthPld::gaussian_steps(step, &[1e-3]).with_coupled_grids(0.0);
+        assert_eq!(tiny.coupling_tv(1.0), f64::INFINITY);
+    }
+
     #[test]
     fn dpmix_labels_join_the_coupling_conditions() {
         let steps = GaussianSteps {

@@ -133,6 +133,10 @@ pub struct Split {
     pub sigma_marginals: f64,
     /// ε at `delta` of the histograms' release alone (informative; 0 without marginals).
     pub eps_marginals_alone: f64,
+    /// Every release on a grid of at least 2^30 noise units
+    /// ([`GridGaussian::covering_coupled`]), so that the PLD accountant's coupling charge
+    /// covers it ([`Split::within_rho`]); else the default grids ([`GridGaussian::covering`]).
+    pub coupled: bool,
 }
 
 /// ρ of a grid release whose statistic moves by at most `shift` (data units) in at most
@@ -274,7 +278,8 @@ impl Split {
     /// (the class statistics' worst neighbour, plus the basis with `basis = (d_in, share)`
     /// taking `share` of ρ, and the feature histograms with `marginals`, as in
     /// [`Split::with_extras`]) is at most `rho_max`. `eps_counts` is 0 and the `*_alone`
-    /// figures are at `delta`.
+    /// figures are at `delta`. The grids are coupled ([`Split::coupled`]): every draw has at
+    /// least 2^30 grid units, so the PLD accountant's coupling charge covers the releases.
     pub fn within_rho(
         rho_max: f64,
         delta: f64,
@@ -297,7 +302,10 @@ impl Split {
         // Continuous ρ = 1/(z²·keep) (see `with_extras`); the grids' rounding adds a little,
         // so the noise is raised from there in steps of 10^−6 until it fits.
         let z0 = 1.0 / (rho_max * keep).sqrt();
-        let base = Split::base(dim, None, 0.0, delta);
+        let base = Split {
+            coupled: true,
+            ..Split::base(dim, None, 0.0, delta)
+        };
         certify_upward(z0, 1e-6, 10_000, |z| {
             let (mut s, rhos) = base.at_z(z, basis, marginals)?;
             if s.rho > rho_max {
@@ -336,6 +344,7 @@ impl Split {
             marginal_bins: 0,
             sigma_marginals: 0.0,
             eps_marginals_alone: 0.0,
+            coupled: false,
         }
     }
 
@@ -422,13 +431,23 @@ impl Split {
     /// The exact-noise release of one class sum (d coordinates): grid and discrete Gaussian
     /// (public: from σ_S, Δ_S and d only).
     pub fn sum_noise(&self) -> Result<GridGaussian> {
-        GridGaussian::covering(self.sigma_sum, SUM_SENSITIVITY, self.dim)
+        self.covering(self.sigma_sum, SUM_SENSITIVITY, self.dim)
+    }
+
+    /// The exact noise for σ on a statistic of L2 sensitivity Δ over m coordinates, on this
+    /// split's grids (coupled or default).
+    fn covering(&self, sigma: f64, sensitivity: f64, coords: usize) -> Result<GridGaussian> {
+        if self.coupled {
+            GridGaussian::covering_coupled(sigma, sensitivity, coords)
+        } else {
+            GridGaussian::covering(sigma, sensitivity, coords)
+        }
     }
 
     /// The exact-noise release of one class second moment (d(d+1)/2 coordinates).
     pub fn moment_noise(&self) -> Result<GridGaussian> {
         let d = self.dim;
-        GridGaussian::covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
+        self.covering(self.sigma_moment, MOMENT_SENSITIVITY, d * (d + 1) / 2)
     }
 
     /// The exact-noise release of the basis's second moment (d_in(d_in + 1)/2 coordinates;
@@ -440,7 +459,7 @@ impl Split {
                 "internal: this split has no basis release".into(),
             ));
         }
-        GridGaussian::covering(
+        self.covering(
             self.sigma_basis,
             super::subspace::BASIS_SENSITIVITY,
             b * (b + 1) / 2,
@@ -454,7 +473,7 @@ impl Split {
         if d == 0 {
             return Err(Error::Data("internal: this split has no marginals".into()));
         }
-        GridGaussian::covering(
+        self.covering(
             self.sigma_marginals,
             super::marginals::sensitivity(d),
             super::marginals::cells(d, b),
@@ -641,7 +660,7 @@ mod tests {
     use rand::Rng;
 
     /// `within_rho` spends at most the ρ it is given, and nearly all of it, on the grids
-    /// actually used; it releases no counts.
+    /// actually used, all of them coupled (at least 2^30 noise units); it releases no counts.
     #[test]
     fn within_rho_fits_the_budget_on_the_grids() {
         for &(rho, d, basis, marg) in &[
@@ -677,6 +696,18 @@ mod tests {
                 )
             });
             assert!((within.max(between) + b + h - s.rho).abs() <= 1e-12 * s.rho);
+            // The grids are the coupled ones: every draw at least 2^30 grid units.
+            assert!(s.coupled);
+            let mut noises = vec![sn, mn];
+            noises.extend(basis.map(|_| s.basis_noise().unwrap()));
+            noises.extend(marg.map(|_| s.marginal_noise().unwrap()));
+            for n in &noises {
+                assert!(
+                    n.sigma_units() >= 2f64.powi(30),
+                    "{rho}: {}",
+                    n.sigma_units()
+                );
+            }
         }
         assert!(Split::within_rho(0.0, 1e-5, 4, None, None).is_err());
         assert!(Split::within_rho(1.0, 1e-5, 4, Some((8, 0.95)), Some((8, 8))).is_err());

@@ -201,8 +201,44 @@ impl GridGaussian {
     pub fn covering(sigma: f64, sensitivity: f64, coords: usize) -> Result<Self> {
         check_positive("sigma", sigma, "a noise standard deviation")?;
         check_positive("sensitivity", sensitivity, "a sensitivity")?;
+        let g = Self::default_grid(sigma, sensitivity, coords.max(1))?;
+        Self::covering_on(sigma, sensitivity, coords, g)
+    }
+
+    /// [`Self::covering`] on a grid fine enough for the PLD accountant's coupling charge
+    /// ([`crate::accountant::pld::coupling`]): the noise has at least 2^30 grid units
+    /// ([`crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS`]) and stays below the
+    /// sampler's 2^31. The grid is the largest 2^k with σ/2^k ≥ 2^30; where σ/2^k would come
+    /// within 2^-12 of 2^31 (the raise of [`Self::covering`] could cross it) the grid is
+    /// doubled and σ raised to 2^30 of it, at most 2^-12 relative. The accountant reads the
+    /// multiplier of the noise built ([`Self::noise_multiplier`]), so the raise only adds
+    /// noise. Refused (an error) where the raise of [`Self::covering`] then crosses 2^31 units,
+    /// which needs a raise above 2^-12 (√m·σ/Δ above about 2^18).
+    pub fn covering_coupled(sigma: f64, sensitivity: f64, coords: usize) -> Result<Self> {
+        use crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS;
+        check_positive("sigma", sigma, "a noise standard deviation")?;
+        check_positive("sensitivity", sensitivity, "a sensitivity")?;
+        let mut g = pow2_floor(sigma / COUPLED_MIN_SIGMA_UNITS);
+        let mut sigma = sigma;
+        if sigma / g >= 2.0 * COUPLED_MIN_SIGMA_UNITS * (1.0 - 2f64.powi(-12)) {
+            g *= 2.0;
+            sigma = sigma.max(COUPLED_MIN_SIGMA_UNITS * g);
+        }
+        let gg = Self::covering_on(sigma, sensitivity, coords, check_grid(g)?)?;
+        if gg.sigma_units() >= COUPLED_MIN_SIGMA_UNITS {
+            Ok(gg)
+        } else {
+            Err(Error::Data(format!(
+                "internal: the noise σ = {sigma} has {} grid units, below the coupling's 2^30",
+                gg.sigma_units()
+            )))
+        }
+    }
+
+    /// The loop of [`Self::covering`] on the grid `g`: the least σ' ≥ σ·Δ_eff/Δ whose noise
+    /// multiplier is at least σ/Δ.
+    fn covering_on(sigma: f64, sensitivity: f64, coords: usize, g: f64) -> Result<Self> {
         let m = coords.max(1);
-        let g = Self::default_grid(sigma, sensitivity, m)?;
         let want = sigma / sensitivity;
         // Δ_eff and the noise multiplier exactly as `effective_sensitivity` and
         // `noise_multiplier` compute them, without building a sampler table per candidate.
@@ -474,6 +510,40 @@ mod tests {
         assert!(gg.sigma() > 7e5 * (1.0 + 1.0 / 1024.0));
         assert!(GridGaussian::covering(0.0, 1.0, 1).is_err());
         assert!(GridGaussian::covering(1.0, f64::NAN, 1).is_err());
+    }
+
+    /// `covering_coupled` keeps the multiplier too, on a grid where the noise has between 2^30
+    /// and 2^31 units, also where σ sits just below 2^31 units of a grid (that grid is doubled
+    /// and σ raised by at most 2^-12); a raise beyond the sampler's range is refused.
+    #[test]
+    fn coupled_covering_has_two_to_the_thirty_units() {
+        let (lo, hi) = (2f64.powi(30), 2f64.powi(31));
+        let near_top = 2f64.powi(31) * (1.0 - 1e-5) * 2f64.powi(-20);
+        for &(sigma, sens, m) in &[
+            (2.0, 2.0, 150usize),
+            (1.3, std::f64::consts::SQRT_2, 11_325),
+            (1e-3, 1.0, 1),
+            (40.0, 39.6, 784 * 65),
+            (0.05, 1.0, 307_720),
+            (near_top, 1.0, 784),
+        ] {
+            let gg = GridGaussian::covering_coupled(sigma, sens, m).unwrap();
+            assert!(gg.noise_multiplier() >= sigma / sens, "{sigma} {sens} {m}");
+            let units = gg.sigma_units();
+            assert!(units >= lo && units < hi, "{sigma}: {units}");
+            assert!(gg.sigma() >= sigma);
+            assert!(
+                gg.sigma() <= sigma * (1.0 + 2f64.powi(-12)) * (1.0 + 1e-3),
+                "{sigma}"
+            );
+        }
+        let top = GridGaussian::covering_coupled(near_top, 1.0, 784).unwrap();
+        assert_eq!(top.grid(), 2f64.powi(-19));
+        // Just below the doubling threshold with a raise of 10^-3 (above 2^-12): past 2^31.
+        let edge = 2f64.powi(31) * (1.0 - 2f64.powi(-12)) * (1.0 - 1e-9);
+        assert!(GridGaussian::covering_coupled(edge, 1000.0, 1).is_err());
+        assert!(GridGaussian::covering_coupled(edge, 1e6, 1).is_ok());
+        assert!(GridGaussian::covering_coupled(0.0, 1.0, 1).is_err());
     }
 
     #[test]

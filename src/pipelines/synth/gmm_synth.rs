@@ -36,8 +36,16 @@
 //!
 //! *Calibration.* ρ is the largest whose curve, composed with the data path's, meets the
 //! target ε at the data path's δ by the accountant's RDP conversion ([`smallest_z`] never
-//! overshoots; `within_rho` never exceeds the ρ it is given). The guarantee is recomputed
-//! from the composed curves (the synth receipt's `guarantee`).
+//! overshoots; `within_rho` never exceeds the ρ it is given). With the PLD accountant (the
+//! default) the three releases are, under a worst neighbour, one Gaussian mechanism of
+//! 1/z² = 2ρ on the grid-rounded statistics (Gaussians compose exactly, adaptively too, and
+//! the hockey-stick divergence grows with the shift), composed with the data path's
+//! Gaussians ([`crate::mechanisms::pld_plan`]): ρ is then the largest whose plan the PLD
+//! accountant certifies, where that is above RDP's (`pld_split`). Every grid gives its
+//! noise at least 2^30 units (`within_rho`'s coupled grids, checked), so the coupling charge
+//! of [`crate::accountant::pld::coupling`] covers the discrete noise. The guarantee is
+//! recomputed from the composed curves and the plan at the split's own ρ (the synth
+//! receipt's `guarantee`: the smaller of the RDP and PLD bounds).
 //!
 //! *Post-processing.* Means and covariances from the released numbers (eigenvalues clipped
 //! into [floor, 1], means into the ball: public facts of unit-ball rows); each class's
@@ -62,6 +70,7 @@ use crate::accountant::calibrate::smallest_z;
 use crate::accountant::RdpCurve;
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
+use crate::mechanisms::gaussian_steps::GaussianSteps;
 use crate::mechanisms::gmm::exactnoise::class_stats;
 use crate::mechanisms::gmm::linalg::{cholesky, Mat};
 use crate::mechanisms::gmm::marginals::{
@@ -70,6 +79,7 @@ use crate::mechanisms::gmm::marginals::{
 use crate::mechanisms::gmm::subspace::{release_basis_of, MomentSum};
 use crate::mechanisms::gmm::suffstats::{release_given_counts, Split, SUM_SENSITIVITY};
 use crate::mechanisms::gmm::MAX_PCA_INPUT_DIM;
+use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::gmm::MAX_DIM_DEFAULT;
 use crate::preprocess::auto::EncodingReport;
 use crate::preprocess::encode::room_for_rows;
@@ -211,16 +221,22 @@ pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
     let cal = smallest_z(goal.epsilon, goal.delta, opts.preset.conversion(), |z| {
         goal.with_extra(RdpCurve::gaussian(z, &opts.orders)?)
     })?;
-    // RdpCurve::gaussian(z) is α/(2z²): ρ = 1/(2z²), a hair below so that the curve of the
-    // split's ρ (≤ this) never exceeds the calibrated one by rounding.
-    let rho_max = 0.5 / (cal.z * cal.z) * (1.0 - 1e-12);
-    let split = Split::within_rho(
-        rho_max,
-        p.delta_rdp,
-        k,
-        Some((d, BASIS_SHARE)),
-        Some((d, DEFAULT_BINS)),
-    )?;
+    let split_at = |z: f64| {
+        // RdpCurve::gaussian(z) is α/(2z²): ρ = 1/(2z²), a hair below so that the curve of
+        // the split's ρ (≤ this) never exceeds the calibrated one by rounding.
+        Split::within_rho(
+            0.5 / (z * z) * (1.0 - 1e-12),
+            p.delta_rdp,
+            k,
+            Some((d, BASIS_SHARE)),
+            Some((d, DEFAULT_BINS)),
+        )
+    };
+    let (split, pld) = if p.use_pld {
+        pld_split(p, cal.z, split_at)?
+    } else {
+        (split_at(cal.z)?, None)
+    };
     let z_eff = 1.0 / (2.0 * split.rho).sqrt();
     let curve = RdpCurve::gaussian(z_eff, &opts.orders)?;
     let standard = p.opts.adjacency == super::Adjacency::Standard;
@@ -270,9 +286,77 @@ pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
         },
         class_counts_public: !standard,
         warnings: Vec::new(),
-        pld: None,
+        pld,
         gmm: Some(split),
     })
+}
+
+/// The GMM's releases for the PLD accountant: one unsampled Gaussian step of noise multiplier
+/// σ/√a (module docs of [`crate::mechanisms::pld_plan`]) with the data path's extras, its
+/// exact noise on the split's coupled grids.
+fn gmm_pld(p: &PlanInputs<'_>, a: f64) -> SynthPld {
+    let step = GaussianSteps {
+        pool: 1,
+        sample: 1,
+        compositions: 1,
+        a,
+        b: 0.0,
+    };
+    SynthPld::gaussian_steps(step, p.extra_zs).with_coupled_grids(p.eps_terms)
+}
+
+/// The split and its PLD plan under the PLD accountant: the z it certifies below RDP's
+/// `z_rdp` (at a = 1 the step's σ is z), the split within ρ = 1/(2z²), and the plan at
+/// that split's own ρ, charged at σ_S with a = 2ρ·σ_S² raised by 10⁻¹² (its z is then
+/// 1/√(2ρ) or a hair less: more loss). The split's grids must hold 2^30 noise units (the
+/// coupling's condition; checked here) and its PLD ε must meet the target; where it does not
+/// (the PLD grid's rounding), a z 10⁻⁹ larger is tried, then RDP's z, whose split RDP
+/// certifies (its plan is kept: the receipt takes the smaller of the two ε).
+fn pld_split(
+    p: &PlanInputs<'_>,
+    z_rdp: f64,
+    split_at: impl Fn(f64) -> Result<Split>,
+) -> Result<(Split, Option<SynthPld>)> {
+    let at = |z: f64| -> Result<(Split, SynthPld, f64)> {
+        let split = split_at(z)?;
+        check_coupled(&split)?;
+        let plan = gmm_pld(p, 2.0 * split.rho * split.sigma_sum.powi(2) * (1.0 + 1e-12));
+        let eps = plan.epsilon(split.sigma_sum, p.delta_rdp)?.epsilon;
+        Ok((split, plan, eps))
+    };
+    let z_pld = gmm_pld(p, 1.0).calibrate(z_rdp, p.target, p.delta_rdp)?;
+    for z in [z_pld, z_pld * (1.0 + 1e-9)] {
+        if z >= z_rdp {
+            break;
+        }
+        let (split, plan, eps) = at(z)?;
+        if eps <= p.target {
+            return Ok((split, Some(plan)));
+        }
+    }
+    let (split, plan, _) = at(z_rdp)?;
+    Ok((split, Some(plan)))
+}
+
+/// The coupling's condition on the split's releases: every draw at least 2^30 grid units.
+fn check_coupled(split: &Split) -> Result<()> {
+    use crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS;
+    let noises = [
+        split.sum_noise()?,
+        split.moment_noise()?,
+        split.basis_noise()?,
+        split.marginal_noise()?,
+    ];
+    if noises
+        .iter()
+        .all(|n| n.sigma_units() >= COUPLED_MIN_SIGMA_UNITS)
+    {
+        Ok(())
+    } else {
+        Err(Error::Data(
+            "internal: a GMM release's noise is below 2^30 grid units".into(),
+        ))
+    }
 }
 
 /// The released model: the basis, each class's mean and Cholesky factor in the subspace
