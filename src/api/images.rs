@@ -88,14 +88,15 @@ pub struct ImagesResult {
     pub receipt: Receipt,
 }
 
-/// Checks that a synthesis request suits images: DP-CDA only, no schema, no label.
+/// Checks that a synthesis request suits images: DP-CDA (whose defaults hand a large image
+/// set to the GMM, [`crate::pipelines::synth::auto_gmm`]), no schema, no label.
 pub fn image_params(req: &SynthRequest) -> Result<SynthParams> {
     let p = SynthParams::try_from(req)?;
     if !matches!(p.mechanism, Mechanism::Cda) {
         return Err(Error::param(
             "mechanism",
             req.mechanism.clone().unwrap_or_default(),
-            "images support the cda mechanism (DP-CDA) only",
+            "images take the cda mechanism (DP-CDA) or, left to the defaults, the gmm for 20,000 or more images of 100 or more pixel values; leave the mechanism out, or name cda",
         ));
     }
     if req.schema.is_some() {

@@ -77,7 +77,8 @@ pub(crate) struct SynthArgs {
     /// Mechanism: cda (DP-CDA), dpmix, local (local perturbation), projection
     /// (random projection) or gmm (Gaussian class models in a DP principal subspace). Left
     /// out, a numeric table of at least 100 feature columns and 20,000 rows gets gmm, any
-    /// other table cda (the receipt says which). Images take cda only.
+    /// other table cda (the receipt says which); image sets alike (20,000 or more images of
+    /// at least 100 pixel values get gmm). Images take no other mechanism by name than cda.
     #[arg(long, value_enum)]
     mechanism: Option<SynthMechanismArg>,
     /// dpmix: label output, hard (argmax; default) or soft (the label column is replaced by one

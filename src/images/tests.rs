@@ -959,6 +959,102 @@ fn the_dp_shape_decision_is_charged_in_the_accounting() {
     assert!(at_target <= 1.0 && at_target > 0.95, "{at_target}");
 }
 
+/// A large image set (20,000 images of 10×10 = 100 pixels) gets the GMM at the defaults, as a
+/// wide numeric table does: the receipt says dp-gmm, composes the DP shape decision and
+/// meets the target ε; the ZIP holds the classes' images, and they keep each class's look
+/// (class "light": bright left half, dark right half; class "dark": dark everywhere).
+#[test]
+fn a_large_image_set_gets_the_gmm_by_default() {
+    let (side, per_class) = (10usize, 10_000usize);
+    let d = side * side;
+    let mut rng = ReleaseRng::seeded(5);
+    let mut pixels = Vec::with_capacity(2 * per_class * d);
+    let mut labels = Vec::new();
+    for i in 0..2 * per_class {
+        let light = i % 2 == 1;
+        labels.push(u32::from(light));
+        for p in 0..d {
+            let jitter = f32::from(rand::Rng::gen_range(&mut rng, 0u8..20));
+            let v = if light && p % side < side / 2 {
+                190.0
+            } else {
+                20.0
+            };
+            pixels.push(v + jitter);
+        }
+    }
+    // The DP shape decision of a small set, attached to the large one: a prior release.
+    let mut srng = ReleaseRng::seeded(3);
+    let rule = ShapeRule::Dp {
+        z: 5.0,
+        rng: &mut srng,
+    };
+    let small = load_files_with(two_class_set(20), &ImageOptions::default(), "f", rule).unwrap();
+    let set = ImageSet {
+        width: side,
+        height: side,
+        channels: 1,
+        class_names: vec!["dark".into(), "light".into()],
+        labels,
+        pixels,
+        paths: (0..2 * per_class).map(|i| format!("{i}.png")).collect(),
+        shape_from_data: false,
+        shape_decision: small.shape_decision.clone(),
+        warnings: vec![],
+    };
+    let opts = SynthOptions {
+        epsilon: Some(5.0),
+        ..SynthOptions::default()
+    };
+    let out = run(&set, &opts).unwrap();
+    let r = &out.receipt;
+    assert_eq!(r.mechanism, "dp-gmm");
+    assert!(r.epsilon <= 5.0 && r.epsilon > 4.9, "{}", r.epsilon);
+    let names: Vec<&str> = r
+        .accountant
+        .components
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(names[0].starts_with("dp-gmm"), "{names:?}");
+    assert!(names.contains(&shape::COMPONENT), "{names:?}");
+    assert!(
+        r.guarantee.unprotected.is_empty(),
+        "{:?}",
+        r.guarantee.unprotected
+    );
+    let files = unzip(&out.zip);
+    assert_eq!(files.len(), out.files);
+    assert!(
+        (files.len() as f64 - 20_000.0).abs() < 300.0,
+        "{}",
+        files.len()
+    );
+    // Mean of the left and right halves per class folder.
+    let mut sums = [[0.0f64; 2]; 2];
+    let mut counts = [0usize; 2];
+    for (name, png) in &files {
+        let k = usize::from(name.starts_with("light/"));
+        assert!(k == 1 || name.starts_with("dark/"), "{name}");
+        let (w, h, _, px) = decode_png_out(png);
+        assert_eq!((w, h), (side as u32, side as u32));
+        counts[k] += 1;
+        for (p, &v) in px.iter().enumerate() {
+            sums[k][usize::from(p % side >= side / 2)] += f64::from(v);
+        }
+    }
+    let half = |k: usize, h: usize| sums[k][h] / (counts[k] * d / 2) as f64;
+    // The data: light 199.5 left, 29.5 right; dark 29.5 on both halves.
+    assert!(
+        half(1, 0) > 160.0 && half(1, 1) < 60.0,
+        "{sums:?} {counts:?}"
+    );
+    assert!(
+        half(0, 0) < 60.0 && half(0, 1) < 60.0,
+        "{sums:?} {counts:?}"
+    );
+}
+
 /// The page's readout for images (`noisePreview` from public numbers) composes the shape
 /// decision when the shape is left open (`imageShape`), as the run does: it raises σx by the
 /// step the decision raises the run's.

@@ -118,15 +118,15 @@ pub fn components(d: usize) -> usize {
 }
 
 /// `Some(GMM)` where the defaults choose it: no mechanism named, DP-CDA's automatic l, a target
-/// ε and no σx/σy, not the image path's denoised rows, no prior release, normalization not
-/// `data`, and a table of at least [`AUTO_MIN_ROWS`] rows whose encoded features are all
-/// numeric, between [`AUTO_MIN_DIM`] and [`MAX_PCA_INPUT_DIM`] of them. Public numbers and
-/// DP releases only (see the proof note).
+/// ε and no σx/σy, normalization not `data`, and a table of at least [`AUTO_MIN_ROWS`] rows
+/// whose encoded features are all numeric, between [`AUTO_MIN_DIM`] and [`MAX_PCA_INPUT_DIM`]
+/// of them: image sets too (their pixel columns; a DP shape decision is a prior release the
+/// GMM's accounting composes like the data path's). Public numbers and DP releases only (see
+/// the proof note).
 pub fn auto_gmm(
     opts: &SynthOptions,
     mechanism: &Mechanism,
     auto_mix: bool,
-    denoise: bool,
     table: &Table,
 ) -> Option<Mechanism> {
     let numeric = table
@@ -139,11 +139,9 @@ pub fn auto_gmm(
     (matches!(mechanism, Mechanism::Cda)
         && !opts.mechanism_given
         && auto_mix
-        && !denoise
         && opts.epsilon.is_some()
         && opts.sigma_x.is_none()
         && opts.sigma_y.is_none()
-        && opts.prior.is_none()
         && opts.normalize != NormalizeMode::Data
         && numeric
         && (AUTO_MIN_DIM..=MAX_PCA_INPUT_DIM).contains(&d)
@@ -697,48 +695,27 @@ mod tests {
         };
         let cda = Mechanism::Cda;
         let wide = table(AUTO_MIN_ROWS, AUTO_MIN_DIM, false);
-        let chosen = |o: &SynthOptions, m: &Mechanism, auto: bool, denoise: bool, t: &Table| {
-            auto_gmm(o, m, auto, denoise, t).is_some()
+        let chosen = |o: &SynthOptions, m: &Mechanism, auto: bool, t: &Table| {
+            auto_gmm(o, m, auto, t).is_some()
         };
-        assert!(chosen(&opts, &cda, true, false, &wide));
+        assert!(chosen(&opts, &cda, true, &wide));
         assert_eq!(
-            auto_gmm(&opts, &cda, true, false, &wide),
+            auto_gmm(&opts, &cda, true, &wide),
             Some(Mechanism::Gmm(GmmSynthOptions::default()))
         );
         // Too narrow, too few rows, too wide, or a categorical column.
-        assert!(!chosen(
-            &opts,
-            &cda,
-            true,
-            false,
-            &table(AUTO_MIN_ROWS, AUTO_MIN_DIM - 1, false)
-        ));
-        assert!(!chosen(
-            &opts,
-            &cda,
-            true,
-            false,
-            &table(AUTO_MIN_ROWS - 1, AUTO_MIN_DIM, false)
-        ));
-        assert!(!chosen(
-            &opts,
-            &cda,
-            true,
-            false,
-            &table(AUTO_MIN_ROWS, MAX_PCA_INPUT_DIM + 1, false)
-        ));
-        assert!(!chosen(
-            &opts,
-            &cda,
-            true,
-            false,
-            &table(AUTO_MIN_ROWS, AUTO_MIN_DIM, true)
-        ));
-        // A given l, the image path, another mechanism, a named mechanism, no target ε, a
-        // given σx or σy, `data` normalization, a prior release.
-        assert!(!chosen(&opts, &cda, false, false, &wide));
-        assert!(!chosen(&opts, &cda, true, true, &wide));
-        assert!(!chosen(&opts, &Mechanism::Local, true, false, &wide));
+        for t in [
+            table(AUTO_MIN_ROWS, AUTO_MIN_DIM - 1, false),
+            table(AUTO_MIN_ROWS - 1, AUTO_MIN_DIM, false),
+            table(AUTO_MIN_ROWS, MAX_PCA_INPUT_DIM + 1, false),
+            table(AUTO_MIN_ROWS, AUTO_MIN_DIM, true),
+        ] {
+            assert!(!chosen(&opts, &cda, true, &t));
+        }
+        // A given l, another mechanism, a named mechanism, no target ε, a given σx or σy,
+        // `data` normalization.
+        assert!(!chosen(&opts, &cda, false, &wide));
+        assert!(!chosen(&opts, &Mechanism::Local, true, &wide));
         let with = |f: &dyn Fn(&mut SynthOptions)| {
             let mut o = opts.clone();
             f(&mut o);
@@ -750,15 +727,17 @@ mod tests {
             with(&|o| o.sigma_x = Some(1.0)),
             with(&|o| o.sigma_y = Some(1.0)),
             with(&|o| o.normalize = NormalizeMode::Data),
-            with(&|o| {
-                o.prior = Some(super::super::PriorRelease {
-                    name: "shape",
-                    noise_multiplier: 10.0,
-                })
-            }),
         ] {
-            assert!(!chosen(&o, &cda, true, false, &wide), "{o:?}");
+            assert!(!chosen(&o, &cda, true, &wide), "{o:?}");
         }
+        // A prior release (an image set's DP shape decision) is composed: the GMM still runs.
+        let prior = with(&|o| {
+            o.prior = Some(super::super::PriorRelease {
+                name: "shape",
+                noise_multiplier: 10.0,
+            })
+        });
+        assert!(chosen(&prior, &cda, true, &wide));
     }
 
     /// The refusals name the option and the fix.

@@ -2169,7 +2169,6 @@ fn prepare(
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
-    denoise: bool,
     rng: &mut ReleaseRng,
 ) -> Result<Prepared> {
     // ---- checks ------------------------------------------------------------------------
@@ -2216,7 +2215,7 @@ fn prepare(
     // The GMM for a wide numeric table, when DP-CDA was left to its defaults: a choice from
     // public numbers and DP releases only (auto_gmm). Its data path is DP-CDA's (the same
     // class counts; the normalization without marginals, which it releases itself).
-    let auto = auto_gmm(opts, mechanism, auto_mix_requested, denoise, table);
+    let auto = auto_gmm(opts, mechanism, auto_mix_requested, table);
     let mechanism = auto.as_ref().unwrap_or(mechanism);
     check_structure(mechanism, opts, standard, &cls, n, t)?;
 
@@ -2391,7 +2390,7 @@ fn synthesize_dyn(
     out: Sinks<'_>,
     denoise: bool,
 ) -> Result<Receipt> {
-    let p = prepare(table, schema, opts, mechanism, denoise, rng)?;
+    let p = prepare(table, schema, opts, mechanism, rng)?;
     let mechanism = &p.mechanism;
     let (plan, guaranteed) = account(&p, mechanism, denoise)?;
     let opts = &p.opts;
