@@ -80,7 +80,8 @@ pub struct PreviewRequest {
     pub curve: Option<bool>,
     /// An image synthesis whose shape (width, height or channels) is left open: it decides
     /// the shape under DP first, and the readout composes that release as the run will
-    /// (default false).
+    /// (default false). Given (true or false), the request is an image set's, and the readout
+    /// also warns when the run will take the GMM (a large set with l automatic).
     #[serde(default)]
     pub image_shape: Option<bool>,
 }
@@ -241,7 +242,19 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
     let view = PreviewView {
         curve: r.curve.unwrap_or(true),
     };
-    preview_on(&inputs, &path, view)
+    let mut out = preview_on(&inputs, &path, view)?;
+    // An image set (`image_shape` given) as large as the run hands to the GMM with l automatic.
+    let images: u64 = inputs.class_sizes.iter().sum();
+    if r.image_shape.is_some()
+        && inputs.mix.is_none()
+        && synth::gmm_wide_enough(inputs.features as usize, images as usize)
+    {
+        out.warnings.push(format!(
+            "an image set this large ({images} images of {} pixel values) is synthesized by the dp-gmm mechanism by default (class models in a DP principal subspace); these figures are DP-CDA's, and the receipt states the GMM's noise. To run DP-CDA, give the mix order l",
+            inputs.features
+        ));
+    }
+    Ok(out)
 }
 
 /// The readout for a synthesis of `table` with `p`: its class sizes, its feature columns and

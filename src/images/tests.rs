@@ -1055,6 +1055,34 @@ fn a_large_image_set_gets_the_gmm_by_default() {
     );
 }
 
+/// The page's readout for images says when the run will take the GMM: a set of 20,000 images
+/// of 100 pixel values with l automatic (`"auto"`, as the page sends it); not with l given,
+/// fewer images or fewer pixels, nor for a table (no `imageShape`).
+#[test]
+fn the_image_readout_says_when_the_gmm_will_run() {
+    use crate::api::{self, PreviewRequest};
+    let warns = |sizes: [u64; 2], features: u64, mix: serde_json::Value, image: bool| {
+        let mut j = serde_json::json!({
+            "classSizes": sizes, "epsilon": 5.0, "delta": 1e-5, "features": features, "mix": mix,
+        });
+        if image {
+            j["imageShape"] = false.into();
+        }
+        let r: PreviewRequest = serde_json::from_value(j).unwrap();
+        api::preview(&r)
+            .unwrap()
+            .warnings
+            .iter()
+            .any(|w| w.contains("dp-gmm"))
+    };
+    let auto = || serde_json::json!("auto");
+    assert!(warns([10_000, 10_000], 100, auto(), true));
+    assert!(!warns([10_000, 10_000], 100, serde_json::json!(4), true));
+    assert!(!warns([10_000, 9_999], 100, auto(), true));
+    assert!(!warns([10_000, 10_000], 99, auto(), true));
+    assert!(!warns([10_000, 10_000], 100, auto(), false));
+}
+
 /// The page's readout for images (`noisePreview` from public numbers) composes the shape
 /// decision when the shape is left open (`imageShape`), as the run does: it raises σx by the
 /// step the decision raises the run's.

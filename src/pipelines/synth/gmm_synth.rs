@@ -144,9 +144,15 @@ pub fn auto_gmm(
         && opts.sigma_y.is_none()
         && opts.normalize != NormalizeMode::Data
         && numeric
-        && (AUTO_MIN_DIM..=MAX_PCA_INPUT_DIM).contains(&d)
-        && n >= AUTO_MIN_ROWS)
-        .then(|| Mechanism::Gmm(GmmSynthOptions::default()))
+        && wide_enough(d, n))
+    .then(|| Mechanism::Gmm(GmmSynthOptions::default()))
+}
+
+/// The size rule of [`auto_gmm`]: d numeric features between [`AUTO_MIN_DIM`] and
+/// [`MAX_PCA_INPUT_DIM`], and at least [`AUTO_MIN_ROWS`] rows (also the image readout's, from
+/// public numbers).
+pub fn wide_enough(d: usize, n: usize) -> bool {
+    (AUTO_MIN_DIM..=MAX_PCA_INPUT_DIM).contains(&d) && n >= AUTO_MIN_ROWS
 }
 
 /// The options the GMM needs: a target ε (it calibrates its own noise), no σx or σy.

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 mod emit;
 pub use emit::{CellSink, ProgressSink, Sinks};
 pub mod gmm_synth;
-pub use gmm_synth::auto_gmm;
+pub use gmm_synth::{auto_gmm, wide_enough as gmm_wide_enough};
 mod receipt;
 
 use crate::accountant::calibrate::{smallest_z, Goal};
