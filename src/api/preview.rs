@@ -300,7 +300,7 @@ pub fn dataset_preview_as(
         opts,
     };
     let path = synth::data_path_budget(table, p.schema.as_ref(), &inputs.opts, &p.mechanism)?;
-    let gmm = synth::auto_gmm(&inputs.opts, &p.mechanism, p.auto_mix, table).is_some();
+    let gmm = synth::auto_gmm(&inputs.opts, &p.mechanism, p.auto_mix, false, table).is_some();
     let mut r = preview_on(&inputs, &path, view)?;
     if gmm {
         r.warnings.push(format!(

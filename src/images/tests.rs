@@ -1010,6 +1010,11 @@ fn a_large_image_set_gets_the_gmm_by_default() {
     let r = &out.receipt;
     assert_eq!(r.mechanism, "dp-gmm");
     assert!(r.epsilon <= 5.0 && r.epsilon > 4.9, "{}", r.epsilon);
+    // An image set's default: k = min(d, 50), and the receipt says why.
+    let p = serde_json::to_value(&r.parameters).unwrap();
+    assert_eq!(p["components"], 50);
+    let choice = p["encoding"]["mix_choice"].as_str().unwrap();
+    assert!(choice.contains("large image set"), "{choice}");
     let names: Vec<&str> = r
         .accountant
         .components

@@ -2169,6 +2169,7 @@ fn prepare(
     schema: Option<&Schema>,
     opts: &SynthOptions,
     mechanism: &Mechanism,
+    images: bool,
     rng: &mut ReleaseRng,
 ) -> Result<Prepared> {
     // ---- checks ------------------------------------------------------------------------
@@ -2215,7 +2216,7 @@ fn prepare(
     // The GMM for a wide numeric table, when DP-CDA was left to its defaults: a choice from
     // public numbers and DP releases only (auto_gmm). Its data path is DP-CDA's (the same
     // class counts; the normalization without marginals, which it releases itself).
-    let auto = auto_gmm(opts, mechanism, auto_mix_requested, table);
+    let auto = auto_gmm(opts, mechanism, auto_mix_requested, images, table);
     let mechanism = auto.as_ref().unwrap_or(mechanism);
     check_structure(mechanism, opts, standard, &cls, n, t)?;
 
@@ -2249,7 +2250,7 @@ fn prepare(
         };
         (resolved, auto_statement(l), Some(guess))
     } else if let Mechanism::Gmm(o) = mechanism {
-        let statement = gmm_synth::choice_statement(auto.is_some(), o, norm.space.dim, n);
+        let statement = gmm_synth::choice_statement(auto.is_some(), images, o, norm.space.dim, n);
         (opts.clone(), statement, None)
     } else {
         let statement = given_mix_statement(opts, auto_mix_requested);
@@ -2390,7 +2391,7 @@ fn synthesize_dyn(
     out: Sinks<'_>,
     denoise: bool,
 ) -> Result<Receipt> {
-    let p = prepare(table, schema, opts, mechanism, rng)?;
+    let p = prepare(table, schema, opts, mechanism, denoise, rng)?;
     let mechanism = &p.mechanism;
     let (plan, guaranteed) = account(&p, mechanism, denoise)?;
     let opts = &p.opts;
