@@ -193,16 +193,8 @@ impl SynthPld {
     /// `eps_offset` is the ε the receipt adds to this plan's (the thresholds' terms): the
     /// coupling charge is (1 + e^{ε + offset})·T ≤ (1 + e^ε)·e^{offset}·T, so T is taken
     /// e^{offset} times larger.
-    pub fn with_exact_noise(mut self, clip: f64, mix: usize, eps_offset: f64) -> Self {
-        let tv = product_tv_bound(MAX_SYNTH_DRAWS, COUPLED_MIN_SIGMA_UNITS)
-            * eps_offset.max(0.0).exp()
-            * (1.0 + 1e-12);
-        self.exact = Some(ExactNoise {
-            mixer: Some((clip, mix)),
-            tv: if tv.is_nan() { f64::INFINITY } else { tv },
-            labels: None,
-        });
-        self
+    pub fn with_exact_noise(self, clip: f64, mix: usize, eps_offset: f64) -> Self {
+        self.with_exact(Some((clip, mix)), eps_offset)
     }
 
     /// The coupling charge of [`SynthPld::with_exact_noise`] for steps whose exact noise is on
@@ -210,11 +202,21 @@ impl SynthPld {
     /// [`crate::mechanisms::gmm::suffstats::Split::coupled`] grids: the caller checks it), with
     /// the extras on the count grids (their z at least 2^-9). `eps_offset` as there.
     pub fn with_coupled_grids(self, eps_offset: f64) -> Self {
-        let mut p = self.with_exact_noise(f64::NAN, 0, eps_offset);
-        if let Some(e) = &mut p.exact {
-            e.mixer = None;
-        }
-        p
+        self.with_exact(None, eps_offset)
+    }
+
+    /// Exact noise with the mixer's grid (`mixer`) or fixed coupled grids (None), charged the
+    /// total variation of at most [`MAX_SYNTH_DRAWS`] draws of 2^30 units, e^`eps_offset` times.
+    fn with_exact(mut self, mixer: Option<(f64, usize)>, eps_offset: f64) -> Self {
+        let tv = product_tv_bound(MAX_SYNTH_DRAWS, COUPLED_MIN_SIGMA_UNITS)
+            * eps_offset.max(0.0).exp()
+            * (1.0 + 1e-12);
+        self.exact = Some(ExactNoise {
+            mixer,
+            tv: if tv.is_nan() { f64::INFINITY } else { tv },
+            labels: None,
+        });
+        self
     }
 
     /// [`SynthPld::with_exact_noise`] for DPMix's labels too: each mix's label counts (entries
@@ -693,9 +695,6 @@ mod tests {
         assert!((off.coupling_tv(2.0) / tv - 1f64.exp()).abs() < 1e-9);
     }
 
-    /// DPMix's labels: the coupling also needs the label grid (entries ≤ 1) to reach 2^30 units
-    /// at σy, which is σx when shared; a σy whose grid cannot (σy·l below about 2^-10) leaves
-    /// the PLD side at +∞ however large σx is.
     /// The GMM route's plan, one unsampled Gaussian step on coupled grids with extras, is the
     /// analytic Gaussian of 1/z² = 1/z₀² + Σ 1/zᵢ² (Balle–Wang 2018): its ε is at least the
     /// exact one's (an upper bound, with the coupling charge) and within 0.5 % of it. The
@@ -740,6 +739,9 @@ mod tests {
         assert_eq!(tiny.coupling_tv(1.0), f64::INFINITY);
     }
 
+    /// DPMix's labels: the coupling also needs the label grid (entries ≤ 1) to reach 2^30 units
+    /// at σy, which is σx when shared; a σy whose grid cannot (σy·l below about 2^-10) leaves
+    /// the PLD side at +∞ however large σx is.
     #[test]
     fn dpmix_labels_join_the_coupling_conditions() {
         let steps = GaussianSteps {

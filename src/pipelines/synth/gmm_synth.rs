@@ -110,6 +110,7 @@ pub const IMAGE_COMPONENTS: usize = 50;
 pub fn image_components(d: usize) -> usize {
     d.min(IMAGE_COMPONENTS)
 }
+
 /// The basis's share of the GMM's ρ (public). Twice `gmm`'s
 /// [`crate::mechanisms::gmm::subspace::BASIS_SHARE`]: on Fashion-MNIST at ε = 10 (seeds 1–2,
 /// plain / standardized LR) 0.1 gave 0.761 / 0.711, 0.2 0.774 / 0.738, 0.4 0.785 / 0.750,
