@@ -702,7 +702,7 @@ mod tests {
     /// below 2^-9.
     #[test]
     fn coupled_grids_give_the_analytic_gaussian() {
-        use crate::mechanisms::gaussian::normal_cdf;
+        use crate::accountant::pld::coupling::tests::gauss_eps;
         let step = GaussianSteps {
             pool: 1,
             sample: 1,
@@ -716,20 +716,9 @@ mod tests {
         assert!(tv > 7e-13 && tv < 8e-13, "{tv}");
         assert_eq!(p.coupling_tv(1e-9), tv);
         let delta = 1e-5;
-        let gauss_delta = |mu: f64, eps: f64| {
-            normal_cdf(-eps / mu + mu / 2.0) - eps.exp() * normal_cdf(-eps / mu - mu / 2.0)
-        };
         for z0 in [0.5, 1.0, 3.0] {
             let mu = (1.0 / (z0 * z0) + 1.0 / 9.0 + 1.0 / 16.0f64).sqrt();
-            let (mut lo, mut hi) = (0.0f64, 100.0f64);
-            for _ in 0..100 {
-                let m = 0.5 * (lo + hi);
-                if gauss_delta(mu, m) <= delta {
-                    hi = m;
-                } else {
-                    lo = m;
-                }
-            }
+            let hi = gauss_eps(mu, delta);
             let e = p.epsilon(z0, delta).unwrap();
             assert!(e.epsilon >= hi - 1e-6, "z0 = {z0}: {} < {hi}", e.epsilon);
             assert!(e.epsilon <= hi * 1.005, "z0 = {z0}: {} vs {hi}", e.epsilon);

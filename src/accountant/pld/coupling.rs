@@ -178,7 +178,7 @@ pub fn coupled_epsilon(delta: f64, tv: f64, eps_at: impl Fn(f64) -> f64) -> f64 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::accountant::pld::pairs::norm_sf;
 
@@ -285,7 +285,7 @@ mod tests {
     }
 
     /// ε(δ) of the same by bisection, rounded up (non-increasing in δ).
-    fn gauss_eps(mu: f64, delta: f64) -> f64 {
+    pub(crate) fn gauss_eps(mu: f64, delta: f64) -> f64 {
         if delta <= 0.0 {
             return f64::INFINITY;
         }
