@@ -371,23 +371,14 @@ fn pld_split(
     Ok((split, Some(plan)))
 }
 
-/// The coupling's condition on the split's releases: every draw at least 2^30 grid units.
+/// The coupling's condition on the split's releases: coupled grids, on which every noise has
+/// at least 2^30 grid units (`GridGaussian::covering_coupled` refuses less).
 fn check_coupled(split: &Split) -> Result<()> {
-    use crate::accountant::pld::coupling::COUPLED_MIN_SIGMA_UNITS;
-    let noises = [
-        split.sum_noise()?,
-        split.moment_noise()?,
-        split.basis_noise()?,
-        split.marginal_noise()?,
-    ];
-    if noises
-        .iter()
-        .all(|n| n.sigma_units() >= COUPLED_MIN_SIGMA_UNITS)
-    {
+    if split.coupled {
         Ok(())
     } else {
         Err(Error::Data(
-            "internal: a GMM release's noise is below 2^30 grid units".into(),
+            "internal: the GMM's releases are not on coupled grids".into(),
         ))
     }
 }
