@@ -46,17 +46,22 @@ fn dataset(path: &str, label: &str) {
         table = Some(read_csv_path(std::path::Path::new(path), &opts).unwrap());
     });
     let table = table.unwrap();
-    println!("| ε | l | σx | readout (ms) | reading the table (ms) | ratio |");
-    println!("|---|---|---|---|---|---|");
+    println!("| ε | l | σx | the run's mechanism (its noise multiplier) | readout (ms) | reading the table (ms) | ratio |");
+    println!("|---|---|---|---|---|---|---|");
     for eps in [1.0, 5.0, 10.0] {
         let p = params(eps);
         let mut shown = None;
         let ms = best_ms(3, || shown = Some(dataset_preview(&table, &p).unwrap()));
         let shown = shown.unwrap();
+        let z = shown
+            .gmm
+            .as_ref()
+            .map_or(shown.noise_multiplier, |g| g.noise_multiplier);
         println!(
-            "| {eps} | {} | {:.4} | {ms:.1} | {read:.0} | {:.3} |",
+            "| {eps} | {} | {:.4} | {} ({z:.4}) | {ms:.1} | {read:.0} | {:.3} |",
             shown.mix,
             shown.sigma_x,
+            shown.mechanism,
             ms / read
         );
     }

@@ -173,7 +173,25 @@ export interface PreviewView {
   /** The ε curve around σx (default true); false: only the calibrated point. */
   curve?: boolean;
 }
+/** The GMM's noise in a readout (`PreviewResult.gmm`), as the run calibrates it. */
+export interface GmmPreview {
+  /** Principal components k. */
+  components: number;
+  /** The noise multiplier of the GMM's releases (the receipt's `noise_multiplier`) and their ρ (zCDP). */
+  noiseMultiplier: number; rho: number;
+  /** ε of the whole release (≤ the target). */
+  epsilon: number;
+  /** The accountant that calibrated ρ. */
+  accountant: "pld" | "rdp";
+}
 export interface PreviewResult {
+  /** The mechanism the run will take: "dp-cda", or "dp-gmm" where the defaults give a large set of many numeric
+   *  columns (or a large image set with l "auto") to the GMM, whose noise is then in `gmm`. The other figures are
+   *  DP-CDA's either way (with the GMM: what DP-CDA would do if chosen). `Dataset.noisePreview` names another
+   *  mechanism given in the options ("dpmix", …) and warns that the figures are DP-CDA's. */
+  mechanism: string;
+  /** The GMM's noise, when `mechanism` is "dp-gmm". */
+  gmm?: GmmPreview;
   mix: number; suggestedMix: number; sigmaX: number; noiseMultiplier: number; accountant: "pld" | "rdp";
   /** ε of the whole release at σx: the mixing composed with the data path's releases (≤ the target). */
   epsilon: number;

@@ -213,24 +213,61 @@ fn the_gmm_is_chosen_only_by_default_or_by_name() {
     );
 }
 
-/// The page's readout for a table the defaults give to the GMM says so (its figures are
-/// DP-CDA's); naming DP-CDA drops the warning.
+/// The page's readout for a table the defaults give to the GMM shows the GMM's noise as the
+/// run calibrates it: the receipt's noise multiplier, ρ and ε, by either accountant. Naming
+/// DP-CDA gives DP-CDA's readout; another named mechanism is named, with a warning that the
+/// figures are DP-CDA's.
 #[test]
-fn the_readout_says_when_the_gmm_will_run() {
+fn the_readout_shows_the_gmm_noise_the_run_calibrates() {
     use privmix::api::{preview::dataset_preview, SynthParams};
     use privmix::data::read_csv_bytes;
-    let (csv, _) = pixels(20_000, 102);
-    let warned = |req: Value| {
-        let req: SynthRequest = serde_json::from_value(req).unwrap();
+    let d = 102;
+    let (csv, _) = pixels(20_000, d);
+    let readout = |req: &Value| {
+        let req: SynthRequest = serde_json::from_value(req.clone()).unwrap();
         let p = SynthParams::try_from(&req).unwrap();
         let table = read_csv_bytes(csv.as_bytes(), &p.csv_options("input").unwrap()).unwrap();
-        let r = dataset_preview(&table, &p).unwrap();
-        r.warnings.iter().any(|w| w.contains("dp-gmm"))
+        serde_json::to_value(dataset_preview(&table, &p).unwrap()).unwrap()
     };
-    assert!(warned(json!({"label": "label", "epsilon": 5})));
-    assert!(!warned(
-        json!({"label": "label", "epsilon": 5, "mechanism": "cda"})
-    ));
+    let close = |a: &Value, b: &Value| {
+        let (a, b) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+        (a - b).abs() <= 1e-9 * b.abs()
+    };
+    for accountant in ["pld", "rdp"] {
+        let req = json!({"label": "label", "epsilon": 5, "accountant": accountant, "seed": 1});
+        let shown = readout(&req);
+        assert_eq!(shown["mechanism"], "dp-gmm", "{shown}");
+        let g = &shown["gmm"];
+        let (_, r) = run(&csv, req).unwrap();
+        let p = &r["parameters"];
+        assert_eq!(g["components"], p["components"]);
+        assert_eq!(g["accountant"], accountant);
+        assert_eq!(r["accountant"]["accountant"], accountant);
+        assert!(
+            close(&g["noiseMultiplier"], &p["noise_multiplier"]),
+            "{g} {p}"
+        );
+        assert!(close(&g["rho"], &p["rho"]), "{g} {p}");
+        assert!(close(&g["epsilon"], &r["epsilon"]), "{g} {}", r["epsilon"]);
+        let eps = g["epsilon"].as_f64().unwrap();
+        assert!(eps <= 5.0 && eps > 4.9, "{eps}");
+        assert!(
+            !shown["warnings"].to_string().contains("DP-CDA's"),
+            "{shown}"
+        );
+    }
+    let cda = readout(&json!({"label": "label", "epsilon": 5, "mechanism": "cda"}));
+    assert_eq!(cda["mechanism"], "dp-cda");
+    assert!(cda.get("gmm").is_none(), "{cda}");
+    let dpmix = readout(&json!({"label": "label", "epsilon": 5, "mechanism": "dpmix"}));
+    assert_eq!(dpmix["mechanism"], "dpmix");
+    assert!(dpmix.get("gmm").is_none(), "{dpmix}");
+    assert!(
+        dpmix["warnings"]
+            .to_string()
+            .contains("figures are DP-CDA's"),
+        "{dpmix}"
+    );
 }
 
 /// The GMM reports its passes over the rows (the basis and histograms, the projection, the

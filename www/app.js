@@ -366,13 +366,29 @@ async function updateReadout() {
     // the time of the whole readout).
     const r = await readout({ curve: false });
     if (seq !== readoutSeq) return;
+    const accountantName = (a) => a === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant";
+    if (r.gmm) {
+      // The defaults give a large set of many numeric columns (or images) to the GMM: its
+      // noise, and DP-CDA's figures as the alternative the mix order l selects.
+      const g = r.gmm;
+      el.textContent =
+        `This ${state.kind === "csv" ? "table" : "image set"} is large enough for class models: the run uses the dp-gmm mechanism ` +
+        `(each class a Gaussian in a DP principal subspace of ${g.components} components), noise multiplier z = ${g.noiseMultiplier.toPrecision(4)} ` +
+        `(ρ = ${g.rho.toPrecision(4)} zCDP). ε = ${g.epsilon.toPrecision(4)} in all at δ = ${o.delta} (${accountantName(g.accountant)}).` +
+        ` To run DP-CDA instead, give the mix order l (it would add noise σx = ${r.sigmaX.toPrecision(4)} per feature at l = ${r.mix}).`;
+      showReadoutWarnings(r.warnings);
+      $("mix-suggestion").textContent =
+        `auto: the dp-gmm mechanism runs here (l does not apply); giving l runs DP-CDA (suggested l = ${r.suggestedMix}).`;
+      drawCurve(null);
+      return;
+    }
     el.textContent =
       `Noise σx = ${r.sigmaX.toPrecision(4)} per feature (noise multiplier z = ${r.noiseMultiplier.toPrecision(4)}) ` +
       // Rows in all: of the classes the run will keep (the warnings name any it will likely leave out).
       `with l = ${r.mix}, mixing from pools of at least ${r.pool} rows; ${r.samples} rows in all. ` +
       `ε = ${r.epsilon.toPrecision(4)} in all at δ = ${o.delta}` +
       (r.normalizeShare ? `, the private normalization statistics (ranges, marginals, mean norm) sized for a share of ${+r.normalizeShare.toFixed(2)} of it` : "") +
-      ` (${r.accountant === "pld" ? "privacy-loss-distribution accountant, RDP as a cross-check" : "RDP accountant"}).` +
+      ` (${accountantName(r.accountant)}).` +
       (o.adjacency === "standard"
         ? " Approximate: under the standard adjacency the pools are private floors of noisy class counts; the readout takes them at their expected values, so the run's l and σx can differ a little (the receipt states them)."
         : "");

@@ -105,10 +105,50 @@ impl Default for PreviewView {
     }
 }
 
+/// The GMM's noise in a readout ([`PreviewResponse::gmm`]).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GmmPreview {
+    /// Principal components k.
+    pub components: u32,
+    /// The noise multiplier of the GMM's releases (the receipt's `noise_multiplier`) and
+    /// their ρ (zCDP).
+    pub noise_multiplier: f64,
+    pub rho: f64,
+    /// ε of the whole release (at most the target).
+    pub epsilon: f64,
+    /// `pld` or `rdp`: the accountant that calibrated ρ.
+    pub accountant: &'static str,
+}
+
+impl From<synth::gmm_synth::Outlook> for GmmPreview {
+    fn from(o: synth::gmm_synth::Outlook) -> Self {
+        GmmPreview {
+            components: o.components as u32,
+            noise_multiplier: o.noise_multiplier,
+            rho: o.rho,
+            epsilon: o.epsilon,
+            accountant: if o.pld {
+                AccountantKind::Pld.name()
+            } else {
+                AccountantKind::Rdp.name()
+            },
+        }
+    }
+}
+
 /// The live readout.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PreviewResponse {
+    /// The mechanism the run will take: `dp-cda`, or `dp-gmm` where the defaults hand a
+    /// large set of many numeric columns (or images) to the GMM, whose noise is then in
+    /// [`Self::gmm`]. The other figures are DP-CDA's either way (the run's when it is
+    /// `dp-cda`; with the GMM, what DP-CDA would do if chosen).
+    pub mechanism: &'static str,
+    /// The GMM's noise, when `mechanism` is `dp-gmm`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gmm: Option<GmmPreview>,
     /// l used (the suggestion when "auto").
     pub mix: u32,
     /// The suggested l for these settings.
@@ -243,18 +283,25 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         curve: r.curve.unwrap_or(true),
     };
     let mut out = preview_on(&inputs, &path, view)?;
-    // An image set (`image_shape` given) as large as the run hands to the GMM with l automatic.
+    // An image set (`image_shape` given) as large as the run hands to the GMM with l
+    // automatic: its data path is DP-CDA's (the same share, class counts and shape decision).
     let images: u64 = inputs.class_sizes.iter().sum();
-    if r.image_shape.is_some()
-        && inputs.mix.is_none()
-        && synth::gmm_wide_enough(inputs.features as usize, images as usize)
+    let d = inputs.features as usize;
+    if r.image_shape.is_some() && inputs.mix.is_none() && synth::gmm_wide_enough(d, images as usize)
     {
-        out.warnings.push(format!(
-            "an image set this large ({images} images of {} pixel values) is synthesized by the dp-gmm mechanism by default (class models in a DP principal subspace); these figures are DP-CDA's, and the receipt states the GMM's noise. To run DP-CDA, give the mix order l",
-            inputs.features
-        ));
+        let k = synth::gmm_synth::image_components(d);
+        with_gmm(
+            &mut out,
+            synth::gmm_synth::outlook(&inputs.opts, &path, d, k)?,
+        );
     }
     Ok(out)
+}
+
+/// `out` for a run that takes the GMM (`outlook`).
+fn with_gmm(out: &mut PreviewResponse, outlook: synth::gmm_synth::Outlook) {
+    out.mechanism = "dp-gmm";
+    out.gmm = Some(outlook.into());
 }
 
 /// The readout for a synthesis of `table` with `p`: its class sizes, its feature columns and
@@ -300,14 +347,31 @@ pub fn dataset_preview_as(
         opts,
     };
     let path = synth::data_path_budget(table, p.schema.as_ref(), &inputs.opts, &p.mechanism)?;
-    let gmm = synth::auto_gmm(&inputs.opts, &p.mechanism, p.auto_mix, false, table).is_some();
     let mut r = preview_on(&inputs, &path, view)?;
-    if gmm {
-        r.warnings.push(format!(
-            "a numeric table this wide ({} feature columns, {} rows) is synthesized by the dp-gmm mechanism by default (class models in a DP principal subspace); these figures are DP-CDA's, and the receipt states the GMM's noise. To run DP-CDA, choose it as the mechanism",
-            table.n_cols().saturating_sub(1),
-            table.n_rows
-        ));
+    // The GMM where the defaults choose it, or named for a numeric table (d is then its
+    // feature columns), on its own data path (the normalization without DP-CDA's marginals).
+    let opts = &inputs.opts;
+    let numeric = (table.columns.iter().enumerate())
+        .all(|(j, c)| Some(j) == table.label_index || matches!(c, Column::Numeric { .. }));
+    let run = synth::auto_gmm(opts, &p.mechanism, p.auto_mix, false, table)
+        .unwrap_or_else(|| p.mechanism.clone());
+    match &run {
+        synth::Mechanism::Cda => {}
+        synth::Mechanism::Gmm(o) if numeric => {
+            let d = table.n_cols().saturating_sub(1);
+            let k = o
+                .components
+                .unwrap_or_else(|| synth::gmm_synth::components(d));
+            let gmm_path = synth::data_path_budget(table, p.schema.as_ref(), opts, &run)?;
+            with_gmm(&mut r, synth::gmm_synth::outlook(opts, &gmm_path, d, k)?);
+        }
+        other => {
+            r.mechanism = other.name();
+            r.warnings.push(format!(
+                "the {} mechanism calibrates its own noise in the run (the receipt states it); these figures are DP-CDA's",
+                other.name()
+            ));
+        }
     }
     Ok(r)
 }
@@ -696,6 +760,8 @@ fn preview_on(
         vec![(sigma_x, at)]
     };
     Ok(PreviewResponse {
+        mechanism: "dp-cda",
+        gmm: None,
         mix: r.mix,
         suggested_mix: r.suggested,
         sigma_x,

@@ -967,22 +967,6 @@ fn the_dp_shape_decision_is_charged_in_the_accounting() {
 fn a_large_image_set_gets_the_gmm_by_default() {
     let (side, per_class) = (10usize, 10_000usize);
     let d = side * side;
-    let mut rng = ReleaseRng::seeded(5);
-    let mut pixels = Vec::with_capacity(2 * per_class * d);
-    let mut labels = Vec::new();
-    for i in 0..2 * per_class {
-        let light = i % 2 == 1;
-        labels.push(u32::from(light));
-        for p in 0..d {
-            let jitter = f32::from(rand::Rng::gen_range(&mut rng, 0u8..20));
-            let v = if light && p % side < side / 2 {
-                190.0
-            } else {
-                20.0
-            };
-            pixels.push(v + jitter);
-        }
-    }
     // The DP shape decision of a small set, attached to the large one: a prior release.
     let mut srng = ReleaseRng::seeded(3);
     let rule = ShapeRule::Dp {
@@ -990,18 +974,7 @@ fn a_large_image_set_gets_the_gmm_by_default() {
         rng: &mut srng,
     };
     let small = load_files_with(two_class_set(20), &ImageOptions::default(), "f", rule).unwrap();
-    let set = ImageSet {
-        width: side,
-        height: side,
-        channels: 1,
-        class_names: vec!["dark".into(), "light".into()],
-        labels,
-        pixels,
-        paths: (0..2 * per_class).map(|i| format!("{i}.png")).collect(),
-        shape_from_data: false,
-        shape_decision: small.shape_decision.clone(),
-        warnings: vec![],
-    };
+    let set = light_and_dark(side, per_class, small.shape_decision.clone());
     let opts = SynthOptions {
         epsilon: Some(5.0),
         ..SynthOptions::default()
@@ -1060,13 +1033,94 @@ fn a_large_image_set_gets_the_gmm_by_default() {
     );
 }
 
+/// The page's readout of a large image set shows the GMM's noise as the run calibrates it
+/// (the receipt's noise multiplier, ρ and ε), with the shape decided under DP at the
+/// synthesis's share (`imageShape: true`, as the app's loader decides it) and with the shape
+/// given (`false`).
+#[test]
+fn the_image_readout_shows_the_gmm_noise_the_run_calibrates() {
+    use crate::api::{self, PreviewRequest};
+    let opts = SynthOptions {
+        epsilon: Some(5.0),
+        ..SynthOptions::default()
+    };
+    let mut srng = ReleaseRng::seeded(3);
+    let rule = ShapeRule::Dp {
+        z: crate::pipelines::synth::image_shape_z(&opts),
+        rng: &mut srng,
+    };
+    let small = load_files_with(two_class_set(20), &ImageOptions::default(), "f", rule).unwrap();
+    assert!(small.shape_decision.is_some());
+    for decision in [small.shape_decision.clone(), None] {
+        let set = light_and_dark(10, 10_000, decision.clone());
+        let r = run(&set, &opts).unwrap().receipt;
+        assert_eq!(r.mechanism, "dp-gmm");
+        let p = serde_json::to_value(&r.parameters).unwrap();
+        let req: PreviewRequest = serde_json::from_value(serde_json::json!({
+            "classSizes": set.class_counts(), "epsilon": 5.0, "delta": opts.delta,
+            "features": set.dim(), "mix": "auto", "imageShape": decision.is_some(),
+        }))
+        .unwrap();
+        let shown = api::preview(&req).unwrap();
+        assert_eq!(shown.mechanism, "dp-gmm");
+        let g = shown.gmm.expect("the GMM's noise");
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        assert_eq!(u64::from(g.components), p["components"].as_u64().unwrap());
+        assert!(
+            close(g.noise_multiplier, p["noise_multiplier"].as_f64().unwrap()),
+            "{g:?} {p}"
+        );
+        assert!(close(g.rho, p["rho"].as_f64().unwrap()), "{g:?} {p}");
+        assert!(close(g.epsilon, r.epsilon), "{g:?} {}", r.epsilon);
+    }
+}
+
+/// `per_class` images of `side`×`side` in two classes, "light" (bright left half, dark right
+/// half) and "dark" (dark everywhere), each pixel jittered by up to 19, with the shape
+/// decision `shape_decision` attached.
+fn light_and_dark(
+    side: usize,
+    per_class: usize,
+    shape_decision: Option<crate::images::shape::ShapeReport>,
+) -> ImageSet {
+    let d = side * side;
+    let mut rng = ReleaseRng::seeded(5);
+    let mut pixels = Vec::with_capacity(2 * per_class * d);
+    let mut labels = Vec::new();
+    for i in 0..2 * per_class {
+        let light = i % 2 == 1;
+        labels.push(u32::from(light));
+        for p in 0..d {
+            let jitter = f32::from(rand::Rng::gen_range(&mut rng, 0u8..20));
+            let v = if light && p % side < side / 2 {
+                190.0
+            } else {
+                20.0
+            };
+            pixels.push(v + jitter);
+        }
+    }
+    ImageSet {
+        width: side,
+        height: side,
+        channels: 1,
+        class_names: vec!["dark".into(), "light".into()],
+        labels,
+        pixels,
+        paths: (0..2 * per_class).map(|i| format!("{i}.png")).collect(),
+        shape_from_data: false,
+        shape_decision,
+        warnings: vec![],
+    }
+}
+
 /// The page's readout for images says when the run will take the GMM: a set of 20,000 images
 /// of 100 pixel values with l automatic (`"auto"`, as the page sends it); not with l given,
 /// fewer images or fewer pixels, nor for a table (no `imageShape`).
 #[test]
 fn the_image_readout_says_when_the_gmm_will_run() {
     use crate::api::{self, PreviewRequest};
-    let warns = |sizes: [u64; 2], features: u64, mix: serde_json::Value, image: bool| {
+    let takes_gmm = |sizes: [u64; 2], features: u64, mix: serde_json::Value, image: bool| {
         let mut j = serde_json::json!({
             "classSizes": sizes, "epsilon": 5.0, "delta": 1e-5, "features": features, "mix": mix,
         });
@@ -1074,18 +1128,21 @@ fn the_image_readout_says_when_the_gmm_will_run() {
             j["imageShape"] = false.into();
         }
         let r: PreviewRequest = serde_json::from_value(j).unwrap();
-        api::preview(&r)
-            .unwrap()
-            .warnings
-            .iter()
-            .any(|w| w.contains("dp-gmm"))
+        let shown = api::preview(&r).unwrap();
+        assert_eq!(shown.gmm.is_some(), shown.mechanism == "dp-gmm");
+        shown.mechanism == "dp-gmm"
     };
     let auto = || serde_json::json!("auto");
-    assert!(warns([10_000, 10_000], 100, auto(), true));
-    assert!(!warns([10_000, 10_000], 100, serde_json::json!(4), true));
-    assert!(!warns([10_000, 9_999], 100, auto(), true));
-    assert!(!warns([10_000, 10_000], 99, auto(), true));
-    assert!(!warns([10_000, 10_000], 100, auto(), false));
+    assert!(takes_gmm([10_000, 10_000], 100, auto(), true));
+    assert!(!takes_gmm(
+        [10_000, 10_000],
+        100,
+        serde_json::json!(4),
+        true
+    ));
+    assert!(!takes_gmm([10_000, 9_999], 100, auto(), true));
+    assert!(!takes_gmm([10_000, 10_000], 99, auto(), true));
+    assert!(!takes_gmm([10_000, 10_000], 100, auto(), false));
 }
 
 /// The page's readout for images (`noisePreview` from public numbers) composes the shape

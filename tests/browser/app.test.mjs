@@ -307,6 +307,16 @@ test("race: a 60,000 × 784 CSV, Synthesize pressed as soon as it is enabled, wi
   const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
   assert.equal(receipt.data.label, "group", "the run used the label on screen");
   assert.deepEqual(receipt.data.class_labels.slice().sort(), ["a", "b"]);
+  // The defaults gave this wide numeric table to the GMM, and the readout showed the GMM's
+  // noise as the run calibrated it (not DP-CDA's).
+  assert.equal(receipt.mechanism, "dp-gmm");
+  const gmmShown = () => /the run uses the dp-gmm mechanism.*noise multiplier z = [0-9.]+/
+    .test(document.querySelector('[data-testid="noise-readout"]').textContent);
+  await page.waitForFunction(gmmShown, null, { timeout: 60_000 });
+  const readout = await page.textContent('[data-testid="noise-readout"]');
+  const z = /noise multiplier z = ([0-9.]+)/.exec(readout);
+  assert.equal(Number(z[1]), Number(receipt.parameters.noise_multiplier.toPrecision(4)), readout);
+  assert.match(await page.textContent("#mix-suggestion"), /dp-gmm mechanism runs here/);
   assert.deepEqual(errors, []);
   await page.context().close();
 });

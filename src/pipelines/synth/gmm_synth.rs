@@ -64,10 +64,11 @@
 //! public numbers and DP releases, so choosing releases nothing.
 
 use super::emit::{finish_labelled, Generation, ProgressSink};
-use super::{Encoded, Mechanism, Plan, PlanInputs, SynthOptions};
+use super::{DataPathBudget, Encoded, Mechanism, Plan, PlanInputs, SynthOptions};
 use super::{GmmSynthOptions, Sinks};
-use crate::accountant::calibrate::smallest_z;
+use crate::accountant::calibrate::{smallest_z, Goal};
 use crate::accountant::RdpCurve;
+use crate::accountant::{AccountantKind, Preset};
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian_steps::GaussianSteps;
@@ -250,28 +251,19 @@ pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
             ),
         ));
     }
-    let goal = p.goal();
-    let cal = smallest_z(goal.epsilon, goal.delta, opts.preset.conversion(), |z| {
-        goal.with_extra(RdpCurve::gaussian(z, &opts.orders)?)
-    })?;
-    let split_at = |z: f64| {
-        // RdpCurve::gaussian(z) is α/(2z²): ρ = 1/(2z²), a hair below so that the curve of
-        // the split's ρ (≤ this) never exceeds the calibrated one by rounding.
-        Split::within_rho(
-            0.5 / (z * z) * (1.0 - 1e-12),
-            p.delta_rdp,
-            k,
-            Some((d, BASIS_SHARE)),
-            Some((d, DEFAULT_BINS)),
-        )
-    };
-    let (split, pld) = if p.use_pld {
-        pld_split(p, cal.z, split_at)?
-    } else {
-        (split_at(cal.z)?, None)
-    };
-    let z_eff = 1.0 / (2.0 * split.rho).sqrt();
-    let curve = RdpCurve::gaussian(z_eff, &opts.orders)?;
+    let (split, pld) = Calibration {
+        opts,
+        d,
+        k,
+        target: p.target,
+        delta_rdp: p.delta_rdp,
+        eps_terms: p.eps_terms,
+        extra_curve: p.extra_curve,
+        extra_zs: p.extra_zs,
+        use_pld: p.use_pld,
+    }
+    .split()?;
+    let curve = RdpCurve::gaussian(1.0 / (2.0 * split.rho).sqrt(), &opts.orders)?;
     let standard = p.opts.adjacency == super::Adjacency::Standard;
     Ok(Plan {
         curve: curve.clone(),
@@ -324,51 +316,174 @@ pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
     })
 }
 
-/// The GMM's releases for the PLD accountant: one unsampled Gaussian step of noise multiplier
-/// σ/√a (module docs of [`crate::mechanisms::pld_plan`]) with the data path's extras, its
-/// exact noise on the split's coupled grids.
-fn gmm_pld(p: &PlanInputs<'_>, a: f64) -> SynthPld {
-    let step = GaussianSteps {
-        pool: 1,
-        sample: 1,
-        compositions: 1,
-        a,
-        b: 0.0,
-    };
-    SynthPld::gaussian_steps(step, p.extra_zs).with_coupled_grids(p.eps_terms)
+/// The GMM's noise as the run calibrates it, for a readout before the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Outlook {
+    /// Principal components k.
+    pub components: usize,
+    /// The receipt's noise multiplier (each Gaussian release's at its full per-class
+    /// sensitivity) and ρ (zCDP) of the releases.
+    pub noise_multiplier: f64,
+    pub rho: f64,
+    /// ε of the whole release: the smaller of the RDP and PLD bounds, the thresholds' terms
+    /// added (the receipt's `guarantee`).
+    pub epsilon: f64,
+    /// The PLD accountant calibrated ρ (else RDP alone).
+    pub pld: bool,
 }
 
-/// The split and its PLD plan under the PLD accountant: the z it certifies below RDP's
-/// `z_rdp` (at a = 1 the step's σ is z), the split within ρ = 1/(2z²), and the plan at
-/// that split's own ρ, charged at σ_S with a = 2ρ·σ_S² raised by 10⁻¹² (its z is then
-/// 1/√(2ρ) or a hair less: more loss). The split's grids must hold 2^30 noise units (the
-/// coupling's condition; checked here) and its PLD ε must meet the target; where it does not
-/// (the PLD grid's rounding), a z 10⁻⁹ larger is tried, then RDP's z, whose split RDP
-/// certifies (its plan is kept: the receipt takes the smaller of the two ε).
-fn pld_split(
-    p: &PlanInputs<'_>,
-    z_rdp: f64,
-    split_at: impl Fn(f64) -> Result<Split>,
-) -> Result<(Split, Option<SynthPld>)> {
-    let at = |z: f64| -> Result<(Split, SynthPld, f64)> {
-        let split = split_at(z)?;
-        check_coupled(&split)?;
-        let plan = gmm_pld(p, 2.0 * split.rho * split.sigma_sum.powi(2) * (1.0 + 1e-12));
-        let eps = plan.epsilon(split.sigma_sum, p.delta_rdp)?.epsilon;
-        Ok((split, plan, eps))
+/// The GMM's [`Outlook`] for d encoded features and k `components` with `opts` and the data
+/// path `path`: the run's calibration and the receipt's ε, from those numbers alone (a
+/// readout's; [`super::data_path_budget`] for a loaded table, which can differ a little from
+/// the run's where the run adds columns, see there).
+pub fn outlook(
+    opts: &SynthOptions,
+    path: &DataPathBudget,
+    d: usize,
+    components: usize,
+) -> Result<Outlook> {
+    let Some(epsilon) = opts.epsilon else {
+        return Err(Error::param("epsilon", "(none)", "give the target ε"));
     };
-    let z_pld = gmm_pld(p, 1.0).calibrate(z_rdp, p.target, p.delta_rdp)?;
-    for z in [z_pld, z_pld * (1.0 + 1e-9)] {
-        if z >= z_rdp {
-            break;
-        }
-        let (split, plan, eps) = at(z)?;
-        if eps <= p.target {
-            return Ok((split, Some(plan)));
+    let target = epsilon - path.epsilon_thresholds;
+    if target.is_nan() || target <= 0.0 {
+        return Err(Error::param(
+            "delta",
+            opts.delta,
+            "δ is so large that the thresholds alone spend the target ε; lower δ",
+        ));
+    }
+    let (_, extra_curve) = path.curves(&opts.orders)?;
+    let extra_zs = path.noise_multipliers();
+    let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;
+    let (split, pld) = Calibration {
+        opts,
+        d,
+        k: components,
+        target,
+        delta_rdp: path.delta_rdp,
+        eps_terms: path.epsilon_thresholds,
+        extra_curve: &extra_curve,
+        extra_zs: &extra_zs,
+        use_pld,
+    }
+    .split()?;
+    let rdp = RdpCurve::gaussian(1.0 / (2.0 * split.rho).sqrt(), &opts.orders)?
+        .compose(&extra_curve)?
+        .epsilon(path.delta_rdp, opts.preset.conversion())?
+        .epsilon;
+    let pld_eps = match &pld {
+        Some(p) => p.epsilon(split.sigma_sum, path.delta_rdp)?.epsilon,
+        None => f64::INFINITY,
+    };
+    Ok(Outlook {
+        components,
+        noise_multiplier: split.z,
+        rho: split.rho,
+        epsilon: rdp.min(pld_eps) + path.epsilon_thresholds,
+        pld: pld.is_some(),
+    })
+}
+
+/// What the GMM's calibration reads (the run's [`PlanInputs`], or a readout's public numbers
+/// and data path: [`outlook`]): the encoded features and components, the ε left once the
+/// thresholds' terms are paid, the data path's releases and the accountant.
+struct Calibration<'a> {
+    opts: &'a SynthOptions,
+    /// Encoded features d and principal components k.
+    d: usize,
+    k: usize,
+    target: f64,
+    delta_rdp: f64,
+    /// ε terms of the thresholded releases.
+    eps_terms: f64,
+    /// The data path's releases: their RDP curve, and their Gaussian noise multipliers.
+    extra_curve: &'a RdpCurve,
+    extra_zs: &'a [f64],
+    use_pld: bool,
+}
+
+impl Calibration<'_> {
+    /// The split: the largest ρ whose curve composed with the data path's meets the target by
+    /// RDP, raised where the PLD accountant certifies more ([`Self::pld_split`]), and the
+    /// least grid noise within it ([`Split::within_rho`]); with its PLD plan under the PLD
+    /// accountant.
+    fn split(&self) -> Result<(Split, Option<SynthPld>)> {
+        let opts = self.opts;
+        let goal = Goal {
+            epsilon: self.target,
+            delta: self.delta_rdp,
+            orders: &opts.orders,
+            preset: opts.preset,
+            extra: Some(self.extra_curve),
+        };
+        let cal = smallest_z(goal.epsilon, goal.delta, opts.preset.conversion(), |z| {
+            goal.with_extra(RdpCurve::gaussian(z, &opts.orders)?)
+        })?;
+        if self.use_pld {
+            self.pld_split(cal.z)
+        } else {
+            Ok((self.split_at(cal.z)?, None))
         }
     }
-    let (split, plan, _) = at(z_rdp)?;
-    Ok((split, Some(plan)))
+
+    /// The split within ρ = 1/(2z²): RdpCurve::gaussian(z) is α/(2z²), and ρ is taken a hair
+    /// below so that the curve of the split's ρ (≤ this) never exceeds the calibrated one by
+    /// rounding.
+    fn split_at(&self, z: f64) -> Result<Split> {
+        Split::within_rho(
+            0.5 / (z * z) * (1.0 - 1e-12),
+            self.delta_rdp,
+            self.k,
+            Some((self.d, BASIS_SHARE)),
+            Some((self.d, DEFAULT_BINS)),
+        )
+    }
+
+    /// The GMM's releases for the PLD accountant: one unsampled Gaussian step of noise
+    /// multiplier σ/√a (module docs of [`crate::mechanisms::pld_plan`]) with the data path's
+    /// extras, its exact noise on the split's coupled grids.
+    fn pld(&self, a: f64) -> SynthPld {
+        let step = GaussianSteps {
+            pool: 1,
+            sample: 1,
+            compositions: 1,
+            a,
+            b: 0.0,
+        };
+        SynthPld::gaussian_steps(step, self.extra_zs).with_coupled_grids(self.eps_terms)
+    }
+
+    /// The split and its PLD plan under the PLD accountant: the z it certifies below RDP's
+    /// `z_rdp` (at a = 1 the step's σ is z), the split within ρ = 1/(2z²), and the plan at
+    /// that split's own ρ, charged at σ_S with a = 2ρ·σ_S² raised by 10⁻¹² (its z is then
+    /// 1/√(2ρ) or a hair less: more loss). The split's grids must hold 2^30 noise units (the
+    /// coupling's condition; checked here) and its PLD ε must meet the target; where it does
+    /// not (the PLD grid's rounding), a z 10⁻⁹ larger is tried, then RDP's z, whose split RDP
+    /// certifies (its plan is kept: the receipt takes the smaller of the two ε).
+    fn pld_split(&self, z_rdp: f64) -> Result<(Split, Option<SynthPld>)> {
+        let at = |z: f64| -> Result<(Split, SynthPld, f64)> {
+            let split = self.split_at(z)?;
+            check_coupled(&split)?;
+            let plan = self.pld(2.0 * split.rho * split.sigma_sum.powi(2) * (1.0 + 1e-12));
+            let eps = plan.epsilon(split.sigma_sum, self.delta_rdp)?.epsilon;
+            Ok((split, plan, eps))
+        };
+        let z_pld = self
+            .pld(1.0)
+            .calibrate(z_rdp, self.target, self.delta_rdp)?;
+        for z in [z_pld, z_pld * (1.0 + 1e-9)] {
+            if z >= z_rdp {
+                break;
+            }
+            let (split, plan, eps) = at(z)?;
+            if eps <= self.target {
+                return Ok((split, Some(plan)));
+            }
+        }
+        let (split, plan, _) = at(z_rdp)?;
+        Ok((split, Some(plan)))
+    }
 }
 
 /// The coupling's condition on the split's releases: coupled grids, on which every noise has
