@@ -72,7 +72,8 @@ export interface SynthOptions extends CallOptions {
   label?: string;
   /** `cda` (default), `dpmix`, `local`, `projection` or `gmm`. Left out, a numeric table of at
    * least 100 feature columns and 20,000 rows gets `gmm`, any other table `cda` (the receipt's
-   * `mechanism` says which). */
+   * `mechanism` says which); images alike (20,000 or more images of at least 100 pixel values).
+   * Images take `cda` or `gmm` only. */
   mechanism?: SynthMechanism;
   /** dpmix: `hard` (default) or `soft` labels. */
   labels?: "hard" | "soft";

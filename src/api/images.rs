@@ -89,14 +89,14 @@ pub struct ImagesResult {
 }
 
 /// Checks that a synthesis request suits images: DP-CDA (whose defaults hand a large image
-/// set to the GMM, [`crate::pipelines::synth::auto_gmm`]), no schema, no label.
+/// set to the GMM, [`crate::pipelines::synth::auto_gmm`]) or the GMM, no schema, no label.
 pub fn image_params(req: &SynthRequest) -> Result<SynthParams> {
     let p = SynthParams::try_from(req)?;
-    if !matches!(p.mechanism, Mechanism::Cda) {
+    if !matches!(p.mechanism, Mechanism::Cda | Mechanism::Gmm(_)) {
         return Err(Error::param(
             "mechanism",
             req.mechanism.clone().unwrap_or_default(),
-            "images take the cda mechanism (DP-CDA) or, left to the defaults, the gmm for 20,000 or more images of 100 or more pixel values; leave the mechanism out, or name cda",
+            "images take the cda mechanism (DP-CDA; left to its defaults, 20,000 or more images of at least 100 pixel values get the gmm) or the gmm; name one of them, or leave the mechanism out",
         ));
     }
     if req.schema.is_some() {
@@ -119,10 +119,18 @@ pub fn synthesize_image_set_to<W: std::io::Write>(
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(W, Vec<u8>, Receipt, usize)> {
     let opts = p.synth_options();
-    images::synthesize_images_to(set, &opts, rng, sink, images::PREVIEW_PER_CLASS, progress)
+    images::synthesize_images_to(
+        set,
+        &opts,
+        &p.mechanism,
+        rng,
+        sink,
+        images::PREVIEW_PER_CLASS,
+        progress,
+    )
 }
 
-/// `synthesizeImages`: DP-CDA on images (the pixel range 0..255 is public).
+/// `synthesizeImages`: DP-CDA or the GMM on images (the pixel range 0..255 is public).
 pub fn synthesize_images(
     input: ImageInput,
     image: &ImageOptions,
@@ -132,13 +140,13 @@ pub fn synthesize_images(
     let p = image_params(req)?;
     let mut rng = super::rng_for_seed(p.seed)?;
     let set = load_images(input, image, shape_rule(&p, &mut rng))?;
-    let opts = p.synth_options();
     let real_preview = images::preview_grid(&set, images::PREVIEW_PER_CLASS)?;
-    let out = images::synthesize_images(&set, &opts, &mut rng, progress)?;
+    let (zip, preview, receipt, _) =
+        synthesize_image_set_to(&set, &p, &mut rng, Vec::new(), progress)?;
     Ok(ImagesResult {
-        zip: out.zip,
-        preview: out.preview_png,
+        zip,
+        preview,
         real_preview,
-        receipt: out.receipt,
+        receipt,
     })
 }

@@ -78,7 +78,8 @@ pub(crate) struct SynthArgs {
     /// (random projection) or gmm (Gaussian class models in a DP principal subspace). Left
     /// out, a numeric table of at least 100 feature columns and 20,000 rows gets gmm, any
     /// other table cda (the receipt says which); image sets alike (20,000 or more images of
-    /// at least 100 pixel values get gmm). Images take no other mechanism by name than cda.
+    /// at least 100 pixel values get gmm, with k = min(d, 50) components). Images take cda or
+    /// gmm by name.
     #[arg(long, value_enum)]
     mechanism: Option<SynthMechanismArg>,
     /// dpmix: label output, hard (argmax; default) or soft (the label column is replaced by one
@@ -350,11 +351,17 @@ pub(crate) fn run(a: SynthArgs) -> Result<()> {
             a.input.display(),
             "this is a single image; give a ZIP or a folder of class folders (<class>/<image>.png), or a CSV",
         )),
-        _ if !matches!(a.mechanism, None | Some(SynthMechanismArg::Cda)) => Err(Error::param(
-            "mechanism",
-            a.mechanism.as_ref().map(name_of).unwrap_or_default(),
-            "image input supports --mechanism cda (DP-CDA) only; drop --mechanism or give a CSV",
-        )),
+        _ if !matches!(
+            a.mechanism,
+            None | Some(SynthMechanismArg::Cda | SynthMechanismArg::Gmm)
+        ) =>
+        {
+            Err(Error::param(
+                "mechanism",
+                a.mechanism.as_ref().map(name_of).unwrap_or_default(),
+                "image input supports --mechanism cda (DP-CDA) or gmm; drop --mechanism or give a CSV",
+            ))
+        }
         kind => run_synth_images(&a, &params, &mut rng, kind),
     }
 }

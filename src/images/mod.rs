@@ -41,7 +41,10 @@ use serde::{Deserialize, Serialize};
 pub use self::decode::AlphaMode;
 use crate::data::{natural_cmp, Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
-use crate::pipelines::synth::{synthesize_denoised, PriorRelease, SynthOptions};
+use crate::pipelines::synth::gmm_synth::image_components;
+use crate::pipelines::synth::{
+    synthesize_denoised, GmmSynthOptions, Mechanism, PriorRelease, SynthOptions,
+};
 use crate::receipt::Receipt;
 use crate::rng::ReleaseRng;
 
@@ -652,16 +655,23 @@ pub struct ImageSynthOutput {
     pub files: usize,
 }
 
-/// Runs DP-CDA on the images and returns the ZIP of synthetic PNGs, a preview grid and the
-/// receipt. See [`synthesize_images_to`].
+/// Runs DP-CDA on the images (its defaults hand a large set to the GMM) and returns the ZIP of
+/// synthetic PNGs, a preview grid and the receipt. See [`synthesize_images_to`].
 pub fn synthesize_images(
     set: &ImageSet,
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<ImageSynthOutput> {
-    let (zip, preview_png, receipt, files) =
-        synthesize_images_to(set, opts, rng, Vec::new(), PREVIEW_PER_CLASS, progress)?;
+    let (zip, preview_png, receipt, files) = synthesize_images_to(
+        set,
+        opts,
+        &Mechanism::Cda,
+        rng,
+        Vec::new(),
+        PREVIEW_PER_CLASS,
+        progress,
+    )?;
     Ok(ImageSynthOutput {
         zip,
         preview_png,
@@ -670,8 +680,10 @@ pub fn synthesize_images(
     })
 }
 
-/// Runs DP-CDA on the images, writing the ZIP of synthetic PNGs into `out` row by row.
-/// Returns the sink, the preview grid PNG (`preview_per_class` images per class), the receipt
+/// Runs `mechanism` on the images, writing the ZIP of synthetic PNGs into `out` row by row:
+/// DP-CDA (whose defaults hand 20,000 or more images of at least 100 pixel values to the GMM,
+/// [`crate::pipelines::synth::auto_gmm`]) or, named, the GMM (with
+/// [`image_components`] components unless given). Returns the sink, the preview grid PNG (`preview_per_class` images per class), the receipt
 /// and the number of PNGs written.
 ///
 /// The pixel columns get the public bounds 0..=255, so with `normalize` `dp` (the default) or
@@ -681,6 +693,7 @@ pub fn synthesize_images(
 pub fn synthesize_images_to<W: Write>(
     set: &ImageSet,
     opts: &SynthOptions,
+    mechanism: &Mechanism,
     rng: &mut ReleaseRng,
     out: W,
     preview_per_class: usize,
@@ -690,8 +703,22 @@ pub fn synthesize_images_to<W: Write>(
         return Err(Error::Data("there are no images to synthesize from".into()));
     }
     let counts = set.class_counts();
+    let mechanism = match mechanism {
+        Mechanism::Cda => mechanism.clone(),
+        Mechanism::Gmm(o) => Mechanism::Gmm(GmmSynthOptions {
+            components: o.components.or(Some(image_components(set.dim()))),
+        }),
+        other => {
+            return Err(Error::param(
+                "mechanism",
+                other.name(),
+                "images take the cda mechanism (DP-CDA; left to its defaults, 20,000 or more images of at least 100 pixel values get the gmm) or the gmm; name one of them, or leave the mechanism out",
+            ))
+        }
+    };
     for (k, &n) in counts.iter().enumerate() {
-        if n < opts.mix {
+        // l is DP-CDA's (a named GMM has none).
+        if n < opts.mix && matches!(mechanism, Mechanism::Cda) {
             return Err(Error::param(
                 "mix",
                 opts.mix,
@@ -742,6 +769,7 @@ pub fn synthesize_images_to<W: Write>(
         &table,
         Some(&schema),
         opts,
+        &mechanism,
         rng,
         |names| {
             if names.len() != d + 1 || names[0] != LABEL_COLUMN {

@@ -1189,3 +1189,47 @@ fn the_readout_composes_the_shape_decision_as_the_run() {
         "readout step {step_shown} vs run step {step_run}"
     );
 }
+
+/// The API (the npm `synthesizeImages`) takes a named `gmm` for images, with k = min(d, 50)
+/// components unless given, and refuses a mechanism images do not take, naming the two they
+/// do.
+#[test]
+fn the_api_takes_a_named_gmm_for_images() {
+    use crate::api::{self, ImageInput, SynthRequest};
+    let go = |extra: serde_json::Value| {
+        let mut j = serde_json::json!({
+            "epsilon": 5.0, "delta": 1e-5, "adjacency": "keep-label", "seed": 1.0
+        });
+        j.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let req: SynthRequest = serde_json::from_value(j).unwrap();
+        api::synthesize_images(
+            ImageInput::Files(two_class_set(200)),
+            &ImageOptions::default(),
+            &req,
+            |_| Ok(()),
+        )
+    };
+    let out = go(serde_json::json!({"mechanism": "gmm"})).unwrap();
+    let r = &out.receipt;
+    assert_eq!(r.mechanism, "dp-gmm");
+    assert!(r.epsilon <= 5.0 && r.epsilon > 4.9, "{}", r.epsilon);
+    let p = serde_json::to_value(&r.parameters).unwrap();
+    // 4×4 gray images: d = 16 pixel values.
+    assert_eq!(p["components"], 16);
+    let files = unzip(&out.zip);
+    assert_eq!(files.len(), 400);
+    let given = go(serde_json::json!({"mechanism": "gmm", "components": 3})).unwrap();
+    let p = serde_json::to_value(&given.receipt.parameters).unwrap();
+    assert_eq!(p["components"], 3);
+    let Err(err) = go(serde_json::json!({"mechanism": "dpmix"})) else {
+        panic!("dpmix ran on images");
+    };
+    assert_eq!(
+        err.param_id(),
+        Some(&crate::error::Param::new("mechanism")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("or the gmm"), "{err}");
+}

@@ -296,38 +296,23 @@ pub fn synthesize<'t>(
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    row: impl FnMut(&[String]) -> Result<()>,
-    progress: impl FnMut(f64) -> Result<()>,
-) -> Result<Receipt> {
-    cda(
-        table.into(),
-        schema,
-        opts,
-        rng,
-        (header, row, progress),
-        false,
-    )
-}
-
-/// DP-CDA through the one pipeline, with or without the shrinkage toward the class means.
-fn cda(
-    table: Cow<'_, Table>,
-    schema: Option<&Schema>,
-    opts: &SynthOptions,
-    rng: &mut ReleaseRng,
-    (header, mut row, mut progress): (
-        impl FnOnce(&[String]) -> Result<()>,
-        impl FnMut(&[String]) -> Result<()>,
-        impl FnMut(f64) -> Result<()>,
-    ),
-    denoise: bool,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
     let sinks = Sinks {
         header: &mut once(header),
         row: &mut row,
         progress: &mut progress,
     };
-    synthesize_dyn(table, schema, opts, &Mechanism::Cda, rng, sinks, denoise)
+    synthesize_dyn(
+        table.into(),
+        schema,
+        opts,
+        &Mechanism::Cda,
+        rng,
+        sinks,
+        false,
+    )
 }
 
 /// A header sink that may be called only once (the pipeline calls it once; a second call
@@ -1474,27 +1459,28 @@ pub fn synthesize_with<'t>(
     synthesize_dyn(table.into(), schema, opts, mechanism, rng, out, false)
 }
 
-/// [`synthesize`] (DP-CDA) whose rows are also shrunk toward their class's mean after the
-/// noise ([`crate::preprocess::quantile::shrink_to_class_means`], post-processing): cleaner
+/// [`synthesize_with`] `mechanism` (DP-CDA, whose defaults may hand a large set to the GMM,
+/// or the GMM) whose DP-CDA rows are also shrunk toward their class's mean after the noise
+/// ([`crate::preprocess::quantile::shrink_to_class_means`], post-processing): cleaner
 /// individual rows (the image path uses it, so synthetic images are recognisable) with less
 /// spread, which a classifier trained on the rows does not always like.
+#[allow(clippy::too_many_arguments)]
 pub fn synthesize_denoised<'t>(
     table: impl Into<Cow<'t, Table>>,
     schema: Option<&Schema>,
     opts: &SynthOptions,
+    mechanism: &Mechanism,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    row: impl FnMut(&[String]) -> Result<()>,
-    progress: impl FnMut(f64) -> Result<()>,
+    mut row: impl FnMut(&[String]) -> Result<()>,
+    mut progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    cda(
-        table.into(),
-        schema,
-        opts,
-        rng,
-        (header, row, progress),
-        true,
-    )
+    let sinks = Sinks {
+        header: &mut once(header),
+        row: &mut row,
+        progress: &mut progress,
+    };
+    synthesize_dyn(table.into(), schema, opts, mechanism, rng, sinks, true)
 }
 
 /// How the encoded rows are brought into the mechanism's bounded set. DP-CDA's rows are
