@@ -185,7 +185,7 @@ fn zip_of_class_folders_becomes_a_zip_of_pngs() {
 
 /// `--mechanism gmm` on an image set of any size: the GMM with k = min(d, 50) components
 /// (here d = 36), the receipt saying so, ε at most the target, and each class's bar where
-/// the class puts it (x in 2k..2k+2 brighter than the rest).
+/// the class puts it (x in 2k..2k+2 brighter than the rest); no despeckling at this size.
 #[test]
 fn a_named_gmm_synthesizes_images() {
     let dir = tempfile::tempdir().unwrap();
@@ -219,6 +219,8 @@ fn a_named_gmm_synthesizes_images() {
     assert_eq!(r["parameters"]["components"], 36);
     let choice = r["parameters"]["encoding"]["mix_choice"].as_str().unwrap();
     assert!(choice.starts_with("given: dp-gmm with k = 36"), "{choice}");
+    let decoding = r["parameters"]["encoding"]["decoding"].as_str().unwrap();
+    assert!(!decoding.contains("3×3 neighbourhood"), "{decoding}");
     // Mean brightness inside and outside each class's bar.
     let mut sums = [[0.0f64; 2]; 3];
     let mut cells = [[0usize; 2]; 3];
@@ -240,7 +242,8 @@ fn a_named_gmm_synthesizes_images() {
         );
         // The data: bars 51..=250 (mean 150.5), background 5. At 200 images a class the GMM's
         // noise dims the bars (seed 1: 44–68 against 13–14 around them; this size is why the
-        // defaults keep DP-CDA below 20,000 images), but each class keeps its own bar.
+        // defaults keep DP-CDA below 20,000 images, and why the GMM's images are despeckled
+        // only from there), but each class keeps its own bar.
         assert!(
             bar > 35.0 && bar > 2.5 * dark,
             "class {k}: bar {bar}, dark {dark}"

@@ -27,6 +27,7 @@
 //!   own screen: they show private images and are not a release.
 
 pub mod decode;
+pub mod despeckle;
 pub mod input;
 pub mod output;
 pub mod resize;
@@ -41,11 +42,11 @@ use serde::{Deserialize, Serialize};
 pub use self::decode::AlphaMode;
 use crate::data::{natural_cmp, Column, ColumnSpec, Schema, Table};
 use crate::error::{Error, Result};
-use crate::pipelines::synth::gmm_synth::image_components;
+use crate::pipelines::synth::gmm_synth::{image_components, AUTO_MIN_ROWS};
 use crate::pipelines::synth::{
-    synthesize_denoised, GmmSynthOptions, Mechanism, PriorRelease, SynthOptions,
+    runs_gmm, synthesize_denoised, GmmSynthOptions, Mechanism, PriorRelease, SynthOptions,
 };
-use crate::receipt::Receipt;
+use crate::receipt::{Parameters, Receipt};
 use crate::rng::ReleaseRng;
 
 /// Default cap on the longer side of a shape taken from the data.
@@ -765,6 +766,12 @@ pub fn synthesize_images_to<W: Write>(
     let mut index = vec![0usize; set.class_names.len()];
     let mut preview: Vec<Vec<Vec<u8>>> = vec![Vec::new(); set.class_names.len()];
     let mut bytes = vec![0u8; d];
+    // The GMM's images of a set as large as its defaults take lose their speckle
+    // (post-processing, `despeckle`, where it was measured; on a few hundred tiny images the
+    // GMM's noise leaves sparse bright pixels that are the signal, and the filter takes them).
+    let gmm = runs_gmm(opts, &mechanism, true, &table);
+    let despeckled = gmm && set.len() >= AUTO_MIN_ROWS;
+    let mut scratch = Vec::with_capacity(d);
     let mut receipt = synthesize_denoised(
         &table,
         Some(&schema),
@@ -787,6 +794,9 @@ pub fn synthesize_images_to<W: Write>(
                     .map_err(|_| Error::Data(format!("internal: pixel value '{cell}'")))?;
                 *b = v.round().clamp(0.0, 255.0) as u8;
             }
+            if despeckled {
+                despeckle::despeckle(&mut bytes, w, h, c, despeckle::TAU, &mut scratch);
+            }
             let png = output::encode_png(w, h, c, &bytes)?;
             zip.add(&format!("{}/{:05}.png", folders[k], index[k]), &png)?;
             index[k] += 1;
@@ -798,6 +808,21 @@ pub fn synthesize_images_to<W: Write>(
         progress,
     )?;
     drop(table);
+    if gmm != (receipt.mechanism == "dp-gmm") {
+        return Err(Error::Internal(format!(
+            "the image pipeline expected {} and the run took {}",
+            if gmm { "dp-gmm" } else { "another mechanism" },
+            receipt.mechanism
+        )));
+    }
+    if let (true, Parameters::Gmm(p)) = (despeckled, &mut receipt.parameters) {
+        if let Some(e) = &mut p.encoding {
+            e.decoding.push_str(&format!(
+                "; images: each pixel more than {} levels from the median of its 3×3 neighbourhood (per channel) is replaced by that median, which removes isolated speckles (post-processing)",
+                despeckle::TAU
+            ));
+        }
+    }
     let files = zip.files();
     let sink = zip.finish()?;
     let preview_png = output::grid_png(&preview, w, h, c)?;

@@ -1797,6 +1797,27 @@ fn check_structure(
 /// with a target ε chooses l after normalization (preprocess::auto; 1 until then, so no class
 /// is refused for being smaller than a guess); the other mechanisms use a fixed order. None:
 /// `mix` was given.
+/// Whether a synthesis of `table` (`images`: an image set's) with `opts` by `mechanism` runs
+/// the GMM: named, or chosen by the defaults ([`auto_gmm`], as the run's data path calls it).
+/// The run reads the column types after the DP type decisions, so for a table with types
+/// left to decide this is a forecast; an image set's pixel columns are typed by its schema,
+/// and there it is the run's choice.
+pub fn runs_gmm(opts: &SynthOptions, mechanism: &Mechanism, images: bool, table: &Table) -> bool {
+    matches!(mechanism, Mechanism::Gmm(_)) || chosen_gmm(opts, mechanism, images, table).is_some()
+}
+
+/// The defaults' GMM ([`auto_gmm`]) for `opts` as given (an automatic l not yet resolved).
+fn chosen_gmm(
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    images: bool,
+    table: &Table,
+) -> Option<Mechanism> {
+    let early = early_mix(opts, mechanism);
+    let resolved = early.as_ref().unwrap_or(opts);
+    auto_gmm(resolved, mechanism, early.is_some(), images, table)
+}
+
 fn early_mix(opts: &SynthOptions, mechanism: &Mechanism) -> Option<SynthOptions> {
     (opts.mix == MIX_AUTO).then(|| SynthOptions {
         mix: if matches!(mechanism, Mechanism::Cda)
@@ -2162,6 +2183,7 @@ fn prepare(
     // The coupling charge of the exact noise counts on at most 2^48 draws (pld_plan): half
     // for the data path, bounded here before any is made, half for the mixing (below).
     check_data_draws(table.n_rows, table.n_cols(), schema_levels(schema))?;
+    let given = opts;
     let resolved_early = early_mix(opts, mechanism);
     let auto_mix_requested = resolved_early.is_some();
     let opts = resolved_early.as_ref().unwrap_or(opts);
@@ -2202,7 +2224,8 @@ fn prepare(
     // The GMM for a wide numeric table, when DP-CDA was left to its defaults: a choice from
     // public numbers and DP releases only (auto_gmm). Its data path is DP-CDA's (the same
     // class counts; the normalization without marginals, which it releases itself).
-    let auto = auto_gmm(opts, mechanism, auto_mix_requested, images, table);
+    // `runs_gmm` forecasts the same choice.
+    let auto = chosen_gmm(given, mechanism, images, table);
     let mechanism = auto.as_ref().unwrap_or(mechanism);
     check_structure(mechanism, opts, standard, &cls, n, t)?;
 
