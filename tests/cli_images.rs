@@ -70,6 +70,22 @@ fn digits(n: usize) -> Vec<(String, Vec<u8>)> {
     v
 }
 
+/// A seeded run's closing arguments: keep-label (tiny image sets: class sizes public, declared,
+/// rather than DP counts), seed 1, the output and receipt paths, JSON on stdout.
+fn seeded_keep_label<'a>(out: &'a Path, rec: &'a Path) -> [&'a str; 9] {
+    [
+        "--adjacency",
+        "keep-label",
+        "--seed",
+        "1",
+        "--output",
+        s(out),
+        "--receipt",
+        s(rec),
+        "--json",
+    ]
+}
+
 fn receipt_epsilon(p: &Path) -> (f64, serde_json::Value) {
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     (r["epsilon"].as_f64().unwrap(), r)
@@ -85,7 +101,7 @@ fn zip_of_class_folders_becomes_a_zip_of_pngs() {
         dir.path().join("receipt.json"),
         dir.path().join("grid.png"),
     );
-    let v = json(&run(&[
+    let mut args = vec![
         "synth",
         "--input",
         s(&input),
@@ -95,19 +111,11 @@ fn zip_of_class_folders_becomes_a_zip_of_pngs() {
         "1e-5",
         "--samples",
         "30",
-        // Tiny image sets: class sizes public (declared) rather than DP counts.
-        "--adjacency",
-        "keep-label",
-        "--seed",
-        "1",
-        "--output",
-        s(&out),
-        "--receipt",
-        s(&rec),
         "--preview",
         s(&grid),
-        "--json",
-    ]));
+    ];
+    args.extend(seeded_keep_label(&out, &rec));
+    let v = json(&run(&args));
     assert_eq!(v["images"], 90);
     assert_eq!(v["classes"], 3);
     assert_eq!(v["shape"], serde_json::json!([6, 6, 1]));
@@ -192,7 +200,7 @@ fn a_named_gmm_synthesizes_images() {
     let input = dir.path().join("digits.zip");
     std::fs::write(&input, zip_of(&digits(200))).unwrap();
     let (out, rec) = (dir.path().join("synth.zip"), dir.path().join("r.json"));
-    let v = json(&run(&[
+    let mut args = vec![
         "synth",
         "--input",
         s(&input),
@@ -202,16 +210,9 @@ fn a_named_gmm_synthesizes_images() {
         "5",
         "--delta",
         "1e-5",
-        "--adjacency",
-        "keep-label",
-        "--seed",
-        "1",
-        "--output",
-        s(&out),
-        "--receipt",
-        s(&rec),
-        "--json",
-    ]));
+    ];
+    args.extend(seeded_keep_label(&out, &rec));
+    let v = json(&run(&args));
     assert_eq!(v["files"], 600, "{v}");
     let (eps, r) = receipt_epsilon(&rec);
     assert!(eps <= 5.0 && eps > 4.9, "ε = {eps}");

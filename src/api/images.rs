@@ -96,7 +96,7 @@ pub fn image_params(req: &SynthRequest) -> Result<SynthParams> {
         return Err(Error::param(
             "mechanism",
             req.mechanism.clone().unwrap_or_default(),
-            "images take the cda mechanism (DP-CDA; left to its defaults, 20,000 or more images of at least 100 pixel values get the gmm) or the gmm; name one of them, or leave the mechanism out",
+            images::MECHANISMS,
         ));
     }
     if req.schema.is_some() {

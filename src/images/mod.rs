@@ -49,6 +49,9 @@ use crate::pipelines::synth::{
 use crate::receipt::{Parameters, Receipt};
 use crate::rng::ReleaseRng;
 
+/// The mechanisms images take, as an error's fix.
+pub const MECHANISMS: &str = "images take the cda mechanism (DP-CDA; left to its defaults, 20,000 or more images of at least 100 pixel values get the gmm) or the gmm; name one of them, or leave the mechanism out";
+
 /// Default cap on the longer side of a shape taken from the data.
 pub const DEFAULT_MAX_SIDE: usize = 32;
 /// Default cap on the decompressed bytes read from a ZIP: 1 GiB.
@@ -683,9 +686,10 @@ pub fn synthesize_images(
 
 /// Runs `mechanism` on the images, writing the ZIP of synthetic PNGs into `out` row by row:
 /// DP-CDA (whose defaults hand 20,000 or more images of at least 100 pixel values to the GMM,
-/// [`crate::pipelines::synth::auto_gmm`]) or, named, the GMM (with
-/// [`image_components`] components unless given). Returns the sink, the preview grid PNG (`preview_per_class` images per class), the receipt
-/// and the number of PNGs written.
+/// [`crate::pipelines::synth::auto_gmm`]) or, named, the GMM (with [`image_components`]
+/// components unless given); any other is refused ([`MECHANISMS`]). Returns the sink, the
+/// preview grid PNG (`preview_per_class` images per class), the receipt and the number of
+/// PNGs written.
 ///
 /// The pixel columns get the public bounds 0..=255, so with `normalize` `dp` (the default) or
 /// `public` nothing is spent on normalization; `data` mode works too and is declared
@@ -709,13 +713,7 @@ pub fn synthesize_images_to<W: Write>(
         Mechanism::Gmm(o) => Mechanism::Gmm(GmmSynthOptions {
             components: o.components.or(Some(image_components(set.dim()))),
         }),
-        other => {
-            return Err(Error::param(
-                "mechanism",
-                other.name(),
-                "images take the cda mechanism (DP-CDA; left to its defaults, 20,000 or more images of at least 100 pixel values get the gmm) or the gmm; name one of them, or leave the mechanism out",
-            ))
-        }
+        other => return Err(Error::param("mechanism", other.name(), MECHANISMS)),
     };
     for (k, &n) in counts.iter().enumerate() {
         // l is DP-CDA's (a named GMM has none).

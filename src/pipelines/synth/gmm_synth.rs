@@ -345,14 +345,7 @@ pub fn outlook(
     let Some(epsilon) = opts.epsilon else {
         return Err(Error::param("epsilon", "(none)", "give the target ε"));
     };
-    let target = epsilon - path.epsilon_thresholds;
-    if target.is_nan() || target <= 0.0 {
-        return Err(Error::param(
-            "delta",
-            opts.delta,
-            "δ is so large that the thresholds alone spend the target ε; lower δ",
-        ));
-    }
+    let target = super::target_after_thresholds(opts, epsilon, path.epsilon_thresholds)?;
     let (_, extra_curve) = path.curves(&opts.orders)?;
     let extra_zs = path.noise_multipliers();
     let use_pld = opts.accountant == AccountantKind::Pld && opts.preset == Preset::Default;

@@ -1793,10 +1793,6 @@ fn check_structure(
     Ok(())
 }
 
-/// The options with `mix` 0 (auto) resolved as far as it can be before normalization: DP-CDA
-/// with a target ε chooses l after normalization (preprocess::auto; 1 until then, so no class
-/// is refused for being smaller than a guess); the other mechanisms use a fixed order. None:
-/// `mix` was given.
 /// Whether a synthesis of `table` (`images`: an image set's) with `opts` by `mechanism` runs
 /// the GMM: named, or chosen by the defaults ([`auto_gmm`], as the run's data path calls it).
 /// The run reads the column types after the DP type decisions, so for a table with types
@@ -1818,6 +1814,10 @@ fn chosen_gmm(
     auto_gmm(resolved, mechanism, early.is_some(), images, table)
 }
 
+/// The options with `mix` 0 (auto) resolved as far as it can be before normalization: DP-CDA
+/// with a target ε chooses l after normalization (preprocess::auto; 1 until then, so no class
+/// is refused for being smaller than a guess); the other mechanisms use a fixed order. None:
+/// `mix` was given.
 fn early_mix(opts: &SynthOptions, mechanism: &Mechanism) -> Option<SynthOptions> {
     (opts.mix == MIX_AUTO).then(|| SynthOptions {
         mix: if matches!(mechanism, Mechanism::Cda)
