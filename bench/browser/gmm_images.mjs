@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, cli } from "../../tests/js/helpers.mjs";
-import { downloadBytes, startApp, waitForRun } from "../../tests/browser/harness.mjs";
+import { startApp, synthesizeForReceipt } from "../../tests/browser/harness.mjs";
 import { png, zip } from "../../scripts/zip-png.mjs";
 
 const n = Number(process.argv[2] ?? 25_000);
@@ -45,15 +45,8 @@ const readoutShows = () => /the run uses the dp-gmm mechanism.*ε = [0-9.]+/.tes
 await page.waitForFunction(readoutShows, null, { timeout: 60_000 }).catch(() => {});
 const shown = await page.textContent('[data-testid="noise-readout"]');
 const readoutZ = /noise multiplier z = ([0-9.]+)/.exec(shown)?.[1];
-const b0 = performance.now();
-await page.click('[data-testid="synthesize-button"]');
-const st = await waitForRun(page, 600_000);
-const b1 = performance.now();
-const requests = networkRequestsAfterLoad().length;
-if (st.state !== "done") throw new Error(`browser run failed: ${st.text}`);
-const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+const { seconds: browser, requests, receipt } = await synthesizeForReceipt(page, networkRequestsAfterLoad);
 await app.close();
-const browser = (b1 - b0) / 1000;
 console.log(`| ${entries.length} Fashion PNGs (28×28), ε = 10, δ = 1e-5, defaults | |`);
 console.log("|---|---|");
 console.log(`| native CLI end to end (s) | ${native.toFixed(2)} |`);

@@ -351,8 +351,7 @@ pub fn dataset_preview_as(
     // The GMM where the defaults choose it, or named for a numeric table (d is then its
     // feature columns), on its own data path (the normalization without DP-CDA's marginals).
     let opts = &inputs.opts;
-    let numeric = (table.columns.iter().enumerate())
-        .all(|(j, c)| Some(j) == table.label_index || matches!(c, Column::Numeric { .. }));
+    let numeric = synth::gmm_synth::numeric_features(table);
     let run = synth::auto_gmm(opts, &p.mechanism, p.auto_mix, false, table)
         .unwrap_or_else(|| p.mechanism.clone());
     match &run {

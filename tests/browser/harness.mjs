@@ -124,6 +124,22 @@ export async function waitForRun(page, timeout = 120_000) {
 }
 
 /**
+ * Clicks Synthesize and waits for the run (`timeout` ms); throws unless it ends "done".
+ * Returns its seconds, the network requests made since the page loaded (counted before the
+ * receipt's download), the status line and the downloaded receipt.
+ */
+export async function synthesizeForReceipt(page, networkRequestsAfterLoad, timeout = 600_000) {
+  const t0 = performance.now();
+  await page.click('[data-testid="synthesize-button"]');
+  const st = await waitForRun(page, timeout);
+  const seconds = (performance.now() - t0) / 1000;
+  const requests = networkRequestsAfterLoad().length;
+  if (st.state !== "done") throw new Error(`browser run failed: ${st.text}`);
+  const receipt = JSON.parse((await downloadBytes(page, "download-receipt")).bytes.toString("utf8"));
+  return { seconds, requests, status: st.text, receipt };
+}
+
+/**
  * Clicks a download button and returns the file. If no download starts within
  * 20 s the click is tried once more, and that is reported on stderr with the
  * button's and the status line's state: a CI run once saw one of eleven

@@ -147,11 +147,7 @@ pub fn auto_gmm(
     images: bool,
     table: &Table,
 ) -> Option<Mechanism> {
-    let numeric = table
-        .columns
-        .iter()
-        .enumerate()
-        .all(|(j, c)| Some(j) == table.label_index || matches!(c, Column::Numeric { .. }));
+    let numeric = numeric_features(table);
     let d = table.n_cols().saturating_sub(1);
     let n = table.n_rows;
     (matches!(mechanism, Mechanism::Cda)
@@ -168,6 +164,13 @@ pub fn auto_gmm(
             components: images.then(|| image_components(d)),
         })
     })
+}
+
+/// Every column of `table` but the label is numeric (the GMM's tables: d is then the feature
+/// columns).
+pub fn numeric_features(table: &Table) -> bool {
+    (table.columns.iter().enumerate())
+        .all(|(j, c)| Some(j) == table.label_index || matches!(c, Column::Numeric { .. }))
 }
 
 /// The size rule of [`auto_gmm`]: d numeric features between [`AUTO_MIN_DIM`] and

@@ -296,15 +296,11 @@ pub fn synthesize<'t>(
     opts: &SynthOptions,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    row: impl FnMut(&[String]) -> Result<()>,
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    let sinks = Sinks {
-        header: &mut once(header),
-        row: &mut row,
-        progress: &mut progress,
-    };
-    synthesize_dyn(
+    let sinks = (header, row, progress);
+    with_sinks(
         table.into(),
         schema,
         opts,
@@ -313,6 +309,28 @@ pub fn synthesize<'t>(
         sinks,
         false,
     )
+}
+
+/// [`synthesize_dyn`] with the three sinks as closures (the header called at most once).
+fn with_sinks(
+    table: Cow<'_, Table>,
+    schema: Option<&Schema>,
+    opts: &SynthOptions,
+    mechanism: &Mechanism,
+    rng: &mut ReleaseRng,
+    (header, mut row, mut progress): (
+        impl FnOnce(&[String]) -> Result<()>,
+        impl FnMut(&[String]) -> Result<()>,
+        impl FnMut(f64) -> Result<()>,
+    ),
+    denoise: bool,
+) -> Result<Receipt> {
+    let sinks = Sinks {
+        header: &mut once(header),
+        row: &mut row,
+        progress: &mut progress,
+    };
+    synthesize_dyn(table, schema, opts, mechanism, rng, sinks, denoise)
 }
 
 /// A header sink that may be called only once (the pipeline calls it once; a second call
@@ -1472,15 +1490,11 @@ pub fn synthesize_denoised<'t>(
     mechanism: &Mechanism,
     rng: &mut ReleaseRng,
     header: impl FnOnce(&[String]) -> Result<()>,
-    mut row: impl FnMut(&[String]) -> Result<()>,
-    mut progress: impl FnMut(f64) -> Result<()>,
+    row: impl FnMut(&[String]) -> Result<()>,
+    progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<Receipt> {
-    let sinks = Sinks {
-        header: &mut once(header),
-        row: &mut row,
-        progress: &mut progress,
-    };
-    synthesize_dyn(table.into(), schema, opts, mechanism, rng, sinks, true)
+    let sinks = (header, row, progress);
+    with_sinks(table.into(), schema, opts, mechanism, rng, sinks, true)
 }
 
 /// How the encoded rows are brought into the mechanism's bounded set. DP-CDA's rows are
