@@ -8,6 +8,7 @@
 #![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod baselines;
+pub mod blockdraw;
 pub mod design;
 pub mod exactnoise;
 pub mod fit;

@@ -72,6 +72,7 @@ use crate::accountant::{AccountantKind, Preset};
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
 use crate::mechanisms::gaussian_steps::GaussianSteps;
+use crate::mechanisms::gmm::blockdraw::{correlate_rows, PackedBasis};
 use crate::mechanisms::gmm::exactnoise::class_stats;
 use crate::mechanisms::gmm::linalg::{cholesky, Mat};
 use crate::mechanisms::gmm::marginals::{
@@ -743,7 +744,8 @@ pub(super) fn emit(
     // Rows are made EMIT_BLOCK at a time so that each column's histogram map is applied to
     // the block's values together (its tables stay in cache); every value is computed by
     // the same operations in the same order as one row at a time.
-    let mut e = vec![0.0f64; k];
+    let basis = PackedBasis::new(&model.basis, d);
+    let mut eb = vec![0.0f64; EMIT_BLOCK * k];
     let mut yb = vec![0.0f64; EMIT_BLOCK * k];
     let mut xb = vec![0.0f64; EMIT_BLOCK * d];
     let mut x32 = vec![0.0f32; d];
@@ -754,26 +756,11 @@ pub(super) fn emit(
         while left > 0 {
             let m = left.min(EMIT_BLOCK);
             left -= m;
-            let (yb, xb) = (&mut yb[..m * k], &mut xb[..m * d]);
-            for y in yb.chunks_exact_mut(k) {
-                e.iter_mut()
-                    .for_each(|v| *v = StandardNormal.sample(&mut *rng));
-                for (i, yi) in y.iter_mut().enumerate() {
-                    let mut s = mu[i];
-                    for (j, ej) in e.iter().enumerate().take(i + 1) {
-                        s += l.get(i, j) * ej;
-                    }
-                    *yi = s * bound;
-                }
-            }
-            xb.fill(0.0);
-            for (y, x) in yb.chunks_exact(k).zip(xb.chunks_exact_mut(d)) {
-                for (yi, v) in y.iter().zip(&model.basis) {
-                    for (xj, vj) in x.iter_mut().zip(v) {
-                        *xj += yi * vj;
-                    }
-                }
-            }
+            let (eb, yb, xb) = (&mut eb[..m * k], &mut yb[..m * k], &mut xb[..m * d]);
+            eb.iter_mut()
+                .for_each(|v| *v = StandardNormal.sample(&mut *rng));
+            correlate_rows(mu, l, bound, eb, yb);
+            basis.project_rows(yb, xb);
             map.apply_rows(xb);
             for x in xb.chunks_exact(d) {
                 for (o, &v) in x32.iter_mut().zip(x) {
