@@ -114,6 +114,13 @@ pub fn upper_pairs(d: usize) -> Vec<(usize, usize)> {
 }
 
 /// The exact per-class statistics of unit-ball rows `z` (labels in 0..k).
+///
+/// Computed in parts of the rows (on all cores natively) whose integer sums are added: the
+/// same numbers as one pass, whatever the parts. Within a part, each class's products are
+/// first added in i64 and moved into the i128 sums every [`BATCH`] rows of the class: on the
+/// grid, ‖u‖₂ ≤ 2^30, so every product u_i·u_j is at most 2^60 in magnitude (2^59 off the
+/// diagonal, as 2|u_i u_j| ≤ u_i² + u_j² ≤ 2^60), and [`BATCH`] of them stay below 2^63.
+/// (In wasm an i128 multiplication is a library call; this keeps it out of the inner loop.)
 pub fn class_stats(
     z: &[Vec<f64>],
     labels: &[usize],
@@ -126,6 +133,39 @@ pub fn class_stats(
             z.len()
         )));
     }
+    let n = z.len().min(labels.len());
+    let part = n.div_ceil(crate::par::threads()).max(1);
+    let parts = crate::par::map_range(0..n.div_ceil(part), |p| {
+        let rows = p * part..((p + 1) * part).min(n);
+        class_stats_of(&z[rows.clone()], &labels[rows], k, d)
+    });
+    let mut st = vec![
+        ClassStats {
+            count: 0,
+            sum: vec![0; d],
+            moment: vec![0; d * (d + 1) / 2],
+        };
+        k
+    ];
+    for part in parts {
+        for (s, p) in st.iter_mut().zip(part) {
+            s.count += p.count;
+            s.sum.iter_mut().zip(&p.sum).for_each(|(a, b)| *a += b);
+            s.moment
+                .iter_mut()
+                .zip(&p.moment)
+                .for_each(|(a, b)| *a += b);
+        }
+    }
+    Ok(st)
+}
+
+/// Rows of one class whose products are added in i64 before they move to the i128 sums
+/// (see [`class_stats`]).
+const BATCH: usize = 7;
+
+/// [`class_stats`] of one part of the rows, in one pass.
+fn class_stats_of(z: &[Vec<f64>], labels: &[usize], k: usize, d: usize) -> Vec<ClassStats> {
     let m = d * (d + 1) / 2;
     let mut st = vec![
         ClassStats {
@@ -135,21 +175,39 @@ pub fn class_stats(
         };
         k
     ];
+    // Each class's i64 sums of up to BATCH rows' products, and how many rows they hold.
+    let mut batch: Vec<(usize, Vec<i64>)> = vec![(0, vec![0; m]); k];
+    let flush = |s: &mut ClassStats, b: &mut (usize, Vec<i64>)| {
+        s.moment
+            .iter_mut()
+            .zip(b.1.iter_mut())
+            .for_each(|(a, v)| *a += i128::from(std::mem::take(v)));
+        b.0 = 0;
+    };
     for (row, &c) in z.iter().zip(labels) {
         let u = row_units(row);
-        let s = &mut st[c];
+        let (s, b) = (&mut st[c], &mut batch[c]);
         s.count += 1;
         let mut t = 0;
         for i in 0..d {
-            s.sum[i] += u[i] as i128;
-            let ui = u[i] as i128;
-            for j in i..d {
-                s.moment[t] += ui * u[j] as i128;
-                t += 1;
+            s.sum[i] += i128::from(u[i]);
+            let ui = u[i];
+            for (a, &uj) in b.1[t..t + d - i].iter_mut().zip(&u[i..]) {
+                *a += ui * uj;
             }
+            t += d - i;
+        }
+        b.0 += 1;
+        if b.0 == BATCH {
+            flush(s, b);
         }
     }
-    Ok(st)
+    for (s, b) in st.iter_mut().zip(batch.iter_mut()) {
+        if b.0 > 0 {
+            flush(s, b);
+        }
+    }
+    st
 }
 
 impl ClassStats {
@@ -361,6 +419,58 @@ mod tests {
             for i in 0..d {
                 for j in 0..d {
                     assert!((cv.get(i, j) - fits[c].cov.get(i, j)).abs() < 1e-8);
+                }
+            }
+        }
+    }
+
+    /// The batched sums are the plain i128 sums, at the largest products the grid allows
+    /// (rows of norm 1 on one axis, or split between two: each batch then holds 7 products
+    /// of 2^60 or 2^59), in one class and spread over several.
+    #[test]
+    fn batched_sums_are_the_exact_sums_at_the_largest_products() {
+        let mut rng = ReleaseRng::seeded(31);
+        let d = 5;
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        let mut z: Vec<Vec<f64>> = Vec::new();
+        for i in 0..200 {
+            z.push(match i % 4 {
+                0 => vec![1.0, 0.0, 0.0, 0.0, 0.0],
+                1 => vec![-1.0, 0.0, 0.0, 0.0, 0.0],
+                2 => vec![0.0, h, -h, 0.0, 0.0],
+                _ => {
+                    let r: Vec<f64> = (0..d).map(|_| rng.gen::<f64>() - 0.5).collect();
+                    let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    r.iter().map(|v| v / norm).collect()
+                }
+            });
+        }
+        for (labels, k) in [
+            (vec![0usize; 200], 1),
+            ((0..200).map(|i| i % 3).collect(), 3),
+        ] {
+            let st = class_stats(&z, &labels, k, d).unwrap();
+            for c in 0..k {
+                let (mut count, mut sum, mut moment) = (0, vec![0i128; d], Vec::new());
+                moment.resize(d * (d + 1) / 2, 0i128);
+                for (row, _) in z.iter().zip(&labels).filter(|(_, &l)| l == c) {
+                    let u = row_units(row);
+                    count += 1;
+                    let mut t = 0;
+                    for i in 0..d {
+                        sum[i] += u[i] as i128;
+                        for j in i..d {
+                            moment[t] += u[i] as i128 * u[j] as i128;
+                            t += 1;
+                        }
+                    }
+                }
+                assert_eq!(st[c].count, count);
+                assert_eq!(st[c].sum, sum);
+                assert_eq!(st[c].moment, moment);
+                // Beyond i64: 50 rows of 2^60 on the first diagonal entry.
+                if k == 1 {
+                    assert!(moment[0] > i128::from(i64::MAX));
                 }
             }
         }
