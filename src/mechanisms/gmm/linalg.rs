@@ -265,18 +265,13 @@ pub fn sym_eigen_tridiagonal(a: &Mat) -> (Vec<f64>, Mat) {
     if n == 0 {
         return (Vec::new(), Mat::zeros(0));
     }
-    // `v` row-major as in EISPACK (v[i][j] at i·n + j), symmetrized input.
-    let mut v = a.symmetrize().a;
+    // The symmetrized input (exactly symmetric, so it reads the same in either order).
+    let mut w = a.symmetrize().a;
     let mut d = vec![0f64; n];
     let mut e = vec![0f64; n];
-    tridiagonalize(n, &mut v, &mut d, &mut e);
-    // The QL rotations act on columns of `v`; on its transpose they act on contiguous rows.
-    let mut w = vec![0f64; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            w[j * n + i] = v[i * n + j];
-        }
-    }
+    // EISPACK's v, stored column by column: on return `w` holds its transpose row-major,
+    // whose contiguous rows the QL rotations act on.
+    tridiagonalize(n, &mut w, &mut d, &mut e);
     ql_implicit(n, &mut w, &mut d, &mut e);
     // Ascending eigenvalues, eigenvectors as the columns of V.
     let mut order: Vec<usize> = (0..n).collect();
@@ -290,12 +285,16 @@ pub fn sym_eigen_tridiagonal(a: &Mat) -> (Vec<f64>, Mat) {
     (order.iter().map(|&i| d[i]).collect(), out)
 }
 
-/// Householder reduction of the symmetric `v` (row-major n × n) to tridiagonal form: on
-/// return `d` is the diagonal, `e[1..]` the subdiagonal and `v` the accumulated orthogonal
-/// transformation (tred2).
+/// Householder reduction of the symmetric `v` (n × n) to tridiagonal form: on return `d` is
+/// the diagonal, `e[1..]` the subdiagonal and `v` the accumulated orthogonal transformation
+/// (tred2). `v` is stored column by column (v[i][j] at j·n + i): the algorithm's inner loops
+/// run down columns (k in v[k][j]), which are then contiguous; the arithmetic is EISPACK's
+/// in its order.
 fn tridiagonalize(n: usize, v: &mut [f64], d: &mut [f64], e: &mut [f64]) {
-    let at = |i: usize, j: usize| i * n + j;
-    d.copy_from_slice(&v[at(n - 1, 0)..at(n - 1, 0) + n]);
+    let at = |i: usize, j: usize| j * n + i;
+    for (j, dj) in d.iter_mut().enumerate() {
+        *dj = v[at(n - 1, j)];
+    }
     for i in (1..n).rev() {
         let scale: f64 = d[..i].iter().map(|x| x.abs()).sum();
         let mut h = 0.0;
