@@ -245,6 +245,11 @@ struct FeatureMap {
     lo: f64,
     width: f64,
     cum: Vec<f64>,
+    /// For each tabulated interval i of the CDF (between points i and i + 1), the range of
+    /// `cum` indices [a, b] that the search for any u interpolated inside it can return (see
+    /// [`FeatureMap::spans`]); empty when `cum` is not sorted (then the whole of `cum` is
+    /// searched).
+    spans: Vec<(u16, u16)>,
 }
 
 impl MarginalMap {
@@ -268,7 +273,7 @@ impl MarginalMap {
                     .fold(f64::NEG_INFINITY, f64::max);
                 let total: f64 = classes.iter().map(|c| c.0).sum();
                 let step = ((hi_m - lo_m) / (CDF_POINTS - 1) as f64).max(f64::MIN_POSITIVE);
-                let cdf = (0..CDF_POINTS)
+                let cdf: Vec<f64> = (0..CDF_POINTS)
                     .map(|i| {
                         let x = lo_m + i as f64 * step;
                         classes
@@ -286,6 +291,7 @@ impl MarginalMap {
                     cum.push(acc);
                 }
                 let (lo, hi) = (marginals.lower[j], marginals.upper[j]);
+                let spans = FeatureMap::spans(&cdf, &cum);
                 Some(FeatureMap {
                     start: lo_m,
                     step,
@@ -293,6 +299,7 @@ impl MarginalMap {
                     lo,
                     width: (hi - lo) / (p.len() - 1).max(1) as f64,
                     cum,
+                    spans,
                 })
             })
             .collect();
@@ -333,9 +340,32 @@ impl MarginalMap {
 }
 
 impl FeatureMap {
+    /// [`FeatureMap::spans`]: for each interval i of the tabulated CDF, the smallest and
+    /// largest number of `cum` entries below a u that [`FeatureMap::map`] interpolates in it.
+    /// There u = clamp(cdf_i + f·(cdf_{i+1} − cdf_i), 0, 1) with 0 ≤ f < 1: rounding is
+    /// monotone, so u is monotone in f and lies between its values at f = 0 and f = 1, and
+    /// with `cum` sorted the count of entries below u (the search's answer) lies between
+    /// theirs. The search then needs only the entries in that range, and returns what it
+    /// would over all of `cum`. Empty when `cum` is not sorted or too long for u16.
+    fn spans(cdf: &[f64], cum: &[f64]) -> Vec<(u16, u16)> {
+        if cum.len() > usize::from(u16::MAX) || cum.windows(2).any(|w| !(w[0] <= w[1])) {
+            return Vec::new();
+        }
+        let below = |u: f64| cum.partition_point(|&c| c < u) as u16;
+        cdf.windows(2)
+            .map(|w| {
+                let u0 = (w[0] + 0.0 * (w[1] - w[0])).clamp(0.0, 1.0);
+                let u1 = (w[0] + (w[1] - w[0])).clamp(0.0, 1.0);
+                let (a, b) = (below(u0), below(u1));
+                (a.min(b), a.max(b))
+            })
+            .collect()
+    }
+
     fn map(&self, x: f64) -> f64 {
         // u = F_M(x), linear between the tabulated points.
         let t = (x - self.start) / self.step;
+        let mut span = None;
         let u = if !(t > 0.0) {
             self.cdf[0]
         } else if t >= (self.cdf.len() - 1) as f64 {
@@ -343,16 +373,20 @@ impl FeatureMap {
         } else {
             let i = t as usize;
             let f = t - i as f64;
+            span = self.spans.get(i);
             self.cdf[i] + f * (self.cdf[i + 1] - self.cdf[i])
         }
         .clamp(0.0, 1.0);
         // F_H⁻¹(u): the cell whose cumulative range holds u; the atom is lo, a bin is
         // uniform inside.
-        let b = self
-            .cum
-            .partition_point(|&c| c < u)
-            .clamp(1, self.cum.len() - 1)
-            - 1;
+        let below = match span {
+            Some(&(a, b)) => {
+                let (a, b) = (usize::from(a), usize::from(b));
+                a + self.cum[a..b].partition_point(|&c| c < u)
+            }
+            None => self.cum.partition_point(|&c| c < u),
+        };
+        let b = below.clamp(1, self.cum.len() - 1) - 1;
         if b == 0 {
             return self.lo;
         }
@@ -425,6 +459,96 @@ mod tests {
         assert!(together
             .chunks_exact(3)
             .all(|t| (0.0..=1.0).contains(&t[1])));
+    }
+
+    /// The map with every search over all of `cum` (the definition the spans shortcut).
+    fn map_searching_everything(f: &FeatureMap, x: f64) -> f64 {
+        let t = (x - f.start) / f.step;
+        let u = if !(t > 0.0) {
+            f.cdf[0]
+        } else if t >= (f.cdf.len() - 1) as f64 {
+            f.cdf[f.cdf.len() - 1]
+        } else {
+            let i = t as usize;
+            let fr = t - i as f64;
+            f.cdf[i] + fr * (f.cdf[i + 1] - f.cdf[i])
+        }
+        .clamp(0.0, 1.0);
+        let b = f.cum.partition_point(|&c| c < u).clamp(1, f.cum.len() - 1) - 1;
+        if b == 0 {
+            return f.lo;
+        }
+        let p = f.cum[b + 1] - f.cum[b];
+        let within = if p > 0.0 {
+            ((u - f.cum[b]) / p).clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        f.lo + ((b - 1) as f64 + within) * f.width
+    }
+
+    /// The search restricted to each CDF interval's span returns what the search over all of
+    /// `cum` returns, bit for bit: at random points, at the tabulated points themselves,
+    /// outside the table, at NaN and ±∞; for histograms with empty bins, an atom, many bins,
+    /// and (spans off) one whose cumulative sums are not sorted.
+    #[test]
+    fn the_spans_give_the_full_search_bit_for_bit() {
+        let mut rng = ReleaseRng::seeded(17);
+        let mut probs: Vec<Vec<f64>> = vec![
+            vec![0.1, 0.2, 0.0, 0.0, 0.7],
+            vec![0.9, 0.0, 0.05, 0.0, 0.05],
+            (0..300)
+                .map(|i| if i % 7 == 0 { 0.0 } else { 1.0 / 256.0 })
+                .collect(),
+            vec![0.3, -0.1, 0.5, 0.3],
+        ];
+        probs.push((0..33).map(|_| rng.gen::<f64>()).collect());
+        let d = probs.len();
+        let m = FeatureMarginals {
+            lower: vec![0.0; d],
+            upper: (1..=d).map(|j| j as f64).collect(),
+            probs,
+        };
+        let classes = [
+            (
+                3.0,
+                vec![0.2, 0.5, 1.0, 2.0, 1.0],
+                vec![0.3, 0.1, 0.7, 0.01, 2.0],
+            ),
+            (
+                1.0,
+                vec![0.9, -0.5, 2.5, 2.0, 4.0],
+                vec![0.05, 0.4, 0.2, 0.5, 0.1],
+            ),
+        ];
+        let map = MarginalMap::new(&m, &classes);
+        let mut checked = 0;
+        for (j, f) in map.features.iter().enumerate() {
+            let f = f.as_ref().expect("every feature has a marginal");
+            assert_eq!(f.spans.is_empty(), j == 3, "feature {j}");
+            let n = f.cdf.len() as f64;
+            let mut xs: Vec<f64> = (0..20_000)
+                .map(|_| f.start + (rng.gen::<f64>() * 1.2 - 0.1) * n * f.step)
+                .collect();
+            xs.extend((0..f.cdf.len()).map(|i| f.start + i as f64 * f.step));
+            xs.extend([
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f.start,
+                -1e300,
+                1e300,
+            ]);
+            for x in xs {
+                assert_eq!(
+                    f.map(x).to_bits(),
+                    map_searching_everything(f, x).to_bits(),
+                    "feature {j}, x = {x}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 5 * 20_000);
     }
 
     #[test]
