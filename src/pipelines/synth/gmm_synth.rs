@@ -741,27 +741,36 @@ pub(super) fn emit(
     let rows_total: usize = g.per_class_counts.iter().sum();
     let mut labels: Vec<u32> = room_for_rows(rows_total, 1)?;
     let mut dec = g.space.chunked(rows_total, 1.0, g.marginals, None)?;
-    // Rows are made EMIT_BLOCK at a time so that each column's histogram map is applied to
-    // the block's values together (its tables stay in cache); every value is computed by
-    // the same operations in the same order as one row at a time.
+    // Rows are made in waves of EMIT_BLOCK rows per core: a wave's standard normal draws are
+    // taken in order from the one stream, its blocks of EMIT_BLOCK rows are then turned into
+    // values on all cores natively (each column's histogram map applied to a block's values
+    // together, so its tables stay in cache), and the rows are pushed in order. The draws, and
+    // every value's operations in their order, are those of one row at a time, whatever the
+    // number of cores.
     let basis = PackedBasis::new(&model.basis, d);
-    let mut eb = vec![0.0f64; EMIT_BLOCK * k];
-    let mut yb = vec![0.0f64; EMIT_BLOCK * k];
-    let mut xb = vec![0.0f64; EMIT_BLOCK * d];
+    let wave = EMIT_BLOCK * crate::par::threads();
+    let mut eb = vec![0.0f64; wave * k];
+    let mut xb = vec![0.0f64; wave * d];
     let mut x32 = vec![0.0f32; d];
     let mut done = 0usize;
     for (class, &rows) in g.per_class_counts.iter().enumerate() {
         let (mu, l) = (&model.means[class], &model.chols[class]);
         let mut left = rows;
         while left > 0 {
-            let m = left.min(EMIT_BLOCK);
+            let m = left.min(wave);
             left -= m;
-            let (eb, yb, xb) = (&mut eb[..m * k], &mut yb[..m * k], &mut xb[..m * d]);
+            let (eb, xb) = (&mut eb[..m * k], &mut xb[..m * d]);
             eb.iter_mut()
                 .for_each(|v| *v = StandardNormal.sample(&mut *rng));
-            correlate_rows(mu, l, bound, eb, yb);
-            basis.project_rows(yb, xb);
-            map.apply_rows(xb);
+            let eb: &[f64] = eb;
+            crate::par::blocks_mut(xb, EMIT_BLOCK * d, |b, xs| {
+                let n = xs.len() / d;
+                let mut ys = vec![0.0f64; n * k];
+                correlate_rows(mu, l, bound, &eb[b * EMIT_BLOCK * k..][..n * k], &mut ys);
+                basis.project_rows(&ys, xs);
+                map.apply_rows(xs);
+                0
+            });
             for x in xb.chunks_exact(d) {
                 for (o, &v) in x32.iter_mut().zip(x) {
                     *o = v as f32;
