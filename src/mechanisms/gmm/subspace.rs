@@ -91,7 +91,7 @@ pub struct MomentSum {
     d: usize,
     rows: usize,
     acc: Vec<i64>,
-    nz: Vec<(usize, i64)>,
+    runs: Vec<(usize, usize)>,
 }
 
 impl MomentSum {
@@ -101,7 +101,7 @@ impl MomentSum {
             d,
             rows: 0,
             acc: vec![0; d * (d + 1) / 2],
-            nz: Vec::with_capacity(d),
+            runs: Vec::with_capacity(d),
         }
     }
 
@@ -121,18 +121,33 @@ impl MomentSum {
                 self.rows
             )));
         }
-        let nz = &mut self.nz;
-        nz.clear();
-        nz.extend(
-            row_units_at(row, BASIS_BITS)
-                .into_iter()
-                .enumerate()
-                .filter(|&(_, u)| u != 0),
-        );
-        for (a, &(i, ui)) in nz.iter().enumerate() {
-            let seg = &mut self.acc[row_offset(i, d)..row_offset(i + 1, d)];
-            for &(j, uj) in &nz[a..] {
-                seg[j - i] += ui * uj;
+        let u = row_units_at(row, BASIS_BITS);
+        // The runs of consecutive non-zero entries [start, end): every product u_i·u_j,
+        // i ≤ j, of two non-zero entries is added, a run at a time (contiguous, where pixels
+        // of one object sit side by side).
+        let runs = &mut self.runs;
+        runs.clear();
+        let mut j = 0;
+        while j < d {
+            if u[j] == 0 {
+                j += 1;
+                continue;
+            }
+            let start = j;
+            while j < d && u[j] != 0 {
+                j += 1;
+            }
+            runs.push((start, j));
+        }
+        for (r, &(start, end)) in runs.iter().enumerate() {
+            for i in start..end {
+                let ui = u[i];
+                let seg = &mut self.acc[row_offset(i, d)..row_offset(i + 1, d)];
+                for &(s, e) in std::iter::once(&(i, end)).chain(&runs[r + 1..]) {
+                    for (a, &uj) in seg[s - i..e - i].iter_mut().zip(&u[s..e]) {
+                        *a += ui * uj;
+                    }
+                }
             }
         }
         Ok(())
