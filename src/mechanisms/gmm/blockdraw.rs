@@ -3,13 +3,13 @@
 //! several features at a time.
 //!
 //! Both are plain post-processing arithmetic: every output entry is the same sum, of the same
-//! terms, added in the same order, as the one-row loops they replace (y_i = μ_i, then
-//! + L_ij·e_j for j = 0..=i; x_j = 0, then + y_c·V_c[j] for c = 0..k), so the values are the
-//! same bits. What changes is the order in which independent entries are computed: [`LANES`]
-//! rows go together (independent sums, so the additions overlap instead of waiting on each
-//! other) and the basis is read one tile of [`TILE`] features at a time, packed so that a tile
-//! stays in cache while every row of the block uses it. In wasm, where nothing is run on
-//! another core, this is most of the GMM's sampling time.
+//! terms, added in the same order, as the one-row loops they replace (y_i starts at μ_i and
+//! adds L_ij·e_j for j = 0..=i in turn; x_j starts at 0 and adds y_c·V_c(j) for c = 0..k in
+//! turn), so the values are the same bits. What changes is the order in which independent
+//! entries are computed: [`LANES`] rows go together (independent sums, so the additions
+//! overlap instead of waiting on each other) and the basis is read one tile of [`TILE`]
+//! features at a time, packed so that a tile stays in cache while every row of the block uses
+//! it. In wasm the one-row loops had been most of the GMM's sampling time (bench/README.md).
 
 use super::linalg::Mat;
 

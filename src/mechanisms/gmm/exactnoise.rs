@@ -117,9 +117,9 @@ pub fn upper_pairs(d: usize) -> Vec<(usize, usize)> {
 ///
 /// Computed in parts of the rows (on all cores natively) whose integer sums are added: the
 /// same numbers as one pass, whatever the parts. Within a part, each class's products are
-/// first added in i64 and moved into the i128 sums every [`BATCH`] rows of the class: on the
+/// first added in i64 and moved into the i128 sums every 7 rows of the class: on the
 /// grid, ‖u‖₂ ≤ 2^30, so every product u_i·u_j is at most 2^60 in magnitude (2^59 off the
-/// diagonal, as 2|u_i u_j| ≤ u_i² + u_j² ≤ 2^60), and [`BATCH`] of them stay below 2^63.
+/// diagonal, as 2|u_i u_j| ≤ u_i² + u_j² ≤ 2^60), and 7 of them stay below 2^63.
 /// (In wasm an i128 multiplication is a library call; this keeps it out of the inner loop.)
 pub fn class_stats(
     z: &[Vec<f64>],
