@@ -363,29 +363,38 @@ impl FeatureMap {
     }
 
     fn map(&self, x: f64) -> f64 {
-        // u = F_M(x), linear between the tabulated points.
-        let t = (x - self.start) / self.step;
-        let mut span = None;
-        let u = if !(t > 0.0) {
-            self.cdf[0]
-        } else if t >= (self.cdf.len() - 1) as f64 {
-            self.cdf[self.cdf.len() - 1]
-        } else {
-            let i = t as usize;
-            let f = t - i as f64;
-            span = self.spans.get(i);
-            self.cdf[i] + f * (self.cdf[i + 1] - self.cdf[i])
-        }
-        .clamp(0.0, 1.0);
-        // F_H⁻¹(u): the cell whose cumulative range holds u; the atom is lo, a bin is
-        // uniform inside.
-        let below = match span {
+        let (u, interval) = self.quantile(x);
+        // F_H⁻¹(u): the cell whose cumulative range holds u, searched among the cells the
+        // interval's values can reach.
+        let below = match interval.and_then(|i| self.spans.get(i)) {
             Some(&(a, b)) => {
                 let (a, b) = (usize::from(a), usize::from(b));
                 a + self.cum[a..b].partition_point(|&c| c < u)
             }
             None => self.cum.partition_point(|&c| c < u),
         };
+        self.in_cell(below, u)
+    }
+
+    /// u = F_M(x), linear between the tabulated points, and the interval of the table it was
+    /// interpolated in (none outside the table).
+    fn quantile(&self, x: f64) -> (f64, Option<usize>) {
+        let t = (x - self.start) / self.step;
+        let (u, interval) = if !(t > 0.0) {
+            (self.cdf[0], None)
+        } else if t >= (self.cdf.len() - 1) as f64 {
+            (self.cdf[self.cdf.len() - 1], None)
+        } else {
+            let i = t as usize;
+            let f = t - i as f64;
+            (self.cdf[i] + f * (self.cdf[i + 1] - self.cdf[i]), Some(i))
+        };
+        (u.clamp(0.0, 1.0), interval)
+    }
+
+    /// The value at u of the cell that `below` (the number of cumulative sums below u)
+    /// points to: the atom is lo, a bin is uniform inside.
+    fn in_cell(&self, below: usize, u: f64) -> f64 {
         let b = below.clamp(1, self.cum.len() - 1) - 1;
         if b == 0 {
             return self.lo;
@@ -463,28 +472,8 @@ mod tests {
 
     /// The map with every search over all of `cum` (the definition the spans shortcut).
     fn map_searching_everything(f: &FeatureMap, x: f64) -> f64 {
-        let t = (x - f.start) / f.step;
-        let u = if !(t > 0.0) {
-            f.cdf[0]
-        } else if t >= (f.cdf.len() - 1) as f64 {
-            f.cdf[f.cdf.len() - 1]
-        } else {
-            let i = t as usize;
-            let fr = t - i as f64;
-            f.cdf[i] + fr * (f.cdf[i + 1] - f.cdf[i])
-        }
-        .clamp(0.0, 1.0);
-        let b = f.cum.partition_point(|&c| c < u).clamp(1, f.cum.len() - 1) - 1;
-        if b == 0 {
-            return f.lo;
-        }
-        let p = f.cum[b + 1] - f.cum[b];
-        let within = if p > 0.0 {
-            ((u - f.cum[b]) / p).clamp(0.0, 1.0)
-        } else {
-            0.5
-        };
-        f.lo + ((b - 1) as f64 + within) * f.width
+        let (u, _) = f.quantile(x);
+        f.in_cell(f.cum.partition_point(|&c| c < u), u)
     }
 
     /// The search restricted to each CDF interval's span returns what the search over all of
