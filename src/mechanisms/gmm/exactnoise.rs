@@ -139,15 +139,7 @@ pub fn class_stats(
         let rows = p * part..((p + 1) * part).min(n);
         class_stats_of(&z[rows.clone()], &labels[rows], k, d)
     });
-    let mut st = vec![
-        ClassStats {
-            count: 0,
-            sum: vec![0; d],
-            moment: vec![0; d * (d + 1) / 2],
-        };
-        k
-    ];
-    for part in parts {
+    let merged = parts.into_iter().reduce(|mut st, part| {
         for (s, p) in st.iter_mut().zip(part) {
             s.count += p.count;
             s.sum.iter_mut().zip(&p.sum).for_each(|(a, b)| *a += b);
@@ -156,8 +148,10 @@ pub fn class_stats(
                 .zip(&p.moment)
                 .for_each(|(a, b)| *a += b);
         }
-    }
-    Ok(st)
+        st
+    });
+    // No rows: every class empty.
+    Ok(merged.unwrap_or_else(|| class_stats_of(&[], &[], k, d)))
 }
 
 /// Rows of one class whose products are added in i64 before they move to the i128 sums
