@@ -598,7 +598,7 @@ fn release(
         },
         |part| {
             let (m, c) = part?;
-            moment.merge(&m)?;
+            moment.merge(m)?;
             cells.merge(&c)
         },
     )?;
