@@ -373,8 +373,10 @@ fn tridiagonalize(n: usize, v: &mut [f64], d: &mut [f64], e: &mut [f64]) {
 /// For each column c of `cols` (columns of `n` entries; the first `q.len()` of each are
 /// read): g = Σ_k q_k·c_k, then c_k −= g·s_k for every k (tred2's accumulation step, `q` its
 /// column i + 1, `s` = q/h). Each g reads only its own column, so the sums run four columns
-/// at a time, four independent chains of additions, each in k order from −0.0 (as
-/// `Iterator::sum` adds): the same numbers as one column at a time.
+/// at a time, four independent chains of additions, each in k order from −0.0 (as the
+/// one-column `Iterator::sum` adds f64 in current Rust, 1.95 here; an older toolchain whose
+/// sum starts at +0.0 differs only in the sign of an all-zero sum): the same numbers as one
+/// column at a time.
 fn subtract_projections(cols: &mut [f64], n: usize, q: &[f64], s: &[f64]) {
     let len = q.len();
     for group in cols.chunks_mut(4 * n) {

@@ -98,8 +98,8 @@ const RUN_GAP: usize = 8;
 
 // Every entry of a unit-ball row on the grid 2^{−BASIS_BITS} is at most 2^BASIS_BITS in
 // magnitude (‖u‖ ≤ 2^BASIS_BITS exactly), so a product of two is at most 2^30: it is formed
-// exactly in an i32 and widened into the i64 sums (SIMD has no packed 64-bit multiply on
-// x86, nor in wasm's lowering of it).
+// exactly in an i32 and widened into the i64 sums (x86 has no packed 64-bit multiply below
+// AVX-512, so neither has wasm's lowering of i64x2.mul).
 const _: () = assert!(BASIS_BITS <= 15);
 
 /// [`second_moment`] one row at a time (rows need not be held together).
@@ -110,7 +110,8 @@ pub struct MomentSum {
     acc: Vec<i64>,
     /// Rows not yet added: their grid units (d each) ...
     pending: Vec<i32>,
-    /// ... their runs of consecutive non-zero entries [start, end) ...
+    /// ... their runs of non-zero entries [start, end) (with gaps of fewer than RUN_GAP
+    /// zeros inside) ...
     runs: Vec<(u32, u32)>,
     /// ... and where each row's runs end in `runs`.
     run_ends: Vec<usize>,
