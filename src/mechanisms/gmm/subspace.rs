@@ -185,9 +185,8 @@ impl MomentSum {
     /// Adds the held rows' products to the sums, one row of the triangle at a time.
     fn flush(&mut self) {
         let d = self.d;
-        let held = self.run_ends.len();
         // Each held row's runs, and the first of them that ends after the current i.
-        let mut next: Vec<usize> = (0..held)
+        let mut next: Vec<usize> = (0..self.run_ends.len())
             .map(|r| if r == 0 { 0 } else { self.run_ends[r - 1] })
             .collect();
         for i in 0..d {
@@ -330,7 +329,7 @@ impl Basis {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mechanisms::gmm::exactnoise::class_stats;
+    use crate::mechanisms::gmm::exactnoise::{class_stats, upper_pairs};
     use rand::Rng;
     use rand_distr::StandardNormal;
 
@@ -356,6 +355,19 @@ mod tests {
             .collect()
     }
 
+    /// Σ u uᵀ of the rows' grid units, summed directly in i128 over every pair i ≤ j.
+    fn direct_moment(rows: &[Vec<f64>], d: usize) -> Vec<i128> {
+        let pairs = upper_pairs(d);
+        let mut want = vec![0i128; pairs.len()];
+        for r in rows {
+            let u = row_units_at(r, BASIS_BITS);
+            for (w, &(i, j)) in want.iter_mut().zip(&pairs) {
+                *w += u[i] as i128 * u[j] as i128;
+            }
+        }
+        want
+    }
+
     #[test]
     fn the_sparse_second_moment_is_the_exact_one() {
         let mut rng = ReleaseRng::seeded(3);
@@ -363,18 +375,7 @@ mod tests {
         let got = second_moment(&z, 9).unwrap();
         // The same rows through the class statistics' dense exact path, on the finer grid
         // 2^{−30}, agree after truncation to 2^{−15}: compare with a direct dense sum here.
-        let mut want = vec![0i128; 45];
-        for r in &z {
-            let u = row_units_at(r, BASIS_BITS);
-            let mut t = 0;
-            for i in 0..9 {
-                for j in i..9 {
-                    want[t] += u[i] as i128 * u[j] as i128;
-                    t += 1;
-                }
-            }
-        }
-        assert_eq!(got, want);
+        assert_eq!(got, direct_moment(&z, 9));
         // And the class statistics' moment (grid 2^{−30}) is the same matrix to 2^{−14}.
         let dense = &class_stats(&z, &vec![0; z.len()], 1, 9).unwrap()[0].moment;
         for (a, b) in got.iter().zip(dense) {
@@ -430,21 +431,11 @@ mod tests {
             }
             rows.push(r);
         }
-        let direct = |rows: &[Vec<f64>]| {
-            let mut want = vec![0i128; d * (d + 1) / 2];
-            for r in rows {
-                let u = row_units_at(r, BASIS_BITS);
-                for (t, (i, j)) in (0..d).flat_map(|i| (i..d).map(move |j| (i, j))).enumerate() {
-                    want[t] += u[i] as i128 * u[j] as i128;
-                }
-            }
-            want
-        };
         assert!(rows.iter().any(|r| r.contains(&1.0) || r.contains(&-1.0)));
         for n in [1, MOMENT_BATCH - 1, MOMENT_BATCH, MOMENT_BATCH + 1, 150] {
             assert_eq!(
                 second_moment(&rows[..n], d).unwrap(),
-                direct(&rows[..n]),
+                direct_moment(&rows[..n], d),
                 "{n} rows"
             );
         }
@@ -456,7 +447,7 @@ mod tests {
         a.merge(c).unwrap();
         b.merge(a).unwrap();
         assert_eq!(b.rows, 150);
-        assert_eq!(b.finish().unwrap(), direct(&rows));
+        assert_eq!(b.finish().unwrap(), direct_moment(&rows, d));
     }
 
     #[test]
