@@ -159,7 +159,8 @@ export interface PreviewParams {
   accountant?: "pld" | "rdp";
   /** "standard" (default: a record may change class) or "keep-label". */
   adjacency?: "standard" | "keep-label";
-  /** The ε curve around σx (default true); false: only the calibrated point, sooner (see `PreviewView`). */
+  /** The ε curve around σx, and the GMM's around its noise multiplier (default true); false: only the calibrated
+   *  point, sooner (see `PreviewView`). */
   curve?: boolean;
   /** An image synthesis whose width, height or channels are left open: the run decides the shape under DP first
    *  (`synthesizeImages`), and the readout composes that release as the run will (default false). */
@@ -171,7 +172,8 @@ export interface PreviewParams {
  * the second call reuses the first one's calibration and computes only the curve.
  */
 export interface PreviewView {
-  /** The ε curve around σx (default true); false: only the calibrated point. */
+  /** The ε curve around σx, and the GMM's around its noise multiplier (default true); false: only the calibrated
+   *  point. */
   curve?: boolean;
 }
 /** The GMM's noise in a readout (`PreviewResult.gmm`), as the run calibrates it. */
@@ -184,6 +186,9 @@ export interface GmmPreview {
   epsilon: number;
   /** The accountant that calibrated ρ. */
   accountant: "pld" | "rdp";
+  /** [noise multiplier, ε] pairs: ε of the whole release against the GMM's noise multiplier around the calibrated one
+   *  (empty when the request asked for no curve). */
+  curve: [number, number][];
 }
 export interface PreviewResult {
   /** The mechanism the run will take: "dp-cda", or "dp-gmm" where the defaults give a large set of many numeric

@@ -238,7 +238,7 @@ fn the_readout_shows_the_gmm_noise_the_run_calibrates() {
         let shown = readout(&req);
         assert_eq!(shown["mechanism"], "dp-gmm", "{shown}");
         let g = &shown["gmm"];
-        let (_, r) = run(&csv, req).unwrap();
+        let (_, r) = run(&csv, req.clone()).unwrap();
         let p = &r["parameters"];
         assert_eq!(g["components"], p["components"]);
         assert_eq!(g["accountant"], accountant);
@@ -255,6 +255,33 @@ fn the_readout_shows_the_gmm_noise_the_run_calibrates() {
             !shown["warnings"].to_string().contains("DP-CDA's"),
             "{shown}"
         );
+        // The GMM's ε curve: through the calibrated point, at 0.5 to 2 times its noise
+        // multiplier, ε falling as the noise grows. The calibration takes the least noise that
+        // meets the target, so every point with less noise is above the target.
+        let z = g["noiseMultiplier"].as_f64().unwrap();
+        let curve: Vec<(f64, f64)> = serde_json::from_value(g["curve"].clone()).unwrap();
+        let factors = [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0];
+        assert_eq!(curve.len(), factors.len(), "{curve:?}");
+        assert_eq!(curve[3], (z, eps), "{curve:?}");
+        for (&(x, e), f) in curve.iter().zip(factors) {
+            assert!((x - z * f).abs() <= 1e-12 * z, "{curve:?}");
+            if f < 1.0 {
+                assert!(
+                    e > 5.0,
+                    "{accountant}: less noise, ε {e} at {f}z: {curve:?}"
+                );
+            }
+        }
+        assert!(curve.windows(2).all(|w| w[1].1 < w[0].1), "{curve:?}");
+        // Without a curve asked for: the same numbers, no curve.
+        let view = privmix::api::preview::PreviewView { curve: false };
+        let req: SynthRequest = serde_json::from_value(req.clone()).unwrap();
+        let p = SynthParams::try_from(&req).unwrap();
+        let table = read_csv_bytes(csv.as_bytes(), &p.csv_options("input").unwrap()).unwrap();
+        let quick = privmix::api::preview::dataset_preview_as(&table, &p, view).unwrap();
+        let qg = quick.gmm.unwrap();
+        assert!(qg.curve.is_empty(), "{:?}", qg.curve);
+        assert_eq!((qg.noise_multiplier, qg.epsilon), (z, eps));
     }
     let cda = readout(&json!({"label": "label", "epsilon": 5, "mechanism": "cda"}));
     assert_eq!(cda["mechanism"], "dp-cda");

@@ -380,6 +380,11 @@ async function updateReadout() {
       $("mix-suggestion").textContent =
         `auto: the dp-gmm mechanism runs here (l does not apply); giving l runs DP-CDA (suggested l = ${r.suggestedMix}).`;
       drawCurve(null);
+      // The GMM's curve: ε against its noise multiplier z.
+      const withCurve = await readout({});
+      if (seq !== readoutSeq) return;
+      const gc = withCurve.gmm;
+      drawCurve(gc?.curve?.length ? { curve: gc.curve, at: gc.noiseMultiplier, epsilon: gc.epsilon } : null, "z");
       return;
     }
     el.textContent =
@@ -399,7 +404,7 @@ async function updateReadout() {
         : `Suggested: l = ${r.suggestedMix} (uses only class sizes, T and the budget; “auto” chooses it).`;
     const withCurve = await readout({});
     if (seq !== readoutSeq) return;
-    drawCurve(withCurve);
+    drawCurve({ curve: withCurve.curve, at: withCurve.sigmaX, epsilon: withCurve.epsilon }, "σx");
   } catch (e) {
     if (seq !== readoutSeq) return;
     el.textContent = friendly(e, "Check the settings");
@@ -408,11 +413,14 @@ async function updateReadout() {
   }
 }
 
-function drawCurve(r) {
+// ε against the noise (`axis`: σx for DP-CDA, the noise multiplier z for the GMM), through
+// the calibrated point (`at`, `epsilon`); null clears it.
+function drawCurve(r, axis = "σx") {
   const c = $("eps-curve");
   const g = c.getContext("2d");
   g.clearRect(0, 0, c.width, c.height);
   if (!r) return;
+  c.setAttribute("aria-label", axis === "z" ? "ε against the noise multiplier z" : "ε against the noise σx");
   const xs = r.curve.map((p) => p[0]);
   const ys = r.curve.map((p) => p[1]);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y1 = Math.max(...ys) * 1.05;
@@ -428,7 +436,7 @@ function drawCurve(r) {
   g.font = "11px sans-serif";
   g.fillText("ε", 4, 16);
   g.fillText(y1.toPrecision(3), 4, 28);
-  g.fillText("σx →", c.width - 44, c.height - 4);
+  g.fillText(`${axis} →`, c.width - 44, c.height - 4);
   g.strokeStyle = "#1f5fa8";
   g.lineWidth = 2;
   g.beginPath();
@@ -436,7 +444,7 @@ function drawCurve(r) {
   g.stroke();
   g.fillStyle = "#c0392b";
   g.beginPath();
-  g.arc(px(r.sigmaX), py(r.epsilon), 4, 0, 2 * Math.PI);
+  g.arc(px(r.at), py(r.epsilon), 4, 0, 2 * Math.PI);
   g.fill();
 }
 

@@ -24,7 +24,9 @@ use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::synth::{self, DataPathBudget, SynthOptions};
-use crate::preprocess::auto::{auto_mix, coarse_orders, use_common_norm};
+use crate::preprocess::auto::{
+    auto_mix, chart_pld_options, coarse_orders, use_common_norm, CHART_FACTORS,
+};
 use crate::preprocess::dp_counts::{
     calibrate_standard, class_outlook, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
 };
@@ -74,8 +76,8 @@ pub struct PreviewRequest {
     /// `keep-label`.
     #[serde(default)]
     pub adjacency: Option<String>,
-    /// The ε curve around σx (default true). `false`: only the calibrated point, sooner (see
-    /// [`PreviewView`]).
+    /// The ε curve around σx, and the GMM's around its noise multiplier (default true).
+    /// `false`: only the calibrated point, sooner (see [`PreviewView`]).
     #[serde(default)]
     pub curve: Option<bool>,
     /// An image synthesis whose shape (width, height or channels) is left open: it decides
@@ -95,7 +97,8 @@ pub struct PreviewRequest {
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct PreviewView {
-    /// The ε curve around σx (default true); `false`: only the calibrated point.
+    /// The ε curve around σx, and the GMM's around its noise multiplier (default true);
+    /// `false`: only the calibrated point.
     pub curve: bool,
 }
 
@@ -119,6 +122,9 @@ pub struct GmmPreview {
     pub epsilon: f64,
     /// `pld` or `rdp`: the accountant that calibrated ρ.
     pub accountant: &'static str,
+    /// The ε curve: ε of the whole release against the noise multiplier around the
+    /// calibrated one (empty when the request asked for no curve).
+    pub curve: Vec<(f64, f64)>,
 }
 
 impl From<synth::gmm_synth::Outlook> for GmmPreview {
@@ -133,6 +139,7 @@ impl From<synth::gmm_synth::Outlook> for GmmPreview {
             } else {
                 AccountantKind::Rdp.name()
             },
+            curve: o.curve,
         }
     }
 }
@@ -292,7 +299,7 @@ pub fn preview(r: &PreviewRequest) -> Result<PreviewResponse> {
         let k = synth::gmm_synth::image_components(d);
         with_gmm(
             &mut out,
-            synth::gmm_synth::outlook(&inputs.opts, &path, d, k)?,
+            synth::gmm_synth::outlook(&inputs.opts, &path, d, k, view.curve)?,
         );
     }
     Ok(out)
@@ -362,7 +369,8 @@ pub fn dataset_preview_as(
                 .components
                 .unwrap_or_else(|| synth::gmm_synth::components(d));
             let gmm_path = synth::data_path_budget(table, p.schema.as_ref(), opts, &run)?;
-            with_gmm(&mut r, synth::gmm_synth::outlook(opts, &gmm_path, d, k)?);
+            let outlook = synth::gmm_synth::outlook(opts, &gmm_path, d, k, view.curve)?;
+            with_gmm(&mut r, outlook);
         }
         other => {
             r.mechanism = other.name();
@@ -784,17 +792,13 @@ fn preview_on(
 /// The ε curve through the calibrated point (`sigma_x`, `at`).
 fn chart(r: &Readout<'_>, sigma_x: f64, at: f64) -> Result<Vec<(f64, f64)>> {
     let (orders, path) = (&r.x.opts.orders, r.path);
-    // The chart's other points use the coarse orders and a PLD grid 4× coarser than the
-    // calibration's: upper bounds still, at a fraction of the cost.
+    // The chart's other points use the coarse orders and a coarser PLD grid: upper bounds
+    // still, at a fraction of the cost.
     let chart_orders = coarse_orders(orders);
     let (_, chart_extra) = path.curves(&chart_orders)?;
-    let coarse = pld::PldOptions {
-        step_fraction: 1.0,
-        total_fraction: 12.0,
-        ..pld::PldOptions::calibration()
-    };
-    let mut curve = Vec::with_capacity(7);
-    for f in [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0] {
+    let coarse = chart_pld_options();
+    let mut curve = Vec::with_capacity(CHART_FACTORS.len());
+    for f in CHART_FACTORS {
         let e = if f == 1.0 {
             at
         } else {

@@ -51,6 +51,7 @@
 //! orders), so choosing it releases nothing.
 
 use crate::accountant::calibrate::{smallest_z_near, Goal};
+use crate::accountant::pld::PldOptions;
 use crate::accountant::RdpCurve;
 use crate::error::{Error, Result};
 use crate::mechanisms::cda::accounting::{check_structure, mixing_curve};
@@ -238,6 +239,20 @@ fn kept_for_ranking(a: u32) -> bool {
 /// `orders` when fewer than two would be kept (custom order lists).
 pub fn coarse_orders(orders: &[u32]) -> Vec<u32> {
     rank_orders(orders, None).0
+}
+
+/// The live readout's chart: its points' noise as multiples of the calibrated noise (1: the
+/// calibrated point itself).
+pub const CHART_FACTORS: [f64; 7] = [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0];
+
+/// The PLD grid of the chart's other points: 4× coarser than the calibration's, so upper
+/// bounds still, at a fraction of the cost.
+pub fn chart_pld_options() -> PldOptions {
+    PldOptions {
+        step_fraction: 1.0,
+        total_fraction: 12.0,
+        ..PldOptions::calibration()
+    }
 }
 
 /// The ranking's orders and the `extra` curve restricted to them. Falls back to all orders

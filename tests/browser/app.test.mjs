@@ -317,6 +317,15 @@ test("race: a 60,000 × 784 CSV, Synthesize pressed as soon as it is enabled, wi
   const z = /noise multiplier z = ([0-9.]+)/.exec(readout);
   assert.equal(Number(z[1]), Number(receipt.parameters.noise_multiplier.toPrecision(4)), readout);
   assert.match(await page.textContent("#mix-suggestion"), /dp-gmm mechanism runs here/);
+  // Its ε curve is drawn against z (the curve's blue pixels), not left blank.
+  const curveDrawn = () => {
+    const c = document.getElementById("eps-curve");
+    const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && px[i + 2] > 120 && px[i] < 80) n++;
+    return c.getAttribute("aria-label").includes("noise multiplier z") && n > 100;
+  };
+  await page.waitForFunction(curveDrawn, null, { timeout: 60_000 });
   assert.deepEqual(errors, []);
   await page.context().close();
 });

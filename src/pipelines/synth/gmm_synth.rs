@@ -83,7 +83,7 @@ use crate::mechanisms::gmm::suffstats::{release_given_counts, Split, SUM_SENSITI
 use crate::mechanisms::gmm::MAX_PCA_INPUT_DIM;
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::gmm::MAX_DIM_DEFAULT;
-use crate::preprocess::auto::EncodingReport;
+use crate::preprocess::auto::{chart_pld_options, coarse_orders, EncodingReport, CHART_FACTORS};
 use crate::preprocess::encode::room_for_rows;
 use crate::preprocess::NormalizeMode;
 use crate::receipt::{GmmSynthParameters, Parameters};
@@ -321,7 +321,7 @@ pub(super) fn plan(p: &PlanInputs<'_>, o: &GmmSynthOptions) -> Result<Plan> {
 }
 
 /// The GMM's noise as the run calibrates it, for a readout before the run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Outlook {
     /// Principal components k.
     pub components: usize,
@@ -334,17 +334,23 @@ pub struct Outlook {
     pub epsilon: f64,
     /// The PLD accountant calibrated ρ (else RDP alone).
     pub pld: bool,
+    /// The ε curve when asked for: ε of the whole release against the noise multiplier, at
+    /// [`CHART_FACTORS`] times the calibrated one (that point is (`noise_multiplier`,
+    /// `epsilon`); the others are upper bounds on the readout chart's coarser orders and PLD
+    /// grid); empty otherwise.
+    pub curve: Vec<(f64, f64)>,
 }
 
 /// The GMM's [`Outlook`] for d encoded features and k `components` with `opts` and the data
 /// path `path`: the run's calibration and the receipt's ε, from those numbers alone (a
 /// readout's; [`super::data_path_budget`] for a loaded table, which can differ a little from
-/// the run's where the run adds columns, see there).
+/// the run's where the run adds columns, see there), with its ε curve when `chart`.
 pub fn outlook(
     opts: &SynthOptions,
     path: &DataPathBudget,
     d: usize,
     components: usize,
+    chart: bool,
 ) -> Result<Outlook> {
     let Some(epsilon) = opts.epsilon else {
         return Err(Error::param("epsilon", "(none)", "give the target ε"));
@@ -373,12 +379,40 @@ pub fn outlook(
         Some(p) => p.epsilon(split.sigma_sum, path.delta_rdp)?.epsilon,
         None => f64::INFINITY,
     };
+    let epsilon = rdp.min(pld_eps) + path.epsilon_thresholds;
+    let mut curve = Vec::new();
+    if chart {
+        // Every release's noise scaled by f: ρ by 1/f² (the Gaussian curve of noise
+        // multiplier f/√(2ρ)) and the PLD plan's σ by f; the data path's releases unchanged.
+        let orders = coarse_orders(&opts.orders);
+        let (_, extra) = path.curves(&orders)?;
+        let grid = chart_pld_options();
+        for f in CHART_FACTORS {
+            if f == 1.0 {
+                curve.push((split.z, epsilon));
+                continue;
+            }
+            let rdp = RdpCurve::gaussian(f / (2.0 * split.rho).sqrt(), &orders)?
+                .compose(&extra)?
+                .epsilon(path.delta_rdp, opts.preset.conversion())?
+                .epsilon;
+            let pld = match &pld {
+                Some(p) => {
+                    p.epsilon_on(split.sigma_sum * f, path.delta_rdp, &grid)?
+                        .epsilon
+                }
+                None => f64::INFINITY,
+            };
+            curve.push((split.z * f, rdp.min(pld) + path.epsilon_thresholds));
+        }
+    }
     Ok(Outlook {
         components,
         noise_multiplier: split.z,
         rho: split.rho,
-        epsilon: rdp.min(pld_eps) + path.epsilon_thresholds,
+        epsilon,
         pld: pld.is_some(),
+        curve,
     })
 }
 
