@@ -508,7 +508,7 @@ function showReceipt(r) {
     `ε = ${r.epsilon}, δ = ${r.delta} (${r.mechanism}, ${r.accountant?.accountant === "pld" ? `PLD accountant; RDP cross-check ε = ${r.accountant.epsilon_rdp}` : "RDP accountant"}, preset ${r.accountant?.preset})`,
     `Adjacency: ${r.guarantee.adjacency}`,
     `Public: ${r.guarantee.public_information.join("; ")}`,
-    `Not protected: ${r.guarantee.unprotected.join("; ")}`,
+    `Not protected: ${r.guarantee.unprotected.length ? r.guarantee.unprotected.join("; ") : "nothing beyond the public information above"}`,
     `Randomness: ${r.randomness.source}`,
   ];
   $("receipt-summary").textContent = lines.join("\n");
@@ -591,6 +591,10 @@ async function showHistograms(chunks) {
       $("preview").replaceChildren(histogramCanvas(h));
     };
     sel.onchange = draw;
+    // First shown: the first column whose real values fill more than one bin (a pixel table's
+    // first columns are often all 0).
+    const varied = usable.findIndex((h) => h.real.filter((v) => v > 0).length > 1);
+    sel.value = String(Math.max(varied, 0));
     if (usable.length) draw();
   } catch (e) {
     $("preview").textContent = friendly(e, "No preview");
@@ -623,7 +627,11 @@ function histogramCanvas(h) {
   g.fillStyle = "#333";
   g.fillText(`${h.name}: real (grey) vs synthetic (blue), share of rows per bin`, 30, 12);
   g.fillText(h.bins[0] ?? "", 30, c.height - 6);
-  g.fillText(h.bins[n - 1] ?? "", c.width - 60, c.height - 6);
+  // Numeric bins are labelled by their lower edges: the axis ends at the last bin's upper one.
+  const upper = h.kind === "numeric" && n > 1
+    ? String(+(2 * Number(h.bins[n - 1]) - Number(h.bins[n - 2])).toPrecision(6))
+    : h.bins[n - 1] ?? "";
+  g.fillText(upper, c.width - 60, c.height - 6);
   return c;
 }
 

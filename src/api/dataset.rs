@@ -132,9 +132,10 @@ pub struct ColumnHistogram {
 
 const HIST_BINS: usize = 20;
 
-/// Per-column histograms of `real` and `synthetic` (same header) for the preview. The bins
-/// come from the real data; this is for the data owner's eyes only and is never part of a
-/// download.
+/// Per-column histograms of `real` and `synthetic` (same header) for the preview. A numeric
+/// column's bins span the real and synthetic values together, so a synthetic value outside
+/// the real range shows where it lies (in the real range's end bin it would look like a pile
+/// at the real minimum or maximum). For the data owner's eyes only: never part of a download.
 pub fn histograms(real: &Table, synthetic: &Table) -> Result<Vec<ColumnHistogram>> {
     if real.names != synthetic.names {
         return Err(Error::Internal(
@@ -145,8 +146,8 @@ pub fn histograms(real: &Table, synthetic: &Table) -> Result<Vec<ColumnHistogram
     for (j, name) in real.names.iter().enumerate() {
         match (&real.columns[j], &synthetic.columns[j]) {
             (Column::Numeric { values: a, .. }, Column::Numeric { values: b, .. }) => {
-                let lo = a.iter().copied().fold(f32::INFINITY, f32::min) as f64;
-                let hi = a.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+                let lo = a.iter().chain(b).copied().fold(f32::INFINITY, f32::min) as f64;
+                let hi = a.iter().chain(b).copied().fold(f32::NEG_INFINITY, f32::max) as f64;
                 let (lo, hi) = if lo.is_finite() && hi > lo {
                     (lo, hi)
                 } else {
@@ -360,4 +361,42 @@ pub fn inspect_csv(csv: &[u8], max_rows: usize) -> Result<CsvSummary> {
         suggested_label,
         image_side,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(values: Vec<f32>) -> Table {
+        Table {
+            names: vec!["x".into()],
+            n_rows: values.len(),
+            columns: vec![Column::Numeric {
+                values,
+                integer: false,
+            }],
+            rows_dropped: 0,
+            label_index: None,
+            delimiter: b',',
+        }
+    }
+
+    /// The bins span both tables: synthetic values below and above the real range get bins of
+    /// their own, where the real counts are 0, instead of swelling the real range's end bins.
+    #[test]
+    fn numeric_bins_span_the_real_and_synthetic_values() {
+        let real = table(vec![4.3, 5.0, 6.0, 7.9]);
+        let synthetic = table(vec![4.0, 4.05, 5.0, 8.0]);
+        let h = histograms(&real, &synthetic).unwrap();
+        let h = &h[0];
+        assert_eq!(h.kind, "numeric");
+        // [4, 8] in 20 bins of 0.2.
+        assert_eq!(h.bins[0], "4");
+        assert_eq!(h.bins[1], "4.200");
+        assert_eq!((h.real[0], h.synthetic[0]), (0, 2), "{h:?}");
+        assert_eq!((h.real[1], h.synthetic[1]), (1, 0), "{h:?}");
+        assert_eq!((h.real[19], h.synthetic[19]), (1, 1), "{h:?}");
+        assert_eq!(h.real.iter().sum::<u32>(), 4);
+        assert_eq!(h.synthetic.iter().sum::<u32>(), 4);
+    }
 }
