@@ -176,8 +176,11 @@ async function release() {
   try {
     const r = await pm.gmmRelease(state.source, o);
     state.result = r;
-    // The data's histograms on the same bins as the samples (for the plot only).
-    state.hists = await pm.histograms(r.csv).catch(() => null);
+    // The data's histograms on the same bins as the samples (for the plot only: the owner's
+    // eyes). The worker reads the table for them; without it there are no grey bars.
+    state.hists = await pm.loadDataset(state.source, { label: o.label })
+      .then(() => pm.histograms(r.csv))
+      .catch(() => null);
     // The KL is undefined when a class's non-private covariance is singular (the release
     // itself does not need it); klUnavailable says why.
     const kl = typeof r.private?.kl === "number"

@@ -110,6 +110,16 @@ test("GMM page: the Iris demo releases at the page's defaults (its centre and B 
   assert.ok(Math.abs(sampled.length - 150) <= 60, `${sampled.length}`);
   const [lo, hi] = [[4, 2, 1, 0], [8, 4.5, 7, 2.5]];
   assert.deepEqual(sampled.filter((r) => r.slice(0, 4).some((x, j) => !(+x >= lo[j] && +x <= hi[j]))), []);
+  // The plot shows the data's histogram (grey bars, #d5d8dc) under the released densities.
+  await page.waitForSelector('[data-testid="gmm-plot"] canvas');
+  const grey = await page.evaluate(() => {
+    const c = document.querySelector('[data-testid="gmm-plot"] canvas');
+    const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < px.length; i += 4) if (px[i] === 0xd5 && px[i + 1] === 0xd8 && px[i + 2] === 0xdc) n++;
+    return n;
+  });
+  assert.ok(grey > 500, `grey pixels: ${grey}`);
   const receipt = JSON.parse((await downloadBytes(page, "gmm-download-receipt")).bytes.toString("utf8"));
   assert.ok(receipt.epsilon <= 5 && receipt.epsilon > 4.9, String(receipt.epsilon));
   assert.ok(receipt.guarantee.public_information.some((s) => s.includes("center c = [6.0, 3.25, 4.0, 1.25]")), JSON.stringify(receipt.guarantee));
