@@ -229,8 +229,13 @@ export interface UtilityReport {
   realAccuracy: number; majorityAccuracy: number;
   trainRows: number; testRows: number; syntheticRows: number; model: string; epsilon: number;
 }
+/** One column, real against synthetic (`Dataset.histograms`; for the data owner's eyes, never part of a download). */
 export interface ColumnHistogram {
-  name: string; kind: "numeric" | "categorical"; bins: string[]; real: number[]; synthetic: number[];
+  name: string; kind: "numeric" | "categorical";
+  /** The categories, or for a numeric column the lower edges of 20 equal bins over the real and synthetic values together. */
+  bins: string[];
+  /** Counts per bin. */
+  real: number[]; synthetic: number[];
 }
 /** Called with the fraction done (0…1). If it throws, the operation stops and that exception is rethrown. */
 export type ProgressCallback = (fraction: number) => void;
