@@ -140,7 +140,8 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
         let o = contribute(&f, i, &[]);
         assert_eq!(unprotected(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
         // A party of 50 rows is too small for its type decision to tell a text column at
-        // ε = 5: it is told so (its file carries the warning to the aggregate receipt).
+        // ε = 5: it is told so (its file carries the warning to the aggregate receipt, which
+        // names the parties; see below).
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             err.contains("privmix: warning: column types: 50 rows are too few"),
@@ -209,6 +210,43 @@ fn three_parties_without_schema_make_a_well_formed_csv() {
         .unwrap()
         .iter()
         .any(|w| w.as_str().unwrap().contains("agree on a pool size (pool")));
+    // The parties' own warnings reach whoever aggregates, each once, naming the parties: every
+    // party's type decision's (their column lists differ: ordered by noisy counts), and the
+    // ranges left at the default [0, 1] (50 rows a party at ε = 5 rarely show a range: those
+    // columns are wrong in the output).
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let typed: Vec<&str> = warnings
+        .iter()
+        .filter_map(|w| w.split_once(": column types: 50 rows are too few"))
+        .map(|(who, _)| who)
+        .collect();
+    for p in ["1", "2", "3"] {
+        let named = |who: &&str| who.split(|c: char| !c.is_ascii_digit()).any(|t| t == p);
+        assert!(typed.iter().any(named), "party {p}: {warnings:#?}");
+    }
+    assert!(typed.iter().all(|who| who.starts_with("part")), "{typed:?}");
+    let defaults: Vec<&&str> = warnings
+        .iter()
+        .filter(|w| w.contains("DEFAULT range [0, 1]"))
+        .collect();
+    assert!(!defaults.is_empty(), "{warnings:#?}");
+    assert!(
+        defaults.iter().all(|w| w.starts_with("part")),
+        "{defaults:#?}"
+    );
+    assert_eq!(
+        warnings
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        warnings.len(),
+        "{warnings:#?}"
+    );
     // Each party's key now records the run: contributing again with the same key and
     // parameters is refused (the correlated noise would repeat).
     fails(

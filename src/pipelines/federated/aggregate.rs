@@ -579,6 +579,36 @@ fn party_inputs(contributions: &[Contribution], orders: &[u32]) -> Result<Vec<Pa
         .collect()
 }
 
+/// The warnings each party's contribution was given (its column-type and normalization
+/// reports', which the receipt also holds per party), each once, with the parties that gave
+/// it: the release is made of every party's rows, so a column a party left on the default
+/// range [0, 1], say, is wrong in the output, and whoever aggregates must be told.
+fn party_warnings(contributions: &[Contribution]) -> Vec<String> {
+    let mut given: Vec<(&str, Vec<u32>)> = Vec::new();
+    // The column-type warnings first, then the normalization's, each in party order.
+    let reports = (contributions.iter().map(|c| (c.party, &c.column_types)))
+        .chain(contributions.iter().map(|c| (c.party, &c.normalization)));
+    for (party, report) in reports {
+        let list = report.get("warnings").and_then(|w| w.as_array());
+        for w in list.into_iter().flatten().filter_map(|w| w.as_str()) {
+            match given.iter_mut().find(|(m, _)| *m == w) {
+                Some((_, parties)) => parties.push(party),
+                None => given.push((w, vec![party])),
+            }
+        }
+    }
+    given
+        .into_iter()
+        .map(|(w, parties)| {
+            let names: Vec<String> = parties.iter().map(u32::to_string).collect();
+            match names.len() {
+                1 => format!("party {}: {w}", names[0]),
+                _ => format!("parties {}: {w}", names.join(", ")),
+            }
+        })
+        .collect()
+}
+
 /// A multi-party receipt's warnings: missing parties, a missed target, CAPE without an agreed
 /// pool, noise that did not cancel, a seeded contribution.
 fn multi_party_warnings(
@@ -671,14 +701,15 @@ fn multi_party_receipt(
         &parties,
     )?;
     let seeded = contributions.iter().any(|c| c.seeded);
-    let warnings = multi_party_warnings(
+    let mut warnings = party_warnings(contributions);
+    warnings.extend(multi_party_warnings(
         agreed,
         epsilon,
         &missing,
         !residual.is_empty(),
         seeded,
         decoding,
-    );
+    ));
     let normalization = serde_json::Value::Array(
         contributions
             .iter()
