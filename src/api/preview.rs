@@ -25,7 +25,7 @@ use crate::mechanisms::cda::accounting::{calibrate_sigma_x, CdaShape};
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::synth::{self, DataPathBudget, SynthOptions};
 use crate::preprocess::auto::{
-    auto_mix, chart_pld_options, coarse_orders, use_common_norm, CHART_FACTORS,
+    auto_mix, chart_pld_options, chart_points, coarse_orders, use_common_norm,
 };
 use crate::preprocess::dp_counts::{
     calibrate_standard, class_outlook, split_samples, standard_curve, CountNoise, FLOOR_SIGMAS,
@@ -797,16 +797,9 @@ fn chart(r: &Readout<'_>, sigma_x: f64, at: f64) -> Result<Vec<(f64, f64)>> {
     let chart_orders = coarse_orders(orders);
     let (_, chart_extra) = path.curves(&chart_orders)?;
     let coarse = chart_pld_options();
-    let mut curve = Vec::with_capacity(CHART_FACTORS.len());
-    for f in CHART_FACTORS {
-        let e = if f == 1.0 {
-            at
-        } else {
-            r.epsilon(sigma_x * f, &chart_orders, &chart_extra, &coarse, None)?
-        };
-        curve.push((sigma_x * f, e));
-    }
-    Ok(curve)
+    chart_points(sigma_x, at, |f| {
+        r.epsilon(sigma_x * f, &chart_orders, &chart_extra, &coarse, None)
+    })
 }
 
 #[cfg(test)]

@@ -245,6 +245,19 @@ pub fn coarse_orders(orders: &[u32]) -> Vec<u32> {
 /// calibrated point itself).
 pub const CHART_FACTORS: [f64; 7] = [0.5, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0];
 
+/// The chart's points through the calibrated point (`x`, `at`): (x·f, ε) for each f of
+/// [`CHART_FACTORS`], ε from `epsilon_at(f)` (ε at the noise scaled by f; not called at 1).
+pub fn chart_points(
+    x: f64,
+    at: f64,
+    mut epsilon_at: impl FnMut(f64) -> Result<f64>,
+) -> Result<Vec<(f64, f64)>> {
+    CHART_FACTORS
+        .iter()
+        .map(|&f| Ok((x * f, if f == 1.0 { at } else { epsilon_at(f)? })))
+        .collect()
+}
+
 /// The PLD grid of the chart's other points: 4× coarser than the calibration's, so upper
 /// bounds still, at a fraction of the cost.
 pub fn chart_pld_options() -> PldOptions {

@@ -83,7 +83,7 @@ use crate::mechanisms::gmm::suffstats::{release_given_counts, Split, SUM_SENSITI
 use crate::mechanisms::gmm::MAX_PCA_INPUT_DIM;
 use crate::mechanisms::pld_plan::SynthPld;
 use crate::pipelines::gmm::MAX_DIM_DEFAULT;
-use crate::preprocess::auto::{chart_pld_options, coarse_orders, EncodingReport, CHART_FACTORS};
+use crate::preprocess::auto::{chart_pld_options, chart_points, coarse_orders, EncodingReport};
 use crate::preprocess::encode::room_for_rows;
 use crate::preprocess::NormalizeMode;
 use crate::receipt::{GmmSynthParameters, Parameters};
@@ -335,9 +335,9 @@ pub struct Outlook {
     /// The PLD accountant calibrated ρ (else RDP alone).
     pub pld: bool,
     /// The ε curve when asked for: ε of the whole release against the noise multiplier, at
-    /// [`CHART_FACTORS`] times the calibrated one (that point is (`noise_multiplier`,
-    /// `epsilon`); the others are upper bounds on the readout chart's coarser orders and PLD
-    /// grid); empty otherwise.
+    /// [`crate::preprocess::auto::CHART_FACTORS`] times the calibrated one (that point is
+    /// (`noise_multiplier`, `epsilon`); the others are upper bounds on the readout chart's
+    /// coarser orders and PLD grid); empty otherwise.
     pub curve: Vec<(f64, f64)>,
 }
 
@@ -371,31 +371,26 @@ pub fn outlook(
         use_pld,
     }
     .split()?;
-    let rdp = RdpCurve::gaussian(1.0 / (2.0 * split.rho).sqrt(), &opts.orders)?
-        .compose(&extra_curve)?
-        .epsilon(path.delta_rdp, opts.preset.conversion())?
-        .epsilon;
+    // RDP's ε of the whole release with every GMM release's noise scaled by f (ρ by 1/f²: the
+    // Gaussian curve of noise multiplier f/√(2ρ)); the data path's releases unchanged.
+    let rdp_at = |f: f64, orders: &[u32], extra: &RdpCurve| -> Result<f64> {
+        Ok(RdpCurve::gaussian(f / (2.0 * split.rho).sqrt(), orders)?
+            .compose(extra)?
+            .epsilon(path.delta_rdp, opts.preset.conversion())?
+            .epsilon)
+    };
+    let rdp = rdp_at(1.0, &opts.orders, &extra_curve)?;
     let pld_eps = match &pld {
         Some(p) => p.epsilon(split.sigma_sum, path.delta_rdp)?.epsilon,
         None => f64::INFINITY,
     };
     let epsilon = rdp.min(pld_eps) + path.epsilon_thresholds;
-    let mut curve = Vec::new();
-    if chart {
-        // Every release's noise scaled by f: ρ by 1/f² (the Gaussian curve of noise
-        // multiplier f/√(2ρ)) and the PLD plan's σ by f; the data path's releases unchanged.
+    let curve = if chart {
+        // The other points on the chart's coarse orders and PLD grid (the plan's σ_S by f).
         let orders = coarse_orders(&opts.orders);
         let (_, extra) = path.curves(&orders)?;
         let grid = chart_pld_options();
-        for f in CHART_FACTORS {
-            if f == 1.0 {
-                curve.push((split.z, epsilon));
-                continue;
-            }
-            let rdp = RdpCurve::gaussian(f / (2.0 * split.rho).sqrt(), &orders)?
-                .compose(&extra)?
-                .epsilon(path.delta_rdp, opts.preset.conversion())?
-                .epsilon;
+        chart_points(split.z, epsilon, |f| {
             let pld = match &pld {
                 Some(p) => {
                     p.epsilon_on(split.sigma_sum * f, path.delta_rdp, &grid)?
@@ -403,9 +398,11 @@ pub fn outlook(
                 }
                 None => f64::INFINITY,
             };
-            curve.push((split.z * f, rdp.min(pld) + path.epsilon_thresholds));
-        }
-    }
+            Ok(rdp_at(f, &orders, &extra)?.min(pld) + path.epsilon_thresholds)
+        })?
+    } else {
+        Vec::new()
+    };
     Ok(Outlook {
         components,
         noise_multiplier: split.z,
