@@ -677,9 +677,10 @@ enum Num {
     NotNumber,
 }
 
-fn classify(v: &str) -> Num {
-    // Same result as `v.parse::<f64>()`, faster for plain integers.
-    match super::fastnum::parse_f64(v) {
+fn classify(v: &str, decimal_comma: bool) -> Num {
+    // Same result as `v.parse::<f64>()`, faster for plain integers; with `decimal_comma`
+    // (a `;`- or tab-delimited file) "1,5" is 1.5 as well.
+    match super::fastnum::parse_number(v, decimal_comma) {
         Err(_) => Num::NotNumber,
         Ok(x) if x.is_nan() => Num::NonFinite,
         // "1e400" parses as infinity but was written as a (huge) number.
@@ -825,6 +826,8 @@ struct Pass1 {
     n_records: usize,
     n_kept: usize,
     dropped: usize,
+    /// The file is delimited by `;` or tabs: numbers may be written with a decimal comma.
+    decimal_comma: bool,
 }
 
 impl Pass1 {
@@ -937,16 +940,17 @@ impl Pass1 {
                 // Unparsable cells of a numeric column are missing values. No error can
                 // depend on one record's value: a non-integral value in an "integer"
                 // column is kept (outputs are rounded) and text becomes missing.
-                Kind::SchemaNumeric { .. } if keep => match classify(v) {
+                Kind::SchemaNumeric { .. } if keep => match classify(v, self.decimal_comma) {
                     Num::Finite(x) => x as f32,
                     _ => f32::NAN,
                 },
                 Kind::SchemaNumeric { integer } => {
-                    schema_number(src, row, byte, &self.names[f], *integer, v)?
+                    let col = &self.names[f];
+                    schema_number(src, (row, byte), col, *integer, v, self.decimal_comma)?
                 }
                 // A column already known not to be numeric takes no number.
                 Kind::Infer if !self.infer[k].numeric => f32::NAN,
-                Kind::Infer => match classify(v) {
+                Kind::Infer => match classify(v, self.decimal_comma) {
                     // Kept as missing: a non-finite or out-of-range cell is no error here.
                     Num::NonFinite | Num::OutOfRange if keep => f32::NAN,
                     num => infer_cell(&mut self.infer[k], &mut self.stores[k], num, v, row, byte),
@@ -1054,13 +1058,13 @@ fn infer_cell(
 /// cell and the fix.
 fn schema_number(
     src: &Source<'_>,
-    row: usize,
-    byte: Option<u64>,
+    (row, byte): (usize, Option<u64>),
     col: &str,
     integer: Option<bool>,
     v: &str,
+    decimal_comma: bool,
 ) -> Result<f32> {
-    match classify(v) {
+    match classify(v, decimal_comma) {
         Num::Finite(x) => {
             if integer == Some(true) && crate::math::fract(x) != 0.0 {
                 return Err(src.cell_err(row, byte, col, format_args!(
@@ -1082,7 +1086,10 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         schema.validate()?;
     }
     // ---- Pass 1: checks, types and (in the usual case) the values ----------------------
-    let mut pass = Pass1::default();
+    let mut pass = Pass1 {
+        decimal_comma: src.open_csv()?.1 != b',',
+        ..Pass1::default()
+    };
     let size = src.size_hint();
     let delimiter = src.for_each_record(true, |row, byte, rec| {
         if let (ESTIMATE_AFTER, Some(size), Some(at)) = (row, size, byte) {
@@ -1104,6 +1111,7 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         n_records,
         n_kept,
         dropped,
+        decimal_comma: _,
     } = pass;
     let keep = opts.missing == MissingPolicy::Keep;
     check_rows_kept(
@@ -1669,7 +1677,7 @@ mod tests {
         let t = read("a;b;c\n1,5;x;2\n").unwrap();
         assert_eq!(t.delimiter, b';');
         assert_eq!(t.names, ["a", "b", "c"]);
-        assert_eq!(cat(&t, "a").0, ["1,5"]);
+        assert_eq!(num(&t, "a").0, [1.5], "a decimal comma in a ';' file");
         let t = read("a\tb\n1\t2\n").unwrap();
         assert_eq!(t.delimiter, b'\t');
         assert_eq!(num(&t, "b").0, [2.0]);
@@ -1682,6 +1690,48 @@ mod tests {
         // No candidate at all: a single column.
         let t = read("only\n1\n2\n").unwrap();
         assert_eq!((t.delimiter, t.n_cols(), t.n_rows), (b',', 1, 2));
+    }
+
+    /// Spreadsheets in many locales save `;`-delimited files with decimal commas: such a
+    /// column is numeric, typed by the reader, by the schema and under deferred types alike;
+    /// in a comma-delimited file a quoted "1,5" stays text.
+    #[test]
+    fn decimal_commas_are_numbers_where_the_delimiter_is_not_a_comma() {
+        let text = "x;y;label\n1,5;2;a\n-0,25;3,75;b\n2;;a\n";
+        // The default drops the record with a missing cell.
+        let t = read(text).unwrap();
+        assert_eq!(num(&t, "x"), (&[1.5, -0.25][..], false));
+        assert_eq!(num(&t, "y").0, [2.0, 3.75]);
+        let keep = CsvOptions {
+            missing: MissingPolicy::Keep,
+            ..CsvOptions::default()
+        };
+        let t = read_with(text, &keep).unwrap();
+        assert_eq!(num(&t, "x").0, [1.5, -0.25, 2.0]);
+        let y = num(&t, "y").0;
+        assert_eq!((y[0], y[1], y[2].is_nan()), (2.0, 3.75, true));
+        let tab = read("x\ty\n1,5\t2,0\n").unwrap();
+        assert_eq!(
+            (num(&tab, "x").0, num(&tab, "y").0),
+            (&[1.5f32][..], &[2.0f32][..])
+        );
+        let opts = with_schema(r#"{"columns": {"x": {"type": "numeric", "integer": false}}}"#);
+        assert_eq!(num(&read_with(text, &opts).unwrap(), "x").0, [1.5, -0.25]);
+        // Deferred types keep the cells as text; the decision parses them the same way
+        // (data::decide's tests).
+        let deferred = CsvOptions {
+            types: TypeInference::Deferred,
+            ..keep
+        };
+        assert_eq!(read_with(text, &deferred).unwrap().delimiter, b';');
+        // Not decimal commas: a comma-delimited file's quoted "1,5", and "1,234.5" anywhere.
+        assert_eq!(cat(&read("x,y\n\"1,5\",1\n").unwrap(), "x").0, ["1,5"]);
+        assert_eq!(cat(&read("x;y\n1,234.5;1\n").unwrap(), "x").0, ["1,234.5"]);
+        // A schema-numeric cell that is not a number is still named.
+        let e = read_with("x;y\n1,5;a\n1,2,3;b\n", &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("value '1,2,3' is not a number"), "{e}");
     }
 
     #[test]

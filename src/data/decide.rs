@@ -234,7 +234,7 @@ impl DecisionReport {
 /// cores natively.
 fn undecided_counts(roles: &[Role], table: &Table) -> Vec<Option<Counts>> {
     crate::par::map_range(0..roles.len(), |j| {
-        matches!(roles[j], Role::Undecided).then(|| counts(&table.columns[j]))
+        matches!(roles[j], Role::Undecided).then(|| counts(&table.columns[j], decimal_comma(table)))
     })
 }
 
@@ -246,17 +246,23 @@ struct Counts {
     missing: usize,
 }
 
-fn parse_finite(v: &str) -> Option<f32> {
+/// Whether the table's numbers may be written with a decimal comma: its delimiter is `;` or
+/// a tab (as the reader reads them, `crate::data::fastnum::parse_number`).
+fn decimal_comma(t: &Table) -> bool {
+    t.delimiter != b','
+}
+
+fn parse_finite(v: &str, decimal_comma: bool) -> Option<f32> {
     if is_missing(v) {
         return None;
     }
-    v.parse::<f64>()
+    super::fastnum::parse_number(v, decimal_comma)
         .ok()
         .filter(|x| x.is_finite() && (*x as f32).is_finite())
         .map(|x| x as f32)
 }
 
-fn counts(col: &Column) -> Counts {
+fn counts(col: &Column, decimal_comma: bool) -> Counts {
     let mut c = Counts::default();
     match col {
         Column::Numeric { values, .. } => {
@@ -275,7 +281,7 @@ fn counts(col: &Column) -> Counts {
                 .map(|l| {
                     if l == MISSING_LEVEL || is_missing(l) {
                         2
-                    } else if parse_finite(l).is_some() {
+                    } else if parse_finite(l, decimal_comma).is_some() {
                         0
                     } else if l.parse::<f64>().is_ok() {
                         // A number that is not finite (inf, 1e999): missing, as when the
@@ -302,13 +308,13 @@ fn counts(col: &Column) -> Counts {
 /// The column as numeric: unparsable and missing cells become NaN; `integer` is whether every
 /// kept value is integral (used only by `data` normalization, which is declared unprotected;
 /// DP normalization decides integrality under DP).
-fn to_numeric(col: Column) -> Column {
+fn to_numeric(col: Column, decimal_comma: bool) -> Column {
     match col {
         Column::Numeric { .. } => col,
         Column::Categorical { codes, levels } => {
             let parsed: Vec<f32> = levels
                 .iter()
-                .map(|l| parse_finite(l).unwrap_or(f32::NAN))
+                .map(|l| parse_finite(l, decimal_comma).unwrap_or(f32::NAN))
                 .collect();
             let values: Vec<f32> = codes
                 .iter()
@@ -327,13 +333,14 @@ fn to_numeric(col: Column) -> Column {
 pub fn features_as_numeric(t: &mut Table) {
     for j in 0..t.columns.len() {
         if Some(j) != t.label_index {
-            convert(t, j, to_numeric);
+            let dc = decimal_comma(t);
+            convert(t, j, |c| to_numeric(c, dc));
         }
     }
 }
 
 /// Replaces column `j` of `t` by `f` of it (no copy when `f` keeps it).
-fn convert(t: &mut Table, j: usize, f: fn(Column) -> Column) {
+fn convert(t: &mut Table, j: usize, f: impl FnOnce(Column) -> Column) {
     let placeholder = Column::Numeric {
         values: Vec::new(),
         integer: false,
@@ -438,6 +445,7 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
     // The output is the input with some columns converted: an owned input is converted in
     // place, a borrowed one copied once.
     let mut out = table.into_owned();
+    let dc = decimal_comma(&out);
     let mut cols = Vec::with_capacity(out.n_cols());
     // Read before any column is converted, as the loop below would read them.
     let mut undecided_counts = undecided_counts(&roles, &out);
@@ -450,7 +458,7 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
             Role::SchemaCategorical => convert(&mut out, j, to_categorical),
             Role::SchemaNumeric => {
                 d.kind = "numeric";
-                convert(&mut out, j, to_numeric);
+                convert(&mut out, j, |c| to_numeric(c, dc));
             }
             Role::Undecided => {
                 let g = noise
@@ -476,7 +484,7 @@ pub fn decide_columns<'a, R: Rng + ?Sized>(
                         d.indicator_source = "dp";
                         d.missing_indicator = b > t_ind * sigma + DISCRETE_TAIL_MARGIN;
                     }
-                    convert(&mut out, j, to_numeric);
+                    convert(&mut out, j, |c| to_numeric(c, dc));
                 } else {
                     convert(&mut out, j, to_categorical);
                 }
@@ -543,6 +551,7 @@ pub fn decide_from_data<'a>(
     let table: Cow<'a, Table> = table.into();
     let roles = roles(&table, schema);
     let mut out = table.into_owned();
+    let dc = decimal_comma(&out);
     let mut cols = Vec::with_capacity(out.n_cols());
     // Read before any column is converted, as the loop below would read them.
     let mut undecided_counts = undecided_counts(&roles, &out);
@@ -553,7 +562,7 @@ pub fn decide_from_data<'a>(
             Role::SchemaCategorical => convert(&mut out, j, to_categorical),
             Role::SchemaNumeric => {
                 d.kind = "numeric";
-                convert(&mut out, j, to_numeric);
+                convert(&mut out, j, |c| to_numeric(c, dc));
             }
             Role::Undecided => {
                 let c = undecided_counts[j].take().unwrap_or_default();
@@ -562,7 +571,7 @@ pub fn decide_from_data<'a>(
                     d.kind = "numeric";
                     d.indicator_source = "data";
                     d.missing_indicator = c.missing + c.text > 0;
-                    convert(&mut out, j, to_numeric);
+                    convert(&mut out, j, |c| to_numeric(c, dc));
                 } else {
                     convert(&mut out, j, to_categorical);
                 }
@@ -773,6 +782,29 @@ mod tests {
         let (_, rep) = decide_from_data(read(&tall(400, Some("oops"))), Some(&schema));
         assert!(rep.protected, "{rep:?}");
         assert!(rep.columns.iter().all(|c| c.type_source == "schema"));
+    }
+
+    /// A `;`-delimited table written with decimal commas is decided numeric, under DP and
+    /// from the data alike, and its values are the numbers ("3,5" = 3.5); the same cells in a
+    /// comma-delimited table (quoted) are text.
+    #[test]
+    fn decimal_commas_in_a_semicolon_table_are_numbers() {
+        let semi = tall(400, None).replace(',', ";").replace("1.5", "3,5");
+        let t = read(&semi);
+        assert_eq!(t.delimiter, b';');
+        let mut rng = ReleaseRng::seeded(7);
+        let (t2, rep) = decide_columns(&t, None, TI, 2.0, &mut rng).unwrap();
+        let (t3, rep3) = decide_from_data(read(&semi), None);
+        for (t, rep) in [(&t2, &rep), (&t3, &rep3)] {
+            assert_eq!(rep.columns[0].kind, "numeric");
+            match &t.columns[0] {
+                Column::Numeric { values, .. } => assert_eq!(values[..3], [3.5, 1.0, 2.0]),
+                c => panic!("{c:?}"),
+            }
+        }
+        let comma = tall(400, Some("\"3,5\""));
+        let (_, rep) = decide_from_data(read(&comma), None);
+        assert_eq!(rep.columns[0].kind, "categorical");
     }
 
     /// The released decision statistics are multiples of the count grid 2^-k (exact discrete

@@ -6,6 +6,8 @@
 //!   representable, so the result is the same f64 std computes; anything else goes to std.
 //! * `trim`: `str::trim`, skipping the Unicode whitespace scan when both ends are ASCII
 //!   bytes that are not whitespace.
+//! * `parse_number`: `parse_f64`, and, for a file delimited by `;` or tabs, a number written
+//!   with a decimal comma (`1,5` = 1.5), as spreadsheets in many locales save them.
 
 /// `v.parse::<f64>()`, faster for short plain integers.
 #[inline]
@@ -26,6 +28,32 @@ pub fn parse_f64(v: &str) -> Result<f64, std::num::ParseFloatError> {
         return Ok(if neg { -x } else { x });
     }
     v.parse::<f64>()
+}
+
+/// A cell read as a number: `parse_f64(v)`, and, with `decimal_comma` (the file's delimiter
+/// is `;` or a tab, so a comma cannot separate fields), also a number written with a decimal
+/// comma: one comma between two digits and no dot (`1,5`, `-0,25`, `2,5e3`) reads as the
+/// same text with a point. Nothing else changes meaning: `1,234.5`, `1,2,3` and `,5` stay
+/// text, and with `decimal_comma` unset this is `parse_f64`.
+#[inline]
+pub fn parse_number(v: &str, decimal_comma: bool) -> Result<f64, std::num::ParseFloatError> {
+    match parse_f64(v) {
+        Err(e) if decimal_comma => match comma_as_point(v) {
+            Some(p) => p.parse::<f64>(),
+            None => Err(e),
+        },
+        r => r,
+    }
+}
+
+/// `v` with its decimal comma as a point, if `v` has exactly one comma, between two ASCII
+/// digits, and no dot.
+fn comma_as_point(v: &str) -> Option<String> {
+    let b = v.as_bytes();
+    let at = b.iter().position(|&c| c == b',')?;
+    let digit = |i: Option<usize>| i.and_then(|i| b.get(i)).is_some_and(u8::is_ascii_digit);
+    let single = !b[at + 1..].contains(&b',') && !b.contains(&b'.');
+    (single && digit(at.checked_sub(1)) && digit(Some(at + 1))).then(|| v.replacen(',', ".", 1))
 }
 
 /// `v.trim()`, without the Unicode scan when the ends are plain ASCII.
@@ -61,6 +89,36 @@ mod tests {
             (a, b) => panic!("{v:?}: {a:?} vs {b:?}"),
         }
         assert_eq!(trim(v), v.trim(), "{v:?}");
+    }
+
+    #[test]
+    fn a_decimal_comma_is_read_only_where_it_can_be_one() {
+        let read = |v: &str, dc: bool| parse_number(v, dc).ok();
+        for (v, x) in [
+            ("1,5", 1.5),
+            ("-0,25", -0.25),
+            ("+3,0", 3.0),
+            ("2,5e3", 2500.0),
+            ("12345,678", 12345.678),
+        ] {
+            assert_eq!(read(v, true), Some(x), "{v:?}");
+            assert_eq!(
+                read(v, false),
+                None,
+                "{v:?}: a comma-delimited file keeps it text"
+            );
+        }
+        // Not a decimal comma: no digit on one side, two commas, a dot as well, or text.
+        for v in [
+            ",5", "5,", "1,2,3", "1,234.5", "1.234,5", "a,5", "1,5x", "1 ,5", ",",
+        ] {
+            assert_eq!(read(v, true), None, "{v:?}");
+        }
+        // Everything parse_f64 reads means the same with or without the option.
+        for v in ["0", "-17", "1.5", "1e3", "inf", "NaN", "1e400", "  7"] {
+            let (a, b) = (parse_number(v, true), parse_f64(v));
+            assert_eq!(a.map(f64::to_bits).ok(), b.map(f64::to_bits).ok(), "{v:?}");
+        }
     }
 
     #[test]

@@ -419,7 +419,7 @@ impl GmmData {
                     if crate::data::is_missing(v) {
                         return f64::NAN;
                     }
-                    v.parse::<f64>()
+                    crate::data::fastnum::parse_number(v, delimiter != b',')
                         .ok()
                         .filter(|x| x.is_finite() && (*x as f32).is_finite())
                         .unwrap_or(f64::NAN)
