@@ -279,8 +279,8 @@ function options() {
   const epsilon = num("epsilon-input", "ε");
   const delta = num("delta-input", "δ");
   const mixRaw = $("mix-input").value.trim().toLowerCase();
-  const mix = mixRaw === "auto" ? "auto" : num("mix-input", "l", { integer: true });
-  const samples = num("samples-input", "T", { integer: true, optional: true });
+  const mix = mixRaw === "auto" ? "auto" : num("mix-input", "l", { integer: true, min: 1 });
+  const samples = num("samples-input", "T", { integer: true, optional: true, min: 1 });
   const clip = num("clip-input", "c");
   const seed = num("seed-input", "seed", { integer: true, optional: true });
   const o = { epsilon, delta, mix, clip, preset: $("preset-select").value };

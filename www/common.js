@@ -25,13 +25,15 @@ export function friendly(err, what) {
   return `${what}: ${msg}`;
 }
 
-export function num(id, name, { integer = false, optional = false } = {}) {
+export function num(id, name, { integer = false, optional = false, min } = {}) {
   const raw = $(id).value.trim();
   if (raw === "" && optional) return undefined;
   const v = Number(raw);
+  const example = `enter e.g. ${$(id).defaultValue || "100"}${optional ? ", or leave it empty" : ""}`;
   if (raw === "" || !Number.isFinite(v) || (integer && !Number.isInteger(v))) {
-    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}; enter e.g. ${$(id).defaultValue || "100"}`);
+    throw new Error(`${name} = “${raw}” is not ${integer ? "a whole number" : "a number"}; ${example}`);
   }
+  if (min !== undefined && v < min) throw new Error(`${name} = “${raw}” must be at least ${min}; ${example}`);
   return v;
 }
 

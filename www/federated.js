@@ -40,8 +40,8 @@ async function contribute() {
       variant: $("variant-select").value,
       epsilon: num("epsilon-input", "ε"),
       delta: num("delta-input", "δ"),
-      mix: num("mix-input", "l", { integer: true }),
-      samples: num("samples-input", "T", { integer: true }),
+      mix: num("mix-input", "l", { integer: true, min: 1 }),
+      samples: num("samples-input", "T", { integer: true, min: 1 }),
     };
     if (state.schema) o.schema = state.schema;
     const pool = num("pool-input", "pool", { integer: true, optional: true });

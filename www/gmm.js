@@ -163,7 +163,7 @@ async function release() {
     if (lower || upper) Object.assign(o, { lower, upper });
     // Without a number, as many rows as the released class counts sum to (a DP number: the
     // input's row count itself is not public under the default adjacency).
-    const t = num("samples-input", "T", { integer: true, optional: true });
+    const t = num("samples-input", "T", { integer: true, optional: true, min: 1 });
     o.samples = t ?? "released";
     const classes = frameClasses();
     if (classes) o.classes = classes;

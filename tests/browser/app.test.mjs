@@ -140,6 +140,11 @@ test("bad input gets a friendly message in the page, and a corrected run works",
   await expectError("mix-input", "3", /class|mix/); // class "a" has 2 rows
   await page.fill('[data-testid="mix-input"]', "2");
   await expectError("samples-input", "1", /samples|T/);
+  // A negative T is refused by the page, in its own words (it used to reach the engine and come
+  // back as "noisePreview options: samples: invalid value: integer `-3`, …").
+  await expectError("samples-input", "-3", /T = “-3” must be at least 1; enter e\.g\. 100, or leave it empty/);
+  await expectError("mix-input", "0", /l = “0” must be at least 1/);
+  await page.fill('[data-testid="mix-input"]', "2");
   await page.fill('[data-testid="samples-input"]', "");
   await page.click('[data-testid="synthesize-button"]');
   assert.equal((await waitForRun(page)).state, "done");
