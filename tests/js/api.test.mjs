@@ -126,6 +126,19 @@ test("wasm and native give the same output for the same seed", () => {
   }
 });
 
+// A spreadsheet's `;` export with decimal commas is the same table as the `,` file with decimal
+// points: the same seeded output, byte for byte (before, the comma columns were categorical).
+test("a ';' file with decimal commas synthesizes as the same table with decimal points", () => {
+  const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
+  const semi = iris.replaceAll(",", ";").replaceAll(".", ",");
+  assert.match(semi.split("\n")[1], /^\d,\d;\d,\d;/);
+  const opts = { label: "species", epsilon: 5, delta: 1e-5, seed: 3 };
+  const a = cjs.synthesizeCsv(iris, opts);
+  const b = cjs.synthesizeCsv(semi, opts);
+  assert.equal(b.csv, a.csv);
+  assert.deepEqual(b.receipt.column_types, a.receipt.column_types);
+});
+
 // The GMM mechanism through the binding: `mechanism` and `components` reach the core, and the
 // output and guarantee are the CLI's for the same seed.
 test("mechanism gmm: the CLI's output and receipt for the same seed", () => {
