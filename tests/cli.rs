@@ -175,9 +175,14 @@ fn synth_on_messy_csv_with_defaults_keeps_the_promise() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("dropped"));
     let text = std::fs::read_to_string(&out).unwrap();
-    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    // The input is `;`-delimited: so is the output, its numbers with decimal commas, and the
+    // user is told.
+    let mut rdr = csv::ReaderBuilder::new()
+        .delimiter(b';')
+        .from_reader(text.as_bytes());
     let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
     assert_eq!(header, vec!["age", "city, region", "income", "grade"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("decimal comma"));
     let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
     assert_eq!(
         rows.len(),
@@ -194,7 +199,8 @@ fn synth_on_messy_csv_with_defaults_keeps_the_promise() {
             assert_eq!(age.fract(), 0.0, "age stays an integer column: {}", &r[0]);
         }
         if !r[2].is_empty() {
-            r[2].parse::<f64>().unwrap();
+            assert!(!r[2].contains('.'), "a decimal comma: {}", &r[2]);
+            r[2].replace(',', ".").parse::<f64>().unwrap();
         }
     }
     let receipt: serde_json::Value =

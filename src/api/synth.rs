@@ -501,11 +501,15 @@ fn synthesize_table_out<'t, W: std::io::Write>(
     table: impl Into<Cow<'t, Table>>,
     p: &SynthParams,
     rng: &mut ReleaseRng,
-    out: CsvOut<W>,
+    mut out: CsvOut<W>,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(CsvOut<W>, Receipt)> {
+    let table: Cow<'t, Table> = table.into();
+    // A `;` input (decimal commas) gets its output in the same dialect.
+    let semicolon = table.delimiter == b';';
+    out.semicolon(semicolon);
     let out = std::cell::RefCell::new(out);
-    let receipt = synthesize_table(
+    let mut receipt = synthesize_table(
         table,
         p,
         rng,
@@ -513,6 +517,11 @@ fn synthesize_table_out<'t, W: std::io::Write>(
         |cells| out.borrow_mut().write_record(cells).map_err(csv_write_err),
         progress,
     )?;
+    if semicolon {
+        receipt
+            .warnings
+            .push(crate::data::SEMICOLON_OUTPUT.to_string());
+    }
     Ok((out.into_inner(), receipt))
 }
 

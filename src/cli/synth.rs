@@ -392,10 +392,14 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();
-    let writer = std::cell::RefCell::new(CsvOut::new(out_file));
+    let mut writer = CsvOut::new(out_file);
+    // A `;` input (decimal commas) gets its output in the same dialect.
+    let semicolon = table.delimiter == b';';
+    writer.semicolon(semicolon);
+    let writer = std::cell::RefCell::new(writer);
     let csv_err = |e: std::io::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
     // By value: the pipeline reuses the table's memory rather than copying it.
-    let receipt = api::synthesize_table(
+    let mut receipt = api::synthesize_table(
         table,
         params,
         rng,
@@ -403,6 +407,11 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
         |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
         |_| Ok(()),
     )?;
+    if semicolon {
+        receipt
+            .warnings
+            .push(privmix::data::SEMICOLON_OUTPUT.to_string());
+    }
     writer
         .into_inner()
         .into_inner()

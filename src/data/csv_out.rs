@@ -14,26 +14,115 @@
 //!   record is written).
 //!
 //! `tests` checks the output against `csv::Writer` on random records built from those bytes.
+//!
+//! [`CsvOut::semicolon`] switches to the dialect of spreadsheets in locales that write decimal
+//! commas (what such an input is read as, `data::fastnum::parse_number`): `;` between cells,
+//! `;` instead of `,` among the bytes that force quotes, and a cell that is a plain decimal
+//! number with a point (`-1.5`, `2.5e3`; digits on both sides of the point) written with a
+//! comma instead (`-1,5`, `2,5e3`).
 
 use std::io::{self, Write};
 
 /// Bytes gathered before they are handed to the inner writer.
 const FLUSH_AT: usize = 1 << 18;
 
-/// Whether a byte forces the cell holding it into quotes.
-#[inline(always)]
-fn special(b: u8) -> bool {
-    SPECIAL[b as usize]
-}
+/// What a run that writes the decimal-comma dialect tells its user (a receipt warning).
+pub const SEMICOLON_OUTPUT: &str = "the input is ';'-delimited, so the synthetic CSV is written the same way: ';' between cells and numbers with a decimal comma (1,5), as spreadsheets that save such files read them";
 
-const SPECIAL: [bool; 256] = {
+const SPECIAL_COMMA: [bool; 256] = special(b',');
+const SPECIAL_SEMICOLON: [bool; 256] = special(b';');
+
+/// The bytes that force a cell holding one into quotes, with `delimiter` between cells.
+const fn special(delimiter: u8) -> [bool; 256] {
     let mut t = [false; 256];
-    t[b',' as usize] = true;
+    t[delimiter as usize] = true;
     t[b'"' as usize] = true;
     t[b'\r' as usize] = true;
     t[b'\n' as usize] = true;
     t
-};
+}
+
+/// Where the point of a plain decimal number is (`[+-]digits.digits`, then an optional
+/// exponent `e`/`E`, sign, digits), or `None` for any other cell.
+fn decimal_point(cell: &[u8]) -> Option<usize> {
+    let digits = |from: usize| {
+        cell[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut i = usize::from(matches!(cell.first(), Some(b'+' | b'-')));
+    let int = digits(i);
+    i += int;
+    let point = i;
+    if int == 0 || cell.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    let frac = digits(i);
+    i += frac;
+    if frac == 0 {
+        return None;
+    }
+    if matches!(cell.get(i), Some(b'e' | b'E')) {
+        i += 1 + usize::from(matches!(cell.get(i + 1), Some(b'+' | b'-')));
+        let exp = digits(i);
+        if exp == 0 {
+            return None;
+        }
+        i += exp;
+    }
+    (i == cell.len()).then_some(point)
+}
+
+/// Writes `cells` as one record (no newline) into `out`, which has room for the worst case;
+/// returns the bytes written. `SEMI`: the decimal-comma dialect (the module note). One copy
+/// per dialect, so the default's loop keeps its constant table and no per-cell branch.
+#[inline(always)]
+fn fill<const SEMI: bool, S: AsRef<str>>(out: &mut [u8], cells: &[S]) -> usize {
+    let (delimiter, special) = if SEMI {
+        (b';', &SPECIAL_SEMICOLON)
+    } else {
+        (b',', &SPECIAL_COMMA)
+    };
+    let mut w = 0;
+    for (i, cell) in cells.iter().enumerate() {
+        if i > 0 {
+            out[w] = delimiter;
+            w += 1;
+        }
+        let bytes = cell.as_ref().as_bytes();
+        let at = w;
+        let mut quote = false;
+        for &b in bytes {
+            out[w] = b;
+            w += 1;
+            quote |= special[b as usize];
+        }
+        if SEMI {
+            // A number needs no quotes: its comma is not the delimiter.
+            if let Some(p) = decimal_point(bytes) {
+                out[at + p] = b',';
+            }
+        }
+        if quote {
+            w = at;
+            out[w] = b'"';
+            w += 1;
+            for &b in bytes {
+                if b == b'"' {
+                    out[w] = b'"';
+                    w += 1;
+                }
+                out[w] = b;
+                w += 1;
+            }
+            out[w] = b'"';
+            w += 1;
+        }
+    }
+    w
+}
 
 /// A CSV record writer over `W` (see the module note).
 #[derive(Debug)]
@@ -41,6 +130,8 @@ pub struct CsvOut<W: Write> {
     inner: W,
     buf: Vec<u8>,
     cells_per_record: Option<usize>,
+    /// The decimal-comma dialect (`;`) instead of the default.
+    semicolon: bool,
 }
 
 impl<W: Write> CsvOut<W> {
@@ -50,7 +141,14 @@ impl<W: Write> CsvOut<W> {
             inner,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             cells_per_record: None,
+            semicolon: false,
         }
+    }
+
+    /// From here on, the decimal-comma dialect (`;` between cells, decimal commas; see the
+    /// module note) with `yes`, the default one without.
+    pub fn semicolon(&mut self, yes: bool) {
+        self.semicolon = yes;
     }
 
     /// Writes one record.
@@ -79,36 +177,11 @@ impl<W: Write> CsvOut<W> {
         let base = self.buf.len();
         self.buf.resize(base + room, 0);
         let out = &mut self.buf[base..];
-        let mut w = 0;
-        for (i, cell) in cells.iter().enumerate() {
-            if i > 0 {
-                out[w] = b',';
-                w += 1;
-            }
-            let bytes = cell.as_ref().as_bytes();
-            let at = w;
-            let mut quote = false;
-            for &b in bytes {
-                out[w] = b;
-                w += 1;
-                quote |= special(b);
-            }
-            if quote {
-                w = at;
-                out[w] = b'"';
-                w += 1;
-                for &b in bytes {
-                    if b == b'"' {
-                        out[w] = b'"';
-                        w += 1;
-                    }
-                    out[w] = b;
-                    w += 1;
-                }
-                out[w] = b'"';
-                w += 1;
-            }
-        }
+        let mut w = if self.semicolon {
+            fill::<true, S>(out, cells)
+        } else {
+            fill::<false, S>(out, cells)
+        };
         if w == 0 {
             out[..2].copy_from_slice(b"\"\"");
             w = 2;
@@ -291,6 +364,50 @@ mod tests {
     }
 
     /// A record of another length is refused by both, and leaves nothing of itself behind.
+    /// The decimal-comma dialect: `;` between cells and among the quote-forcing bytes, plain
+    /// decimal numbers with a comma, everything else as it is; read back, the numbers are
+    /// the ones written.
+    #[test]
+    fn the_semicolon_dialect_writes_decimal_commas() {
+        let cells = [
+            "x", "-1.5", "+2.5e3", "0.25E-2", "7", "1.", ".5", "1.5.2", "1.5e", "a;b", "1,5", "",
+        ];
+        let mut w = CsvOut::new(Vec::new());
+        w.semicolon(true);
+        w.write_record(&cells).unwrap();
+        w.write_record(&[
+            "y", "3.75", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
+        ])
+        .unwrap();
+        let text = String::from_utf8(w.into_bytes()).unwrap();
+        assert_eq!(
+            text,
+            "x;-1,5;+2,5e3;0,25E-2;7;1.;.5;1.5.2;1.5e;\"a;b\";1,5;\n\
+             y;3,75;1;2;3;4;5;6;7;8;9;10\n"
+        );
+        let t = crate::data::read_csv_bytes(
+            format!("c0;c1;c2;c3;c4;c5;c6;c7;c8;c9;c10;c11\n{text}").as_bytes(),
+            &crate::data::CsvOptions {
+                missing: crate::data::MissingPolicy::Keep,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let col = |j: usize| match &t.columns[j] {
+            crate::data::Column::Numeric { values, .. } => values.clone(),
+            c => panic!("column {j}: {c:?}"),
+        };
+        assert_eq!(col(1), [-1.5, 3.75]);
+        assert_eq!(col(2), [2500.0, 1.0]);
+        assert_eq!(col(3), [0.0025, 2.0]);
+        // Switched back: the default dialect, byte for byte.
+        let mut w = CsvOut::new(Vec::new());
+        w.semicolon(true);
+        w.semicolon(false);
+        w.write_record(&["1.5", "a;b", "c,d"]).unwrap();
+        assert_eq!(w.into_bytes(), b"1.5,a;b,\"c,d\"\n");
+    }
+
     #[test]
     fn unequal_records_are_an_error() {
         let records = vec![vec!["a".to_string(), "b".into()], vec!["c".into()]];

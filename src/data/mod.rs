@@ -17,7 +17,7 @@ mod schema;
 
 pub(crate) use self::csv::is_missing;
 pub use self::csv::{read_csv_bytes, read_csv_path, read_csv_stream, ByteStream, OpenStream};
-pub use self::csv_out::{CsvOut, Pieces};
+pub use self::csv_out::{CsvOut, Pieces, SEMICOLON_OUTPUT};
 pub use self::schema::{ColumnSpec, Schema};
 
 /// A table handed to the pipeline: borrowed (the caller keeps it, e.g. to synthesize again)

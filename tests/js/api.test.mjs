@@ -127,16 +127,26 @@ test("wasm and native give the same output for the same seed", () => {
 });
 
 // A spreadsheet's `;` export with decimal commas is the same table as the `,` file with decimal
-// points: the same seeded output, byte for byte (before, the comma columns were categorical).
-test("a ';' file with decimal commas synthesizes as the same table with decimal points", () => {
+// points, and its output comes back in its own dialect: the same seeded output, byte for byte,
+// with `;` and decimal commas (before, the comma columns were categorical), from the native
+// CLI too.
+test("a ';' file with decimal commas synthesizes as the same table, written back with ';'", () => {
   const iris = readFileSync(join(ROOT, "demo/iris.csv"), "utf8");
   const semi = iris.replaceAll(",", ";").replaceAll(".", ",");
   assert.match(semi.split("\n")[1], /^\d,\d;\d,\d;/);
   const opts = { label: "species", epsilon: 5, delta: 1e-5, seed: 3 };
   const a = cjs.synthesizeCsv(iris, opts);
   const b = cjs.synthesizeCsv(semi, opts);
-  assert.equal(b.csv, a.csv);
+  assert.match(a.csv.split("\n")[1], /^\d(\.\d+)?,\d(\.\d+)?,/);
+  assert.equal(b.csv, a.csv.replaceAll(",", ";").replaceAll(".", ","));
   assert.deepEqual(b.receipt.column_types, a.receipt.column_types);
+  const said = (r) => r.receipt.warnings.filter((w) => /';'-delimited.*decimal comma/.test(w)).length;
+  assert.deepEqual([said(a), said(b)], [0, 1]);
+  const dir = mkdtempSync(join(tmpdir(), "privmix-semicolon-"));
+  writeFileSync(join(dir, "in.csv"), semi);
+  execFileSync(cli(), ["synth", "--input", join(dir, "in.csv"), "--label", "species", "--epsilon", "5",
+    "--delta", "1e-5", "--seed", "3", "--output", join(dir, "out.csv"), "--receipt", join(dir, "r.json")], { stdio: "pipe" });
+  assert.equal(readFileSync(join(dir, "out.csv"), "utf8"), b.csv);
 });
 
 // The GMM mechanism through the binding: `mechanism` and `components` reach the core, and the
