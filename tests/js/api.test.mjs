@@ -142,6 +142,11 @@ test("a ';' file with decimal commas synthesizes as the same table, written back
   assert.deepEqual(b.receipt.column_types, a.receipt.column_types);
   const said = (r) => r.receipt.warnings.filter((w) => /';'-delimited.*decimal comma/.test(w)).length;
   assert.deepEqual([said(a), said(b)], [0, 1]);
+  // The app's "Real against synthetic" reads the ';' output back as the same numbers.
+  const hist = (text, out) => new cjs.Dataset(text, { label: "species" }).histograms(new TextEncoder().encode(out));
+  const h = hist(semi, b.csv);
+  assert.equal(h.filter((c) => c.kind === "numeric" && c.synthetic.some((n) => n > 0)).length, 4);
+  assert.deepEqual(h, hist(iris, a.csv));
   const dir = mkdtempSync(join(tmpdir(), "privmix-semicolon-"));
   writeFileSync(join(dir, "in.csv"), semi);
   execFileSync(cli(), ["synth", "--input", join(dir, "in.csv"), "--label", "species", "--epsilon", "5",
