@@ -657,3 +657,58 @@ fn a_small_table_gets_the_type_share_it_needs_or_a_warning() {
     assert!(w.starts_with("column types: 120 rows are too few"), "{w}");
     assert!(err.contains(&format!("privmix: warning: {w}")), "{err}");
 }
+
+/// A `;` input's output is `;`-delimited with decimal commas, but the label and a schema's
+/// categorical column keep their cells as they are: a code `250.00` and a label `1.5` are
+/// levels, not numbers.
+#[test]
+fn a_semicolon_input_keeps_its_text_columns_as_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("x;code;y\n");
+    for i in 0..200 {
+        let code = ["250.00", "401.9"][i % 2];
+        let y = ["0.5", "1.5"][(i / 2) % 2];
+        text.push_str(&format!("{},{};{code};{y}\n", i % 10, i % 7));
+    }
+    let input = write(dir.path(), "in.csv", &text);
+    let schema = write(
+        dir.path(),
+        "schema.json",
+        r#"{"columns": {"x": {"type": "numeric", "min": 0, "max": 10, "integer": false}, "code": {"type": "categorical"}}}"#,
+    );
+    let (out, rec) = (dir.path().join("out.csv"), dir.path().join("r.json"));
+    let o = run(&[
+        "synth",
+        "--input",
+        s(&input),
+        "--label",
+        "y",
+        "--epsilon",
+        "5",
+        "--delta",
+        "1e-5",
+        "--schema",
+        s(&schema),
+        "--seed",
+        "1",
+        "--output",
+        s(&out),
+        "--receipt",
+        s(&rec),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = std::fs::read_to_string(&out).unwrap();
+    let mut lines = got.lines();
+    assert_eq!(lines.next(), Some("x;code;y"));
+    let mut commas = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(';').collect();
+        assert_eq!(cells.len(), 3, "{line}");
+        assert!(["250.00", "401.9"].contains(&cells[1]), "{line}");
+        assert!(["0.5", "1.5"].contains(&cells[2]), "{line}");
+        assert!(!cells[0].contains('.'), "{line}");
+        commas += usize::from(cells[0].contains(','));
+        cells[0].replace(',', ".").parse::<f64>().unwrap();
+    }
+    assert!(commas > 100, "{commas} decimal commas in x");
+}

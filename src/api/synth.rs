@@ -9,7 +9,7 @@ use super::{
 };
 use crate::accountant::{check_delta, check_epsilon, AccountantKind};
 use crate::data::{
-    read_csv_bytes, Column, CsvOptions, CsvOut, MissingPolicy, Pieces, Schema, Table,
+    read_csv_bytes, Column, ColumnSpec, CsvOptions, CsvOut, MissingPolicy, Pieces, Schema, Table,
 };
 use crate::error::{Error, Result};
 use crate::eval::Model;
@@ -344,6 +344,20 @@ fn mechanism_of(r: &SynthRequest) -> Result<Mechanism> {
 }
 
 impl SynthParams {
+    /// The columns whose cells the output writes as they are in every dialect (a `;`
+    /// input's output writes other numbers with decimal commas, `data::CsvOut::semicolon`):
+    /// the label and the schema's categorical columns, so that a level such as `250.00`
+    /// keeps its point. Public: the options and the schema.
+    pub fn text_columns(&self) -> Vec<String> {
+        let categorical = self.schema.iter().flat_map(|s| {
+            s.columns
+                .iter()
+                .filter(|(_, c)| matches!(c, ColumnSpec::Categorical { .. }))
+                .map(|(n, _)| n.clone())
+        });
+        self.label.iter().cloned().chain(categorical).collect()
+    }
+
     /// CSV reading options.
     pub fn csv_options(&self, source_name: &str) -> Result<CsvOptions> {
         let label = self.label.clone().ok_or_else(|| {
@@ -507,7 +521,9 @@ fn synthesize_table_out<'t, W: std::io::Write>(
     let table: Cow<'t, Table> = table.into();
     // A `;` input (decimal commas) gets its output in the same dialect.
     let semicolon = table.delimiter == b';';
-    out.semicolon(semicolon);
+    if semicolon {
+        out.semicolon(&p.text_columns());
+    }
     let out = std::cell::RefCell::new(out);
     let mut receipt = synthesize_table(
         table,

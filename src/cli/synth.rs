@@ -395,7 +395,9 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
     let mut writer = CsvOut::new(out_file);
     // A `;` input (decimal commas) gets its output in the same dialect.
     let semicolon = table.delimiter == b';';
-    writer.semicolon(semicolon);
+    if semicolon {
+        writer.semicolon(&params.text_columns());
+    }
     let writer = std::cell::RefCell::new(writer);
     let csv_err = |e: std::io::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
     // By value: the pipeline reuses the table's memory rather than copying it.

@@ -19,7 +19,8 @@
 //! commas (what such an input is read as, `data::fastnum::parse_number`): `;` between cells,
 //! `;` instead of `,` among the bytes that force quotes, and a cell that is a plain decimal
 //! number with a point (`-1.5`, `2.5e3`; digits on both sides of the point) written with a
-//! comma instead (`-1,5`, `2,5e3`).
+//! comma instead (`-1,5`, `2,5e3`), except in the header and in the columns named as text (the
+//! label, a schema's categorical columns: a level `250.00` keeps its point).
 
 use std::io::{self, Write};
 
@@ -76,10 +77,11 @@ fn decimal_point(cell: &[u8]) -> Option<usize> {
 }
 
 /// Writes `cells` as one record (no newline) into `out`, which has room for the worst case;
-/// returns the bytes written. `SEMI`: the decimal-comma dialect (the module note). One copy
-/// per dialect, so the default's loop keeps its constant table and no per-cell branch.
+/// returns the bytes written. `SEMI`: the decimal-comma dialect (the module note), in which
+/// cell `i` keeps its point where `text[i]` is true (or `text` is too short: the header). One
+/// copy per dialect, so the default's loop keeps its constant table and no per-cell branch.
 #[inline(always)]
-fn fill<const SEMI: bool, S: AsRef<str>>(out: &mut [u8], cells: &[S]) -> usize {
+fn fill<const SEMI: bool, S: AsRef<str>>(out: &mut [u8], cells: &[S], text: &[bool]) -> usize {
     let (delimiter, special) = if SEMI {
         (b';', &SPECIAL_SEMICOLON)
     } else {
@@ -99,7 +101,7 @@ fn fill<const SEMI: bool, S: AsRef<str>>(out: &mut [u8], cells: &[S]) -> usize {
             w += 1;
             quote |= special[b as usize];
         }
-        if SEMI {
+        if SEMI && !text.get(i).copied().unwrap_or(true) {
             // A number needs no quotes: its comma is not the delimiter.
             if let Some(p) = decimal_point(bytes) {
                 out[at + p] = b',';
@@ -130,8 +132,11 @@ pub struct CsvOut<W: Write> {
     inner: W,
     buf: Vec<u8>,
     cells_per_record: Option<usize>,
-    /// The decimal-comma dialect (`;`) instead of the default.
-    semicolon: bool,
+    /// The decimal-comma dialect (`;`) instead of the default: the names of the columns
+    /// written as text.
+    semicolon: Option<Vec<String>>,
+    /// Per column, whether it is written as text (from the header, the first record).
+    text: Vec<bool>,
 }
 
 impl<W: Write> CsvOut<W> {
@@ -141,14 +146,16 @@ impl<W: Write> CsvOut<W> {
             inner,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             cells_per_record: None,
-            semicolon: false,
+            semicolon: None,
+            text: Vec::new(),
         }
     }
 
-    /// From here on, the decimal-comma dialect (`;` between cells, decimal commas; see the
-    /// module note) with `yes`, the default one without.
-    pub fn semicolon(&mut self, yes: bool) {
-        self.semicolon = yes;
+    /// The decimal-comma dialect (`;` between cells, decimal commas; see the module note)
+    /// instead of the default, for a writer that has written nothing yet: its first record is
+    /// the header, and the columns it names in `text_columns` keep their cells as they are.
+    pub fn semicolon(&mut self, text_columns: &[String]) {
+        self.semicolon = Some(text_columns.to_vec());
     }
 
     /// Writes one record.
@@ -177,10 +184,15 @@ impl<W: Write> CsvOut<W> {
         let base = self.buf.len();
         self.buf.resize(base + room, 0);
         let out = &mut self.buf[base..];
-        let mut w = if self.semicolon {
-            fill::<true, S>(out, cells)
-        } else {
-            fill::<false, S>(out, cells)
+        let mut w = match &self.semicolon {
+            None => fill::<false, S>(out, cells, &[]),
+            Some(names) if self.text.is_empty() => {
+                // The header: written as it is; it says which columns are text.
+                let header = cells.iter().map(|c| names.iter().any(|n| n == c.as_ref()));
+                self.text = header.collect();
+                fill::<true, S>(out, cells, &[])
+            }
+            Some(_) => fill::<true, S>(out, cells, &self.text),
         };
         if w == 0 {
             out[..2].copy_from_slice(b"\"\"");
@@ -369,24 +381,31 @@ mod tests {
     /// the ones written.
     #[test]
     fn the_semicolon_dialect_writes_decimal_commas() {
+        let header = [
+            "x", "1.5", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11", "code",
+        ];
         let cells = [
             "x", "-1.5", "+2.5e3", "0.25E-2", "7", "1.", ".5", "1.5.2", "1.5e", "a;b", "1,5", "",
+            "250.00",
         ];
         let mut w = CsvOut::new(Vec::new());
-        w.semicolon(true);
+        w.semicolon(&["code".to_string(), "x".to_string()]);
+        w.write_record(&header).unwrap();
         w.write_record(&cells).unwrap();
         w.write_record(&[
-            "y", "3.75", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
+            "y", "3.75", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "401.9",
         ])
         .unwrap();
         let text = String::from_utf8(w.into_bytes()).unwrap();
+        // The header and the text column `code` keep their points; numbers elsewhere do not.
         assert_eq!(
             text,
-            "x;-1,5;+2,5e3;0,25E-2;7;1.;.5;1.5.2;1.5e;\"a;b\";1,5;\n\
-             y;3,75;1;2;3;4;5;6;7;8;9;10\n"
+            "x;1.5;c2;c3;c4;c5;c6;c7;c8;c9;c10;c11;code\n\
+             x;-1,5;+2,5e3;0,25E-2;7;1.;.5;1.5.2;1.5e;\"a;b\";1,5;;250.00\n\
+             y;3,75;1;2;3;4;5;6;7;8;9;10;401.9\n"
         );
         let t = crate::data::read_csv_bytes(
-            format!("c0;c1;c2;c3;c4;c5;c6;c7;c8;c9;c10;c11\n{text}").as_bytes(),
+            text.as_bytes(),
             &crate::data::CsvOptions {
                 missing: crate::data::MissingPolicy::Keep,
                 ..Default::default()
@@ -400,12 +419,6 @@ mod tests {
         assert_eq!(col(1), [-1.5, 3.75]);
         assert_eq!(col(2), [2500.0, 1.0]);
         assert_eq!(col(3), [0.0025, 2.0]);
-        // Switched back: the default dialect, byte for byte.
-        let mut w = CsvOut::new(Vec::new());
-        w.semicolon(true);
-        w.semicolon(false);
-        w.write_record(&["1.5", "a;b", "c,d"]).unwrap();
-        assert_eq!(w.into_bytes(), b"1.5,a;b,\"c,d\"\n");
     }
 
     #[test]
