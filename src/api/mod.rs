@@ -50,8 +50,8 @@ pub use preview::{
     dataset_preview, dataset_preview_as, preview, PreviewRequest, PreviewResponse, PreviewView,
 };
 pub use synth::{
-    class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, synthesize_table_pieces,
-    synthesize_table_to, MixChoice, SynthParams, SynthRequest,
+    class_counts, synthesize_csv, synthesize_table, synthesize_table_csv, synthesize_table_out,
+    synthesize_table_pieces, synthesize_table_to, MixChoice, SynthParams, SynthRequest,
 };
 
 use crate::accountant::subsampled_gaussian::validate_orders;

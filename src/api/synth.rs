@@ -490,8 +490,8 @@ pub fn synthesize_table_pieces<'t>(
     rng: &mut ReleaseRng,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(Pieces, Receipt)> {
-    let (out, receipt) =
-        synthesize_table_out(table, p, rng, CsvOut::new(Pieces::default()), progress)?;
+    let out = CsvOut::new(Pieces::default());
+    let (out, receipt) = synthesize_table_out(table, p, rng, out, csv_write_err, progress)?;
     Ok((out.into_pieces(), receipt))
 }
 
@@ -506,16 +506,21 @@ pub fn synthesize_table_to<'t, W: std::io::Write>(
     out: W,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(W, Receipt)> {
-    let (out, receipt) = synthesize_table_out(table, p, rng, CsvOut::new(out), progress)?;
+    let (out, receipt) =
+        synthesize_table_out(table, p, rng, CsvOut::new(out), csv_write_err, progress)?;
     Ok((out.into_inner().map_err(csv_write_err)?, receipt))
 }
 
-/// [`synthesize_table`] with its records written to `out`.
-fn synthesize_table_out<'t, W: std::io::Write>(
+/// [`synthesize_table`] with its records written to `out` (a writer that has written
+/// nothing yet), a write's failure reported as `write_err` of it. A `;` input's output is
+/// written in its dialect, `;` and decimal commas ([`CsvOut::semicolon`]), and the receipt
+/// says so. Returns the writer, everything written to it (not flushed), and the receipt.
+pub fn synthesize_table_out<'t, W: std::io::Write>(
     table: impl Into<Cow<'t, Table>>,
     p: &SynthParams,
     rng: &mut ReleaseRng,
     mut out: CsvOut<W>,
+    write_err: impl Fn(std::io::Error) -> Error,
     progress: impl FnMut(f64) -> Result<()>,
 ) -> Result<(CsvOut<W>, Receipt)> {
     let table: Cow<'t, Table> = table.into();
@@ -529,8 +534,8 @@ fn synthesize_table_out<'t, W: std::io::Write>(
         table,
         p,
         rng,
-        |names| out.borrow_mut().write_record(names).map_err(csv_write_err),
-        |cells| out.borrow_mut().write_record(cells).map_err(csv_write_err),
+        |names| out.borrow_mut().write_record(names).map_err(&write_err),
+        |cells| out.borrow_mut().write_record(cells).map_err(&write_err),
         progress,
     )?;
     if semicolon {

@@ -392,30 +392,12 @@ fn run_synth_csv(a: &SynthArgs, params: &SynthParams, rng: &mut ReleaseRng) -> R
     let mut staged = Staged::new();
     let (_, out_file) = staged.file(&a.output)?;
     let out_name = a.output.display().to_string();
-    let mut writer = CsvOut::new(out_file);
-    // A `;` input (decimal commas) gets its output in the same dialect.
-    let semicolon = table.delimiter == b';';
-    if semicolon {
-        writer.semicolon(&params.text_columns());
-    }
-    let writer = std::cell::RefCell::new(writer);
     let csv_err = |e: std::io::Error| Error::Data(format!("{out_name}: cannot write: {e}"));
+    let writer = CsvOut::new(out_file);
     // By value: the pipeline reuses the table's memory rather than copying it.
-    let mut receipt = api::synthesize_table(
-        table,
-        params,
-        rng,
-        |names| writer.borrow_mut().write_record(names).map_err(csv_err),
-        |cells| writer.borrow_mut().write_record(cells).map_err(csv_err),
-        |_| Ok(()),
-    )?;
-    if semicolon {
-        receipt
-            .warnings
-            .push(privmix::data::SEMICOLON_OUTPUT.to_string());
-    }
+    let (writer, receipt) =
+        api::synthesize_table_out(table, params, rng, writer, csv_err, |_| Ok(()))?;
     writer
-        .into_inner()
         .into_inner()
         .map_err(csv_err)?
         .sync_all()

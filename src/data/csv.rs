@@ -471,15 +471,17 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// Streams the records (header = index 0) to `f`, with the start byte of each record.
-    /// With `check_quotes`, an unterminated quoted field is reported before its record is
-    /// handed on. Returns the delimiter.
+    /// Streams the records (header = index 0) to `f`, with the delimiter and the start byte
+    /// of each record. With `check_quotes`, an unterminated quoted field is reported before
+    /// its record is handed on. Returns the delimiter.
     fn for_each_record(
         &self,
         check_quotes: bool,
-        mut f: impl FnMut(usize, Option<u64>, &csv::StringRecord) -> Result<()>,
+        mut f: impl FnMut(u8, usize, Option<u64>, &csv::StringRecord) -> Result<()>,
     ) -> Result<u8> {
         let (rdr, delim) = self.reader(check_quotes)?;
+        let mut f =
+            |row: usize, byte: Option<u64>, rec: &csv::StringRecord| f(delim, row, byte, rec);
         #[cfg(not(target_arch = "wasm32"))]
         if !self.records_pipelined(rdr, check_quotes, &mut f)? {
             // No second thread could be started (nothing was read): read on this one.
@@ -1086,16 +1088,14 @@ fn read_table(src: &Source<'_>, opts: &CsvOptions) -> Result<Table> {
         schema.validate()?;
     }
     // ---- Pass 1: checks, types and (in the usual case) the values ----------------------
-    let mut pass = Pass1 {
-        decimal_comma: src.open_csv()?.1 != b',',
-        ..Pass1::default()
-    };
+    let mut pass = Pass1::default();
     let size = src.size_hint();
-    let delimiter = src.for_each_record(true, |row, byte, rec| {
+    let delimiter = src.for_each_record(true, |delim, row, byte, rec| {
         if let (ESTIMATE_AFTER, Some(size), Some(at)) = (row, size, byte) {
             pass.reserve(size, at, row);
         }
         if row == 0 {
+            pass.decimal_comma = delim != b',';
             return pass.header(src, rec, opts);
         }
         pass.record(src, opts, row, byte, rec)
@@ -1242,7 +1242,7 @@ fn read_deferred(
         let mut codes: Vec<Codes> = deferred.iter().map(|_| Codes::new()).collect();
         let mut kept2 = 0usize;
         let mut records2 = 0usize;
-        src.for_each_record(false, |row, _byte, rec| {
+        src.for_each_record(false, |_, row, _byte, rec| {
             if row == 0 {
                 let same =
                     rec.len() == names.len() && rec.iter().zip(names).all(|(a, b)| a.trim() == b);

@@ -375,7 +375,6 @@ mod tests {
         );
     }
 
-    /// A record of another length is refused by both, and leaves nothing of itself behind.
     /// The decimal-comma dialect: `;` between cells and among the quote-forcing bytes, plain
     /// decimal numbers with a comma, everything else as it is; read back, the numbers are
     /// the ones written.
@@ -421,6 +420,7 @@ mod tests {
         assert_eq!(col(3), [0.0025, 2.0]);
     }
 
+    /// A record of another length is refused by both, and leaves nothing of itself behind.
     #[test]
     fn unequal_records_are_an_error() {
         let records = vec![vec!["a".to_string(), "b".into()], vec!["c".into()]];

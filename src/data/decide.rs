@@ -331,9 +331,9 @@ fn to_numeric(col: Column, decimal_comma: bool) -> Column {
 /// product's, not the data's. A missing or unparsable cell is NaN (the caller fills it with a
 /// public value); no type depends on any cell.
 pub fn features_as_numeric(t: &mut Table) {
+    let dc = decimal_comma(t);
     for j in 0..t.columns.len() {
         if Some(j) != t.label_index {
-            let dc = decimal_comma(t);
             convert(t, j, |c| to_numeric(c, dc));
         }
     }

@@ -38,22 +38,37 @@ pub fn parse_f64(v: &str) -> Result<f64, std::num::ParseFloatError> {
 #[inline]
 pub fn parse_number(v: &str, decimal_comma: bool) -> Result<f64, std::num::ParseFloatError> {
     match parse_f64(v) {
-        Err(e) if decimal_comma => match comma_as_point(v) {
-            Some(p) => p.parse::<f64>(),
+        Err(e) if decimal_comma => match decimal_comma_at(v) {
+            Some(at) => parse_with_point(v, at),
             None => Err(e),
         },
         r => r,
     }
 }
 
-/// `v` with its decimal comma as a point, if `v` has exactly one comma, between two ASCII
-/// digits, and no dot.
-fn comma_as_point(v: &str) -> Option<String> {
+/// Where `v`'s decimal comma is, if `v` has exactly one comma, between two ASCII digits, and
+/// no dot.
+fn decimal_comma_at(v: &str) -> Option<usize> {
     let b = v.as_bytes();
     let at = b.iter().position(|&c| c == b',')?;
     let digit = |i: Option<usize>| i.and_then(|i| b.get(i)).is_some_and(u8::is_ascii_digit);
     let single = !b[at + 1..].contains(&b',') && !b.contains(&b'.');
-    (single && digit(at.checked_sub(1)) && digit(Some(at + 1))).then(|| v.replacen(',', ".", 1))
+    (single && digit(at.checked_sub(1)) && digit(Some(at + 1))).then_some(at)
+}
+
+/// `v` parsed with the ASCII comma at `at` read as a point: on the stack for a cell of up
+/// to 64 bytes (every number a spreadsheet writes), so no cell of a large file allocates.
+fn parse_with_point(v: &str, at: usize) -> Result<f64, std::num::ParseFloatError> {
+    let mut buf = [0u8; 64];
+    match buf.get_mut(..v.len()) {
+        Some(b) => {
+            b.copy_from_slice(v.as_bytes());
+            b[at] = b'.';
+            // One ASCII byte replaced by another: still UTF-8.
+            std::str::from_utf8(b).map_or_else(|_| v.replacen(',', ".", 1).parse(), str::parse)
+        }
+        None => v.replacen(',', ".", 1).parse(),
+    }
 }
 
 /// `v.trim()`, without the Unicode scan when the ends are plain ASCII.
