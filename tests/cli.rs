@@ -300,6 +300,97 @@ fn evaluate_prints_accuracy() {
     }
 }
 
+/// `evaluate` scores every row, one with a missing number included, and a test file whose
+/// labels the training file does not have fails with the fix instead of reporting 0 (UCI
+/// Adult's `adult.test` writes `<=50K.` where `adult.data` writes `<=50K`); a test file with
+/// some such labels gets a warning naming them.
+#[test]
+fn evaluate_keeps_every_row_and_refuses_labels_it_cannot_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let iris = std::fs::read_to_string(shared("data/iris.csv")).unwrap();
+    let write = |name: &str, f: &dyn Fn(usize, &str) -> String| {
+        let text: String = iris
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i == 0 {
+                    format!("{l}\n")
+                } else {
+                    f(i, l) + "\n"
+                }
+            })
+            .collect();
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    // Every 5th row loses its first cell.
+    let holes = write("holes.csv", &|i, l| {
+        if i % 5 == 0 {
+            l[l.find(',').unwrap()..].to_string()
+        } else {
+            l.to_string()
+        }
+    });
+    let dots = write("dots.csv", &|_, l| format!("{l}."));
+    let some = write("some.csv", &|i, l| {
+        if i <= 50 {
+            format!("{l}.")
+        } else {
+            l.to_string()
+        }
+    });
+    let v = json(&run(&[
+        "evaluate",
+        "--train",
+        s(&holes),
+        "--test",
+        s(&holes),
+        "--label",
+        "species",
+        "--json",
+    ]));
+    assert_eq!(
+        (v["train_rows"].as_u64(), v["test_rows"].as_u64()),
+        (Some(150), Some(150))
+    );
+    assert!(v["accuracy"].as_f64().unwrap() > 0.9, "{v}");
+    let iris_path = shared("data/iris.csv");
+    let o = run(&[
+        "evaluate",
+        "--train",
+        s(&iris_path),
+        "--test",
+        s(&dots),
+        "--label",
+        "species",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("'setosa.'") && err.contains("remove the trailing '.'"),
+        "{err}"
+    );
+    let o = run(&[
+        "evaluate",
+        "--train",
+        s(&iris_path),
+        "--test",
+        s(&some),
+        "--label",
+        "species",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let v = json(&o);
+    assert_eq!(v["test_rows_unseen_label"].as_u64(), Some(50), "{v}");
+    assert!(
+        err.contains("50 of 150 test rows") && err.contains("'setosa.'"),
+        "{err}"
+    );
+    assert!(v["accuracy"].as_f64().unwrap() <= 100.0 / 150.0, "{v}");
+}
+
 /// Runs a synth that must fail; checks exit code, that stderr names `needle`, and that the
 /// folder holds nothing but `keep`.
 fn assert_fails_cleanly(dir: &Path, args: &[&str], needle: &str, keep: &[&str]) {

@@ -2,7 +2,7 @@
 //! (train on synthetic, test on real) and the real-against-synthetic histograms.
 
 use super::synth::{class_counts, synthesize_table_csv, SynthParams};
-use crate::data::{read_csv_bytes, Column, CsvOptions, Table};
+use crate::data::{read_csv_bytes, Column, CsvOptions, MissingPolicy, Table};
 use crate::error::{Error, Result};
 use crate::eval::{evaluate_tables, EvalReport};
 use crate::rng::ReleaseRng;
@@ -79,6 +79,8 @@ pub fn utility_check(
         &CsvOptions {
             label: Some(table.names[li].clone()),
             source_name: "synthetic".into(),
+            // As the real split is held: a missing cell is kept, not its row dropped.
+            missing: MissingPolicy::Keep,
             ..CsvOptions::default()
         },
     )?;

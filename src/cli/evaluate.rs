@@ -2,7 +2,7 @@
 
 use super::print_json;
 use clap::{Args, ValueEnum};
-use privmix::data::{read_csv_path, CsvOptions};
+use privmix::data::{read_csv_path, CsvOptions, MissingPolicy};
 use privmix::error::{Error, Result};
 use privmix::eval::evaluate_tables;
 use privmix::eval::Model;
@@ -40,11 +40,25 @@ pub(crate) fn run(a: EvaluateArgs) -> Result<()> {
     let model: Model = super::name_of(&a.model).parse()?;
     let opts = CsvOptions {
         label: Some(a.label.clone()),
+        // Every row counts: a missing number takes the training mean beside an indicator.
+        missing: MissingPolicy::Keep,
         ..CsvOptions::default()
     };
     let train = read_csv_path(&a.train, &opts)?;
     let test = read_csv_path(&a.test, &opts)?;
     let r = evaluate_tables(&train, &test, model)?;
+    if r.test_rows_unseen_label > 0 {
+        eprintln!(
+            "privmix: warning: {} of {} test rows have a label the training file does not have ({}); each counts as an error",
+            r.test_rows_unseen_label,
+            r.test_rows,
+            r.unseen_labels
+                .iter()
+                .map(|l| format!("'{l}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if a.json {
         print_json(
             &serde_json::to_value(&r)
