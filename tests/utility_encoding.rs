@@ -214,7 +214,9 @@ fn small_tables_without_ranges_get_a_larger_normalization_share() {
     // Iris without a schema at ε = 5: at the default share (0.2) the power-of-two histogram's
     // noise hid petal_width's range, which then fell back to [0, 1] (the issue's "only 0s and
     // 1s"). The share is raised (a function of n, the columns, ε and δ: public) until every
-    // column's range can be seen; a share the caller gives is kept.
+    // column's range can be seen; a share the caller gives is kept. A range whose noisy
+    // counts leave rows out widens to the bins that hold them: petal_width's range, [1, 2]
+    // on all three seeds before, clamped every setosa flower's 0.1–0.6 up to 1.
     let base = serde_json::json!({"label": "species", "epsilon": 5.0, "delta": 1e-5});
     for seed in [1.0, 2.0, 3.0] {
         let mut req = base.clone();
@@ -222,8 +224,24 @@ fn small_tables_without_ranges_get_a_larger_normalization_share() {
         let (rows, r) = run(IRIS, req);
         let cols = r["normalization"]["columns"].as_array().unwrap();
         for c in cols.iter().filter(|c| c["kind"] == "numeric") {
-            assert_eq!(c["source"], "dp", "seed {seed}: {c}");
+            let source = c["source"].as_str().unwrap();
+            assert!(
+                source == "dp" || source == "dp (widened to hold its row count)",
+                "seed {seed}: {c}"
+            );
         }
+        let width = cols.iter().find(|c| c["name"] == "petal_width").unwrap();
+        assert!(
+            width["range"][0].as_f64().unwrap() < 0.5,
+            "seed {seed}: {width}"
+        );
+        let setosa_width: Vec<f64> = rows[1..]
+            .iter()
+            .filter(|row| row[4] == "setosa")
+            .map(|row| row[3].parse().unwrap())
+            .collect();
+        let mean = setosa_width.iter().sum::<f64>() / setosa_width.len() as f64;
+        assert!(mean < 0.8, "seed {seed}: setosa's mean petal_width {mean}");
         let warnings = r["warnings"].as_array().unwrap();
         assert!(
             warnings

@@ -1103,7 +1103,21 @@ impl ColumnRules<'_> {
             }
         };
         match dp_range(counts, g, self.t_num, self.t_int, rng) {
-            Ok(r) => {
+            Ok(mut r) => {
+                let mut source = "dp";
+                if self.pooled.is_none() && r.unexplained(values.len(), g.sigma(), self.t_int) {
+                    // Post-processing, as the pooled range below: values lie in bins too
+                    // thin to clear the threshold. Without a pooled range the column's own
+                    // noisy counts say where; else it is said, never silently clamped.
+                    let (lo0, hi0) = (r.lo, r.hi);
+                    match r.widen_to_explain(values.len(), g.sigma(), self.t_int) {
+                        Some(_) => source = "dp (widened to hold its row count)",
+                        None => notes.warnings.push(format!(
+                            "column '{name}': its DP range [{lo0}, {hi0}] leaves out more of its {} values than the noise explains, spread too thinly for the normalization budget to see where; they are clamped into that range. Give public bounds in a schema ({{\"{name}\": {{\"type\": \"numeric\", \"min\": …, \"max\": …}}}}), raise ε, or use more rows",
+                            values.len()
+                        )),
+                    }
+                }
                 let (mut lo, mut hi) = (r.lo, r.hi);
                 let mut marginal = None;
                 if let Some(p) = self
@@ -1148,7 +1162,7 @@ impl ColumnRules<'_> {
                 if lo == hi {
                     notes.constant.push(format!("{name} ({lo})"));
                 }
-                ((lo, hi, s_int.unwrap_or(r.integral), "dp"), marginal)
+                ((lo, hi, s_int.unwrap_or(r.integral), source), marginal)
             }
             Err(integral) => {
                 if let Some(p) = self.pooled {
@@ -1571,7 +1585,72 @@ impl DpRange {
         let inside: f64 = bins.iter().sum();
         n as f64 - inside > t * sigma * (bins.len() as f64).sqrt() + DISCRETE_TAIL_MARGIN
     }
+
+    /// Widens an [`unexplained`](Self::unexplained) range to the narrowest (in value) run of
+    /// coarse bins that holds it, reaches at most [`WIDEN_BINS`] bins beyond it on either
+    /// side, and explains the column's `n` values by the same test (a tie goes to the larger
+    /// noisy sum); `None` when no such run exists, the range then unchanged. Returns the bins the
+    /// range left out that the run holds (noisy counts).
+    ///
+    /// This is for a column whose values are spread over several bins, each too thin to
+    /// clear the family-wise threshold alone: Iris's `petal_width` at ε = 5 and n = 150 (σ
+    /// of 7.5 counts against a threshold of 37) kept only [1, 2] and clamped every setosa
+    /// flower's 0.1–0.6 up to 1. Privacy: post-processing of the noisy counts and the
+    /// public row count; nothing more is released.
+    fn widen_to_explain(&mut self, n: usize, sigma: f64, t: f64) -> Option<f64> {
+        let noisy = &self.coarse_noisy;
+        let sum = |a: usize, b: usize| noisy[a..=b].iter().sum::<f64>();
+        let explains = |a: usize, b: usize| {
+            let inside = sum(a, b);
+            let k = (b - a + 1) as f64;
+            (n as f64 - inside <= t * sigma * k.sqrt() + DISCRETE_TAIL_MARGIN).then_some(inside)
+        };
+        // An added side must hold values: its k bins' noisy sum clears 2σ√k + 1 (noise alone
+        // does so with chance below 2.3 %), so that the test's tolerance, which grows with
+        // the bins, is not bought with empty bins (in value, the bins toward zero are narrow).
+        let holds = |a: usize, b: usize| {
+            sum(a, b) > WIDEN_SIGMAS * sigma * ((b - a + 1) as f64).sqrt() + DISCRETE_TAIL_MARGIN
+        };
+        let lowest = self.first.saturating_sub(WIDEN_BINS);
+        let highest = (self.last + WIDEN_BINS).min(noisy.len() - 1);
+        let mut best: Option<(f64, f64, usize, usize)> = None;
+        for a in lowest..=self.first {
+            if a < self.first && !holds(a, self.first - 1) {
+                continue;
+            }
+            for b in self.last..=highest {
+                if b > self.last && !holds(self.last + 1, b) {
+                    continue;
+                }
+                let Some(inside) = explains(a, b) else {
+                    continue;
+                };
+                let (lo, hi) = span_of(a, b);
+                let width = hi - lo;
+                let better = match best {
+                    None => true,
+                    Some((w, s, ..)) => width < w || (width == w && inside > s),
+                };
+                if better {
+                    best = Some((width, inside, a, b));
+                }
+            }
+        }
+        let (_, inside, a, b) = best?;
+        let before: f64 = noisy[self.first..=self.last].iter().sum();
+        (self.first, self.last) = (a, b);
+        (self.lo, self.hi) = span_of(a, b);
+        Some(inside - before)
+    }
 }
+
+/// How many coarse bins (powers of two) [`DpRange::widen_to_explain`] may add on either side
+/// of a range.
+const WIDEN_BINS: usize = 16;
+
+/// The margin, in σ√k, by which the k bins [`DpRange::widen_to_explain`] adds on one side
+/// must hold values.
+const WIDEN_SIGMAS: f64 = 2.0;
 
 /// DP range and integrality of one numeric column from its noisy coarse-grid histogram;
 /// `Err(integral)` (the DP integrality alone, main's rule: the noisy non-integral count below
@@ -1687,6 +1766,63 @@ mod tests {
             label_index: Some(2),
             delimiter: b',',
         }
+    }
+
+    /// A DP range over the coarse bins of `core` (values) with the given noisy counts.
+    fn range_with(counts: &[(f32, f64)], core: (f32, f32)) -> DpRange {
+        let cb = |x: f32| coarse_of_fine(bin_of(x));
+        let mut coarse_noisy = vec![0.0; COARSE_BINS];
+        for &(x, c) in counts {
+            coarse_noisy[cb(x)] = c;
+        }
+        let (first, last) = (cb(core.0), cb(core.1));
+        let (lo, hi) = span_of(first, last);
+        DpRange {
+            lo,
+            hi,
+            integral: false,
+            first,
+            last,
+            coarse_noisy,
+        }
+    }
+
+    #[test]
+    fn a_range_that_leaves_values_out_widens_to_the_bins_that_hold_them() {
+        // Iris's petal_width (n = 150, σ = 7.5, t = 3.5): the bins [1, 2) and [2, 4) hold
+        // 77 and 23 values, [0.125, 0.25) 29, [0.25, 0.5) 14, [0.0625, 0.125) 5 and
+        // [0.5, 1) 2 (noiseless here). Only [1, 2) cleared the threshold of 37.
+        let iris = [
+            (0.1, 5.0),
+            (0.2, 29.0),
+            (0.3, 14.0),
+            (0.6, 2.0),
+            (1.5, 77.0),
+            (2.5, 23.0),
+        ];
+        let (sigma, t) = (7.5, 3.5);
+        let mut r = range_with(&iris, (1.5, 1.5));
+        assert!(r.unexplained(150, sigma, t));
+        let added = r.widen_to_explain(150, sigma, t).unwrap();
+        // [0.125, 2) leaves 28 out, within the tolerance 3.5·7.5·√4 + 1 = 53.5, and is the
+        // narrowest run that does ([0.25, 2) leaves 57 out against 46.5; [0.25, 4), 34 out
+        // of 53.5, is twice as wide). Its added side holds 45 > 2·7.5·√3 + 1.
+        assert_eq!((r.lo, r.hi), (0.125, 2.0));
+        assert_eq!(added, 29.0 + 14.0 + 2.0);
+        assert!(!r.unexplained(150, sigma, t));
+        // Mass above the core only, with empty bins toward zero: the range grows upward
+        // (the empty bins below would buy tolerance for a narrower range, and are refused).
+        let mut up = range_with(&[(1.5, 77.0), (3.0, 30.0), (6.0, 43.0)], (1.5, 1.5));
+        assert!(up.widen_to_explain(150, sigma, t).is_some());
+        assert_eq!((up.lo, up.hi), (1.0, 8.0));
+        // Values far outside any run of 16 bins: unchanged, and None.
+        let mut far = range_with(&[(1.5, 77.0), (1e9, 73.0)], (1.5, 1.5));
+        assert!(far.unexplained(150, sigma, t));
+        assert!(far.widen_to_explain(150, sigma, t).is_none());
+        assert_eq!(
+            (far.lo, far.hi, far.first, far.last),
+            (1.0, 2.0, up.first, up.first)
+        );
     }
 
     #[test]
