@@ -314,6 +314,50 @@ fn exact_zeros_stay_zero() {
 /// where the marginals that decoding maps onto would hold fewer than 500 rows per σ of their
 /// noise, and kept at 0.2 where they hold more, or where the caller gave the share: at ε = 5
 /// the counts' σ is about 12, so 3,000 rows are raised and 30,000 are not.
+/// Where no share sees a bin of n/4 rows, the largest is taken when it sees one of n/2: Iris
+/// without a schema at ε = 3 kept the default 0.2 (σ = 22.6 counts, a threshold of 109 of its
+/// 150 rows) and one or both petal columns fell back to the default range [0, 1] on each of
+/// these seeds; at 0.5 every column's range is found.
+#[test]
+fn a_small_table_that_no_share_serves_well_takes_the_largest() {
+    for seed in [1.0, 2.0, 3.0] {
+        let req =
+            serde_json::json!({"label": "species", "epsilon": 3.0, "delta": 1e-5, "seed": seed});
+        let (rows, r) = run(IRIS, req);
+        assert_eq!(
+            r["normalization"]["dp_histogram"]["epsilon_share"], 0.5,
+            "seed {seed}"
+        );
+        let warnings = r["warnings"].to_string();
+        assert!(warnings.contains("raised from 0.20 to 0.50"), "{warnings}");
+        assert!(
+            !warnings.contains("DEFAULT range"),
+            "seed {seed}: {warnings}"
+        );
+        for c in r["normalization"]["columns"].as_array().unwrap() {
+            if c["kind"] == "numeric" {
+                let source = c["source"].as_str().unwrap();
+                assert!(source.starts_with("dp"), "seed {seed}: {c}");
+            }
+        }
+        let petal: Vec<f64> = rows[1..]
+            .iter()
+            .map(|row| row[2].parse().unwrap())
+            .collect();
+        assert!(
+            petal.iter().any(|&v| v > 3.0),
+            "seed {seed}: petal_length ≤ 3"
+        );
+    }
+    // ε = 1 (labels public, so that no class is left out): not even the largest share sees
+    // n/2, and the default is kept (its ranges fall back to [0, 1], warned).
+    let req = serde_json::json!({"label": "species", "epsilon": 1.0, "delta": 1e-5,
+        "seed": 1.0, "adjacency": "keep-label"});
+    let (_, r) = run(IRIS, req);
+    assert_eq!(r["normalization"]["dp_histogram"]["epsilon_share"], 0.2);
+    assert!(r["warnings"].to_string().contains("DEFAULT range"));
+}
+
 #[test]
 fn noisy_marginals_get_a_larger_normalization_share() {
     let hist = |csv: &str, share: Option<f64>| {

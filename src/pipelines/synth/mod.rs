@@ -774,7 +774,10 @@ fn extra_stats(table: &Table, opts: &SynthOptions, mechanism: &Mechanism) -> Ext
 ///    t·σ. When the default share leaves t·σ above n/4 (small tables without public ranges;
 ///    n is public: the adjacency replaces records), the share is raised in steps of 0.05 up
 ///    to [`MAX_AUTO_NORMALIZE_SHARE`] until it does not — the mixing, whose noise is averaged
-///    over l rows, can spare it.
+///    over l rows, can spare it. When no share does, the largest is taken if its t·σ is at
+///    most n/2 (a column with half its rows in one power of two is seen, and its range then
+///    widens to the rest): Iris without a schema at ε = 3 kept 0.2 and one or both petal
+///    columns fell back to [0, 1] (bench/utility/README.md).
 /// 2. Marginals. When the plan releases marginals but their noise leaves fewer than
 ///    [`MARGINAL_SHARE_ROWS_PER_SIGMA`] rows per σ, the share is raised to
 ///    [`MARGINAL_NORMALIZE_SHARE`]: decoding maps every column onto its marginal, so their
@@ -809,6 +812,17 @@ fn auto_share(
                 );
                 return Ok((z, share, Some(ShareNote::Ranges(note))));
             }
+        }
+        // No share sees a bin of n/4 rows. The largest still sees one of n/2 (a column whose
+        // values lie mostly in one power of two; the range then widens to the rest), where
+        // the default would leave most columns at [0, 1].
+        let z = z_of(MAX_AUTO_NORMALIZE_SHARE)?;
+        if range_threshold_sigmas(m_num) * sigma_of(z) <= n / 2.0 {
+            let note = format!(
+                "the normalization's share of ε was raised from {share0:.2} to {MAX_AUTO_NORMALIZE_SHARE:.2}: with {} rows and no public ranges for {m_num} numeric column(s), the default share could not see their ranges (give min/max in a schema to keep the default)",
+                table.n_rows
+            );
+            return Ok((z, MAX_AUTO_NORMALIZE_SHARE, Some(ShareNote::Ranges(note))));
         }
         return Ok((z0, share0, None));
     }
