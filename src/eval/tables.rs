@@ -13,6 +13,7 @@
 use super::{train_and_score, Model};
 use crate::data::{Column, Table};
 use crate::error::{Error, Result};
+use crate::preprocess::missing::encode_missing_with;
 use crate::preprocess::{fit_feature_space, ColumnCodec, NormalizeMode};
 use crate::rng::ReleaseRng;
 use ndarray::ArrayView2;
@@ -50,70 +51,26 @@ fn columns_with_missing(train: &Table, test: &Table) -> Vec<usize> {
 
 /// Copies of `train` and `test` in which each column of `cols` has its missing cells set to
 /// the training column's mean (0 when the training column has no value) and a 0/1 indicator
-/// column (1 where the cell was missing) right after it, named as the synthesis names one.
-fn fill_missing(train: &Table, test: &Table, cols: &[usize]) -> (Table, Table) {
-    let mean = |j: usize| -> f32 {
-        let Column::Numeric { values, .. } = &train.columns[j] else {
-            return 0.0;
-        };
-        let (sum, n) = values
-            .iter()
-            .filter(|v| !v.is_nan())
-            .fold((0.0f64, 0usize), |(s, n), &v| (s + f64::from(v), n + 1));
-        if n == 0 {
-            0.0
-        } else {
-            (sum / n as f64) as f32
-        }
-    };
-    let fills: Vec<(usize, f32)> = cols.iter().map(|&j| (j, mean(j))).collect();
-    let widen = |t: &Table| -> Table {
-        let mut out = Table {
-            names: Vec::with_capacity(t.n_cols() + fills.len()),
-            columns: Vec::with_capacity(t.n_cols() + fills.len()),
-            n_rows: t.n_rows,
-            rows_dropped: t.rows_dropped,
-            label_index: None,
-            delimiter: t.delimiter,
-        };
-        for (j, (name, col)) in t.names.iter().zip(&t.columns).enumerate() {
-            if Some(j) == t.label_index {
-                out.label_index = Some(out.names.len());
-            }
-            let fill = fills.iter().find(|f| f.0 == j).map(|f| f.1);
-            match (col, fill) {
-                (Column::Numeric { values, integer }, Some(fill)) => {
-                    let indicator = values
-                        .iter()
-                        .map(|v| if v.is_nan() { 1.0 } else { 0.0 })
-                        .collect();
-                    let filled = values
-                        .iter()
-                        .map(|&v| if v.is_nan() { fill } else { v })
-                        .collect();
-                    out.names.push(name.clone());
-                    out.columns.push(Column::Numeric {
-                        values: filled,
-                        integer: *integer && fill.fract() == 0.0,
-                    });
-                    out.names.push(format!(
-                        "{name}{}",
-                        crate::preprocess::missing::INDICATOR_SUFFIX
-                    ));
-                    out.columns.push(Column::Numeric {
-                        values: indicator,
-                        integer: true,
-                    });
-                }
-                _ => {
-                    out.names.push(name.clone());
-                    out.columns.push(col.clone());
-                }
+/// column (1 where the cell was missing) right after it, named as the synthesis names one
+/// ([`encode_missing_with`]).
+fn fill_missing(train: &Table, test: &Table, cols: &[usize]) -> Result<(Table, Table)> {
+    let mut means = vec![0.0f64; train.n_cols()];
+    for &j in cols {
+        if let Column::Numeric { values, .. } = &train.columns[j] {
+            let (sum, n) = values
+                .iter()
+                .filter(|v| !v.is_nan())
+                .fold((0.0f64, 0usize), |(s, n), &v| (s + f64::from(v), n + 1));
+            if n > 0 {
+                means[j] = sum / n as f64;
             }
         }
-        out
-    };
-    (widen(train), widen(test))
+    }
+    let mut flags = vec![false; train.n_cols()];
+    cols.iter().for_each(|&j| flags[j] = true);
+    let encode =
+        |t: &Table| encode_missing_with(t.clone(), &flags, None, |j, _| means[j]).map(|(t, ..)| t);
+    Ok((encode(train)?, encode(test)?))
 }
 
 /// The error for a test table none of whose labels the training table has. When every test
@@ -176,7 +133,7 @@ pub fn evaluate_tables(train: &Table, test: &Table, model: Model) -> Result<Eval
     let (train, test) = if with_missing.is_empty() {
         (train, test)
     } else {
-        filled = fill_missing(train, test, &with_missing);
+        filled = fill_missing(train, test, &with_missing)?;
         (&filled.0, &filled.1)
     };
     // The seed is irrelevant: `data` mode draws no randomness.

@@ -85,17 +85,14 @@ fn unique_name(base: &str, taken: &[String]) -> String {
     name
 }
 
-/// A numeric column with its missing cells (NaN) set to its public fill value (integer while
-/// the fill is), the fill, and, when `indicator`, the indicator's values (1 where a cell was
-/// missing).
+/// A numeric column with its missing cells (NaN) set to `fill` (integer while the fill is),
+/// and, when `indicator`, the indicator's values (1 where a cell was missing).
 fn fill_numeric(
-    name: &str,
     mut values: Vec<f32>,
     integer: bool,
     indicator: bool,
-    schema: Option<&Schema>,
-) -> (Column, f32, Option<Vec<f32>>) {
-    let fill = fill_value(name, schema) as f32;
+    fill: f32,
+) -> (Column, Option<Vec<f32>>) {
     let ind = indicator.then(|| {
         values
             .iter()
@@ -110,7 +107,7 @@ fn fill_numeric(
         values,
         integer: integer && fill.fract() == 0.0,
     };
-    (column, fill, ind)
+    (column, ind)
 }
 
 /// Encodes missingness in `table`: fills numeric NaNs with [`fill_value`] and inserts an
@@ -122,6 +119,20 @@ pub fn encode_missing(
     table: Table,
     indicators: &[bool],
     schema: Option<&Schema>,
+) -> Result<(Table, Option<Schema>, MissingCodec, MissingReport)> {
+    encode_missing_with(table, indicators, schema, |_, name| {
+        fill_value(name, schema)
+    })
+}
+
+/// [`encode_missing`] with numeric column `j` (named `name`) filled with `fill(j, name)`
+/// instead of its public fill value: for a caller whose fills need not be public (the
+/// evaluation of `crate::eval`, which is not a release).
+pub fn encode_missing_with(
+    table: Table,
+    indicators: &[bool],
+    schema: Option<&Schema>,
+    fill: impl Fn(usize, &str) -> f64,
 ) -> Result<(Table, Option<Schema>, MissingCodec, MissingReport)> {
     if indicators.len() != table.n_cols() {
         return Err(Error::Data(
@@ -151,8 +162,8 @@ pub fn encode_missing(
         names.push(name.clone());
         match col {
             Column::Numeric { values, integer } if Some(j) != in_label => {
-                let (filled, fill, ind) =
-                    fill_numeric(name, values, integer, indicators[j], schema);
+                let fill = fill(j, name) as f32;
+                let (filled, ind) = fill_numeric(values, integer, indicators[j], fill);
                 fills.push((name.clone(), f64::from(fill)));
                 columns.push(filled);
                 let indicator = ind.map(|iv| {
